@@ -1,0 +1,76 @@
+/* schedbench: the graph a scheduler sees.
+ *
+ * A graph is struct-of-arrays with CSR edge lists and uint32_t indices, allocated
+ * once per graph.  Node ids are dense, 0..n_nodes-1, and id order is a topological
+ * order: it is the original schedule.  Plugins receive a read-only sb_graph_view;
+ * the host owns the storage (sb_graph, harness/src). */
+#ifndef SCHEDBENCH_GRAPH_H
+#define SCHEDBENCH_GRAPH_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define SB_NONE UINT32_MAX /* "no node": a start's done before it is known, etc. */
+
+enum sb_kind {
+    SB_KIND_COMPUTE = 0, /* occupies the compute stream for its cost */
+    SB_KIND_NOP = 1,     /* views, get-tuple-element, bitcast: zero cost */
+    SB_KIND_INPUT = 2,   /* graph input: parameter, saved activation */
+    SB_KIND_START = 3,   /* a collective or async op is issued */
+    SB_KIND_DONE = 4,    /* its completion: blocks the stream until it finished */
+    SB_KIND_COUNT
+};
+
+enum sb_coll {
+    SB_COLL_NONE = 0, /* not a start / done */
+    SB_COLL_ALL_GATHER,
+    SB_COLL_REDUCE_SCATTER,
+    SB_COLL_ALL_REDUCE,
+    SB_COLL_ALL_TO_ALL,
+    SB_COLL_COLLECTIVE_PERMUTE,
+    SB_COLL_SEND,
+    SB_COLL_RECV,
+    SB_COLL_SEND_HOST,
+    SB_COLL_RECV_HOST,
+    SB_COLL_COPY,
+    SB_COLL_COUNT
+};
+
+/* Bits of sb_graph_view.flags. */
+enum sb_flag {
+    SB_FLAG_WEIGHT = 1u << 0, /* buffer never freed (a parameter shard) */
+    SB_FLAG_OUTPUT = 1u << 1, /* buffer never freed (a program output) */
+    SB_FLAG_ALIAS = 1u << 2,  /* owns no buffer: views its first input's buffer */
+};
+
+/* Read-only view of a loaded graph.  Every array has n_nodes entries unless its
+ * comment says otherwise.  Fields are only ever appended (see SB_PLUGIN_ABI). */
+struct sb_graph_view {
+    uint32_t n_nodes;
+    uint32_t n_edges;
+    const uint8_t *kind;        /* enum sb_kind */
+    const uint8_t *coll;        /* enum sb_coll; set on both start and done */
+    const uint32_t *flags;      /* enum sb_flag bits */
+    const double *cost_us;      /* compute time from the file (0 when absent) */
+    const uint64_t *out_bytes;  /* bytes of the buffer the node allocates */
+    const uint64_t *comm_bytes; /* payload of the collective (starts only) */
+    const uint32_t *group_size; /* ranks taking part (starts only; 0 = unknown) */
+    const double *comm_us;      /* explicit collective duration, < 0 when absent */
+    const int32_t *device;      /* pre-assigned device, -1 when unassigned */
+    const uint32_t *pred_off;   /* [n_nodes + 1], CSR by consumer */
+    const uint32_t *pred;       /* [n_edges], producers in file order */
+    const uint32_t *succ_off;   /* [n_nodes + 1], CSR by producer */
+    const uint32_t *succ;       /* [n_edges], consumers in increasing id */
+    const uint32_t *partner;    /* start <-> done; SB_NONE for other kinds */
+    const uint32_t *op;         /* index into op_names; 0 is the empty opcode */
+    uint32_t n_ops;
+    const char *const *op_names; /* [n_ops] */
+    const char *names;          /* arena of NUL-terminated node names */
+    const uint64_t *name_off;   /* offset of each node's name in names */
+    /* Durations under the run's cost model: a compute node's cost, a start's
+     * collective duration, 0 for the rest.  Units are microseconds for the
+     * analytical model and XLA's abstract units for approx. */
+    const double *dur_us;
+};
+
+#endif

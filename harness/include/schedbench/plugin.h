@@ -1,0 +1,92 @@
+/* schedbench: the scheduler plugin ABI.
+ *
+ * One versioned descriptor, one symbol (the pattern of ggml backends and SQLite
+ * extensions).  A policy defines a uniquely named function returning its static
+ * descriptor, so every policy links into the schedbench binary as a built-in; the
+ * same source compiled with -DSB_BUILD_MODULE also exports SB_PLUGIN_ENTRY for
+ * dlopen.  A plugin reaches the host only through what it is passed. */
+#ifndef SCHEDBENCH_PLUGIN_H
+#define SCHEDBENCH_PLUGIN_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "schedbench/graph.h"
+
+#define SB_PLUGIN_ABI 1
+#define SB_PLUGIN_ENTRY "sb_plugin_entry"
+
+/* Parameters are declared, not parsed by the plugin: the host splits
+ * "name:key=value,key=value", refuses unknown keys and values of the wrong type,
+ * fills in defaults and hands init one double per declared parameter, in
+ * declaration order.  That keeps error messages uniform and lets `schedbench
+ * list` print every parameter with its default.  (STYLE.md's init takes the raw
+ * string; declaring the schema is clearer for users and plugin authors alike.) */
+enum sb_param_type {
+    SB_PARAM_DOUBLE = 0,
+    SB_PARAM_INT = 1,  /* value is integral; still passed as a double */
+    SB_PARAM_BOOL = 2, /* accepts 0/1/true/false/on/off; passed as 0 or 1 */
+    SB_PARAM_ENUM = 3, /* one of `choices` ("a|b|c"); passed as its index */
+};
+
+struct sb_param {
+    const char *key;     /* [a-z0-9_] */
+    uint32_t type;       /* enum sb_param_type */
+    double def;          /* default (for ENUM: index into choices) */
+    double min, max;     /* inclusive range for DOUBLE and INT */
+    const char *choices; /* ENUM only */
+    const char *doc;     /* one line, with unit and source of the default */
+};
+
+/* The schedule a plugin returns.  The host allocates both arrays with n_nodes
+ * entries and pre-fills device[] with the graph's assignment (0 where none). */
+struct sb_schedule {
+    uint32_t n_nodes;
+    uint32_t n_devices; /* devices the plugin may use: 0..n_devices-1 */
+    uint32_t *order;    /* [n_nodes] every node once; a device runs its nodes in this order */
+    int32_t *device;    /* [n_nodes] device of each node */
+    char *err;          /* the plugin writes a message here when run fails */
+    size_t n_err;
+};
+
+struct sb_plugin {
+    uint32_t abi;  /* = SB_PLUGIN_ABI; checked first */
+    uint32_t size; /* = sizeof(struct sb_plugin); fields are only appended */
+    const char *name;    /* unique, [a-z0-9_-] */
+    const char *summary; /* one line */
+    const struct sb_param *params;
+    uint32_t n_params;
+    /* Returns 0 on success; otherwise writes a message to err. */
+    int (*init)(const double *param, void **state, char *err, size_t n_err);
+    /* Returns 0 on success; otherwise writes a message to out->err. */
+    int (*run)(void *state, const struct sb_graph_view *g, struct sb_schedule *out);
+    void (*free)(void *state);
+};
+
+typedef const struct sb_plugin *(*sb_plugin_entry_fn)(void);
+
+/* In a policy file: SB_PLUGIN_EXPORT(sb_plugin_original) after defining it. */
+#ifdef SB_BUILD_MODULE
+#define SB_PLUGIN_EXPORT(fn)                                                   \
+    __attribute__((visibility("default"))) const struct sb_plugin *           \
+    sb_plugin_entry(void) { return fn(); }
+#else
+#define SB_PLUGIN_EXPORT(fn)
+#endif
+
+/* Writes a formatted message into a plugin's error buffer; header-only so that a
+ * plugin needs no host symbol. */
+#include <stdarg.h>
+#include <stdio.h>
+static inline int sb_plugin_fail(char *err, size_t n_err, const char *fmt, ...)
+{
+    if (err && n_err) {
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(err, n_err, fmt, ap);
+        va_end(ap);
+    }
+    return -1;
+}
+
+#endif

@@ -1,0 +1,138 @@
+/* schedbench core: graph storage and loader, cost models, simulator, memory
+ * model, schedule validator, plugin registry.  Internal to the host: plugins see
+ * only include/schedbench/. */
+#ifndef SB_CORE_H
+#define SB_CORE_H
+
+#include "schedbench/graph.h"
+#include "schedbench/plugin.h"
+#include "util.h"
+
+/* ---- graph ------------------------------------------------------------- */
+
+/* Owns the arrays a sb_graph_view points into. */
+struct sb_graph {
+    struct sb_graph_view v; /* always consistent with the arrays below */
+    uint8_t *kind, *coll;
+    uint32_t *flags, *group_size, *pred_off, *pred, *succ_off, *succ, *partner, *op;
+    double *cost_us, *comm_us, *dur_us;
+    uint64_t *out_bytes, *comm_bytes, *name_off;
+    int32_t *device;
+    char *names;
+    char **op_names;
+    uint32_t n_ops;
+    char *name;   /* workload name: "# name=" metadata, else the file stem */
+    char *path;   /* file it was loaded from */
+    uint32_t n_meta;
+    char **meta_key, **meta_val; /* "# key=value" lines, in file order */
+};
+
+/* Loads format v1 (docs/workload-format.md).  On error returns NULL and writes
+ * "file:line:col: message" to e. */
+struct sb_graph *sb_graph_load(const char *path, struct sb_err *e);
+/* Same, from a NUL-terminated buffer; `path` is used in messages only. */
+struct sb_graph *sb_graph_load_mem(const char *path, const char *buf, size_t n,
+                                   struct sb_err *e);
+void sb_graph_free(struct sb_graph *g);
+const char *sb_graph_meta(const struct sb_graph *g, const char *key);
+uint32_t sb_graph_n_collectives(const struct sb_graph *g);
+
+const char *sb_kind_name(enum sb_kind k);
+const char *sb_coll_name(enum sb_coll c);
+int sb_coll_parse(const char *s, enum sb_coll *out);
+int sb_kind_parse(const char *s, enum sb_kind *out);
+
+/* ---- cost models ------------------------------------------------------- */
+
+enum sb_cost_model { SB_COST_ANALYTICAL = 0, SB_COST_APPROX = 1 };
+
+/* Ring alpha-beta constants of the analytical model (docs/cost-model.md). */
+struct sb_cost_params {
+    enum sb_cost_model model;
+    double step_lat_us;               /* latency of one ring step */
+    double bus_gbps[SB_COLL_COUNT];   /* bus bandwidth per collective type, GB/s */
+    uint32_t default_ranks;           /* group size when a start gives none */
+};
+
+void sb_cost_defaults(struct sb_cost_params *c);
+/* "key=value,..." overrides: lat_us, bw_gbps (all types), bw_<coll>, ranks. */
+int sb_cost_parse(struct sb_cost_params *c, const char *spec, struct sb_err *e);
+/* Duration of the collective issued by start node i. */
+double sb_cost_coll_us(const struct sb_cost_params *c, const struct sb_graph_view *g,
+                       uint32_t i);
+/* Fills g->dur_us under c. */
+void sb_cost_apply(const struct sb_cost_params *c, struct sb_graph *g);
+/* Latency on every edge but start->done: 0 analytical, 1 approx (XLA kLowLatency). */
+double sb_cost_edge_lat(const struct sb_cost_params *c);
+
+/* ---- simulator --------------------------------------------------------- */
+
+struct sb_sim_config {
+    /* Collectives in flight at once.  shared != 0: one resource for every type
+     * with capacity limit[0] (GPU-like: one NCCL stream).  Otherwise one
+     * resource per type with capacity limit[type]. */
+    int shared;
+    uint32_t limit[SB_COLL_COUNT];
+    double edge_lat_us; /* added on every edge but start->done (sb_cost_edge_lat) */
+    uint32_t n_devices; /* compute streams; 1 until placement policies land */
+};
+void sb_sim_defaults(struct sb_sim_config *c);
+int sb_sim_parse(struct sb_sim_config *c, const char *spec, struct sb_err *e);
+
+struct sb_sim_result {
+    double makespan_us;
+    double exposed_comm_us; /* stream time spent waiting at dones */
+    double compute_us;      /* sum of compute durations */
+    double comm_us;         /* sum of collective durations */
+    double makespan_lb_us;  /* max(critical path, compute_us / n_devices) */
+    uint64_t peak_mem_bytes;
+    uint32_t peak_pos;      /* first schedule position reaching the peak */
+    uint32_t n_pos;
+    uint64_t *mem_bytes;    /* [n_pos] memory live at each position, device 0 */
+};
+
+/* Replays a validated schedule.  Times come from g->v.dur_us. */
+void sb_sim_run(const struct sb_graph *g, const struct sb_schedule *s,
+                const struct sb_sim_config *c, struct sb_sim_result *r);
+void sb_sim_result_free(struct sb_sim_result *r);
+double sb_sim_lower_bound(const struct sb_graph_view *g, double edge_lat_us,
+                          uint32_t n_devices);
+
+/* Memory of `order` (n entries, one device) in position order: mem[i] is the
+ * bytes live while position i runs.  Returns the peak; *peak_pos its first
+ * position.  Used by the simulator and reusable by policies' tests. */
+uint64_t sb_mem_profile(const struct sb_graph_view *g, const uint32_t *order,
+                        uint32_t n, uint64_t *mem, uint32_t *peak_pos);
+
+/* ---- schedules --------------------------------------------------------- */
+
+void sb_schedule_init(struct sb_schedule *s, const struct sb_graph *g,
+                      uint32_t n_devices);
+void sb_schedule_free(struct sb_schedule *s);
+/* 0 when valid; otherwise a short reason in e ("node 7 scheduled twice"). */
+int sb_schedule_validate(const struct sb_graph_view *g, const struct sb_schedule *s,
+                         struct sb_err *e);
+
+/* ---- plugin registry (the only global mutable state) ------------------- */
+
+int sb_registry_add(const struct sb_plugin *p, const char *origin, struct sb_err *e);
+int sb_registry_load(const char *so_path, struct sb_err *e);
+void sb_registry_add_builtins(void);
+uint32_t sb_registry_count(void);
+const struct sb_plugin *sb_registry_at(uint32_t i);
+const struct sb_plugin *sb_plugin_find(const char *name);
+void sb_registry_clear(void); /* unloads modules; for tests and exit */
+
+/* A configured scheduler: plugin plus parsed parameters, from "name:k=v,...". */
+struct sb_sched {
+    const struct sb_plugin *p;
+    char *spec;     /* as given, for the results' scheduler column */
+    double *param;  /* [p->n_params] */
+};
+int sb_sched_parse(struct sb_sched *s, const char *spec, struct sb_err *e);
+void sb_sched_free(struct sb_sched *s);
+/* Runs the plugin: init, run, free.  Returns 0; -1 with "error:<msg>" in e. */
+int sb_sched_run(const struct sb_sched *s, const struct sb_graph *g,
+                 struct sb_schedule *out, struct sb_err *e);
+
+#endif

@@ -1,0 +1,187 @@
+/* Cost models (docs/cost-model.md).
+ *
+ * analytical: compute from cost_us; a collective from comm_us when given, else a
+ * ring alpha-beta model: steps * step_lat_us + moved_bytes / bus bandwidth, where
+ * a ring all_reduce takes 2(p-1) steps moving 2(p-1)/p of the buffer per rank,
+ * all_gather / reduce_scatter / all_to_all take p-1 steps moving (p-1)/p, and
+ * point-to-point ops take one step moving the whole payload.  Bandwidths are "bus
+ * bandwidth" in NCCL's sense, so they compare with nccl-tests' busbw column.
+ *
+ * approx: XLA's ApproximateLatencyEstimator in its abstract units: a start to its
+ * done takes kHighLatency = 5000; nodes cost kMediumCost = 1000 for loop fusions,
+ * kHighCost = 5000 for output fusions and convolutions, kLowCost = 1 otherwise.
+ * Its "every other edge 1" is applied by the simulator (sb_cost_edge_lat). */
+#define _POSIX_C_SOURCE 200809L
+#include "core.h"
+
+#include <math.h>
+#include <string.h>
+
+/* Defaults: one H100 rank of a 64-GPU job spread over 8 nodes, where every ring
+ * crosses InfiniBand NDR (400 Gb/s = 50 GB/s per GPU); nccl-tests reports about
+ * 40 GB/s busbw for large messages on such systems.  The per-step latency is the
+ * order of one inter-node hop of NCCL's Simple protocol. */
+#define SB_DEFAULT_STEP_LAT_US 2.0
+#define SB_DEFAULT_NET_GBPS 40.0
+/* send_host / recv_host cross PCIe Gen5 x16: about 25 GB/s achieved per way. */
+#define SB_DEFAULT_HOST_GBPS 25.0
+/* copy is device-local: a read and a write of HBM3 (3.35 TB/s peak). */
+#define SB_DEFAULT_COPY_GBPS 1500.0
+/* Group size when neither the start nor "# ranks=" gives one. */
+#define SB_DEFAULT_RANKS 1
+
+#define APPROX_HIGH_LATENCY 5000.0 /* XLA kHighLatency */
+#define APPROX_LOW_COST 1.0        /* XLA kLowCost */
+#define APPROX_MEDIUM_COST 1000.0  /* XLA kMediumCost */
+#define APPROX_HIGH_COST 5000.0    /* XLA kHighCost */
+
+void sb_cost_defaults(struct sb_cost_params *c)
+{
+    memset(c, 0, sizeof *c);
+    c->model = SB_COST_ANALYTICAL;
+    c->step_lat_us = SB_DEFAULT_STEP_LAT_US;
+    for (int t = 0; t < SB_COLL_COUNT; t++)
+        c->bus_gbps[t] = SB_DEFAULT_NET_GBPS;
+    c->bus_gbps[SB_COLL_SEND_HOST] = SB_DEFAULT_HOST_GBPS;
+    c->bus_gbps[SB_COLL_RECV_HOST] = SB_DEFAULT_HOST_GBPS;
+    c->bus_gbps[SB_COLL_COPY] = SB_DEFAULT_COPY_GBPS;
+    c->default_ranks = SB_DEFAULT_RANKS;
+}
+
+static int parse_pos(const char *key, const char *val, double *out, struct sb_err *e)
+{
+    char *end;
+    double v = strtod(val, &end);
+    if (end == val || *end || !isfinite(v) || v < 0)
+        return sb_errf(e, "cost parameter %s: '%s' is not a non-negative number", key, val);
+    *out = v;
+    return 0;
+}
+
+static int cost_set(struct sb_cost_params *c, const char *key, const char *val,
+                    struct sb_err *e)
+{
+    double v;
+    enum sb_coll t;
+    if (parse_pos(key, val, &v, e))
+        return -1;
+    if (strcmp(key, "lat_us") == 0) {
+        c->step_lat_us = v;
+        return 0;
+    }
+    if (strcmp(key, "ranks") == 0) {
+        if (v < 1 || v > UINT32_MAX || v != floor(v))
+            return sb_errf(e, "cost parameter ranks: '%s' is not a positive integer", val);
+        c->default_ranks = (uint32_t)v;
+        return 0;
+    }
+    if (v <= 0 && strncmp(key, "bw_", 3) == 0)
+        return sb_errf(e, "cost parameter %s: bandwidth must be positive", key);
+    if (strcmp(key, "bw_gbps") == 0) {
+        for (int k = 1; k < SB_COLL_COUNT; k++)
+            c->bus_gbps[k] = v;
+        return 0;
+    }
+    if (strncmp(key, "bw_", 3) == 0 && sb_coll_parse(key + 3, &t) == 0) {
+        c->bus_gbps[t] = v;
+        return 0;
+    }
+    return sb_errf(e, "unknown cost parameter '%s' (known: lat_us, bw_gbps, "
+                      "bw_<coll>, ranks)", key);
+}
+
+/* "key=value,key=value" */
+int sb_cost_parse(struct sb_cost_params *c, const char *spec, struct sb_err *e)
+{
+    char *dup = sb_xstrdup(spec), *save = NULL;
+    int rc = 0;
+    for (char *kv = strtok_r(dup, ",", &save); kv && !rc;
+         kv = strtok_r(NULL, ",", &save)) {
+        char *eq = strchr(kv, '=');
+        if (!eq) {
+            rc = sb_errf(e, "cost parameter '%s' is not key=value", kv);
+            break;
+        }
+        *eq = 0;
+        rc = cost_set(c, kv, eq + 1, e);
+    }
+    free(dup);
+    return rc;
+}
+
+static double ring_us(const struct sb_cost_params *c, enum sb_coll t, uint64_t bytes,
+                      uint32_t p)
+{
+    double steps, moved = (double)bytes;
+    switch (t) {
+    case SB_COLL_ALL_REDUCE:
+        if (p <= 1)
+            return 0;
+        steps = 2.0 * (p - 1);
+        moved *= 2.0 * (p - 1) / p;
+        break;
+    case SB_COLL_ALL_GATHER:
+    case SB_COLL_REDUCE_SCATTER:
+    case SB_COLL_ALL_TO_ALL:
+        if (p <= 1)
+            return 0;
+        steps = p - 1.0;
+        moved *= (p - 1.0) / p;
+        break;
+    default: /* permute, send, recv, host transfers, copy: one hop */
+        steps = 1;
+        break;
+    }
+    /* GB/s = 1e3 bytes per microsecond */
+    return steps * c->step_lat_us + moved / (c->bus_gbps[t] * 1e3);
+}
+
+double sb_cost_coll_us(const struct sb_cost_params *c, const struct sb_graph_view *g,
+                       uint32_t i)
+{
+    if (c->model == SB_COST_APPROX)
+        return APPROX_HIGH_LATENCY;
+    if (g->comm_us[i] >= 0)
+        return g->comm_us[i];
+    uint32_t p = g->group_size[i] ? g->group_size[i] : c->default_ranks;
+    return ring_us(c, (enum sb_coll)g->coll[i], g->comm_bytes[i], p);
+}
+
+static double approx_node_cost(const struct sb_graph_view *g, uint32_t i)
+{
+    const char *op = g->op_names[g->op[i]];
+    if (strcmp(op, "loop_fusion") == 0)
+        return APPROX_MEDIUM_COST;
+    if (strcmp(op, "output_fusion") == 0 || strcmp(op, "convolution") == 0)
+        return APPROX_HIGH_COST;
+    return APPROX_LOW_COST;
+}
+
+void sb_cost_apply(const struct sb_cost_params *c, struct sb_graph *g)
+{
+    struct sb_cost_params local = *c;
+    const char *ranks = sb_graph_meta(g, "ranks");
+    uint64_t r;
+    char *end;
+    /* a graph's own "# ranks=" beats the global default group size */
+    if (ranks && (r = strtoull(ranks, &end, 10)) >= 1 && !*end && r <= UINT32_MAX)
+        local.default_ranks = (uint32_t)r;
+    for (uint32_t i = 0; i < g->v.n_nodes; i++) {
+        switch (g->kind[i]) {
+        case SB_KIND_COMPUTE:
+            g->dur_us[i] = c->model == SB_COST_APPROX ? approx_node_cost(&g->v, i)
+                                                      : g->cost_us[i];
+            break;
+        case SB_KIND_START:
+            g->dur_us[i] = sb_cost_coll_us(&local, &g->v, i);
+            break;
+        default:
+            g->dur_us[i] = 0;
+        }
+    }
+}
+
+double sb_cost_edge_lat(const struct sb_cost_params *c)
+{
+    return c->model == SB_COST_APPROX ? 1.0 : 0.0; /* XLA kLowLatency */
+}

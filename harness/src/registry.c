@@ -1,0 +1,263 @@
+/* The plugin registry, the only global mutable state of the host, and the
+ * configured scheduler ("name:key=value,...") that the CLI runs. */
+#define _POSIX_C_SOURCE 200809L
+#include "core.h"
+
+#include <dlfcn.h>
+#include <math.h>
+#include <string.h>
+
+#define SB_MAX_PLUGINS 256
+
+static struct {
+    uint32_t n;
+    const struct sb_plugin *p[SB_MAX_PLUGINS];
+    char *origin[SB_MAX_PLUGINS]; /* "built-in" or the .so path */
+    void *dl[SB_MAX_PLUGINS];     /* dlopen handle, NULL for built-ins */
+} reg;
+
+static int valid_name(const char *s, const char *extra)
+{
+    if (!s || !*s)
+        return 0;
+    for (; *s; s++)
+        if (!((*s >= 'a' && *s <= 'z') || (*s >= '0' && *s <= '9') || strchr(extra, *s)))
+            return 0;
+    return 1;
+}
+
+static int check_params(const struct sb_plugin *p, const char *origin, struct sb_err *e)
+{
+    if (p->n_params && !p->params)
+        return sb_errf(e, "%s: scheduler '%s' declares %u parameters but no table",
+                       origin, p->name, p->n_params);
+    for (uint32_t i = 0; i < p->n_params; i++) {
+        const struct sb_param *q = &p->params[i];
+        if (!valid_name(q->key, "_"))
+            return sb_errf(e, "%s: scheduler '%s' parameter %u has an invalid key",
+                           origin, p->name, i);
+        if (q->type > SB_PARAM_ENUM || (q->type == SB_PARAM_ENUM && !q->choices))
+            return sb_errf(e, "%s: scheduler '%s' parameter '%s' has a bad type",
+                           origin, p->name, q->key);
+    }
+    return 0;
+}
+
+int sb_registry_add(const struct sb_plugin *p, const char *origin, struct sb_err *e)
+{
+    if (!p)
+        return sb_errf(e, "%s: entry point returned no descriptor", origin);
+    if (p->abi != SB_PLUGIN_ABI)
+        return sb_errf(e, "%s: plugin ABI is %u, this host speaks ABI %u", origin,
+                       p->abi, SB_PLUGIN_ABI);
+    if (p->size < sizeof(struct sb_plugin))
+        return sb_errf(e, "%s: descriptor size is %u bytes, ABI %u needs at least %zu",
+                       origin, p->size, SB_PLUGIN_ABI, sizeof(struct sb_plugin));
+    if (!valid_name(p->name, "_-"))
+        return sb_errf(e, "%s: scheduler name '%s' is not [a-z0-9_-]+", origin,
+                       p->name ? p->name : "(null)");
+    if (!p->run)
+        return sb_errf(e, "%s: scheduler '%s' has no run function", origin, p->name);
+    if (check_params(p, origin, e))
+        return -1;
+    for (uint32_t i = 0; i < reg.n; i++)
+        if (strcmp(reg.p[i]->name, p->name) == 0)
+            return sb_errf(e, "%s: duplicate scheduler name '%s', already registered by %s",
+                           origin, p->name, reg.origin[i]);
+    if (reg.n == SB_MAX_PLUGINS)
+        return sb_errf(e, "%s: more than %d schedulers", origin, SB_MAX_PLUGINS);
+    reg.p[reg.n] = p;
+    reg.origin[reg.n] = sb_xstrdup(origin);
+    reg.dl[reg.n] = NULL;
+    reg.n++;
+    return 0;
+}
+
+int sb_registry_load(const char *so_path, struct sb_err *e)
+{
+    /* dlopen searches the library path for a bare name; a plugin is a file */
+    char buf[4096];
+    const char *path = so_path;
+    if (!strchr(so_path, '/')) {
+        snprintf(buf, sizeof buf, "./%s", so_path);
+        path = buf;
+    }
+    void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+    if (!h)
+        return sb_errf(e, "%s: cannot load plugin: %s", so_path, dlerror());
+    void *sym = dlsym(h, SB_PLUGIN_ENTRY);
+    if (!sym) {
+        dlclose(h);
+        return sb_errf(e, "%s: missing entry symbol %s", so_path, SB_PLUGIN_ENTRY);
+    }
+    sb_plugin_entry_fn entry;
+    /* POSIX guarantees a data pointer from dlsym converts to a function pointer */
+    memcpy(&entry, &sym, sizeof entry);
+    if (sb_registry_add(entry(), so_path, e)) {
+        dlclose(h);
+        return -1;
+    }
+    reg.dl[reg.n - 1] = h;
+    return 0;
+}
+
+uint32_t sb_registry_count(void) { return reg.n; }
+
+const struct sb_plugin *sb_registry_at(uint32_t i)
+{
+    return i < reg.n ? reg.p[i] : NULL;
+}
+
+const struct sb_plugin *sb_plugin_find(const char *name)
+{
+    for (uint32_t i = 0; i < reg.n; i++)
+        if (strcmp(reg.p[i]->name, name) == 0)
+            return reg.p[i];
+    return NULL;
+}
+
+void sb_registry_clear(void)
+{
+    for (uint32_t i = 0; i < reg.n; i++) {
+        free(reg.origin[i]);
+        if (reg.dl[i])
+            dlclose(reg.dl[i]);
+    }
+    reg.n = 0;
+}
+
+/* ---- configured schedulers ------------------------------------------------ */
+
+static int enum_index(const char *choices, const char *val, double *out)
+{
+    size_t n = strlen(val);
+    double k = 0;
+    for (const char *c = choices; *c; k++) {
+        size_t len = strcspn(c, "|");
+        if (len == n && strncmp(c, val, n) == 0) {
+            *out = k;
+            return 0;
+        }
+        c += len + (c[len] == '|');
+    }
+    return -1;
+}
+
+static int parse_value(const struct sb_param *q, const char *val, double *out)
+{
+    char *end;
+    switch (q->type) {
+    case SB_PARAM_BOOL:
+        if (!strcmp(val, "1") || !strcmp(val, "true") || !strcmp(val, "on"))
+            return *out = 1, 0;
+        if (!strcmp(val, "0") || !strcmp(val, "false") || !strcmp(val, "off"))
+            return *out = 0, 0;
+        return -1;
+    case SB_PARAM_ENUM:
+        return enum_index(q->choices, val, out);
+    default:
+        *out = strtod(val, &end);
+        if (end == val || *end || !isfinite(*out))
+            return -1;
+        if (q->type == SB_PARAM_INT && *out != floor(*out))
+            return -1;
+        return *out < q->min || *out > q->max ? -1 : 0;
+    }
+}
+
+static const char *type_hint(const struct sb_param *q, char *buf, size_t n)
+{
+    switch (q->type) {
+    case SB_PARAM_BOOL:
+        return "true or false";
+    case SB_PARAM_ENUM:
+        snprintf(buf, n, "one of %s", q->choices);
+        return buf;
+    case SB_PARAM_INT:
+        snprintf(buf, n, "an integer in %g..%g", q->min, q->max);
+        return buf;
+    default:
+        snprintf(buf, n, "a number in %g..%g", q->min, q->max);
+        return buf;
+    }
+}
+
+static int set_param(struct sb_sched *s, const char *key, const char *val,
+                     struct sb_err *e)
+{
+    const struct sb_plugin *p = s->p;
+    char hint[256];
+    for (uint32_t i = 0; i < p->n_params; i++) {
+        if (strcmp(p->params[i].key, key) != 0)
+            continue;
+        if (parse_value(&p->params[i], val, &s->param[i]) != 0)
+            return sb_errf(e, "scheduler '%s': %s='%s' is not %s", p->name, key, val,
+                           type_hint(&p->params[i], hint, sizeof hint));
+        return 0;
+    }
+    size_t off = 0;
+    hint[0] = 0;
+    for (uint32_t i = 0; i < p->n_params && off < sizeof hint; i++)
+        off += (size_t)snprintf(hint + off, sizeof hint - off, "%s%s", i ? ", " : "",
+                                p->params[i].key);
+    return sb_errf(e, "scheduler '%s': unknown parameter '%s' (known: %s)", p->name,
+                   key, p->n_params ? hint : "none");
+}
+
+int sb_sched_parse(struct sb_sched *s, const char *spec, struct sb_err *e)
+{
+    memset(s, 0, sizeof *s);
+    char *dup = sb_xstrdup(spec);
+    char *colon = strchr(dup, ':');
+    if (colon)
+        *colon = 0;
+    s->p = sb_plugin_find(dup);
+    if (!s->p) {
+        sb_errf(e, "unknown scheduler '%s' (see schedbench list)", dup);
+        free(dup);
+        return -1;
+    }
+    s->spec = sb_xstrdup(spec);
+    s->param = sb_xcalloc(s->p->n_params + 1, sizeof *s->param);
+    for (uint32_t i = 0; i < s->p->n_params; i++)
+        s->param[i] = s->p->params[i].def;
+    int rc = 0;
+    char *save = NULL;
+    for (char *kv = colon ? strtok_r(colon + 1, ",", &save) : NULL; kv && !rc;
+         kv = strtok_r(NULL, ",", &save)) {
+        char *eq = strchr(kv, '=');
+        if (!eq) {
+            rc = sb_errf(e, "scheduler '%s': parameter '%s' is not key=value",
+                         s->p->name, kv);
+            break;
+        }
+        *eq = 0;
+        rc = set_param(s, kv, eq + 1, e);
+    }
+    free(dup);
+    if (rc)
+        sb_sched_free(s);
+    return rc;
+}
+
+void sb_sched_free(struct sb_sched *s)
+{
+    free(s->spec);
+    free(s->param);
+    memset(s, 0, sizeof *s);
+}
+
+int sb_sched_run(const struct sb_sched *s, const struct sb_graph *g,
+                 struct sb_schedule *out, struct sb_err *e)
+{
+    void *state = NULL;
+    char err[512] = "";
+    if (s->p->init && s->p->init(s->param, &state, err, sizeof err) != 0)
+        return sb_errf(e, "%s", err[0] ? err : "init failed");
+    int rc = s->p->run(state, &g->v, out);
+    if (rc != 0)
+        sb_errf(e, "%s", out->err[0] ? out->err : "run failed");
+    if (s->p->free)
+        s->p->free(state);
+    return rc ? -1 : 0;
+}

@@ -1,0 +1,105 @@
+/* Schedules: allocation and the validator every plugin's result goes through
+ * before it is measured. */
+#define _POSIX_C_SOURCE 200809L
+#include "core.h"
+
+#include <string.h>
+
+#define SB_PLUGIN_ERR_BYTES 512
+
+void sb_schedule_init(struct sb_schedule *s, const struct sb_graph *g,
+                      uint32_t n_devices)
+{
+    uint32_t n = g->v.n_nodes;
+    s->n_nodes = n;
+    s->n_devices = n_devices;
+    s->order = sb_xmalloc((size_t)n * sizeof *s->order);
+    s->device = sb_xmalloc((size_t)n * sizeof *s->device);
+    /* an unfilled order is caught by the validator, not read as garbage */
+    memset(s->order, 0xff, (size_t)n * sizeof *s->order);
+    for (uint32_t i = 0; i < n; i++)
+        s->device[i] = g->device[i] >= 0 ? g->device[i] : 0;
+    s->err = sb_xcalloc(SB_PLUGIN_ERR_BYTES, 1);
+    s->n_err = SB_PLUGIN_ERR_BYTES;
+}
+
+void sb_schedule_free(struct sb_schedule *s)
+{
+    free(s->order);
+    free(s->device);
+    free(s->err);
+    memset(s, 0, sizeof *s);
+}
+
+static const char *nm(const struct sb_graph_view *g, uint32_t v)
+{
+    return g->names + g->name_off[v];
+}
+
+static int check_positions(const struct sb_graph_view *g, const struct sb_schedule *s,
+                           uint32_t *pos, struct sb_err *e)
+{
+    for (uint32_t i = 0; i < s->n_nodes; i++) {
+        uint32_t v = s->order[i];
+        if (v == SB_NONE)
+            return sb_errf(e, "position %u left unfilled", i);
+        if (v >= g->n_nodes)
+            return sb_errf(e, "position %u holds %u, not a node id", i, v);
+        if (pos[v] != SB_NONE)
+            return sb_errf(e, "node %u (%s) scheduled twice, at %u and %u", v,
+                           nm(g, v), pos[v], i);
+        pos[v] = i;
+    }
+    return 0;
+}
+
+static int check_devices(const struct sb_graph_view *g, const struct sb_schedule *s,
+                         struct sb_err *e)
+{
+    for (uint32_t v = 0; v < g->n_nodes; v++) {
+        if (s->device[v] < 0 || (uint32_t)s->device[v] >= s->n_devices)
+            return sb_errf(e, "node %u (%s) on device %d, outside 0..%u", v, nm(g, v),
+                           s->device[v], s->n_devices - 1);
+        if (g->device[v] >= 0 && s->device[v] != g->device[v])
+            return sb_errf(e, "node %u (%s) moved from its pre-assigned device %d to %d",
+                           v, nm(g, v), g->device[v], s->device[v]);
+    }
+    return 0;
+}
+
+static int check_deps(const struct sb_graph_view *g, const uint32_t *pos,
+                      struct sb_err *e)
+{
+    for (uint32_t v = 0; v < g->n_nodes; v++) {
+        for (uint32_t k = g->pred_off[v]; k < g->pred_off[v + 1]; k++) {
+            uint32_t p = g->pred[k];
+            if (pos[p] < pos[v])
+                continue;
+            if (g->kind[v] == SB_KIND_DONE && k == g->pred_off[v])
+                return sb_errf(e, "done %u (%s) at %u before its start %u (%s) at %u",
+                               v, nm(g, v), pos[v], p, nm(g, p), pos[p]);
+            return sb_errf(e, "node %u (%s) at %u before its input %u (%s) at %u", v,
+                           nm(g, v), pos[v], p, nm(g, p), pos[p]);
+        }
+    }
+    return 0;
+}
+
+int sb_schedule_validate(const struct sb_graph_view *g, const struct sb_schedule *s,
+                         struct sb_err *e)
+{
+    if (s->n_nodes != g->n_nodes)
+        return sb_errf(e, "schedule has %u nodes, graph has %u", s->n_nodes, g->n_nodes);
+    uint32_t *pos = sb_xmalloc((size_t)g->n_nodes * sizeof *pos + 1);
+    memset(pos, 0xff, (size_t)g->n_nodes * sizeof *pos);
+    int rc = check_positions(g, s, pos, e);
+    for (uint32_t v = 0; !rc && v < g->n_nodes; v++)
+        if (pos[v] == SB_NONE)
+            rc = sb_errf(e, "node %u (%s) never scheduled", v, nm(g, v));
+    if (!rc)
+        rc = check_devices(g, s, e);
+    if (!rc)
+        rc = check_deps(g, pos, e);
+    free(pos);
+    return rc;
+}

@@ -1,0 +1,302 @@
+/* The simulator and the memory model (docs/cost-model.md, "Simulator").
+ *
+ * A schedule is replayed in one pass over its order.  That is exact because the
+ * order is validated to be topological and each device runs its nodes in order:
+ * when a node is reached, every producer already has its finish time, and a
+ * device's collectives are issued in nondecreasing time, so a resource that
+ * hands each new collective its earliest-free slot serves them first come, first
+ * served. */
+#define _POSIX_C_SOURCE 200809L
+#include "core.h"
+
+#include <string.h>
+
+#define SB_MAX_INFLIGHT 64 /* slots per resource; more would be no limit at all */
+
+void sb_sim_defaults(struct sb_sim_config *c)
+{
+    memset(c, 0, sizeof *c);
+    c->shared = 1; /* GPUs: every collective on one NCCL stream */
+    for (int t = 0; t < SB_COLL_COUNT; t++)
+        c->limit[t] = 1;
+    c->n_devices = 1;
+}
+
+static int parse_limit(const char *key, const char *val, uint32_t *out, struct sb_err *e)
+{
+    char *end;
+    unsigned long v = strtoul(val, &end, 10);
+    if (end == val || *end || val[0] == '-' || v < 1 || v > SB_MAX_INFLIGHT)
+        return sb_errf(e, "sim parameter %s: '%s' is not an integer in 1..%d", key,
+                       val, SB_MAX_INFLIGHT);
+    *out = (uint32_t)v;
+    return 0;
+}
+
+/* "inflight=N" (one shared resource) or "<coll>=N,..." (one resource per type,
+ * unnamed types keep 1). */
+int sb_sim_parse(struct sb_sim_config *c, const char *spec, struct sb_err *e)
+{
+    char *dup = sb_xstrdup(spec), *save = NULL;
+    int rc = 0;
+    for (char *kv = strtok_r(dup, ",", &save); kv && !rc;
+         kv = strtok_r(NULL, ",", &save)) {
+        char *eq = strchr(kv, '=');
+        enum sb_coll t;
+        if (!eq) {
+            rc = sb_errf(e, "sim parameter '%s' is not key=value", kv);
+            break;
+        }
+        *eq = 0;
+        if (strcmp(kv, "inflight") == 0) {
+            c->shared = 1;
+            rc = parse_limit(kv, eq + 1, &c->limit[0], e);
+        } else if (sb_coll_parse(kv, &t) == 0) {
+            c->shared = 0;
+            rc = parse_limit(kv, eq + 1, &c->limit[t], e);
+        } else {
+            rc = sb_errf(e, "unknown sim parameter '%s' (known: inflight, or a "
+                            "collective type such as all_gather)", kv);
+        }
+    }
+    free(dup);
+    return rc;
+}
+
+/* ---- memory model -------------------------------------------------------- */
+
+/* Buffer that node v's output lives in: alias nodes and dones own none. */
+static void buffer_roots(const struct sb_graph_view *g, uint32_t *root)
+{
+    for (uint32_t v = 0; v < g->n_nodes; v++) {
+        int views = (g->flags[v] & SB_FLAG_ALIAS) || g->kind[v] == SB_KIND_DONE;
+        root[v] = views ? root[g->pred[g->pred_off[v]]] : v;
+    }
+}
+
+static inline void extend(uint32_t *last, uint32_t r, uint32_t p)
+{
+    if (last[r] < p)
+        last[r] = p;
+}
+
+uint64_t sb_mem_profile(const struct sb_graph_view *g, const uint32_t *order,
+                        uint32_t n, uint64_t *mem, uint32_t *peak_pos)
+{
+    uint32_t N = g->n_nodes;
+    uint32_t *pos = sb_xmalloc((size_t)N * sizeof *pos);
+    uint32_t *root = sb_xmalloc((size_t)N * sizeof *root);
+    uint32_t *last = sb_xmalloc((size_t)N * sizeof *last);
+    uint8_t *pinned = sb_xcalloc(N, 1);
+    int64_t *delta = sb_xcalloc((size_t)n + 1, sizeof *delta);
+    SB_ASSERT(n == N); /* one device: every node has a position */
+
+    for (uint32_t i = 0; i < n; i++)
+        pos[order[i]] = i;
+    buffer_roots(g, root);
+    /* pass 1: each buffer lives through its last reader, and through the
+     * position of every node that views it */
+    for (uint32_t v = 0; v < N; v++)
+        last[v] = pos[v];
+    for (uint32_t v = 0; v < N; v++) {
+        extend(last, root[v], pos[v]);
+        for (uint32_t e = g->pred_off[v]; e < g->pred_off[v + 1]; e++)
+            extend(last, root[g->pred[e]], pos[v]);
+        if (g->flags[v] & (SB_FLAG_WEIGHT | SB_FLAG_OUTPUT))
+            pinned[root[v]] = 1;
+    }
+    /* pass 2: a collective reads its inputs until its done */
+    for (uint32_t s = 0; s < N; s++) {
+        if (g->kind[s] != SB_KIND_START)
+            continue;
+        uint32_t pd = pos[g->partner[s]];
+        for (uint32_t e = g->pred_off[s]; e < g->pred_off[s + 1]; e++)
+            extend(last, root[g->pred[e]], pd);
+    }
+    /* pass 3: allocate at the producer (inputs before the program starts), free
+     * after the last use, and sum the deltas in position order */
+    for (uint32_t v = 0; v < N; v++) {
+        if (root[v] != v || !g->out_bytes[v])
+            continue;
+        uint32_t a = g->kind[v] == SB_KIND_INPUT ? 0 : pos[v];
+        delta[a] += (int64_t)g->out_bytes[v];
+        if (!pinned[v])
+            delta[last[v] + 1] -= (int64_t)g->out_bytes[v];
+    }
+    int64_t cur = 0;
+    uint64_t peak = 0;
+    *peak_pos = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        cur += delta[i];
+        SB_ASSERT(cur >= 0);
+        mem[i] = (uint64_t)cur;
+        if ((uint64_t)cur > peak) {
+            peak = (uint64_t)cur;
+            *peak_pos = i;
+        }
+    }
+    free(pos);
+    free(root);
+    free(last);
+    free(pinned);
+    free(delta);
+    return peak;
+}
+
+/* ---- timing ------------------------------------------------------------- */
+
+struct resource {
+    uint32_t n_slots;
+    double end_us[SB_MAX_INFLIGHT]; /* when each slot's collective finishes */
+};
+
+struct sim_state {
+    const struct sb_graph_view *g;
+    double lat;
+    double *fin;      /* [n] when a node's result is available */
+    double *coll_end; /* [n] on starts: when the collective finishes */
+    double *stream;   /* [n_devices] when each compute stream is free */
+    struct resource *res; /* [n_devices * SB_COLL_COUNT] */
+    const struct sb_sim_config *c;
+};
+
+/* Earliest time v's inputs are available; a done's own start is left out. */
+static double inputs_ready(const struct sim_state *S, uint32_t v)
+{
+    const struct sb_graph_view *g = S->g;
+    double t = 0;
+    uint32_t e = g->pred_off[v] + (g->kind[v] == SB_KIND_DONE);
+    for (; e < g->pred_off[v + 1]; e++) {
+        double r = S->fin[g->pred[e]] + S->lat;
+        if (r > t)
+            t = r;
+    }
+    return t;
+}
+
+static double issue(struct sim_state *S, uint32_t s, uint32_t dev, double t)
+{
+    uint32_t r = S->c->shared ? 0 : S->g->coll[s];
+    struct resource *R = &S->res[(size_t)dev * SB_COLL_COUNT + r];
+    uint32_t best = 0;
+    for (uint32_t k = 1; k < R->n_slots; k++)
+        if (R->end_us[k] < R->end_us[best])
+            best = k;
+    double begin = t > R->end_us[best] ? t : R->end_us[best];
+    R->end_us[best] = begin + S->g->dur_us[s];
+    return R->end_us[best];
+}
+
+static void run_order(struct sim_state *S, const struct sb_schedule *s,
+                      struct sb_sim_result *r)
+{
+    const struct sb_graph_view *g = S->g;
+    for (uint32_t i = 0; i < s->n_nodes; i++) {
+        uint32_t v = s->order[i], d = (uint32_t)s->device[v];
+        double t = inputs_ready(S, v);
+        if (t < S->stream[d])
+            t = S->stream[d];
+        switch ((enum sb_kind)g->kind[v]) {
+        case SB_KIND_INPUT: /* exists before the program starts */
+            S->fin[v] = 0;
+            continue;
+        case SB_KIND_COMPUTE:
+            t += g->dur_us[v];
+            break;
+        case SB_KIND_START:
+            S->coll_end[v] = issue(S, v, d, t);
+            break;
+        case SB_KIND_DONE: {
+            double done = S->coll_end[g->partner[v]];
+            if (done > t) {
+                r->exposed_comm_us += done - t;
+                t = done;
+            }
+            break;
+        }
+        default: /* nop: free, but keeps its place on the stream */
+            break;
+        }
+        S->fin[v] = t;
+        S->stream[d] = t;
+        if (t > r->makespan_us)
+            r->makespan_us = t;
+    }
+}
+
+static void sum_durations(const struct sb_graph_view *g, struct sb_sim_result *r)
+{
+    for (uint32_t v = 0; v < g->n_nodes; v++) {
+        if (g->kind[v] == SB_KIND_COMPUTE)
+            r->compute_us += g->dur_us[v];
+        else if (g->kind[v] == SB_KIND_START)
+            r->comm_us += g->dur_us[v];
+    }
+}
+
+void sb_sim_run(const struct sb_graph *G, const struct sb_schedule *s,
+                const struct sb_sim_config *c, struct sb_sim_result *r)
+{
+    const struct sb_graph_view *g = &G->v;
+    uint32_t nd = c->n_devices;
+    struct sim_state S = {.g = g, .lat = c->edge_lat_us, .c = c};
+    memset(r, 0, sizeof *r);
+    S.fin = sb_xcalloc(g->n_nodes, sizeof *S.fin);
+    S.coll_end = sb_xcalloc(g->n_nodes, sizeof *S.coll_end);
+    S.stream = sb_xcalloc(nd, sizeof *S.stream);
+    S.res = sb_xcalloc((size_t)nd * SB_COLL_COUNT, sizeof *S.res);
+    for (uint32_t d = 0; d < nd; d++)
+        for (uint32_t t = 0; t < SB_COLL_COUNT; t++)
+            S.res[(size_t)d * SB_COLL_COUNT + t].n_slots = c->shared ? c->limit[0]
+                                                                     : c->limit[t];
+    run_order(&S, s, r);
+    sum_durations(g, r);
+    r->makespan_lb_us = sb_sim_lower_bound(g, c->edge_lat_us, nd);
+    r->n_pos = s->n_nodes;
+    r->mem_bytes = sb_xmalloc((size_t)r->n_pos * sizeof *r->mem_bytes);
+    r->peak_mem_bytes = sb_mem_profile(g, s->order, s->n_nodes, r->mem_bytes,
+                                       &r->peak_pos);
+    free(S.fin);
+    free(S.coll_end);
+    free(S.stream);
+    free(S.res);
+}
+
+void sb_sim_result_free(struct sb_sim_result *r)
+{
+    free(r->mem_bytes);
+    r->mem_bytes = NULL;
+}
+
+/* Critical path with collective durations on their start->done edges, and
+ * infinite resources; id order is topological. */
+double sb_sim_lower_bound(const struct sb_graph_view *g, double edge_lat_us,
+                          uint32_t n_devices)
+{
+    double *fin = sb_xcalloc(g->n_nodes, sizeof *fin);
+    double cp = 0, compute = 0;
+    for (uint32_t v = 0; v < g->n_nodes; v++) {
+        double t = 0;
+        uint32_t e = g->pred_off[v] + (g->kind[v] == SB_KIND_DONE);
+        for (; e < g->pred_off[v + 1]; e++)
+            if (fin[g->pred[e]] + edge_lat_us > t)
+                t = fin[g->pred[e]] + edge_lat_us;
+        if (g->kind[v] == SB_KIND_INPUT)
+            t = 0;
+        else if (g->kind[v] == SB_KIND_COMPUTE) {
+            t += g->dur_us[v];
+            compute += g->dur_us[v];
+        } else if (g->kind[v] == SB_KIND_DONE) {
+            uint32_t s = g->partner[v];
+            double end = fin[s] + g->dur_us[s];
+            if (end > t)
+                t = end;
+        }
+        fin[v] = t;
+        if (t > cp)
+            cp = t;
+    }
+    free(fin);
+    double per_dev = compute / (n_devices ? n_devices : 1);
+    return cp > per_dev ? cp : per_dev;
+}

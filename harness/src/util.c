@@ -1,0 +1,141 @@
+#define _POSIX_C_SOURCE 200809L
+#include "util.h"
+
+#include <csv.h>
+#include <errno.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+int sb_errf(struct sb_err *e, const char *fmt, ...)
+{
+    if (e) {
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(e->msg, sizeof e->msg, fmt, ap);
+        va_end(ap);
+    }
+    return -1;
+}
+
+static void *oom(size_t n)
+{
+    fprintf(stderr, "schedbench: out of memory allocating %zu bytes\n", n);
+    abort();
+}
+
+void *sb_xmalloc(size_t n)
+{
+    void *p = malloc(n ? n : 1);
+    return p ? p : oom(n);
+}
+
+void *sb_xcalloc(size_t n, size_t size)
+{
+    void *p = calloc(n ? n : 1, size ? size : 1);
+    return p ? p : oom(n * size);
+}
+
+void *sb_xrealloc(void *p, size_t n)
+{
+    void *q = realloc(p, n ? n : 1);
+    return q ? q : oom(n);
+}
+
+char *sb_xstrdup(const char *s)
+{
+    size_t n = strlen(s) + 1;
+    return memcpy(sb_xmalloc(n), s, n);
+}
+
+int sb_atomic_open(struct sb_atomic *a, const char *path, struct sb_err *e)
+{
+    size_t n = strlen(path) + 32;
+    a->path = sb_xstrdup(path);
+    a->tmp = sb_xmalloc(n);
+    snprintf(a->tmp, n, "%s.tmp.%ld", path, (long)getpid());
+    a->f = fopen(a->tmp, "wb");
+    if (!a->f) {
+        sb_errf(e, "%s: cannot create: %s", a->tmp, strerror(errno));
+        free(a->path);
+        free(a->tmp);
+        a->path = a->tmp = NULL;
+        return -1;
+    }
+    return 0;
+}
+
+static void atomic_release(struct sb_atomic *a)
+{
+    free(a->path);
+    free(a->tmp);
+    a->f = NULL;
+    a->path = a->tmp = NULL;
+}
+
+int sb_atomic_commit(struct sb_atomic *a, struct sb_err *e)
+{
+    int bad = ferror(a->f);
+    if (fclose(a->f) != 0 || bad) {
+        sb_errf(e, "%s: write failed: %s", a->tmp, strerror(errno));
+        unlink(a->tmp);
+        atomic_release(a);
+        return -1;
+    }
+    if (rename(a->tmp, a->path) != 0) {
+        sb_errf(e, "%s: cannot rename to %s: %s", a->tmp, a->path,
+                strerror(errno));
+        unlink(a->tmp);
+        atomic_release(a);
+        return -1;
+    }
+    atomic_release(a);
+    return 0;
+}
+
+void sb_atomic_abort(struct sb_atomic *a)
+{
+    if (!a->f)
+        return;
+    fclose(a->f);
+    unlink(a->tmp);
+    atomic_release(a);
+}
+
+static int needs_quotes(const char *s)
+{
+    if (!*s)
+        return 0;
+    if (s[0] == ' ' || s[0] == '\t' || s[0] == '#')
+        return 1;
+    return strpbrk(s, ",\"\r\n") != NULL;
+}
+
+void sb_csv_field(FILE *f, const char *s, int first)
+{
+    if (!first)
+        fputc(',', f);
+    if (needs_quotes(s))
+        csv_fwrite(f, s, strlen(s));
+    else
+        fputs(s, f);
+}
+
+void sb_csv_fieldf(FILE *f, int first, const char *fmt, ...)
+{
+    char buf[256];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(buf, sizeof buf, fmt, ap);
+    va_end(ap);
+    sb_csv_field(f, buf, first);
+}
+
+void sb_csv_end(FILE *f) { fputc('\n', f); }
+
+double sb_now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
