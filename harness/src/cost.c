@@ -61,7 +61,7 @@ static int parse_pos(const char *key, const char *val, double *out, struct sb_er
 static int cost_set(struct sb_cost_params *c, const char *key, const char *val,
                     struct sb_err *e)
 {
-    double v;
+    double v = 0;
     enum sb_coll t;
     if (parse_pos(key, val, &v, e))
         return -1;

@@ -1,0 +1,40 @@
+# The two commands of the README:
+#   make run   install what is missing, build, sweep the corpus, write results/ and plots/
+#   make test  install what is missing, build (plain and ASan+UBSan), run every test
+# Everything else is CMake's job; this file only wires the steps together.
+
+BUILD      ?= build
+ASAN_BUILD ?= build-asan
+JOBS       ?= 2
+CMAKE_FLAGS ?= -DSB_WERROR=ON
+# Debian packages the build, the tests, the plots and the benchmarks need.
+PKGS := cmake make gcc g++ libcsv-dev gnuplot-nox libbenchmark-dev
+
+.PHONY: all deps build build-asan run test bench clean
+
+all: build
+
+deps:
+	@sh ci/install-deps.sh $(PKGS)
+
+build: deps
+	cmake -S . -B $(BUILD) $(CMAKE_FLAGS)
+	cmake --build $(BUILD) -j $(JOBS)
+
+build-asan: deps
+	cmake -S . -B $(ASAN_BUILD) $(CMAKE_FLAGS) -DSB_SANITIZE=ON -DSB_BENCH=OFF -DCMAKE_BUILD_TYPE=Debug
+	cmake --build $(ASAN_BUILD) -j $(JOBS)
+
+run: build
+	@mkdir -p results plots
+	./$(BUILD)/schedbench run -o results/latest.csv
+
+test: build build-asan
+	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
+	cd $(ASAN_BUILD) && ctest --output-on-failure -j $(JOBS)
+
+bench: build
+	./$(BUILD)/bench/bench_core --benchmark_out=$(BUILD)/bench_core.json --benchmark_out_format=json
+
+clean:
+	rm -rf $(BUILD) $(ASAN_BUILD)

@@ -1,0 +1,177 @@
+/* schedbench command line: run, list, validate, gen.
+ *
+ * Exit status: 0 success, 1 a sweep ran but some cell was invalid or failed
+ * (see the status column), 2 bad usage or bad input (file:line: message). */
+#define _POSIX_C_SOURCE 200809L
+#include "core.h"
+#include "run.h"
+
+#include <string.h>
+
+#ifdef SB_HAVE_GEN
+#include "../../workloads/gen/gen.h"
+#endif
+
+#ifndef SB_VERSION
+#define SB_VERSION "0.1.0"
+#endif
+
+static int usage(FILE *f)
+{
+    fprintf(f,
+            "usage: schedbench COMMAND [options]\n"
+            "\n"
+            "commands:\n"
+            "  run       simulate workloads x schedulers, write a results CSV\n"
+            "  list      schedulers with their parameters, and the default corpus\n"
+            "  validate  load graphs and print their counts\n"
+            "  gen       generate a workload graph (schedbench gen --help)\n"
+            "\n"
+            "  schedbench COMMAND --help   options of one command\n"
+            "  schedbench --version\n");
+    return f == stderr ? 2 : 0;
+}
+
+/* ---- list ----------------------------------------------------------------- */
+
+static const char *param_type_name(uint32_t t)
+{
+    static const char *const names[] = {"number", "integer", "bool", "enum"};
+    return t <= SB_PARAM_ENUM ? names[t] : "?";
+}
+
+static void print_param(const struct sb_param *q)
+{
+    char def[64];
+    if (q->type == SB_PARAM_ENUM) {
+        const char *c = q->choices;
+        for (int k = 0; k < (int)q->def && *c; k++)
+            c += strcspn(c, "|") + (c[strcspn(c, "|")] == '|');
+        snprintf(def, sizeof def, "%.*s", (int)strcspn(c, "|"), c);
+    } else if (q->type == SB_PARAM_BOOL) {
+        snprintf(def, sizeof def, "%s", q->def ? "true" : "false");
+    } else {
+        snprintf(def, sizeof def, "%g", q->def);
+    }
+    printf("      %-26s %-7s default %-10s %s", q->key, param_type_name(q->type), def,
+           q->doc ? q->doc : "");
+    if (q->type == SB_PARAM_ENUM)
+        printf(" [%s]", q->choices);
+    printf("\n");
+}
+
+static int cmd_list(int argc, char **argv)
+{
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
+            printf("usage: schedbench list [--plugin X.so ...]\n"
+                   "Prints every scheduler with its summary and parameters, then the\n"
+                   "workloads of the default corpus (%s).\n", SB_DEFAULT_CORPUS);
+            return 0;
+        }
+        if (!strcmp(argv[i], "--plugin") && i + 1 < argc) {
+            struct sb_err e;
+            if (sb_registry_load(argv[++i], &e)) {
+                fprintf(stderr, "schedbench: %s\n", e.msg);
+                return 2;
+            }
+            continue;
+        }
+        fprintf(stderr, "schedbench list: unknown argument '%s'\n", argv[i]);
+        return 2;
+    }
+    printf("schedulers:\n");
+    for (uint32_t i = 0; i < sb_registry_count(); i++) {
+        const struct sb_plugin *p = sb_registry_at(i);
+        printf("  %-14s %s\n", p->name, p->summary ? p->summary : "");
+        for (uint32_t k = 0; k < p->n_params; k++)
+            print_param(&p->params[k]);
+    }
+    struct sb_paths w = {0};
+    struct sb_err e;
+    printf("\nworkloads (%s):\n", SB_DEFAULT_CORPUS);
+    if (sb_paths_add(&w, SB_DEFAULT_CORPUS, &e) == 0)
+        for (uint32_t i = 0; i < w.n; i++)
+            printf("  %s\n", w.path[i]);
+    else
+        printf("  (%s)\n", e.msg);
+    sb_paths_free(&w);
+    return 0;
+}
+
+/* ---- validate ------------------------------------------------------------- */
+
+static void print_counts(const struct sb_graph *g)
+{
+    uint32_t per[SB_COLL_COUNT] = {0};
+    for (uint32_t i = 0; i < g->v.n_nodes; i++)
+        if (g->kind[i] == SB_KIND_START)
+            per[g->coll[i]]++;
+    printf("%s: %s: %u nodes, %u edges, %u collectives", g->path, g->name,
+           g->v.n_nodes, g->v.n_edges, sb_graph_n_collectives(g));
+    for (int c = 1; c < SB_COLL_COUNT; c++)
+        if (per[c])
+            printf(", %s %u", sb_coll_name((enum sb_coll)c), per[c]);
+    printf("\n");
+}
+
+static int cmd_validate(int argc, char **argv)
+{
+    int rc = 0, n = 0;
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
+            printf("usage: schedbench validate FILE...\n"
+                   "Loads each graph, checks it, prints node, edge and collective\n"
+                   "counts.  Exit status 2 if any file is rejected.\n");
+            return 0;
+        }
+        struct sb_err e;
+        struct sb_graph *g = sb_graph_load(argv[i], &e);
+        n++;
+        if (!g) {
+            fprintf(stderr, "%s\n", e.msg);
+            rc = 2;
+            continue;
+        }
+        print_counts(g);
+        sb_graph_free(g);
+    }
+    if (!n) {
+        fprintf(stderr, "schedbench validate: no files given\n");
+        return 2;
+    }
+    return rc;
+}
+
+/* ---- main ----------------------------------------------------------------- */
+
+int main(int argc, char **argv)
+{
+    if (argc < 2)
+        return usage(stderr);
+    const char *cmd = argv[1];
+    if (!strcmp(cmd, "--help") || !strcmp(cmd, "-h") || !strcmp(cmd, "help"))
+        return usage(stdout);
+    if (!strcmp(cmd, "--version")) {
+        printf("schedbench %s (plugin ABI %d)\n", SB_VERSION, SB_PLUGIN_ABI);
+        return 0;
+    }
+#ifdef SB_HAVE_GEN
+    if (!strcmp(cmd, "gen"))
+        return sb_gen_main(argc - 1, argv + 1);
+#endif
+    sb_registry_add_builtins();
+    int rc;
+    if (!strcmp(cmd, "run"))
+        rc = sb_cmd_run(argc - 1, argv + 1);
+    else if (!strcmp(cmd, "list"))
+        rc = cmd_list(argc - 1, argv + 1);
+    else if (!strcmp(cmd, "validate"))
+        rc = cmd_validate(argc - 1, argv + 1);
+    else {
+        fprintf(stderr, "schedbench: unknown command '%s'\n", cmd);
+        rc = usage(stderr);
+    }
+    sb_registry_clear();
+    return rc;
+}

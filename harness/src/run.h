@@ -1,0 +1,20 @@
+/* The sweep behind `schedbench run`, and workload path collection. */
+#ifndef SB_RUN_H
+#define SB_RUN_H
+
+#include "core.h"
+
+/* Workload files: a directory contributes its *.csv files in name order. */
+struct sb_paths {
+    uint32_t n;
+    char **path;
+};
+int sb_paths_add(struct sb_paths *w, const char *path, struct sb_err *e);
+void sb_paths_free(struct sb_paths *w);
+
+/* The fixed leading columns of a results file; more may follow. */
+extern const char *const sb_result_columns[];
+
+int sb_cmd_run(int argc, char **argv);
+
+#endif

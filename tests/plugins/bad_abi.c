@@ -1,0 +1,9 @@
+/* Refused: built against a future ABI. */
+#include "schedbench/plugin.h"
+static int run(void *s, const struct sb_graph_view *g, struct sb_schedule *o)
+{
+    (void)s, (void)g, (void)o;
+    return 0;
+}
+static const struct sb_plugin p = {.abi = 99, .size = sizeof p, .name = "bad_abi", .run = run};
+__attribute__((visibility("default"))) const struct sb_plugin *sb_plugin_entry(void) { return &p; }

@@ -1,0 +1,144 @@
+/* Loader: one block per case, jq-style: a graph and either the error it must be
+ * refused with (file:line[:field]: message) or NULL when it must load. */
+#include "check.h"
+#include "core.h"
+
+#define HDR "id,name,kind,inputs\n"
+#define HDR_ALL "id,name,kind,inputs,op,cost_us,out_bytes,coll,comm_bytes,group,comm_us,device,flags\n"
+
+struct reject_case {
+    const char *csv;
+    const char *error; /* substring of the message, NULL = must load */
+};
+
+static const struct reject_case cases[] = {
+    /* missing required column: header is line 1 */
+    {"id,name,kind\n0,a,compute\n", "t.csv:1: missing required column 'inputs'"},
+    {"id,name,kind,inputs,colour\n0,a,compute,,red\n",
+     "t.csv:1:5: unknown column 'colour' (extra columns must start with x_)"},
+    {"id,name,kind,inputs,x_colour\n0,a,compute,,red\n", NULL},
+    {"id,name,kind,inputs,id\n", "t.csv:1:5: duplicate column 'id'"},
+    /* ids: duplicate (line 3 repeats 0), gap, not a number */
+    {HDR "0,a,compute,\n0,b,compute,\n", "t.csv:3:1: duplicate id 0 (first on line 2)"},
+    {HDR "0,a,compute,\n2,b,compute,\n", "t.csv:3:1: id 2 is not dense: expected 1"},
+    {HDR "x,a,compute,\n", "t.csv:2:1: id 'x' is not a non-negative integer"},
+    {HDR "0,a,compute,\n1,a,compute,\n", "t.csv:3:2: duplicate name 'a' (first on line 2)"},
+    {HDR "0,,compute,\n", "t.csv:2:2: empty name"},
+    /* inputs must be earlier rows: a self-loop and a forward reference */
+    {HDR "0,a,compute,0\n", "t.csv:2:4: input 0 is not an earlier row"},
+    {HDR "0,a,compute,\n1,b,compute,9000\n", "t.csv:3:4: input 9000 is not an earlier row"},
+    {HDR "0,a,compute,\n1,b,compute,0 z\n", "t.csv:3:4: input 'z' is not a node id"},
+    {HDR "0,a,kernel,\n", "t.csv:2:3: unknown kind 'kernel'"},
+    {"id,name,kind,inputs,coll\n0,a,start,,broadcast\n", "t.csv:2:5: unknown coll 'broadcast'"},
+    {"id,name,kind,inputs,coll\n0,a,start,,\n1,a.d,done,0,\n", "t.csv:2:3: start node 'a' has no coll"},
+    {"id,name,kind,inputs,coll\n0,a,compute,,all_gather\n", "t.csv:2:5: coll 'all_gather' on a compute node"},
+    /* start/done pairing */
+    {"id,name,kind,inputs,coll\n0,s,start,,all_gather\n", "t.csv:2: start 's' has no done"},
+    {"id,name,kind,inputs,coll\n0,s,start,,all_gather\n1,d,done,0,\n2,d2,done,0,\n",
+     "t.csv:4:4: start 0 already has a done (line 3)"},
+    {HDR "0,a,compute,\n1,d,done,0\n", "t.csv:3:4: first input 0 of a done is a compute node, not a start"},
+    {HDR "0,d,done,\n", "t.csv:2:4: done has no inputs"},
+    {"id,name,kind,inputs,out_bytes\n0,a,input,,8\n1,b,input,0,8\n", "t.csv:3:4: an input node has no inputs"},
+    /* numbers: negative, non-finite, overflowing, not numbers */
+    {"id,name,kind,inputs,cost_us\n0,a,compute,,-1\n", "t.csv:2:5: cost_us '-1' is negative"},
+    {"id,name,kind,inputs,cost_us\n0,a,compute,,inf\n", "t.csv:2:5: cost_us 'inf' is not finite"},
+    {"id,name,kind,inputs,cost_us\n0,a,compute,,nan\n", "t.csv:2:5: cost_us 'nan' is not finite"},
+    {"id,name,kind,inputs,cost_us\n0,a,compute,,1e999\n", "t.csv:2:5: cost_us '1e999' overflows"},
+    {"id,name,kind,inputs,cost_us\n0,a,compute,,12us\n", "t.csv:2:5: cost_us '12us' is not a number"},
+    {"id,name,kind,inputs,out_bytes\n0,a,compute,,18446744073709551616\n",
+     "t.csv:2:5: out_bytes '18446744073709551616' is not an integer in 0..2^64-1"},
+    {"id,name,kind,inputs,out_bytes\n0,a,compute,,-8\n", "t.csv:2:5: out_bytes '-8' is negative"},
+    {"id,name,kind,inputs,flags\n0,a,compute,,weight|shiny\n", "t.csv:2:5: unknown flag 'shiny'"},
+    {"id,name,kind,inputs,device\n0,a,compute,,-1\n", "t.csv:2:5: device '-1' is not an index"},
+    {"id,name,kind,inputs,group\n0,a,compute,,eight\n", "t.csv:2:5: group 'eight' is not a rank count"},
+    {HDR "0,a,compute\n", "t.csv:2: row has 3 fields, the header has 4"},
+    /* empty inputs */
+    {"", "t.csv:1: empty file: no header row"},
+    {"# name=x\n# ranks=8\n", "t.csv:3: empty file: no header row"},
+    {HDR, "no nodes after the header"},
+    /* accepted forms: metadata, CRLF, quoted fields with commas and newlines */
+    {"# name=tiny\r\n" HDR "0,a,compute,\r\n1,\"b,c\",compute,0\r\n", NULL},
+    {HDR "0,\"multi\nline\",compute,\n1,b,compute,\"0\"\n", NULL},
+    {HDR "0,a,compute,\n\n1,b,compute,0\n", NULL},
+};
+
+static void test_cases(void)
+{
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        struct sb_err e = {{0}};
+        const char *csv = cases[i].csv;
+        struct sb_graph *g = sb_graph_load_mem("t.csv", csv, strlen(csv), &e);
+        if (cases[i].error) {
+            CHECK(g == NULL);
+            CHECK_CONTAINS(e.msg, cases[i].error);
+        } else {
+            CHECK(g != NULL);
+            if (!g)
+                fprintf(stderr, "case %zu: %s\n", i, e.msg);
+        }
+        sb_graph_free(g);
+    }
+}
+
+/* A four-node graph with every column; checks what lands in the arrays. */
+static void test_fields(void)
+{
+    const char *csv = "# name=four\n# ranks=8\n" HDR_ALL
+                      "0,w,input,,,,1024,,,,,,weight\n"
+                      "1,ag,start,0,all_gather,,8192,all_gather,8192,0 1 2 3 4 5 6 7,,,\n"
+                      "2,ag.done,done,1,,,,,,,,,\n"
+                      "3,mm,compute,2 0,mm,12.5,4096,,,,,2,output|weight\n";
+    struct sb_err e;
+    struct sb_graph *g = sb_graph_load_mem("f.csv", csv, strlen(csv), &e);
+    CHECK(g != NULL);
+    if (!g)
+        return;
+    CHECK(strcmp(g->name, "four") == 0);
+    CHECK(strcmp(sb_graph_meta(g, "ranks"), "8") == 0);
+    CHECK_EQ_U(g->v.n_nodes, 4);
+    CHECK_EQ_U(g->v.n_edges, 4);
+    CHECK_EQ_U(g->kind[1], SB_KIND_START);
+    CHECK_EQ_U(g->coll[2], SB_COLL_ALL_GATHER); /* done inherits its start's */
+    CHECK_EQ_U(g->partner[1], 2);
+    CHECK_EQ_U(g->partner[2], 1);
+    CHECK_EQ_U(g->partner[3], SB_NONE);
+    CHECK_EQ_U(g->group_size[1], 8);
+    CHECK_EQ_U(g->comm_bytes[1], 8192);
+    CHECK(g->comm_us[1] < 0);
+    CHECK_NEAR(g->cost_us[3], 12.5);
+    CHECK_EQ_U(g->device[3], 2);
+    CHECK(g->device[0] == -1);
+    CHECK_EQ_U(g->flags[3], SB_FLAG_OUTPUT | SB_FLAG_WEIGHT);
+    CHECK(strcmp(g->op_names[g->op[3]], "mm") == 0);
+    CHECK(g->op[1] == g->op[1] && strcmp(g->op_names[g->op[1]], "all_gather") == 0);
+    CHECK_EQ_U(g->op[2], 0);
+    /* successors of 0 are 1 and 3, in id order */
+    CHECK_EQ_U(g->succ_off[1] - g->succ_off[0], 2);
+    CHECK_EQ_U(g->succ[g->succ_off[0]], 1);
+    CHECK_EQ_U(g->succ[g->succ_off[0] + 1], 3);
+    CHECK(strcmp(g->names + g->name_off[2], "ag.done") == 0);
+    CHECK_EQ_U(sb_graph_n_collectives(g), 1);
+    sb_graph_free(g);
+}
+
+/* Without "# name=" the workload is named after its file. */
+static void test_file(void)
+{
+    struct sb_err e;
+    struct sb_graph *g = sb_graph_load(SB_TEST_DATA "/chain.csv", &e);
+    CHECK(g != NULL);
+    if (g)
+        CHECK(strcmp(g->name, "chain") == 0);
+    sb_graph_free(g);
+    g = sb_graph_load(SB_TEST_DATA "/does-not-exist.csv", &e);
+    CHECK(g == NULL);
+    CHECK_CONTAINS(e.msg, "does-not-exist.csv: cannot open");
+}
+
+int main(void)
+{
+    test_cases();
+    test_fields();
+    test_file();
+    return check_report();
+}

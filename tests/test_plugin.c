@@ -1,0 +1,135 @@
+/* Plugin loading: built-ins, dlopen of the same policy as a module, each
+ * refusal with both values in its message, and parameter parsing. */
+#include "check.h"
+#include "core.h"
+
+static void test_builtins(void)
+{
+    sb_registry_add_builtins();
+    CHECK(sb_plugin_find("original") != NULL);
+    CHECK(sb_plugin_find("nonesuch") == NULL);
+    /* a module of a built-in policy collides with it by name */
+    struct sb_err e;
+    CHECK(sb_registry_load(SB_PLUGIN_DIR "/sb_original.so", &e) != 0);
+    CHECK_CONTAINS(e.msg, "duplicate scheduler name 'original', already registered by built-in");
+    sb_registry_clear();
+    CHECK_EQ_U(sb_registry_count(), 0);
+}
+
+static void test_module(void)
+{
+    struct sb_err e;
+    CHECK(sb_registry_load(SB_PLUGIN_DIR "/sb_original.so", &e) == 0);
+    const struct sb_plugin *p = sb_plugin_find("original");
+    CHECK(p != NULL);
+    /* the module's schedule is the file order, like the built-in's */
+    struct sb_graph *g = sb_graph_load(SB_TEST_DATA "/chain.csv", &e);
+    struct sb_sched sc;
+    struct sb_schedule s;
+    CHECK(g && sb_sched_parse(&sc, "original", &e) == 0);
+    if (g && sc.p) {
+        sb_schedule_init(&s, g, 1);
+        CHECK(sb_sched_run(&sc, g, &s, &e) == 0);
+        for (uint32_t i = 0; i < g->v.n_nodes; i++)
+            CHECK_EQ_U(s.order[i], i);
+        sb_schedule_free(&s);
+        sb_sched_free(&sc);
+    }
+    sb_graph_free(g);
+    sb_registry_clear();
+}
+
+static void test_refusals(void)
+{
+    struct sb_err e;
+    CHECK(sb_registry_load(SB_TEST_PLUGIN_DIR "/bad_abi.so", &e) != 0);
+    CHECK_CONTAINS(e.msg, "plugin ABI is 99, this host speaks ABI 1");
+    CHECK(sb_registry_load(SB_TEST_PLUGIN_DIR "/small_size.so", &e) != 0);
+    CHECK_CONTAINS(e.msg, "descriptor size is 16 bytes, ABI 1 needs at least");
+    CHECK(sb_registry_load(SB_TEST_PLUGIN_DIR "/no_entry.so", &e) != 0);
+    CHECK_CONTAINS(e.msg, "missing entry symbol sb_plugin_entry");
+    CHECK(sb_registry_load(SB_TEST_PLUGIN_DIR "/nonexistent.so", &e) != 0);
+    CHECK_CONTAINS(e.msg, "cannot load plugin");
+    CHECK_EQ_U(sb_registry_count(), 0);
+    /* the same module twice: the second is a duplicate of the first */
+    CHECK(sb_registry_load(SB_TEST_PLUGIN_DIR "/misbehave.so", &e) == 0);
+    CHECK(sb_registry_load(SB_TEST_PLUGIN_DIR "/misbehave.so", &e) != 0);
+    CHECK_CONTAINS(e.msg, "duplicate scheduler name 'misbehave', already registered by");
+    CHECK_EQ_U(sb_registry_count(), 1);
+}
+
+static void test_params(void)
+{
+    struct sb_err e;
+    struct sb_sched s;
+    /* defaults, in declaration order: mode reverse (0), scale 1.5, count 3, loud 0 */
+    CHECK(sb_sched_parse(&s, "misbehave", &e) == 0);
+    CHECK_NEAR(s.param[0], 0);
+    CHECK_NEAR(s.param[1], 1.5);
+    CHECK_NEAR(s.param[2], 3);
+    CHECK_NEAR(s.param[3], 0);
+    sb_sched_free(&s);
+    CHECK(sb_sched_parse(&s, "misbehave:mode=fail,scale=2.5,count=8,loud=on", &e) == 0);
+    CHECK_NEAR(s.param[0], 1);
+    CHECK_NEAR(s.param[1], 2.5);
+    CHECK_NEAR(s.param[2], 8);
+    CHECK_NEAR(s.param[3], 1);
+    CHECK(strcmp(s.spec, "misbehave:mode=fail,scale=2.5,count=8,loud=on") == 0);
+    sb_sched_free(&s);
+    CHECK(sb_sched_parse(&s, "misbehave:speed=3", &e) != 0);
+    CHECK_CONTAINS(e.msg, "unknown parameter 'speed' (known: mode, scale, count, loud)");
+    CHECK(sb_sched_parse(&s, "misbehave:count=9", &e) != 0);
+    CHECK_CONTAINS(e.msg, "count='9' is not an integer in 1..8");
+    CHECK(sb_sched_parse(&s, "misbehave:count=2.5", &e) != 0);
+    CHECK(sb_sched_parse(&s, "misbehave:mode=sideways", &e) != 0);
+    CHECK_CONTAINS(e.msg, "is not one of reverse|fail|initfail");
+    CHECK(sb_sched_parse(&s, "misbehave:loud=maybe", &e) != 0);
+    CHECK(sb_sched_parse(&s, "misbehave:scale", &e) != 0);
+    CHECK_CONTAINS(e.msg, "is not key=value");
+    CHECK(sb_sched_parse(&s, "nonesuch", &e) != 0);
+    CHECK_CONTAINS(e.msg, "unknown scheduler 'nonesuch'");
+}
+
+static void test_failures(void)
+{
+    struct sb_err e;
+    struct sb_sched sc;
+    struct sb_schedule s;
+    struct sb_graph *g = sb_graph_load(SB_TEST_DATA "/chain.csv", &e);
+    if (!g) {
+        CHECK(0);
+        return;
+    }
+    CHECK(sb_sched_parse(&sc, "misbehave:mode=fail", &e) == 0);
+    sb_schedule_init(&s, g, 1);
+    CHECK(sb_sched_run(&sc, g, &s, &e) != 0);
+    CHECK_CONTAINS(e.msg, "no schedule for 4 nodes");
+    sb_schedule_free(&s);
+    sb_sched_free(&sc);
+    CHECK(sb_sched_parse(&sc, "misbehave:mode=initfail", &e) == 0);
+    sb_schedule_init(&s, g, 1);
+    CHECK(sb_sched_run(&sc, g, &s, &e) != 0);
+    CHECK_CONTAINS(e.msg, "init refused: count=3");
+    sb_schedule_free(&s);
+    sb_sched_free(&sc);
+    /* a reversed order runs, and the validator catches it */
+    CHECK(sb_sched_parse(&sc, "misbehave", &e) == 0);
+    sb_schedule_init(&s, g, 1);
+    CHECK(sb_sched_run(&sc, g, &s, &e) == 0);
+    CHECK(sb_schedule_validate(&g->v, &s, &e) != 0);
+    CHECK_CONTAINS(e.msg, "before its input");
+    sb_schedule_free(&s);
+    sb_sched_free(&sc);
+    sb_graph_free(g);
+}
+
+int main(void)
+{
+    test_builtins();
+    test_module();
+    test_refusals();
+    test_params();
+    test_failures();
+    sb_registry_clear();
+    return check_report();
+}

@@ -1,0 +1,236 @@
+/* Simulator, memory model and cost models on graphs small enough to work out on
+ * paper; each expected value is derived in the comment above it. */
+#include "check.h"
+#include "core.h"
+
+static struct sb_graph *load(const char *file, enum sb_cost_model m)
+{
+    char path[512];
+    struct sb_err e;
+    struct sb_cost_params c;
+    snprintf(path, sizeof path, "%s/%s", SB_TEST_DATA, file);
+    struct sb_graph *g = sb_graph_load(path, &e);
+    if (!g) {
+        fprintf(stderr, "%s\n", e.msg);
+        return NULL;
+    }
+    sb_cost_defaults(&c);
+    c.model = m;
+    sb_cost_apply(&c, g);
+    return g;
+}
+
+/* Simulates `order` (NULL: file order) under `sim` (NULL: defaults). */
+static void simulate(const struct sb_graph *g, const uint32_t *order,
+                     const struct sb_sim_config *sim, struct sb_sim_result *r)
+{
+    struct sb_schedule s;
+    struct sb_sim_config c;
+    struct sb_err e;
+    sb_sim_defaults(&c);
+    if (sim)
+        c = *sim;
+    sb_schedule_init(&s, g, 1);
+    for (uint32_t i = 0; i < g->v.n_nodes; i++)
+        s.order[i] = order ? order[i] : i;
+    CHECK(sb_schedule_validate(&g->v, &s, &e) == 0);
+    sb_sim_run(g, &s, &c, r);
+    sb_schedule_free(&s);
+}
+
+static void test_chain(void)
+{
+    struct sb_graph *g = load("chain.csv", SB_COST_ANALYTICAL);
+    struct sb_sim_result r;
+    if (!g)
+        { CHECK(0); return; }
+    simulate(g, NULL, NULL, &r);
+    /* a 0..10, b 10..15, c 15..22 on one stream */
+    CHECK_NEAR(r.makespan_us, 22);
+    CHECK_NEAR(r.compute_us, 22);
+    CHECK_NEAR(r.makespan_lb_us, 22);
+    CHECK_NEAR(r.exposed_comm_us, 0);
+    /* x (100) lives 0..1 (last read by a); a (200) 1..3; b (50) 2..3; c (10)
+     * from 3, never freed: 100, 300, 250, 260 */
+    CHECK_EQ_U(r.mem_bytes[0], 100);
+    CHECK_EQ_U(r.mem_bytes[1], 300);
+    CHECK_EQ_U(r.mem_bytes[2], 250);
+    CHECK_EQ_U(r.mem_bytes[3], 260);
+    CHECK_EQ_U(r.peak_mem_bytes, 300);
+    CHECK_EQ_U(r.peak_pos, 1);
+    sb_sim_result_free(&r);
+    sb_graph_free(g);
+}
+
+static void test_overlap(void)
+{
+    struct sb_graph *g = load("overlap.csv", SB_COST_ANALYTICAL);
+    struct sb_sim_result r;
+    if (!g)
+        { CHECK(0); return; }
+    /* file order: ag issued at 0 and runs 0..30; x 0..20; the done waits
+     * 20..30 (10 exposed); y 30..40 */
+    simulate(g, NULL, NULL, &r);
+    CHECK_NEAR(r.makespan_us, 40);
+    CHECK_NEAR(r.exposed_comm_us, 10);
+    CHECK_NEAR(r.compute_us, 30);
+    CHECK_NEAR(r.comm_us, 30);
+    /* critical path ag 0..30 then y 30..40 = 40 > compute 30 */
+    CHECK_NEAR(r.makespan_lb_us, 40);
+    /* w (1000, weight) always; ag buffer (4000) 1..4 via its done read by y;
+     * x (10) 2..4; y (10) at 4: 1000, 5000, 5010, 5010, 5020 */
+    CHECK_EQ_U(r.mem_bytes[0], 1000);
+    CHECK_EQ_U(r.mem_bytes[1], 5000);
+    CHECK_EQ_U(r.mem_bytes[2], 5010);
+    CHECK_EQ_U(r.mem_bytes[3], 5010);
+    CHECK_EQ_U(r.peak_mem_bytes, 5020);
+    CHECK_EQ_U(r.peak_pos, 4);
+    sb_sim_result_free(&r);
+
+    /* x first: ag issued at 20, runs 20..50, done waits 20..50 (30 exposed),
+     * y 50..60; memory: w; x from 1; ag from 2: 1000, 1010, 5010, 5010, 5020 */
+    static const uint32_t late[] = {0, 2, 1, 3, 4};
+    simulate(g, late, NULL, &r);
+    CHECK_NEAR(r.makespan_us, 60);
+    CHECK_NEAR(r.exposed_comm_us, 30);
+    CHECK_EQ_U(r.mem_bytes[1], 1010);
+    CHECK_EQ_U(r.peak_mem_bytes, 5020);
+    sb_sim_result_free(&r);
+    sb_graph_free(g);
+}
+
+static void test_inflight(void)
+{
+    struct sb_graph *g = load("twocoll.csv", SB_COST_ANALYTICAL);
+    struct sb_sim_config c;
+    struct sb_sim_result r;
+    struct sb_err e;
+    if (!g)
+        { CHECK(0); return; }
+    /* one shared slot: s1 0..10, s2 queued 10..20; d1 waits 10, d2 10 more */
+    simulate(g, NULL, NULL, &r);
+    CHECK_NEAR(r.makespan_us, 20);
+    CHECK_NEAR(r.exposed_comm_us, 20);
+    CHECK_NEAR(r.makespan_lb_us, 10);
+    sb_sim_result_free(&r);
+    /* two shared slots: both 0..10; d1 waits 10, d2 none */
+    sb_sim_defaults(&c);
+    CHECK(sb_sim_parse(&c, "inflight=2", &e) == 0);
+    simulate(g, NULL, &c, &r);
+    CHECK_NEAR(r.makespan_us, 10);
+    CHECK_NEAR(r.exposed_comm_us, 10);
+    sb_sim_result_free(&r);
+    /* per-type resources, one slot each: all_gather and reduce_scatter overlap */
+    sb_sim_defaults(&c);
+    CHECK(sb_sim_parse(&c, "all_gather=1", &e) == 0);
+    CHECK(c.shared == 0);
+    simulate(g, NULL, &c, &r);
+    CHECK_NEAR(r.makespan_us, 10);
+    sb_sim_result_free(&r);
+    CHECK(sb_sim_parse(&c, "inflight=0", &e) != 0);
+    CHECK_CONTAINS(e.msg, "inflight");
+    CHECK(sb_sim_parse(&c, "bogus=1", &e) != 0);
+    CHECK_CONTAINS(e.msg, "unknown sim parameter 'bogus'");
+    sb_graph_free(g);
+}
+
+static void test_alias(void)
+{
+    struct sb_graph *g = load("alias.csv", SB_COST_ANALYTICAL);
+    struct sb_sim_result r;
+    if (!g)
+        { CHECK(0); return; }
+    simulate(g, NULL, NULL, &r);
+    /* a 0..1; s issued at 1, runs 1..6; z 1..2; d waits 2..6 (4 exposed); o
+     * costs nothing: makespan 6 */
+    CHECK_NEAR(r.makespan_us, 6);
+    CHECK_NEAR(r.exposed_comm_us, 4);
+    /* a (100) is viewed by v, which s reads, so it lives until d at 4; s's
+     * buffer (10) 2..5 (d aliases it, o reads d); z (1000) only at 3; o (1)
+     * at 5: 100, 100, 110, 1110, 110, 11 */
+    static const uint64_t want[] = {100, 100, 110, 1110, 110, 11};
+    for (int i = 0; i < 6; i++)
+        CHECK_EQ_U(r.mem_bytes[i], want[i]);
+    CHECK_EQ_U(r.peak_mem_bytes, 1110);
+    CHECK_EQ_U(r.peak_pos, 3);
+    sb_sim_result_free(&r);
+    sb_graph_free(g);
+}
+
+static void test_approx(void)
+{
+    struct sb_graph *g = load("approx.csv", SB_COST_APPROX);
+    struct sb_sim_config c;
+    struct sb_cost_params cp;
+    struct sb_sim_result r;
+    if (!g)
+        { CHECK(0); return; }
+    sb_cost_defaults(&cp);
+    cp.model = SB_COST_APPROX;
+    sb_sim_defaults(&c);
+    c.edge_lat_us = sb_cost_edge_lat(&cp);
+    /* loop fusion 0..1000; edge latency 1; convolution 1001..6001 */
+    simulate(g, NULL, &c, &r);
+    CHECK_NEAR(r.makespan_us, 6001);
+    CHECK_NEAR(r.makespan_lb_us, 6001);
+    sb_sim_result_free(&r);
+    sb_graph_free(g);
+
+    /* under approx every collective takes kHighLatency = 5000 */
+    g = load("overlap.csv", SB_COST_APPROX);
+    if (!g)
+        { CHECK(0); return; }
+    CHECK_NEAR(g->dur_us[1], 5000);
+    CHECK_NEAR(g->dur_us[2], 1); /* op mm: kLowCost */
+    sb_graph_free(g);
+}
+
+/* Ring alpha-beta with the documented defaults: 2 us per step, 40 GB/s busbw
+ * (= 40e3 bytes/us). */
+static void test_ring(void)
+{
+    const char *csv = "id,name,kind,inputs,coll,comm_bytes,group\n"
+                      "0,ag,start,,all_gather,64000000,64\n1,agd,done,0,,,\n"
+                      "2,ar,start,,all_reduce,64000000,64\n3,ard,done,2,,,\n"
+                      "4,sd,start,,send,1000000,2\n5,sdd,done,4,,,\n"
+                      "6,one,start,,all_gather,1000,1\n7,oned,done,6,,,\n"
+                      "8,dflt,start,,reduce_scatter,8000,\n9,dfltd,done,8,,,\n";
+    struct sb_err e;
+    struct sb_cost_params c;
+    struct sb_graph *g = sb_graph_load_mem("ring.csv", csv, strlen(csv), &e);
+    if (!g)
+        { CHECK(0); return; }
+    sb_cost_defaults(&c);
+    /* all_gather, p = 64: 63 steps * 2 = 126; 64e6 * 63/64 = 63e6 bytes / 40e3 =
+     * 1575; total 1701 */
+    CHECK_NEAR(sb_cost_coll_us(&c, &g->v, 0), 1701);
+    /* all_reduce: 126 steps = 252; 2 * 63e6 / 40e3 = 3150; total 3402 */
+    CHECK_NEAR(sb_cost_coll_us(&c, &g->v, 2), 3402);
+    /* send: one step 2 + 1e6 / 40e3 = 25; total 27 */
+    CHECK_NEAR(sb_cost_coll_us(&c, &g->v, 4), 27);
+    /* a group of one moves nothing */
+    CHECK_NEAR(sb_cost_coll_us(&c, &g->v, 6), 0);
+    /* no group: default ranks 1, so 0; with ranks=4: 3 * 2 + 8000 * 3/4 / 40e3 =
+     * 6.15 */
+    CHECK_NEAR(sb_cost_coll_us(&c, &g->v, 8), 0);
+    CHECK(sb_cost_parse(&c, "ranks=4,lat_us=2", &e) == 0);
+    CHECK_NEAR(sb_cost_coll_us(&c, &g->v, 8), 6.15);
+    /* bw override for one type: all_gather at 80 GB/s: 126 + 787.5 */
+    CHECK(sb_cost_parse(&c, "bw_all_gather=80", &e) == 0);
+    CHECK_NEAR(sb_cost_coll_us(&c, &g->v, 0), 913.5);
+    CHECK(sb_cost_parse(&c, "bw_gbps=0", &e) != 0);
+    CHECK(sb_cost_parse(&c, "warp=9", &e) != 0);
+    CHECK_CONTAINS(e.msg, "unknown cost parameter 'warp'");
+    sb_graph_free(g);
+}
+
+int main(void)
+{
+    test_chain();
+    test_overlap();
+    test_inflight();
+    test_alias();
+    test_approx();
+    test_ring();
+    return check_report();
+}
