@@ -27,9 +27,13 @@ struct sb_graph {
     char **meta_key, **meta_val; /* "# key=value" lines, in file order */
 };
 
-/* Loads format v1 (docs/workload-format.md).  On error returns NULL and writes
+/* Loads format v1 (docs/workload-format.md), or another tool's format through
+ * an importer chosen by extension.  On error returns NULL and writes
  * "file:line:col: message" to e. */
 struct sb_graph *sb_graph_load(const char *path, struct sb_err *e);
+/* Whether the file name has an extension sb_graph_load knows (.csv, or an
+ * importer's). */
+int sb_graph_is_workload(const char *path);
 /* Same, from a NUL-terminated buffer; `path` is used in messages only. */
 struct sb_graph *sb_graph_load_mem(const char *path, const char *buf, size_t n,
                                    struct sb_err *e);
@@ -103,6 +107,8 @@ double sb_sim_lower_bound(const struct sb_graph_view *g, double edge_lat_us,
  * position.  Used by the simulator and reusable by policies' tests. */
 uint64_t sb_mem_profile(const struct sb_graph_view *g, const uint32_t *order,
                         uint32_t n, uint64_t *mem, uint32_t *peak_pos);
+
+extern const struct sb_host sb_host_services;
 
 /* ---- schedules --------------------------------------------------------- */
 

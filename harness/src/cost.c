@@ -166,6 +166,7 @@ void sb_cost_apply(const struct sb_cost_params *c, struct sb_graph *g)
     /* a graph's own "# ranks=" beats the global default group size */
     if (ranks && (r = strtoull(ranks, &end, 10)) >= 1 && !*end && r <= UINT32_MAX)
         local.default_ranks = (uint32_t)r;
+    g->v.edge_lat_us = sb_cost_edge_lat(c);
     for (uint32_t i = 0; i < g->v.n_nodes; i++) {
         switch (g->kind[i]) {
         case SB_KIND_COMPUTE:

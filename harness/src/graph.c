@@ -684,6 +684,7 @@ static void fill_view(struct sb_graph *g)
     v->names = g->names;
     v->name_off = g->name_off;
     v->dur_us = g->dur_us;
+    v->host = &sb_host_services;
 }
 
 static int finish(struct loader *L)
@@ -807,8 +808,35 @@ struct sb_graph *sb_graph_load_mem(const char *path, const char *buf, size_t n,
     return L.g;
 }
 
+/* Other tools' formats, by file extension.  An importer returns a graph in
+ * the same form as the CSV loader, with errors naming its own file and line. */
+struct importer {
+    const char *ext;
+    struct sb_graph *(*load)(const char *path, struct sb_err *e);
+};
+
+static const struct importer importers[] = {
+    {".csv", NULL}, /* format v1: sb_graph_load itself */
+};
+
+static const struct importer *importer_for(const char *path)
+{
+    size_t n = strlen(path);
+    for (size_t i = 0; i < sizeof importers / sizeof importers[0]; i++) {
+        size_t k = strlen(importers[i].ext);
+        if (n > k && strcmp(path + n - k, importers[i].ext) == 0)
+            return &importers[i];
+    }
+    return NULL;
+}
+
+int sb_graph_is_workload(const char *path) { return importer_for(path) != NULL; }
+
 struct sb_graph *sb_graph_load(const char *path, struct sb_err *e)
 {
+    const struct importer *imp = importer_for(path);
+    if (imp && imp->load)
+        return imp->load(path, e);
     FILE *f = fopen(path, "rb");
     if (!f) {
         sb_errf(e, "%s: cannot open: %s", path, strerror(errno));

@@ -27,8 +27,7 @@ static int cmp_str(const void *a, const void *b)
 
 static int is_workload_file(const char *name)
 {
-    size_t n = strlen(name);
-    return n > 4 && strcmp(name + n - 4, ".csv") == 0 && name[0] != '.';
+    return name[0] != '.' && sb_graph_is_workload(name);
 }
 
 static void paths_push(struct sb_paths *w, char *p)
@@ -54,7 +53,7 @@ static int paths_add_dir(struct sb_paths *w, const char *dir, struct sb_err *e)
     }
     closedir(d);
     if (w->n == first)
-        return sb_errf(e, "%s: no workload files (*.csv)", dir);
+        return sb_errf(e, "%s: no workload files", dir);
     qsort(w->path + first, w->n - first, sizeof *w->path, cmp_str);
     return 0;
 }

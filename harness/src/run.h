@@ -4,7 +4,8 @@
 
 #include "core.h"
 
-/* Workload files: a directory contributes its *.csv files in name order. */
+/* Workload files: a directory contributes every file sb_graph_load reads, in
+ * name order. */
 struct sb_paths {
     uint32_t n;
     char **path;

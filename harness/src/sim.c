@@ -143,6 +143,11 @@ uint64_t sb_mem_profile(const struct sb_graph_view *g, const uint32_t *order,
     return peak;
 }
 
+const struct sb_host sb_host_services = {
+    .size = sizeof(struct sb_host),
+    .mem_profile = sb_mem_profile,
+};
+
 /* ---- timing ------------------------------------------------------------- */
 
 struct resource {

@@ -43,6 +43,19 @@ enum sb_flag {
     SB_FLAG_ALIAS = 1u << 2,  /* owns no buffer: views its first input's buffer */
 };
 
+struct sb_graph_view;
+
+/* Services the host lends a plugin through the view, so that policies measure
+ * memory exactly as the harness will (docs/cost-model.md, "Memory model"). */
+struct sb_host {
+    uint32_t size; /* = sizeof(struct sb_host); fields are only appended */
+    /* Memory of a complete single-device order: mem[i] = bytes live while
+     * position i runs ([n] entries, n = g->n_nodes); returns the peak and its
+     * first position. */
+    uint64_t (*mem_profile)(const struct sb_graph_view *g, const uint32_t *order,
+                            uint32_t n, uint64_t *mem, uint32_t *peak_pos);
+};
+
 /* Read-only view of a loaded graph.  Every array has n_nodes entries unless its
  * comment says otherwise.  Fields are only ever appended (see SB_PLUGIN_ABI). */
 struct sb_graph_view {
@@ -71,6 +84,8 @@ struct sb_graph_view {
      * collective duration, 0 for the rest.  Units are microseconds for the
      * analytical model and XLA's abstract units for approx. */
     const double *dur_us;
+    double edge_lat_us;         /* latency on every edge but start->done */
+    const struct sb_host *host;
 };
 
 #endif
