@@ -79,6 +79,13 @@ mkdir -p "$WORK/mem"
 expect_rc 0 "mem dir" "$BIN" run -w "$DATA/chain.csv" -s original -o "$WORK/r6.csv" --mem-dir "$WORK/mem"
 same "$(cut -d, -f4 "$WORK/mem/chain__original.csv" | tr '\n' ' ')" "mem_bytes 100 300 250 260 " timeline
 
+# convert: a round trip gives the same results
+expect_rc 0 convert "$BIN" convert "$DATA/alias.csv" -o "$WORK/alias2.csv"
+expect_rc 0 "convert run" "$BIN" run -w "$DATA/alias.csv" -s original -o "$WORK/ra.csv"
+expect_rc 0 "convert rerun" "$BIN" run -w "$WORK/alias2.csv" -s original -o "$WORK/rb.csv"
+if cmp -s <(cut -d, -f1-11 "$WORK/ra.csv") <(cut -d, -f1-11 "$WORK/rb.csv"); then ok; else bad "convert round trip"; fi
+expect_rc 2 "convert missing -o" "$BIN" convert "$DATA/alias.csv"
+
 # approx cost model, per-type resources
 expect_rc 0 approx "$BIN" run -w "$DATA/approx.csv" -s original --cost-model approx -o "$WORK/r7.csv"
 same "$(field "$WORK/r7.csv" 2 6)" 6001.000 approx

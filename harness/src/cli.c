@@ -25,6 +25,7 @@ static int usage(FILE *f)
             "  run       simulate workloads x schedulers, write a results CSV\n"
             "  list      schedulers with their parameters, and the default corpus\n"
             "  validate  load graphs and print their counts\n"
+            "  convert   read a graph in any supported format, write it as CSV v1\n"
             "  gen       generate a workload graph (schedbench gen --help)\n"
             "\n"
             "  schedbench COMMAND --help   options of one command\n"
@@ -143,6 +144,44 @@ static int cmd_validate(int argc, char **argv)
     return rc;
 }
 
+/* ---- convert -------------------------------------------------------------- */
+
+static int cmd_convert(int argc, char **argv)
+{
+    const char *in = NULL, *out = NULL;
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
+            printf("usage: schedbench convert IN -o OUT.csv\n"
+                   "Reads IN (workload CSV, or another tool's format by extension)\n"
+                   "and writes it as workload format v1 (docs/workload-format.md).\n");
+            return 0;
+        }
+        if (!strcmp(argv[i], "-o") && i + 1 < argc)
+            out = argv[++i];
+        else if (!in && argv[i][0] != '-')
+            in = argv[i];
+        else {
+            fprintf(stderr, "schedbench convert: unexpected argument '%s'\n", argv[i]);
+            return 2;
+        }
+    }
+    if (!in || !out) {
+        fprintf(stderr, "usage: schedbench convert IN -o OUT.csv\n");
+        return 2;
+    }
+    struct sb_err e;
+    struct sb_graph *g = sb_graph_load(in, &e);
+    if (!g) {
+        fprintf(stderr, "%s\n", e.msg);
+        return 2;
+    }
+    int rc = sb_graph_write(g, out, &e);
+    if (rc)
+        fprintf(stderr, "schedbench convert: %s\n", e.msg);
+    sb_graph_free(g);
+    return rc ? 2 : 0;
+}
+
 /* ---- main ----------------------------------------------------------------- */
 
 int main(int argc, char **argv)
@@ -168,6 +207,8 @@ int main(int argc, char **argv)
         rc = cmd_list(argc - 1, argv + 1);
     else if (!strcmp(cmd, "validate"))
         rc = cmd_validate(argc - 1, argv + 1);
+    else if (!strcmp(cmd, "convert"))
+        rc = cmd_convert(argc - 1, argv + 1);
     else {
         fprintf(stderr, "schedbench: unknown command '%s'\n", cmd);
         rc = usage(stderr);

@@ -38,6 +38,8 @@ int sb_graph_is_workload(const char *path);
 struct sb_graph *sb_graph_load_mem(const char *path, const char *buf, size_t n,
                                    struct sb_err *e);
 void sb_graph_free(struct sb_graph *g);
+/* Writes g as format v1 (atomically); metadata lines first. */
+int sb_graph_write(const struct sb_graph *g, const char *path, struct sb_err *e);
 const char *sb_graph_meta(const struct sb_graph *g, const char *key);
 uint32_t sb_graph_n_collectives(const struct sb_graph *g);
 

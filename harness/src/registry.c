@@ -108,8 +108,16 @@ const struct sb_plugin *sb_registry_at(uint32_t i)
     return i < reg.n ? reg.p[i] : NULL;
 }
 
+/* Other names users know a policy by. */
+static const char *const aliases[][2] = {
+    {"lhs", "aggressive"}, /* XLA's LatencyHidingScheduler */
+};
+
 const struct sb_plugin *sb_plugin_find(const char *name)
 {
+    for (size_t i = 0; i < sizeof aliases / sizeof aliases[0]; i++)
+        if (strcmp(name, aliases[i][0]) == 0)
+            name = aliases[i][1];
     for (uint32_t i = 0; i < reg.n; i++)
         if (strcmp(reg.p[i]->name, name) == 0)
             return reg.p[i];

@@ -1,0 +1,95 @@
+/* Writes a graph back as format v1, so that an imported graph (HLO, ...) can be
+ * inspected, edited and re-run as CSV. */
+#define _POSIX_C_SOURCE 200809L
+#include "core.h"
+
+#include <string.h>
+
+static void write_inputs(FILE *f, const struct sb_graph_view *g, uint32_t v)
+{
+    char buf[32];
+    if (g->pred_off[v] == g->pred_off[v + 1]) {
+        sb_csv_field(f, "", 0);
+        return;
+    }
+    /* inputs are a space-separated list: build it, then quote it if needed */
+    size_t n = 0, cap = 64;
+    char *s = sb_xmalloc(cap);
+    for (uint32_t e = g->pred_off[v]; e < g->pred_off[v + 1]; e++) {
+        int k = snprintf(buf, sizeof buf, "%s%u", n ? " " : "", g->pred[e]);
+        if (n + (size_t)k + 1 > cap) {
+            cap = (n + (size_t)k + 1) * 2;
+            s = sb_xrealloc(s, cap);
+        }
+        memcpy(s + n, buf, (size_t)k + 1);
+        n += (size_t)k;
+    }
+    sb_csv_field(f, s, 0);
+    free(s);
+}
+
+static void write_flags(FILE *f, uint32_t flags)
+{
+    char buf[32] = "";
+    if (flags & SB_FLAG_WEIGHT)
+        strcat(buf, "weight");
+    if (flags & SB_FLAG_OUTPUT)
+        strcat(buf, buf[0] ? "|output" : "output");
+    if (flags & SB_FLAG_ALIAS)
+        strcat(buf, buf[0] ? "|alias" : "alias");
+    sb_csv_field(f, buf, 0);
+}
+
+static void write_node(FILE *f, const struct sb_graph *G, uint32_t v)
+{
+    const struct sb_graph_view *g = &G->v;
+    sb_csv_fieldf(f, 1, "%u", v);
+    sb_csv_field(f, g->names + g->name_off[v], 0);
+    sb_csv_field(f, sb_kind_name((enum sb_kind)g->kind[v]), 0);
+    write_inputs(f, g, v);
+    sb_csv_field(f, g->op_names[g->op[v]], 0);
+    if (g->cost_us[v] > 0)
+        sb_csv_fieldf(f, 0, "%.17g", g->cost_us[v]);
+    else
+        sb_csv_field(f, "", 0);
+    if (g->out_bytes[v])
+        sb_csv_fieldf(f, 0, "%llu", (unsigned long long)g->out_bytes[v]);
+    else
+        sb_csv_field(f, "", 0);
+    int start = g->kind[v] == SB_KIND_START;
+    sb_csv_field(f, start ? sb_coll_name((enum sb_coll)g->coll[v]) : "", 0);
+    if (start && g->comm_bytes[v])
+        sb_csv_fieldf(f, 0, "%llu", (unsigned long long)g->comm_bytes[v]);
+    else
+        sb_csv_field(f, "", 0);
+    if (start && g->group_size[v])
+        sb_csv_fieldf(f, 0, "%u", g->group_size[v]);
+    else
+        sb_csv_field(f, "", 0);
+    if (start && g->comm_us[v] >= 0)
+        sb_csv_fieldf(f, 0, "%.17g", g->comm_us[v]);
+    else
+        sb_csv_field(f, "", 0);
+    if (g->device[v] >= 0)
+        sb_csv_fieldf(f, 0, "%d", g->device[v]);
+    else
+        sb_csv_field(f, "", 0);
+    write_flags(f, g->flags[v]);
+    sb_csv_end(f);
+}
+
+int sb_graph_write(const struct sb_graph *g, const char *path, struct sb_err *e)
+{
+    struct sb_atomic out;
+    if (sb_atomic_open(&out, path, e))
+        return -1;
+    fprintf(out.f, "# name=%s\n", g->name);
+    for (uint32_t i = 0; i < g->n_meta; i++)
+        if (strcmp(g->meta_key[i], "name") != 0)
+            fprintf(out.f, "# %s=%s\n", g->meta_key[i], g->meta_val[i]);
+    fprintf(out.f, "id,name,kind,inputs,op,cost_us,out_bytes,coll,comm_bytes,group,"
+                   "comm_us,device,flags\n");
+    for (uint32_t v = 0; v < g->v.n_nodes; v++)
+        write_node(out.f, g, v);
+    return sb_atomic_commit(&out, e);
+}
