@@ -92,6 +92,76 @@ same "$(field "$WORK/r7.csv" 2 6)" 6001.000 approx
 expect_rc 0 "sim inflight" "$BIN" run -w "$DATA/twocoll.csv" -s original --sim inflight=2 -o "$WORK/r8.csv"
 same "$(field "$WORK/r8.csv" 2 6)" 10.000 inflight
 
+# compare: the gate.  Base rows are edited by hand so each verdict is known.
+cp "$WORK/r1.csv" "$WORK/base.csv"
+expect_rc 0 "compare same" "$BIN" compare "$WORK/base.csv" "$WORK/r1.csv"
+contains "$WORK/err" "2 rows: 2 ok, 0 regressed" "compare same"
+# base peak of chain 300 -> 297: new 300 is +1.01% > 1% tolerance: regressed
+sed 's/^chain,original,ok,4,0,22.000,300,/chain,original,ok,4,0,22.000,297,/' "$WORK/r1.csv" >"$WORK/b2.csv"
+expect_rc 1 "compare mem regression" "$BIN" compare "$WORK/b2.csv" "$WORK/r1.csv"
+contains "$WORK/out" "regressed" "mem regression"
+contains "$WORK/out" "+1.01%" "mem change"
+# ... but within --mem-tol 2
+expect_rc 0 "compare mem tol" "$BIN" compare "$WORK/b2.csv" "$WORK/r1.csv" --mem-tol 2
+# base makespan of overlap 40 -> 39.5: new 40 is +1.27% < 2%: ok; with 1%: regressed
+sed 's/^overlap,original,ok,5,1,40.000,/overlap,original,ok,5,1,39.500,/' "$WORK/r1.csv" >"$WORK/b3.csv"
+expect_rc 0 "compare time within" "$BIN" compare "$WORK/b3.csv" "$WORK/r1.csv"
+expect_rc 1 "compare time tol" "$BIN" compare "$WORK/b3.csv" "$WORK/r1.csv" --time-tol 1
+# base peak 300 -> 400: new is 25% lower: improved, exit 0
+sed 's/^chain,original,ok,4,0,22.000,300,/chain,original,ok,4,0,22.000,400,/' "$WORK/r1.csv" >"$WORK/b4.csv"
+expect_rc 0 "compare improved" "$BIN" compare "$WORK/b4.csv" "$WORK/r1.csv" --format csv
+contains "$WORK/out" "chain,original,improved,400,300,-25.00%" "improved csv"
+# a row only in base: missing, exit 1; only in new: new, exit 0
+head -2 "$WORK/r1.csv" >"$WORK/b5.csv"
+expect_rc 0 "compare new" "$BIN" compare "$WORK/b5.csv" "$WORK/r1.csv" --format markdown
+contains "$WORK/out" "| overlap | original | new |" "new row"
+expect_rc 1 "compare missing" "$BIN" compare "$WORK/r1.csv" "$WORK/b5.csv"
+contains "$WORK/out" "missing" "missing row"
+# a row that turned into an error
+sed 's/^chain,original,ok,4,0,22.000,300,[^,]*,[^,]*,[^,]*,[^,]*,/chain,original,error:boom,4,0,,,,,,,/' "$WORK/r1.csv" >"$WORK/n6.csv"
+expect_rc 1 "compare error" "$BIN" compare "$WORK/r1.csv" "$WORK/n6.csv"
+contains "$WORK/out" "error" "error row"
+# unusable input: exit 2 with file and line
+printf 'workload,scheduler\nx,y\n' >"$WORK/junk.csv"
+expect_rc 2 "compare junk" "$BIN" compare "$WORK/junk.csv" "$WORK/r1.csv"
+contains "$WORK/err" "junk.csv:1: missing column 'status'" "compare junk"
+sed 's/^overlap,original,ok,5,1,40.000,/overlap,original,ok,5,1,forty,/' "$WORK/r1.csv" >"$WORK/b7.csv"
+expect_rc 2 "compare non-number" "$BIN" compare "$WORK/b7.csv" "$WORK/r1.csv"
+contains "$WORK/err" "b7.csv:3: makespan_us 'forty' is not a number" "compare non-number"
+cat "$WORK/r1.csv" <(tail -1 "$WORK/r1.csv") >"$WORK/b8.csv"
+expect_rc 2 "compare duplicate" "$BIN" compare "$WORK/b8.csv" "$WORK/r1.csv"
+contains "$WORK/err" "duplicate row for workload 'overlap'" "compare duplicate"
+
+# --jobs and --shard/merge give the unsharded single-threaded file (timing aside)
+ALLW="-w $DATA -s original,misbehave,misbehave:mode=fail --plugin $3/misbehave.so --quiet"
+"$BIN" run $ALLW -o "$WORK/j1.csv" 2>/dev/null
+"$BIN" run $ALLW -o "$WORK/j3.csv" --jobs 3 2>/dev/null
+if cmp -s <(cut -d, -f1-11,13- "$WORK/j1.csv") <(cut -d, -f1-11,13- "$WORK/j3.csv"); then ok; else bad "jobs 3 differs"; fi
+same "$(wc -l <"$WORK/j1.csv" | tr -d ' ')" 16 "5 workloads x 3 schedulers + header"
+for k in 1 2 3 4; do "$BIN" run $ALLW -o "$WORK/s$k.csv" --shard $k/4 --jobs 2 2>/dev/null; done
+expect_rc 0 merge "$BIN" merge "$WORK/s3.csv" "$WORK/s1.csv" "$WORK/s4.csv" "$WORK/s2.csv" -o "$WORK/m.csv"
+if cmp -s <(cut -d, -f1-11,13- "$WORK/j1.csv") <(cut -d, -f1-11,13- "$WORK/m.csv"); then ok; else bad "merged shards differ"; fi
+expect_rc 2 "merge twice" "$BIN" merge "$WORK/s1.csv" "$WORK/s1.csv" -o "$WORK/m2.csv"
+contains "$WORK/err" "the same shard twice?" "merge twice"
+expect_rc 2 "bad shard" "$BIN" run -w "$DATA" --shard 5/4 -o "$WORK/x.csv"
+expect_rc 2 "bad jobs" "$BIN" run -w "$DATA" --jobs 0 -o "$WORK/x.csv"
+
+# plot: images and scripts; without gnuplot on PATH, data and scripts only
+mkdir -p "$WORK/p/mem"
+"$BIN" run -w "$DATA/chain.csv" -w "$DATA/overlap.csv" -o "$WORK/p/res.csv" --mem-dir "$WORK/p/mem" --quiet
+if command -v gnuplot >/dev/null; then
+    expect_rc 0 plot "$BIN" plot "$WORK/p/res.csv" -o "$WORK/p/plots"
+    for f in overlap.memory.png overlap.memory.svg chain.bars.png pareto.png pareto.svg; do
+        if [ -s "$WORK/p/plots/$f" ]; then ok; else bad "plot $f missing"; fi
+    done
+fi
+PATH=/nonexistent "$BIN" plot "$WORK/p/res.csv" -o "$WORK/p/noplot" >"$WORK/out" 2>"$WORK/err"
+same "$?" 0 "plot without gnuplot"
+contains "$WORK/err" "gnuplot not found" "plot without gnuplot"
+if [ -s "$WORK/p/noplot/overlap.memory.gp" ] && [ -s "$WORK/p/noplot/overlap.memory.dat" ] &&
+   [ ! -e "$WORK/p/noplot/overlap.memory.png" ]; then ok; else bad "plot without gnuplot files"; fi
+expect_rc 2 "plot no workload" "$BIN" plot "$WORK/p/res.csv" -o "$WORK/p/plots" --workload nope
+
 # no arguments: the default corpus into results/latest.csv, relative to the cwd
 mkdir -p "$WORK/repo/workloads/corpus" "$WORK/repo/results"
 cp "$DATA/chain.csv" "$DATA/overlap.csv" "$WORK/repo/workloads/corpus/"

@@ -5,6 +5,7 @@
 #define _POSIX_C_SOURCE 200809L
 #include "core.h"
 #include "run.h"
+#include "commands.h"
 
 #include <string.h>
 
@@ -26,6 +27,9 @@ static int usage(FILE *f)
             "  list      schedulers with their parameters, and the default corpus\n"
             "  validate  load graphs and print their counts\n"
             "  convert   read a graph in any supported format, write it as CSV v1\n"
+            "  compare   compare two results files: the regression gate\n"
+            "  merge     join the results of run --shard slices\n"
+            "  plot      draw memory, bar and Pareto plots of a results file\n"
             "  gen       generate a workload graph (schedbench gen --help)\n"
             "\n"
             "  schedbench COMMAND --help   options of one command\n"
@@ -199,6 +203,12 @@ int main(int argc, char **argv)
     if (!strcmp(cmd, "gen"))
         return sb_gen_main(argc - 1, argv + 1);
 #endif
+    if (!strcmp(cmd, "compare"))
+        return sb_cmd_compare(argc - 1, argv + 1);
+    if (!strcmp(cmd, "merge"))
+        return sb_cmd_merge(argc - 1, argv + 1);
+    if (!strcmp(cmd, "plot"))
+        return sb_cmd_plot(argc - 1, argv + 1);
     sb_registry_add_builtins();
     int rc;
     if (!strcmp(cmd, "run"))

@@ -81,6 +81,7 @@ struct sb_sim_config {
     uint32_t limit[SB_COLL_COUNT];
     double edge_lat_us; /* added on every edge but start->done (sb_cost_edge_lat) */
     uint32_t n_devices; /* compute streams; 1 until placement policies land */
+    int record;         /* fill the per-node times of sb_sim_result (timelines) */
 };
 void sb_sim_defaults(struct sb_sim_config *c);
 int sb_sim_parse(struct sb_sim_config *c, const char *spec, struct sb_err *e);
@@ -95,7 +96,14 @@ struct sb_sim_result {
     uint32_t peak_pos;      /* first schedule position reaching the peak */
     uint32_t n_pos;
     uint64_t *mem_bytes;    /* [n_pos] memory live at each position, device 0 */
+    /* Only with sb_sim_config.record, [n_nodes] each, for timelines: */
+    double *begin_us;       /* compute: start; done: when it began waiting; start: issue */
+    double *end_us;         /* compute: end; done: when the wait ended; start: issue */
+    double *coll_begin_us;  /* starts: when the collective began running */
+    double *coll_end_us;    /* starts: when it finished */
+    uint32_t *coll_lane;    /* starts: resource * SB_SIM_MAX_INFLIGHT + slot */
 };
+#define SB_SIM_MAX_INFLIGHT 64 /* slots per resource; more would be no limit */
 
 /* Replays a validated schedule.  Times come from g->v.dur_us. */
 void sb_sim_run(const struct sb_graph *g, const struct sb_schedule *s,

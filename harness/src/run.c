@@ -7,16 +7,21 @@
  * the sched_ms column. */
 #define _POSIX_C_SOURCE 200809L
 #include "run.h"
+#include "trace.h"
 
 #include <dirent.h>
+#include <pthread.h>
+#include <unistd.h>
 #include <errno.h>
 #include <string.h>
 #include <sys/stat.h>
 
+/* `cell` is the row's index in the whole sweep (workload-major), which lets
+ * `schedbench merge` put the rows of --shard runs back in sweep order. */
 const char *const sb_result_columns[] = {
     "workload", "scheduler", "status", "nodes", "collectives", "makespan_us",
     "peak_mem_bytes", "exposed_comm_us", "compute_us", "comm_us", "makespan_lb_us",
-    "sched_ms", "peak_pos", "edges", "cost_model", NULL};
+    "sched_ms", "peak_pos", "edges", "cost_model", "cell", NULL};
 
 /* ---- workload paths --------------------------------------------------------- */
 
@@ -86,9 +91,15 @@ struct run_opts {
     struct sb_sched *sched;
     const char *out;
     const char *mem_dir;
+    const char *trace_dir;
     struct sb_cost_params cost;
     struct sb_sim_config sim;
     int all;
+    int quiet;
+    uint32_t jobs;
+    uint32_t shard_k, shard_n; /* this run is slice shard_k (1-based) of shard_n */
+    uint32_t n_lists;
+    const char **lists;        /* -s values, parsed once every --plugin is loaded */
 };
 
 static int run_help(void)
@@ -96,6 +107,7 @@ static int run_help(void)
     printf("usage: schedbench run [-w FILE|DIR ...] [-s SPEC[,SPEC...]|all] [-o OUT.csv]\n"
            "                      [--cost-model analytical|approx] [--cost K=V,...]\n"
            "                      [--sim K=V,...] [--plugin X.so ...] [--mem-dir DIR]\n"
+           "                      [--trace-dir DIR] [--jobs N] [--shard K/N] [--quiet]\n"
            "\n"
            "Simulates every workload with every scheduler and writes one CSV row each.\n"
            "With no -w, runs the default corpus (%s); with no -s, every\n"
@@ -114,6 +126,12 @@ static int run_help(void)
            "  --plugin X.so     load an external scheduler (repeatable)\n"
            "  --mem-dir DIR     also write each cell's memory timeline as\n"
            "                    DIR/<workload>__<scheduler>.csv\n"
+           "  --trace-dir DIR   also write each cell's Chrome trace (Perfetto) as\n"
+           "                    DIR/<workload>__<scheduler>.json\n"
+           "  --jobs N          run cells on N threads; output identical to --jobs 1\n"
+           "  --shard K/N       run only the K-th of N deterministic slices of the cells\n"
+           "                    (join the parts with schedbench merge)\n"
+           "  --quiet           no progress bar (shown on a terminal after one second)\n"
            "\n"
            "Exit status: 0 all cells ok, 1 some cell invalid or failed, 2 bad input.\n",
            SB_DEFAULT_CORPUS, SB_DEFAULT_RESULTS);
@@ -166,15 +184,41 @@ static int add_sched_list(struct run_opts *o, const char *list, struct sb_err *e
     return rc;
 }
 
+static int parse_jobs(struct run_opts *o, const char *v, struct sb_err *e)
+{
+    char *end;
+    unsigned long n = strtoul(v, &end, 10);
+    if (end == v || *end || v[0] == '-' || n < 1 || n > 256)
+        return sb_errf(e, "schedbench run: --jobs '%s' is not an integer in 1..256", v);
+    o->jobs = (uint32_t)n;
+    return 0;
+}
+
+static int parse_shard(struct run_opts *o, const char *v, struct sb_err *e)
+{
+    unsigned k, n;
+    char tail;
+    if (sscanf(v, "%u/%u%c", &k, &n, &tail) != 2 || n < 1 || k < 1 || k > n)
+        return sb_errf(e, "schedbench run: --shard '%s' is not K/N with 1 <= K <= N", v);
+    o->shard_k = k;
+    o->shard_n = n;
+    return 0;
+}
+
 static int parse_run_args(struct run_opts *o, int argc, char **argv, struct sb_err *e)
 {
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         const char *v = i + 1 < argc ? argv[i + 1] : NULL;
+        if (!strcmp(a, "--quiet") || !strcmp(a, "-q")) {
+            o->quiet = 1;
+            continue;
+        }
         int takes = !strcmp(a, "-w") || !strcmp(a, "-s") || !strcmp(a, "-o") ||
                     !strcmp(a, "--cost-model") || !strcmp(a, "--cost") ||
                     !strcmp(a, "--sim") || !strcmp(a, "--plugin") ||
-                    !strcmp(a, "--mem-dir");
+                    !strcmp(a, "--mem-dir") || !strcmp(a, "--trace-dir") ||
+                    !strcmp(a, "--jobs") || !strcmp(a, "-j") || !strcmp(a, "--shard");
         if (!takes)
             return sb_errf(e, "schedbench run: unknown argument '%s' (see --help)", a);
         if (!v)
@@ -183,12 +227,20 @@ static int parse_run_args(struct run_opts *o, int argc, char **argv, struct sb_e
         int rc = 0;
         if (!strcmp(a, "-w"))
             rc = sb_paths_add(&o->w, v, e);
-        else if (!strcmp(a, "-s"))
-            rc = add_sched_list(o, v, e);
+        else if (!strcmp(a, "-s")) {
+            o->lists = sb_xrealloc(o->lists, (o->n_lists + 1) * sizeof *o->lists);
+            o->lists[o->n_lists++] = v;
+        }
         else if (!strcmp(a, "-o"))
             o->out = v;
         else if (!strcmp(a, "--mem-dir"))
             o->mem_dir = v;
+        else if (!strcmp(a, "--trace-dir"))
+            o->trace_dir = v;
+        else if (!strcmp(a, "--jobs") || !strcmp(a, "-j"))
+            rc = parse_jobs(o, v, e);
+        else if (!strcmp(a, "--shard"))
+            rc = parse_shard(o, v, e);
         else if (!strcmp(a, "--cost"))
             rc = sb_cost_parse(&o->cost, v, e);
         else if (!strcmp(a, "--sim"))
@@ -209,6 +261,9 @@ static int parse_run_args(struct run_opts *o, int argc, char **argv, struct sb_e
 
 static int finish_opts(struct run_opts *o, struct sb_err *e)
 {
+    for (uint32_t i = 0; i < o->n_lists; i++)
+        if (add_sched_list(o, o->lists[i], e))
+            return -1;
     if (!o->w.n && sb_paths_add(&o->w, SB_DEFAULT_CORPUS, e))
         return -1;
     if (o->all || !o->n_sched) {
@@ -225,7 +280,12 @@ static int finish_opts(struct run_opts *o, struct sb_err *e)
     }
     if (!o->out)
         o->out = SB_DEFAULT_RESULTS;
+    if (!o->jobs)
+        o->jobs = 1;
+    if (!o->shard_n)
+        o->shard_k = o->shard_n = 1;
     o->sim.edge_lat_us = sb_cost_edge_lat(&o->cost);
+    o->sim.record = o->trace_dir != NULL;
     return 0;
 }
 
@@ -235,9 +295,10 @@ static void free_opts(struct run_opts *o)
     for (uint32_t i = 0; i < o->n_sched; i++)
         sb_sched_free(&o->sched[i]);
     free(o->sched);
+    free(o->lists);
 }
 
-/* ---- one cell ----------------------------------------------------------------- */
+/* ---- one cell ------------------------------------------------------------------ */
 
 static void write_header(FILE *f)
 {
@@ -248,7 +309,7 @@ static void write_header(FILE *f)
 
 static void write_row(FILE *f, const struct sb_graph *g, const char *sched,
                       const char *status, const struct sb_sim_result *r,
-                      double sched_ms, const struct run_opts *o)
+                      double sched_ms, const struct run_opts *o, uint64_t cell)
 {
     sb_csv_field(f, g->name, 1);
     sb_csv_field(f, sched, 0);
@@ -273,6 +334,7 @@ static void write_row(FILE *f, const struct sb_graph *g, const char *sched,
         sb_csv_field(f, "", 0);
     sb_csv_fieldf(f, 0, "%u", g->v.n_edges);
     sb_csv_field(f, o->cost.model == SB_COST_APPROX ? "approx" : "analytical", 0);
+    sb_csv_fieldf(f, 0, "%llu", (unsigned long long)cell);
     sb_csv_end(f);
 }
 
@@ -288,14 +350,22 @@ static void safe_name(char *dst, size_t n, const char *src)
     dst[i] = 0;
 }
 
+/* DIR/<workload>__<scheduler>.<ext>, with both names reduced to [A-Za-z0-9._-] */
+static void cell_path(char *path, size_t n, const char *dir, const struct sb_graph *g,
+                      const char *sched, const char *ext)
+{
+    char a[256], b[256];
+    safe_name(a, sizeof a, g->name);
+    safe_name(b, sizeof b, sched);
+    snprintf(path, n, "%s/%s__%s.%s", dir, a, b, ext);
+}
+
 static int write_timeline(const char *dir, const struct sb_graph *g, const char *sched,
                           const struct sb_schedule *s, const struct sb_sim_result *r,
                           struct sb_err *e)
 {
-    char a[256], b[256], path[4096];
-    safe_name(a, sizeof a, g->name);
-    safe_name(b, sizeof b, sched);
-    snprintf(path, sizeof path, "%s/%s__%s.csv", dir, a, b);
+    char path[4096];
+    cell_path(path, sizeof path, dir, g, sched, "csv");
     struct sb_atomic out;
     if (sb_atomic_open(&out, path, e))
         return -1;
@@ -311,10 +381,25 @@ static int write_timeline(const char *dir, const struct sb_graph *g, const char 
     return sb_atomic_commit(&out, e);
 }
 
-/* Returns 0 when the cell is ok, 1 when it is invalid or failed, -1 when an
- * output file could not be written. */
+static int write_extras(const struct run_opts *o, const struct sb_graph *g,
+                        const char *sched, const struct sb_schedule *s,
+                        const struct sb_sim_result *r, struct sb_err *e)
+{
+    char path[4096];
+    if (o->mem_dir && write_timeline(o->mem_dir, g, sched, s, r, e))
+        return -1;
+    if (o->trace_dir) {
+        cell_path(path, sizeof path, o->trace_dir, g, sched, "json");
+        if (sb_trace_write(path, g, sched, s, r, o->sim.shared, e))
+            return -1;
+    }
+    return 0;
+}
+
+/* Writes the cell's row to f.  Returns 0 when the cell is ok, 1 when it is
+ * invalid or failed, -1 (message in io) when an extra output failed. */
 static int run_cell(FILE *f, const struct sb_graph *g, const struct sb_sched *sc,
-                    const struct run_opts *o, struct sb_err *io)
+                    const struct run_opts *o, uint64_t cell, struct sb_err *io)
 {
     struct sb_schedule s;
     struct sb_err e;
@@ -326,66 +411,234 @@ static int run_cell(FILE *f, const struct sb_graph *g, const struct sb_sched *sc
     double ms = sb_now_ms() - t0;
     if (failed) {
         snprintf(status, sizeof status, "error:%s", e.msg);
-        write_row(f, g, sc->spec, status, NULL, ms, o);
+        write_row(f, g, sc->spec, status, NULL, ms, o, cell);
     } else if (sb_schedule_validate(&g->v, &s, &e)) {
         snprintf(status, sizeof status, "invalid:%s", e.msg);
-        write_row(f, g, sc->spec, status, NULL, ms, o);
+        write_row(f, g, sc->spec, status, NULL, ms, o, cell);
     } else {
         struct sb_sim_result r;
         sb_sim_run(g, &s, &o->sim, &r);
-        write_row(f, g, sc->spec, "ok", &r, ms, o);
+        write_row(f, g, sc->spec, "ok", &r, ms, o, cell);
         bad = 0;
-        if (o->mem_dir && write_timeline(o->mem_dir, g, sc->spec, &s, &r, io))
-            io_fail = 1;
+        io_fail = write_extras(o, g, sc->spec, &s, &r, io) != 0;
         sb_sim_result_free(&r);
     }
     sb_schedule_free(&s);
     return io_fail ? -1 : bad;
 }
 
-/* ---- the sweep ------------------------------------------------------------------ */
+/* ---- the sweep -------------------------------------------------------------------
+ *
+ * Cells are workload-major: cell c = workload * n_sched + scheduler.  A shard
+ * K/N owns the cells with c % N == K - 1, so every shard gets a share of every
+ * workload's schedulers.  Workers take the shard's cells in order from a shared
+ * counter; a workload is loaded by the first worker that needs it and freed by
+ * the last, so at most about `jobs` graphs are in memory at once.  Each row is
+ * kept in memory and the file is written in cell order at the end, which makes
+ * the output independent of --jobs. */
 
-static int names_unique(char **names, uint32_t n, const char *path,
-                        struct sb_err *e)
+struct workload {
+    pthread_mutex_t mu;
+    struct sb_graph *g;
+    int state;            /* 0 not loaded, 1 loaded, -1 failed */
+    uint32_t cells_left;  /* this shard's cells still to run */
+    char *name;           /* the graph's name, kept after it is freed */
+    struct sb_err err;
+};
+
+struct sweep {
+    struct run_opts *o;
+    uint64_t *cells;      /* this shard's cell indices, ascending */
+    uint64_t n_cells;
+    char **row;           /* [n_cells] each row's CSV text */
+    int *status;          /* [n_cells] run_cell's result; 2 = not run */
+    struct workload *wl;  /* [o->w.n] */
+    pthread_mutex_t mu;   /* next, done, io_err, progress */
+    uint64_t next, done;
+    int io_failed;
+    struct sb_err io_err;
+    double t0_ms, last_draw_ms;
+    int progress;
+};
+
+static struct sb_graph *acquire(struct sweep *S, uint32_t w)
 {
-    for (uint32_t i = 0; i + 1 < n; i++)
-        if (!strcmp(names[i], names[n - 1]))
-            return sb_errf(e, "%s: workload name '%s' is already used by another file "
-                              "in this run (set '# name=' to tell them apart)",
-                           path, names[n - 1]);
+    struct workload *W = &S->wl[w];
+    pthread_mutex_lock(&W->mu);
+    if (W->state == 0) {
+        W->g = sb_graph_load(S->o->w.path[w], &W->err);
+        W->state = W->g ? 1 : -1;
+        if (W->g) {
+            sb_cost_apply(&S->o->cost, W->g);
+            W->name = sb_xstrdup(W->g->name);
+        }
+    }
+    struct sb_graph *g = W->g;
+    pthread_mutex_unlock(&W->mu);
+    return g;
+}
+
+static void release(struct sweep *S, uint32_t w)
+{
+    struct workload *W = &S->wl[w];
+    pthread_mutex_lock(&W->mu);
+    if (--W->cells_left == 0) {
+        sb_graph_free(W->g);
+        W->g = NULL;
+    }
+    pthread_mutex_unlock(&W->mu);
+}
+
+static void draw_progress(struct sweep *S)
+{
+    double now = sb_now_ms(), el = (now - S->t0_ms) / 1e3;
+    if (!S->progress || el < 1.0 || (now - S->last_draw_ms < 100 && S->done < S->n_cells))
+        return;
+    S->last_draw_ms = now;
+    int width = 30, fill = (int)(width * S->done / (S->n_cells ? S->n_cells : 1));
+    fprintf(stderr, "\r[%.*s%*s] %llu/%llu cells  %.1f s  %.1f cells/s ", fill,
+            "##############################", width - fill, "",
+            (unsigned long long)S->done, (unsigned long long)S->n_cells, el,
+            (double)S->done / el);
+}
+
+static void do_cell(struct sweep *S, uint64_t i)
+{
+    uint64_t c = S->cells[i];
+    uint32_t w = (uint32_t)(c / S->o->n_sched), k = (uint32_t)(c % S->o->n_sched);
+    struct sb_graph *g = acquire(S, w);
+    if (g) {
+        char *buf = NULL;
+        size_t len = 0;
+        struct sb_err io;
+        FILE *f = open_memstream(&buf, &len);
+        SB_ASSERT(f);
+        S->status[i] = run_cell(f, g, &S->o->sched[k], S->o, c, &io);
+        fclose(f);
+        S->row[i] = buf;
+        if (S->status[i] < 0) {
+            pthread_mutex_lock(&S->mu);
+            if (!S->io_failed)
+                S->io_err = io;
+            S->io_failed = 1;
+            pthread_mutex_unlock(&S->mu);
+        }
+    }
+    release(S, w);
+}
+
+static void *worker(void *arg)
+{
+    struct sweep *S = arg;
+    for (;;) {
+        pthread_mutex_lock(&S->mu);
+        uint64_t i = S->next++;
+        pthread_mutex_unlock(&S->mu);
+        if (i >= S->n_cells)
+            return NULL;
+        do_cell(S, i);
+        pthread_mutex_lock(&S->mu);
+        S->done++;
+        draw_progress(S);
+        pthread_mutex_unlock(&S->mu);
+    }
+}
+
+static void plan(struct sweep *S, struct run_opts *o)
+{
+    uint64_t total = (uint64_t)o->w.n * o->n_sched;
+    S->o = o;
+    S->cells = sb_xmalloc((total / o->shard_n + 1) * sizeof *S->cells);
+    S->wl = sb_xcalloc(o->w.n, sizeof *S->wl);
+    for (uint32_t w = 0; w < o->w.n; w++)
+        pthread_mutex_init(&S->wl[w].mu, NULL);
+    for (uint64_t c = o->shard_k - 1; c < total; c += o->shard_n) {
+        S->cells[S->n_cells++] = c;
+        S->wl[c / o->n_sched].cells_left++;
+    }
+    S->row = sb_xcalloc(S->n_cells + 1, sizeof *S->row);
+    S->status = sb_xmalloc((S->n_cells + 1) * sizeof *S->status);
+    for (uint64_t i = 0; i < S->n_cells; i++)
+        S->status[i] = 2;
+    pthread_mutex_init(&S->mu, NULL);
+    S->t0_ms = sb_now_ms();
+    S->progress = !o->quiet && isatty(2);
+}
+
+static void execute(struct sweep *S)
+{
+    uint32_t n = S->o->jobs;
+    if (n > S->n_cells)
+        n = S->n_cells ? (uint32_t)S->n_cells : 1;
+    if (n == 1) {
+        worker(S);
+    } else {
+        pthread_t *t = sb_xmalloc(n * sizeof *t);
+        for (uint32_t i = 0; i < n; i++)
+            SB_ASSERT(pthread_create(&t[i], NULL, worker, S) == 0);
+        for (uint32_t i = 0; i < n; i++)
+            pthread_join(t[i], NULL);
+        free(t);
+    }
+    if (S->progress && sb_now_ms() - S->t0_ms >= 1000)
+        fprintf(stderr, "\n");
+}
+
+/* Bad input wins over everything: the first workload (in order) that failed
+ * to load, then the first name used by two loaded workloads. */
+static int input_error(const struct sweep *S, struct sb_err *e)
+{
+    const struct run_opts *o = S->o;
+    for (uint32_t w = 0; w < o->w.n; w++)
+        if (S->wl[w].state < 0) {
+            *e = S->wl[w].err;
+            return -1;
+        }
+    for (uint32_t w = 0; w < o->w.n; w++)
+        for (uint32_t v = 0; S->wl[w].name && v < w; v++)
+            if (S->wl[v].name && !strcmp(S->wl[w].name, S->wl[v].name))
+                return sb_errf(e, "%s: workload name '%s' is already used by %s "
+                                  "(set '# name=' to tell them apart)",
+                               o->w.path[w], S->wl[w].name, o->w.path[v]);
     return 0;
 }
 
+static void sweep_free(struct sweep *S)
+{
+    for (uint64_t i = 0; i < S->n_cells; i++)
+        free(S->row[i]);
+    for (uint32_t w = 0; w < S->o->w.n; w++) {
+        sb_graph_free(S->wl[w].g);
+        free(S->wl[w].name);
+        pthread_mutex_destroy(&S->wl[w].mu);
+    }
+    pthread_mutex_destroy(&S->mu);
+    free(S->row);
+    free(S->status);
+    free(S->cells);
+    free(S->wl);
+}
+
+/* Returns 0 all ok, 1 some cell invalid or failed, 2 bad input (message in e). */
 static int sweep(FILE *f, struct run_opts *o, struct sb_err *e)
 {
-    int failed = 0;
-    char **names = sb_xcalloc(o->w.n, sizeof *names);
+    struct sweep S = {0};
+    plan(&S, o);
+    execute(&S);
     int rc = 0;
-    for (uint32_t i = 0; i < o->w.n && !rc; i++) {
-        struct sb_graph *g = sb_graph_load(o->w.path[i], e);
-        if (!g) {
-            rc = 2;
-            break;
-        }
-        names[i] = sb_xstrdup(g->name);
-        if (names_unique(names, i + 1, o->w.path[i], e)) {
-            sb_graph_free(g);
-            rc = 2;
-            break;
-        }
-        sb_cost_apply(&o->cost, g);
-        for (uint32_t k = 0; k < o->n_sched && !rc; k++) {
-            int c = run_cell(f, g, &o->sched[k], o, e);
-            if (c < 0)
-                rc = 2;
-            failed |= c > 0;
-        }
-        sb_graph_free(g);
+    if (input_error(&S, e))
+        rc = 2;
+    else if (S.io_failed) {
+        *e = S.io_err;
+        rc = 2;
     }
-    for (uint32_t i = 0; i < o->w.n; i++)
-        free(names[i]);
-    free(names);
-    return rc ? rc : failed;
+    for (uint64_t i = 0; i < S.n_cells && !rc; i++)
+        fputs(S.row[i], f);
+    for (uint64_t i = 0; i < S.n_cells && !rc; i++)
+        if (S.status[i] == 1)
+            rc = 1;
+    sweep_free(&S);
+    return rc;
 }
 
 int sb_cmd_run(int argc, char **argv)
@@ -416,9 +669,10 @@ int sb_cmd_run(int argc, char **argv)
     } else if (sb_atomic_commit(&out, &e)) {
         fprintf(stderr, "schedbench run: %s\n", e.msg);
         rc = 2;
-    } else {
-        fprintf(stderr, "schedbench: %u workloads x %u schedulers -> %s%s\n", o.w.n,
-                o.n_sched, o.out, rc ? " (some cells invalid or failed: see status)" : "");
+    } else if (!o.quiet) {
+        fprintf(stderr, "schedbench: %u workloads x %u schedulers%s -> %s%s\n", o.w.n,
+                o.n_sched, o.shard_n > 1 ? " (one shard)" : "", o.out,
+                rc ? " (some cells invalid or failed: see status)" : "");
     }
     free_opts(&o);
     return rc;

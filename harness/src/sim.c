@@ -11,7 +11,7 @@
 
 #include <string.h>
 
-#define SB_MAX_INFLIGHT 64 /* slots per resource; more would be no limit at all */
+#define SB_MAX_INFLIGHT SB_SIM_MAX_INFLIGHT
 
 void sb_sim_defaults(struct sb_sim_config *c)
 {
@@ -163,6 +163,7 @@ struct sim_state {
     double *stream;   /* [n_devices] when each compute stream is free */
     struct resource *res; /* [n_devices * SB_COLL_COUNT] */
     const struct sb_sim_config *c;
+    struct sb_sim_result *rec; /* non-NULL when recording times */
 };
 
 /* Earliest time v's inputs are available; a done's own start is left out. */
@@ -189,6 +190,11 @@ static double issue(struct sim_state *S, uint32_t s, uint32_t dev, double t)
             best = k;
     double begin = t > R->end_us[best] ? t : R->end_us[best];
     R->end_us[best] = begin + S->g->dur_us[s];
+    if (S->rec) {
+        S->rec->coll_begin_us[s] = begin;
+        S->rec->coll_end_us[s] = R->end_us[best];
+        S->rec->coll_lane[s] = r * SB_MAX_INFLIGHT + best;
+    }
     return R->end_us[best];
 }
 
@@ -201,9 +207,13 @@ static void run_order(struct sim_state *S, const struct sb_schedule *s,
         double t = inputs_ready(S, v);
         if (t < S->stream[d])
             t = S->stream[d];
+        if (S->rec)
+            S->rec->begin_us[v] = t;
         switch ((enum sb_kind)g->kind[v]) {
         case SB_KIND_INPUT: /* exists before the program starts */
             S->fin[v] = 0;
+            if (S->rec)
+                S->rec->begin_us[v] = S->rec->end_us[v] = 0;
             continue;
         case SB_KIND_COMPUTE:
             t += g->dur_us[v];
@@ -224,6 +234,8 @@ static void run_order(struct sim_state *S, const struct sb_schedule *s,
         }
         S->fin[v] = t;
         S->stream[d] = t;
+        if (S->rec)
+            S->rec->end_us[v] = t;
         if (t > r->makespan_us)
             r->makespan_us = t;
     }
@@ -250,6 +262,15 @@ void sb_sim_run(const struct sb_graph *G, const struct sb_schedule *s,
     S.coll_end = sb_xcalloc(g->n_nodes, sizeof *S.coll_end);
     S.stream = sb_xcalloc(nd, sizeof *S.stream);
     S.res = sb_xcalloc((size_t)nd * SB_COLL_COUNT, sizeof *S.res);
+    if (c->record) {
+        size_t n = g->n_nodes;
+        r->begin_us = sb_xcalloc(n, sizeof *r->begin_us);
+        r->end_us = sb_xcalloc(n, sizeof *r->end_us);
+        r->coll_begin_us = sb_xcalloc(n, sizeof *r->coll_begin_us);
+        r->coll_end_us = sb_xcalloc(n, sizeof *r->coll_end_us);
+        r->coll_lane = sb_xcalloc(n, sizeof *r->coll_lane);
+        S.rec = r;
+    }
     for (uint32_t d = 0; d < nd; d++)
         for (uint32_t t = 0; t < SB_COLL_COUNT; t++)
             S.res[(size_t)d * SB_COLL_COUNT + t].n_slots = c->shared ? c->limit[0]
@@ -270,7 +291,12 @@ void sb_sim_run(const struct sb_graph *G, const struct sb_schedule *s,
 void sb_sim_result_free(struct sb_sim_result *r)
 {
     free(r->mem_bytes);
-    r->mem_bytes = NULL;
+    free(r->begin_us);
+    free(r->end_us);
+    free(r->coll_begin_us);
+    free(r->coll_end_us);
+    free(r->coll_lane);
+    memset(r, 0, sizeof *r);
 }
 
 /* Critical path with collective durations on their start->done edges, and

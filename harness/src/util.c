@@ -133,6 +133,20 @@ void sb_csv_fieldf(FILE *f, int first, const char *fmt, ...)
 
 void sb_csv_end(FILE *f) { fputc('\n', f); }
 
+char *sb_strf(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(NULL, 0, fmt, ap);
+    va_end(ap);
+    SB_ASSERT(n >= 0);
+    char *s = sb_xmalloc((size_t)n + 1);
+    va_start(ap, fmt);
+    vsnprintf(s, (size_t)n + 1, fmt, ap);
+    va_end(ap);
+    return s;
+}
+
 double sb_now_ms(void)
 {
     struct timespec ts;

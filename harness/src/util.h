@@ -51,6 +51,10 @@ void sb_csv_fieldf(FILE *f, int first, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 void sb_csv_end(FILE *f);
 
+/* A formatted string in a new allocation (file paths built from user input,
+ * where a fixed buffer would truncate). */
+char *sb_strf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
 /* Monotonic wall clock in milliseconds, for the sched_ms timing column only. */
 double sb_now_ms(void);
 

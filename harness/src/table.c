@@ -1,0 +1,148 @@
+#define _POSIX_C_SOURCE 200809L
+#include "table.h"
+
+#include <csv.h>
+#include <errno.h>
+#include <string.h>
+
+struct reader {
+    struct sb_table *t;
+    struct sb_err *e;
+    int failed;
+    uint32_t line, row_line, n_fld;
+    char **row;     /* fields of the row being read */
+    uint32_t row_cap;
+    uint32_t cap;   /* rows allocated */
+};
+
+static void on_field(void *s, size_t len, void *data)
+{
+    struct reader *R = data;
+    if (R->failed)
+        return;
+    if (R->n_fld == 0)
+        R->row_line = R->line;
+    if (R->n_fld == R->row_cap) {
+        R->row_cap = R->row_cap ? R->row_cap * 2 : 16;
+        R->row = sb_xrealloc(R->row, R->row_cap * sizeof *R->row);
+    }
+    char *f = sb_xmalloc(len + 1);
+    if (len)
+        memcpy(f, s, len);
+    f[len] = 0;
+    R->row[R->n_fld++] = f;
+}
+
+static void drop_row(struct reader *R)
+{
+    for (uint32_t i = 0; i < R->n_fld; i++)
+        free(R->row[i]);
+    R->n_fld = 0;
+}
+
+static void on_row(int c, void *data)
+{
+    struct reader *R = data;
+    struct sb_table *t = R->t;
+    (void)c;
+    if (R->failed) {
+        drop_row(R);
+        return;
+    }
+    uint32_t r = t->n_cols ? t->n_rows + 1 : 0;
+    if (r == 0)
+        t->n_cols = R->n_fld;
+    else if (R->n_fld != t->n_cols) {
+        sb_errf(R->e, "%s:%u: row has %u fields, the header has %u", t->path,
+                R->row_line, R->n_fld, t->n_cols);
+        R->failed = 1;
+        drop_row(R);
+        return;
+    }
+    if (r + 1 > R->cap) {
+        R->cap = R->cap ? R->cap * 2 : 64;
+        t->cell = sb_xrealloc(t->cell, (size_t)R->cap * t->n_cols * sizeof *t->cell);
+        t->line = sb_xrealloc(t->line, R->cap * sizeof *t->line);
+    }
+    memcpy(t->cell + (size_t)r * t->n_cols, R->row, t->n_cols * sizeof *R->row);
+    t->line[r] = R->row_line;
+    if (r)
+        t->n_rows++;
+    R->n_fld = 0;
+}
+
+static int parse_buf(struct reader *R, const char *buf, size_t n)
+{
+    struct csv_parser p;
+    SB_ASSERT(csv_init(&p, 0) == 0);
+    size_t pos = 0;
+    while (pos < n && !R->failed) {
+        const char *nl = memchr(buf + pos, '\n', n - pos);
+        size_t len = nl ? (size_t)(nl - (buf + pos)) + 1 : n - pos;
+        if (csv_parse(&p, buf + pos, len, on_field, on_row, R) != len) {
+            sb_errf(R->e, "%s:%u: CSV error: %s", R->t->path, R->line,
+                    csv_strerror(csv_error(&p)));
+            R->failed = 1;
+        }
+        pos += len;
+        R->line++;
+    }
+    if (!R->failed)
+        csv_fini(&p, on_field, on_row, R);
+    csv_free(&p);
+    drop_row(R);
+    free(R->row);
+    return R->failed ? -1 : 0;
+}
+
+int sb_table_read(struct sb_table *t, const char *path, struct sb_err *e)
+{
+    memset(t, 0, sizeof *t);
+    t->path = sb_xstrdup(path);
+    FILE *f = fopen(path, "rb");
+    if (!f) {
+        sb_errf(e, "%s: cannot open: %s", path, strerror(errno));
+        sb_table_free(t);
+        return -1;
+    }
+    size_t n = 0, cap = 1 << 16, got;
+    char *buf = sb_xmalloc(cap);
+    while ((got = fread(buf + n, 1, cap - n, f)) > 0) {
+        n += got;
+        if (n == cap)
+            buf = sb_xrealloc(buf, cap *= 2);
+    }
+    fclose(f);
+    struct reader R = {.t = t, .e = e, .line = 1};
+    int rc = parse_buf(&R, buf, n);
+    free(buf);
+    if (!rc && !t->n_cols)
+        rc = sb_errf(e, "%s:1: empty file: no header row", path);
+    if (rc)
+        sb_table_free(t);
+    return rc;
+}
+
+void sb_table_free(struct sb_table *t)
+{
+    size_t n = t->n_cols ? (size_t)(t->n_rows + 1) * t->n_cols : 0;
+    for (size_t i = 0; i < n; i++)
+        free(t->cell[i]);
+    free(t->cell);
+    free(t->line);
+    free(t->path);
+    memset(t, 0, sizeof *t);
+}
+
+int sb_table_col(const struct sb_table *t, const char *name)
+{
+    for (uint32_t c = 0; c < t->n_cols; c++)
+        if (strcmp(t->cell[c], name) == 0)
+            return (int)c;
+    return -1;
+}
+
+const char *sb_table_get(const struct sb_table *t, uint32_t r, uint32_t c)
+{
+    return t->cell[(size_t)(r + 1) * t->n_cols + c];
+}

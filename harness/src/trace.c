@@ -1,0 +1,146 @@
+/* Chrome trace event JSON of one simulated schedule (`run --trace-dir`), which
+ * opens in Perfetto and chrome://tracing: one lane for the compute stream
+ * (compute nodes, and the waits at dones as "exposed" slices), one lane per
+ * communication slot, and memory as a counter track.  Events are written in
+ * time order. */
+#define _POSIX_C_SOURCE 200809L
+#include "trace.h"
+
+#include <string.h>
+
+#define PID 1
+#define TID_COMPUTE 1
+#define TID_COMM0 100
+
+enum ev_kind { EV_COMPUTE, EV_WAIT, EV_COLL, EV_MEM };
+
+struct ev {
+    double ts;
+    uint32_t seq; /* emission order: ties keep it, so output is deterministic */
+    uint32_t kind;
+    uint32_t idx; /* node id, or schedule position for EV_MEM */
+};
+
+static int cmp_ev(const void *a, const void *b)
+{
+    const struct ev *x = a, *y = b;
+    if (x->ts != y->ts)
+        return x->ts < y->ts ? -1 : 1;
+    return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
+static void json_str(FILE *f, const char *s)
+{
+    fputc('"', f);
+    for (; *s; s++) {
+        unsigned char c = (unsigned char)*s;
+        if (c == '"' || c == '\\')
+            fprintf(f, "\\%c", c);
+        else if (c < 0x20)
+            fprintf(f, "\\u%04x", c);
+        else
+            fputc(c, f);
+    }
+    fputc('"', f);
+}
+
+static struct ev *collect(const struct sb_graph_view *g, const struct sb_schedule *s,
+                          const struct sb_sim_result *r, uint32_t *n_ev)
+{
+    struct ev *ev = sb_xmalloc(((size_t)g->n_nodes * 2 + 1) * sizeof *ev);
+    uint32_t n = 0;
+    uint64_t prev = UINT64_MAX;
+    for (uint32_t i = 0; i < s->n_nodes; i++) {
+        uint32_t v = s->order[i];
+        if (g->kind[v] == SB_KIND_COMPUTE && r->end_us[v] > r->begin_us[v])
+            ev[n++] = (struct ev){r->begin_us[v], n, EV_COMPUTE, v};
+        else if (g->kind[v] == SB_KIND_DONE && r->end_us[v] > r->begin_us[v])
+            ev[n++] = (struct ev){r->begin_us[v], n, EV_WAIT, v};
+        else if (g->kind[v] == SB_KIND_START)
+            ev[n++] = (struct ev){r->coll_begin_us[v], n, EV_COLL, v};
+        if (r->mem_bytes[i] != prev) {
+            ev[n++] = (struct ev){r->begin_us[v], n, EV_MEM, i};
+            prev = r->mem_bytes[i];
+        }
+    }
+    qsort(ev, n, sizeof *ev, cmp_ev);
+    *n_ev = n;
+    return ev;
+}
+
+static void write_lane_names(FILE *f, const struct sb_graph *G, const char *sched,
+                             const struct sb_sim_result *r, int shared)
+{
+    const struct sb_graph_view *g = &G->v;
+    char title[1024];
+    snprintf(title, sizeof title, "%s / %s", G->name, sched);
+    fprintf(f, "{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":%d,\"tid\":0,"
+               "\"args\":{\"name\":", PID);
+    json_str(f, title);
+    fprintf(f, "}},\n{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":%d,\"tid\":%d,"
+               "\"args\":{\"name\":\"compute stream\"}}", PID, TID_COMPUTE);
+    /* one name per communication slot that was used, in lane order */
+    uint8_t *used = sb_xcalloc(SB_COLL_COUNT * SB_SIM_MAX_INFLIGHT, 1);
+    for (uint32_t v = 0; v < g->n_nodes; v++)
+        if (g->kind[v] == SB_KIND_START)
+            used[r->coll_lane[v]] = 1;
+    for (uint32_t l = 0; l < SB_COLL_COUNT * SB_SIM_MAX_INFLIGHT; l++) {
+        if (!used[l])
+            continue;
+        uint32_t res = l / SB_SIM_MAX_INFLIGHT, slot = l % SB_SIM_MAX_INFLIGHT;
+        fprintf(f, ",\n{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":%d,\"tid\":%u,"
+                   "\"args\":{\"name\":\"comm %s slot %u\"}}",
+                PID, TID_COMM0 + l, shared ? "shared" : sb_coll_name((enum sb_coll)res),
+                slot);
+    }
+    free(used);
+}
+
+static void write_event(FILE *f, const struct sb_graph_view *g,
+                        const struct sb_sim_result *r, const struct ev *e)
+{
+    uint32_t v = e->idx;
+    if (e->kind == EV_MEM) {
+        fprintf(f, ",\n{\"name\":\"memory\",\"ph\":\"C\",\"pid\":%d,\"ts\":%.3f,"
+                   "\"args\":{\"bytes\":%llu}}", PID, e->ts,
+                (unsigned long long)r->mem_bytes[v]);
+        return;
+    }
+    double dur = e->kind == EV_COLL ? r->coll_end_us[v] - r->coll_begin_us[v]
+                                    : r->end_us[v] - r->begin_us[v];
+    uint32_t tid = e->kind == EV_COLL ? TID_COMM0 + r->coll_lane[v] : TID_COMPUTE;
+    const char *cat = e->kind == EV_COMPUTE ? "compute"
+                      : e->kind == EV_WAIT  ? "exposed"
+                                            : sb_coll_name((enum sb_coll)g->coll[v]);
+    fprintf(f, ",\n{\"name\":");
+    json_str(f, g->names + g->name_off[v]);
+    fprintf(f, ",\"cat\":\"%s\",\"ph\":\"X\",\"pid\":%d,\"tid\":%u,\"ts\":%.3f,"
+               "\"dur\":%.3f,\"args\":{\"id\":%u",
+            cat, PID, tid, e->ts, dur, v);
+    if (e->kind == EV_COLL)
+        fprintf(f, ",\"comm_bytes\":%llu", (unsigned long long)g->comm_bytes[v]);
+    else if (g->op[v]) {
+        fprintf(f, ",\"op\":");
+        json_str(f, g->op_names[g->op[v]]);
+    }
+    fprintf(f, "}}");
+}
+
+int sb_trace_write(const char *path, const struct sb_graph *G, const char *sched,
+                   const struct sb_schedule *s, const struct sb_sim_result *r, int shared,
+                   struct sb_err *e)
+{
+    struct sb_atomic out;
+    uint32_t n_ev;
+    SB_ASSERT(r->begin_us); /* simulated with record = 1 */
+    if (sb_atomic_open(&out, path, e))
+        return -1;
+    struct ev *ev = collect(&G->v, s, r, &n_ev);
+    fprintf(out.f, "{\"displayTimeUnit\":\"ns\",\"traceEvents\":[\n");
+    write_lane_names(out.f, G, sched, r, shared);
+    for (uint32_t i = 0; i < n_ev; i++)
+        write_event(out.f, &G->v, r, &ev[i]);
+    fprintf(out.f, "\n]}\n");
+    free(ev);
+    return sb_atomic_commit(&out, e);
+}
