@@ -33,7 +33,7 @@ static void string(struct js *j)
     for (j->p++; *j->p && *j->p != '"'; j->p++) {
         if ((unsigned char)*j->p < 0x20)
             j->ok = 0;
-        if (*j->p == '\\')
+        if (*j->p == '\\' && j->p[1])
             j->p++;
     }
     if (*j->p != '"')
@@ -64,8 +64,11 @@ static void members(struct js *j, char open, char close, int keyed)
         if (keyed) {
             string(j);
             ws(j);
-            if (*j->p++ != ':')
+            if (*j->p != ':') {
                 j->ok = 0;
+                return;
+            }
+            j->p++;
         }
         value(j);
         ws(j);
@@ -73,8 +76,10 @@ static void members(struct js *j, char open, char close, int keyed)
             j->p++;
             continue;
         }
-        if (*j->p++ != close)
+        if (*j->p != close)
             j->ok = 0;
+        else
+            j->p++;
         return;
     }
     (void)open;
@@ -83,6 +88,8 @@ static void members(struct js *j, char open, char close, int keyed)
 static void value(struct js *j)
 {
     ws(j);
+    if (!j->ok)
+        return;
     if (*j->p == '{')
         members(j, '{', '}', 1);
     else if (*j->p == '[')
