@@ -10,7 +10,7 @@ CMAKE_FLAGS ?= -DSB_WERROR=ON
 # Debian packages the build, the tests, the plots and the benchmarks need.
 PKGS := cmake make gcc g++ libcsv-dev gnuplot-nox libbenchmark-dev
 
-.PHONY: all deps build build-asan run test bench clean
+.PHONY: all deps build build-asan run test bench baseline gate clean
 
 all: build
 
@@ -25,9 +25,22 @@ build-asan: deps
 	cmake -S . -B $(ASAN_BUILD) $(CMAKE_FLAGS) -DSB_SANITIZE=ON -DSB_BENCH=OFF -DCMAKE_BUILD_TYPE=Debug
 	cmake --build $(ASAN_BUILD) -j $(JOBS)
 
+# The default sweep: every corpus workload x every scheduler, memory timelines
+# for the plots, then the plots.
 run: build
-	@mkdir -p results plots
-	./$(BUILD)/schedbench run -o results/latest.csv
+	@mkdir -p results/mem plots
+	./$(BUILD)/schedbench run --jobs $(JOBS) -o results/latest.csv --mem-dir results/mem
+	./$(BUILD)/schedbench plot results/latest.csv -o plots
+
+# Refresh the committed baseline the regression gate compares against: do it
+# in the same change that intentionally moves results, and say why in the
+# commit message.
+baseline: build
+	./$(BUILD)/schedbench run --jobs $(JOBS) --quiet -o results/baseline.csv
+
+# The regression gate CI runs after the tests.
+gate: build
+	sh ci/gate.sh ./$(BUILD)/schedbench
 
 test: build build-asan
 	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
