@@ -1,0 +1,638 @@
+/* schedbench gen: dispatch, option parsing, the graph builder and its CSV
+ * writer, and the device model every generator prices its nodes with. */
+#include "gen.h"
+#include "gen-impl.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <string.h>
+
+/* ---- device model -------------------------------------------------------- */
+
+double sb_dev_time_us(double flops, double flop_eff, double bytes)
+{
+    double flop_us = flops / (SB_DEV_PEAK_FLOPS * flop_eff) * 1e6;
+    double byte_us = bytes / (SB_DEV_HBM_BYTES_PER_S * SB_DEV_MEM_EFF) * 1e6;
+    double t = flop_us > byte_us ? flop_us : byte_us;
+    return t > SB_DEV_KERNEL_MIN_US ? t : SB_DEV_KERNEL_MIN_US;
+}
+
+/* ---- graph builder ------------------------------------------------------- */
+
+static const char *const coll_names[SB_COLL_COUNT] = {
+    "", "all_gather", "reduce_scatter", "all_reduce", "all_to_all",
+    "collective_permute", "send", "recv", "send_host", "recv_host", "copy"};
+static const char *const coll_done_ops[SB_COLL_COUNT] = {
+    "", "all_gather_done", "reduce_scatter_done", "all_reduce_done",
+    "all_to_all_done", "collective_permute_done", "send_done", "recv_done",
+    "send_host_done", "recv_host_done", "copy_done"};
+static const char *const kind_names[SB_KIND_COUNT] = {
+    "compute", "nop", "input", "start", "done"};
+
+static void grow_nodes(struct sb_gen *g)
+{
+    uint32_t cap = g->cap ? g->cap * 2 : 4096;
+    SB_ASSERT(cap > g->cap); /* uint32_t ids */
+    g->kind = sb_xrealloc(g->kind, cap * sizeof *g->kind);
+    g->coll = sb_xrealloc(g->coll, cap * sizeof *g->coll);
+    g->flags = sb_xrealloc(g->flags, cap * sizeof *g->flags);
+    g->group = sb_xrealloc(g->group, cap * sizeof *g->group);
+    g->op = sb_xrealloc(g->op, cap * sizeof *g->op);
+    g->cost_us = sb_xrealloc(g->cost_us, cap * sizeof *g->cost_us);
+    g->out_bytes = sb_xrealloc(g->out_bytes, cap * sizeof *g->out_bytes);
+    g->val_bytes = sb_xrealloc(g->val_bytes, cap * sizeof *g->val_bytes);
+    g->comm_bytes = sb_xrealloc(g->comm_bytes, cap * sizeof *g->comm_bytes);
+    g->name_off = sb_xrealloc(g->name_off, cap * sizeof *g->name_off);
+    g->in_off = sb_xrealloc(g->in_off, ((size_t)cap + 1) * sizeof *g->in_off);
+    g->cap = cap;
+}
+
+void sb_gen_init(struct sb_gen *g)
+{
+    memset(g, 0, sizeof *g);
+    grow_nodes(g);
+    g->in_off[0] = 0;
+}
+
+void sb_gen_free(struct sb_gen *g)
+{
+    free(g->kind);
+    free(g->coll);
+    free(g->flags);
+    free(g->group);
+    free(g->op);
+    free(g->cost_us);
+    free(g->out_bytes);
+    free(g->val_bytes);
+    free(g->comm_bytes);
+    free(g->name_off);
+    free(g->in_off);
+    free(g->in);
+    free(g->names);
+    for (uint32_t i = 0; i < g->n_meta; i++)
+        free(g->meta[i]);
+    free(g->meta);
+    memset(g, 0, sizeof *g);
+}
+
+void sb_gen_meta(struct sb_gen *g, const char *key, const char *fmt, ...)
+{
+    char val[1024], line[1200];
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(val, sizeof val, fmt, ap);
+    va_end(ap);
+    SB_ASSERT(n >= 0 && (size_t)n < sizeof val);
+    n = snprintf(line, sizeof line, "%s=%s", key, val);
+    SB_ASSERT(n >= 0 && (size_t)n < sizeof line);
+    g->meta = sb_xrealloc(g->meta, (g->n_meta + 1) * sizeof *g->meta);
+    g->meta[g->n_meta++] = sb_xstrdup(line);
+}
+
+static void add_name(struct sb_gen *g, uint32_t id, const char *fmt, va_list ap)
+{
+    char buf[256];
+    int n = vsnprintf(buf, sizeof buf, fmt, ap);
+    SB_ASSERT(n > 0 && (size_t)n < sizeof buf);
+    if (g->n_names + (size_t)n + 1 > g->cap_names) {
+        size_t cap = g->cap_names ? g->cap_names * 2 : 65536;
+        while (cap < g->n_names + (size_t)n + 1)
+            cap *= 2;
+        g->names = sb_xrealloc(g->names, cap);
+        g->cap_names = cap;
+    }
+    g->name_off[id] = g->n_names;
+    memcpy(g->names + g->n_names, buf, (size_t)n + 1);
+    g->n_names += (size_t)n + 1;
+}
+
+/* Appends a node with its inputs; every other field starts at zero. */
+static uint32_t node_new(struct sb_gen *g, enum sb_kind k, const char *op,
+                         uint32_t n_in, const uint32_t *in)
+{
+    if (g->n_nodes == g->cap)
+        grow_nodes(g);
+    uint32_t id = g->n_nodes++;
+    g->kind[id] = (uint8_t)k;
+    g->coll[id] = SB_COLL_NONE;
+    g->flags[id] = 0;
+    g->group[id] = 0;
+    g->op[id] = op ? op : "";
+    g->cost_us[id] = 0;
+    g->out_bytes[id] = 0;
+    g->val_bytes[id] = 0;
+    g->comm_bytes[id] = 0;
+    if (g->n_in + n_in > g->cap_in) {
+        uint32_t cap = g->cap_in ? g->cap_in * 2 : 8192;
+        while (cap < g->n_in + n_in)
+            cap *= 2;
+        g->in = sb_xrealloc(g->in, cap * sizeof *g->in);
+        g->cap_in = cap;
+    }
+    for (uint32_t i = 0; i < n_in; i++) {
+        SB_ASSERT(in[i] < id); /* file order is a topological order */
+        g->in[g->n_in++] = in[i];
+    }
+    g->in_off[id + 1] = g->n_in;
+    return id;
+}
+
+uint32_t sb_gen_input(struct sb_gen *g, uint64_t bytes, uint32_t flags,
+                      const char *fmt, ...)
+{
+    uint32_t id = node_new(g, SB_KIND_INPUT, "", 0, NULL);
+    va_list ap;
+    va_start(ap, fmt);
+    add_name(g, id, fmt, ap);
+    va_end(ap);
+    g->out_bytes[id] = g->val_bytes[id] = bytes;
+    g->flags[id] = flags;
+    return id;
+}
+
+uint32_t sb_gen_compute(struct sb_gen *g, const char *op, double cost_us,
+                        uint64_t out_bytes, uint32_t n_in, const uint32_t *in,
+                        const char *fmt, ...)
+{
+    uint32_t id = node_new(g, SB_KIND_COMPUTE, op, n_in, in);
+    va_list ap;
+    va_start(ap, fmt);
+    add_name(g, id, fmt, ap);
+    va_end(ap);
+    g->cost_us[id] = cost_us;
+    g->out_bytes[id] = g->val_bytes[id] = out_bytes;
+    return id;
+}
+
+uint32_t sb_gen_elem(struct sb_gen *g, const char *op, uint64_t out_bytes,
+                     uint32_t n_in, const uint32_t *in, const char *fmt, ...)
+{
+    double bytes = (double)out_bytes;
+    for (uint32_t i = 0; i < n_in; i++)
+        bytes += (double)g->val_bytes[in[i]];
+    uint32_t id = node_new(g, SB_KIND_COMPUTE, op, n_in, in);
+    va_list ap;
+    va_start(ap, fmt);
+    add_name(g, id, fmt, ap);
+    va_end(ap);
+    g->cost_us[id] = sb_dev_time_us(0, 1, bytes);
+    g->out_bytes[id] = g->val_bytes[id] = out_bytes;
+    return id;
+}
+
+uint32_t sb_gen_view(struct sb_gen *g, const char *op, uint32_t src,
+                     uint64_t val_bytes, const char *fmt, ...)
+{
+    uint32_t id = node_new(g, SB_KIND_NOP, op, 1, &src);
+    va_list ap;
+    va_start(ap, fmt);
+    add_name(g, id, fmt, ap);
+    va_end(ap);
+    g->flags[id] = SB_FLAG_ALIAS;
+    g->val_bytes[id] = val_bytes ? val_bytes : g->val_bytes[src];
+    return id;
+}
+
+static uint32_t start_new(struct sb_gen *g, enum sb_coll c, uint32_t n_in,
+                          const uint32_t *in, uint64_t out_bytes,
+                          uint64_t comm_bytes, uint32_t group)
+{
+    SB_ASSERT(c > SB_COLL_NONE && c < SB_COLL_COUNT);
+    uint32_t id = node_new(g, SB_KIND_START, coll_names[c], n_in, in);
+    g->coll[id] = (uint8_t)c;
+    g->out_bytes[id] = g->val_bytes[id] = out_bytes;
+    g->comm_bytes[id] = comm_bytes;
+    g->group[id] = group;
+    return id;
+}
+
+uint32_t sb_gen_start(struct sb_gen *g, enum sb_coll c, uint32_t n_in,
+                      const uint32_t *in, uint64_t out_bytes, uint64_t comm_bytes,
+                      uint32_t group, const char *fmt, ...)
+{
+    uint32_t id = start_new(g, c, n_in, in, out_bytes, comm_bytes, group);
+    va_list ap;
+    va_start(ap, fmt);
+    add_name(g, id, fmt, ap);
+    va_end(ap);
+    return id;
+}
+
+/* add_name takes a va_list; this forwards a fixed format. */
+static void add_name_f(struct sb_gen *g, uint32_t id, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    add_name(g, id, fmt, ap);
+    va_end(ap);
+}
+
+uint32_t sb_gen_done(struct sb_gen *g, uint32_t start, uint32_t flags)
+{
+    SB_ASSERT(g->kind[start] == SB_KIND_START);
+    enum sb_coll c = (enum sb_coll)g->coll[start];
+    uint32_t id = node_new(g, SB_KIND_DONE, coll_done_ops[c], 1, &start);
+    add_name_f(g, id, "%s.done", g->names + g->name_off[start]);
+    g->coll[id] = (uint8_t)c;
+    g->flags[id] = flags;
+    g->val_bytes[id] = g->val_bytes[start];
+    return id;
+}
+
+uint32_t sb_gen_coll(struct sb_gen *g, enum sb_coll c, uint32_t n_in,
+                     const uint32_t *in, uint64_t out_bytes, uint64_t comm_bytes,
+                     uint32_t group, uint32_t done_flags, const char *fmt, ...)
+{
+    uint32_t s = start_new(g, c, n_in, in, out_bytes, comm_bytes, group);
+    va_list ap;
+    va_start(ap, fmt);
+    add_name(g, s, fmt, ap);
+    va_end(ap);
+    return sb_gen_done(g, s, done_flags);
+}
+
+/* ---- CSV writer ---------------------------------------------------------- */
+
+static void field_u64(FILE *f, uint64_t x)
+{
+    char buf[24];
+    if (!x) {
+        sb_csv_field(f, "", 0);
+        return;
+    }
+    snprintf(buf, sizeof buf, "%llu", (unsigned long long)x);
+    sb_csv_field(f, buf, 0);
+}
+
+static void field_flags(FILE *f, uint32_t flags)
+{
+    char buf[32] = "";
+    if (flags & SB_FLAG_WEIGHT)
+        strcat(buf, "weight");
+    if (flags & SB_FLAG_OUTPUT)
+        strcat(buf, *buf ? "|output" : "output");
+    if (flags & SB_FLAG_ALIAS)
+        strcat(buf, *buf ? "|alias" : "alias");
+    sb_csv_field(f, buf, 0);
+}
+
+void sb_gen_write(const struct sb_gen *g, FILE *f)
+{
+    size_t cap = 256;
+    char *ins = sb_xmalloc(cap);
+    for (uint32_t i = 0; i < g->n_meta; i++)
+        fprintf(f, "# %s\n", g->meta[i]);
+    fputs("id,name,kind,inputs,op,cost_us,out_bytes,coll,comm_bytes,group,"
+          "comm_us,device,flags\n", f);
+    for (uint32_t v = 0; v < g->n_nodes; v++) {
+        char num[32];
+        size_t len = 0;
+        uint32_t n_in = g->in_off[v + 1] - g->in_off[v];
+        if ((size_t)n_in * 11 + 1 > cap) {
+            cap = (size_t)n_in * 11 + 1;
+            ins = sb_xrealloc(ins, cap);
+        }
+        ins[0] = 0;
+        for (uint32_t e = g->in_off[v]; e < g->in_off[v + 1]; e++)
+            len += (size_t)snprintf(ins + len, cap - len, len ? " %u" : "%u",
+                                    g->in[e]);
+        snprintf(num, sizeof num, "%u", v);
+        sb_csv_field(f, num, 1);
+        sb_csv_field(f, g->names + g->name_off[v], 0);
+        sb_csv_field(f, kind_names[g->kind[v]], 0);
+        sb_csv_field(f, ins, 0);
+        sb_csv_field(f, g->op[v], 0);
+        if (g->kind[v] == SB_KIND_COMPUTE) {
+            snprintf(num, sizeof num, "%.3f", g->cost_us[v]);
+            sb_csv_field(f, num, 0);
+        } else
+            sb_csv_field(f, "", 0);
+        field_u64(f, g->out_bytes[v]);
+        sb_csv_field(f, coll_names[g->coll[v]], 0);
+        field_u64(f, g->kind[v] == SB_KIND_START ? g->comm_bytes[v] : 0);
+        field_u64(f, g->kind[v] == SB_KIND_START ? g->group[v] : 0);
+        sb_csv_field(f, "", 0); /* comm_us: left to the harness's cost model */
+        sb_csv_field(f, "", 0); /* device: unassigned */
+        field_flags(f, g->flags[v]);
+        sb_csv_end(f);
+    }
+    free(ins);
+}
+
+/* ---- kinds, options, command line ---------------------------------------- */
+
+static const struct sb_gen_kind *const kinds[] = {
+    &sb_gen_llama_bwd, &sb_gen_llama_fwd, &sb_gen_llama_tp,
+    &sb_gen_moe,       &sb_gen_pipeline,  &sb_gen_ddp,
+};
+#define N_KINDS (sizeof kinds / sizeof kinds[0])
+
+static const struct sb_gen_kind *kind_find(const char *name)
+{
+    for (size_t i = 0; i < N_KINDS; i++)
+        if (!strcmp(kinds[i]->name, name))
+            return kinds[i];
+    return NULL;
+}
+
+/* Prints text word-wrapped to 78 columns, each line indented. */
+static void print_wrapped(FILE *f, int indent, const char *text)
+{
+    int col = 0;
+    const char *p = text;
+    while (*p) {
+        const char *w = p;
+        while (*p && *p != ' ')
+            p++;
+        int len = (int)(p - w);
+        if (col && col + 1 + len > 78) {
+            fputc('\n', f);
+            col = 0;
+        }
+        if (!col)
+            col = fprintf(f, "%*s%.*s", indent, "", len, w);
+        else
+            col += fprintf(f, " %.*s", len, w);
+        while (*p == ' ')
+            p++;
+    }
+    if (col)
+        fputc('\n', f);
+}
+
+static void help_general(FILE *f)
+{
+    fputs("usage: schedbench gen KIND [options] -o FILE.csv\n"
+          "\n"
+          "Writes a workload graph in format v1 (docs/workload-format.md).  The same\n"
+          "options always give a byte-identical file; the file's '# generator=' line\n"
+          "records every option, so running it again reproduces the file.\n"
+          "\n"
+          "kinds and their options:\n", f);
+    for (size_t i = 0; i < N_KINDS; i++) {
+        char opts[1024];
+        size_t len = 0;
+        fprintf(f, "  %-10s %s\n", kinds[i]->name, kinds[i]->summary);
+        for (uint32_t o = 0; o < kinds[i]->n_opts; o++)
+            len += (size_t)snprintf(opts + len, sizeof opts - len, "%s--%s",
+                                    o ? " " : "", kinds[i]->opts[o].name);
+        print_wrapped(f, 13, opts);
+    }
+    fputs("\n"
+          "every kind also takes:\n"
+          "  -o FILE      output file (a temporary file, renamed when complete)\n"
+          "  --name NAME  workload name in results (default: from the options)\n"
+          "\n"
+          "  schedbench gen KIND --help   what each option means, and defaults\n"
+          "\n"
+          "Costs come from an H100 SXM5 device model; workloads/README.md documents\n"
+          "every generator.  Exit status: 0 written, 2 bad usage or input (then\n"
+          "nothing is written).\n", f);
+}
+
+static void help_kind(const struct sb_gen_kind *k, FILE *f)
+{
+    fprintf(f, "usage: schedbench gen %s [options] -o FILE.csv\n\n", k->name);
+    print_wrapped(f, 0, k->about);
+    fputs("\noptions [default]:\n", f);
+    for (uint32_t i = 0; i < k->n_opts; i++) {
+        const struct sb_gen_opt *o = &k->opts[i];
+        char arg[96], text[1024];
+        if (o->type == SB_OPT_CHOICE) {
+            size_t len = 0;
+            arg[0] = 0;
+            for (const char *const *c = o->choices; *c; c++)
+                len += (size_t)snprintf(arg + len, sizeof arg - len, "%s%s",
+                                        c == o->choices ? "" : "|", *c);
+            fprintf(f, "  --%s %s\n", o->name, arg);
+            snprintf(text, sizeof text, "%s [%s]", o->help, o->choices[o->def]);
+        } else {
+            fprintf(f, "  --%s N\n", o->name);
+            snprintf(text, sizeof text, "%s [%lld] (%lld..%lld)", o->help,
+                     (long long)o->def, (long long)o->min, (long long)o->max);
+        }
+        print_wrapped(f, 6, text);
+    }
+    fputs("  --name NAME\n"
+          "      workload name in results, [A-Za-z0-9._+-] [from the options]\n"
+          "  -o FILE\n"
+          "      output file, written to a temporary file and then renamed\n", f);
+}
+
+static int parse_int(const char *s, int64_t *out)
+{
+    if (!*s || strlen(s) > 18)
+        return -1;
+    int64_t x = 0;
+    for (const char *p = s; *p; p++) {
+        if (*p < '0' || *p > '9')
+            return -1;
+        x = x * 10 + (*p - '0');
+    }
+    *out = x;
+    return 0;
+}
+
+static int name_ok(const char *s)
+{
+    if (!*s || strlen(s) >= SB_GEN_NAME_MAX)
+        return 0;
+    for (const char *p = s; *p; p++) {
+        int ok = (*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') ||
+                 (*p >= '0' && *p <= '9') || *p == '.' || *p == '_' ||
+                 *p == '-' || *p == '+';
+        if (!ok)
+            return 0;
+    }
+    return 1;
+}
+
+/* Sets option `o` (index i) from the string `val`. */
+static int opt_set(const struct sb_gen_kind *k, uint32_t i, const char *val,
+                   struct sb_gen_args *a, struct sb_err *e)
+{
+    const struct sb_gen_opt *o = &k->opts[i];
+    if (a->set[i])
+        return sb_errf(e, "gen %s: option --%s given twice", k->name, o->name);
+    if (o->type == SB_OPT_CHOICE) {
+        for (int64_t c = 0; o->choices[c]; c++)
+            if (!strcmp(o->choices[c], val)) {
+                a->v[i] = c;
+                a->set[i] = 1;
+                return 0;
+            }
+        char list[96];
+        size_t len = 0;
+        list[0] = 0;
+        for (const char *const *c = o->choices; *c; c++)
+            len += (size_t)snprintf(list + len, sizeof list - len, "%s%s",
+                                    c == o->choices ? "" : ", ", *c);
+        return sb_errf(e, "gen %s: --%s '%s' is not one of: %s", k->name,
+                       o->name, val, list);
+    }
+    int64_t x;
+    if (parse_int(val, &x))
+        return sb_errf(e, "gen %s: --%s '%s' is not a non-negative integer",
+                       k->name, o->name, val);
+    if (x < o->min || x > o->max)
+        return sb_errf(e, "gen %s: --%s %lld is out of range %lld..%lld",
+                       k->name, o->name, (long long)x, (long long)o->min,
+                       (long long)o->max);
+    a->v[i] = x;
+    a->set[i] = 1;
+    return 0;
+}
+
+static int opt_find(const struct sb_gen_kind *k, const char *name, size_t len)
+{
+    for (uint32_t i = 0; i < k->n_opts; i++)
+        if (strlen(k->opts[i].name) == len && !strncmp(k->opts[i].name, name, len))
+            return (int)i;
+    return -1;
+}
+
+/* Parses argv[2..] (argv[0] = "gen", argv[1] = KIND). */
+static int args_parse(const struct sb_gen_kind *k, int argc, char **argv,
+                      struct sb_gen_args *a, const char **out, struct sb_err *e)
+{
+    SB_ASSERT(k->n_opts <= SB_GEN_MAX_OPTS);
+    memset(a, 0, sizeof *a);
+    *out = NULL;
+    for (int i = 2; i < argc; i++) {
+        const char *arg = argv[i], *val = NULL;
+        if (!strcmp(arg, "-o") || !strcmp(arg, "--output")) {
+            if (i + 1 >= argc)
+                return sb_errf(e, "gen %s: %s needs a file name", k->name, arg);
+            if (*out)
+                return sb_errf(e, "gen %s: -o given twice", k->name);
+            *out = argv[++i];
+            continue;
+        }
+        if (strncmp(arg, "--", 2) || !arg[2])
+            return sb_errf(e, "gen %s: unexpected argument '%s' (options are "
+                           "--name value; gen %s --help lists them)",
+                           k->name, arg, k->name);
+        const char *name = arg + 2, *eq = strchr(name, '=');
+        size_t len = eq ? (size_t)(eq - name) : strlen(name);
+        if (eq)
+            val = eq + 1;
+        else if (i + 1 < argc && argv[i + 1][0] != '-')
+            val = argv[++i]; /* no value starts with '-': none is negative */
+        else
+            return sb_errf(e, "gen %s: --%.*s needs a value", k->name, (int)len, name);
+        if (len == 4 && !strncmp(name, "name", 4)) {
+            if (a->name[0])
+                return sb_errf(e, "gen %s: option --name given twice", k->name);
+            if (!name_ok(val))
+                return sb_errf(e, "gen %s: --name '%s' must be 1..%d characters "
+                               "of [A-Za-z0-9._+-]", k->name, val,
+                               SB_GEN_NAME_MAX - 1);
+            strcpy(a->name, val);
+            continue;
+        }
+        int o = opt_find(k, name, len);
+        if (o < 0)
+            return sb_errf(e, "gen %s: unknown option --%.*s (gen %s --help "
+                           "lists them)", k->name, (int)len, name, k->name);
+        if (opt_set(k, (uint32_t)o, val, a, e))
+            return -1;
+    }
+    for (uint32_t i = 0; i < k->n_opts; i++)
+        if (!a->set[i])
+            a->v[i] = k->opts[i].def;
+    if (k->preset)
+        k->preset(a);
+    if (k->check && k->check(a, e))
+        return -1;
+    if (!*out)
+        return sb_errf(e, "gen %s: no output file (-o FILE.csv)", k->name);
+    if (!a->name[0])
+        k->default_name(a, a->name, sizeof a->name);
+    return 0;
+}
+
+/* The command that reproduces the file: every option, resolved. */
+static void command_line(const struct sb_gen_kind *k, const struct sb_gen_args *a,
+                         char *buf, size_t n)
+{
+    size_t len = (size_t)snprintf(buf, n, "schedbench gen %s", k->name);
+    for (uint32_t i = 0; i < k->n_opts && len < n; i++) {
+        const struct sb_gen_opt *o = &k->opts[i];
+        if (o->type == SB_OPT_CHOICE)
+            len += (size_t)snprintf(buf + len, n - len, " --%s %s", o->name,
+                                    o->choices[a->v[i]]);
+        else
+            len += (size_t)snprintf(buf + len, n - len, " --%s %lld", o->name,
+                                    (long long)a->v[i]);
+    }
+    if (len < n)
+        len += (size_t)snprintf(buf + len, n - len, " --name %s", a->name);
+    SB_ASSERT(len < n);
+}
+
+int sb_gen_run(int argc, char **argv, struct sb_err *e)
+{
+    if (argc < 2) {
+        sb_errf(e, "gen: missing KIND (schedbench gen --help lists them)");
+        return 2;
+    }
+    if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
+        help_general(stdout);
+        return 0;
+    }
+    const struct sb_gen_kind *k = kind_find(argv[1]);
+    if (!k) {
+        char list[128];
+        size_t len = 0;
+        for (size_t i = 0; i < N_KINDS; i++)
+            len += (size_t)snprintf(list + len, sizeof list - len, "%s%s",
+                                    i ? ", " : "", kinds[i]->name);
+        sb_errf(e, "gen: unknown kind '%s' (known: %s)", argv[1], list);
+        return 2;
+    }
+    for (int i = 2; i < argc; i++)
+        if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
+            help_kind(k, stdout);
+            return 0;
+        }
+
+    struct sb_gen_args a;
+    const char *out;
+    if (args_parse(k, argc, argv, &a, &out, e))
+        return 2;
+
+    /* pass 1: build the whole graph in memory, so that nothing is written
+     * unless it is complete */
+    struct sb_gen g;
+    char cmd[2048];
+    sb_gen_init(&g);
+    command_line(k, &a, cmd, sizeof cmd);
+    sb_gen_meta(&g, "name", "%s", a.name);
+    sb_gen_meta(&g, "generator", "%s", cmd);
+    k->build(&a, &g);
+
+    /* pass 2: write it to a temporary file and rename it into place */
+    struct sb_atomic at;
+    struct sb_err io;
+    int rc = 0;
+    if (sb_atomic_open(&at, out, &io))
+        rc = 2;
+    else {
+        sb_gen_write(&g, at.f);
+        if (sb_atomic_commit(&at, &io))
+            rc = 2;
+    }
+    if (rc)
+        sb_errf(e, "gen %s: %s", k->name, io.msg);
+    sb_gen_free(&g);
+    return rc;
+}
+
+int sb_gen_main(int argc, char **argv)
+{
+    struct sb_err e;
+    int rc = sb_gen_run(argc, argv, &e);
+    if (rc)
+        fprintf(stderr, "schedbench %s\n", e.msg);
+    return rc;
+}
