@@ -133,7 +133,8 @@ expect_rc 2 "compare duplicate" "$BIN" compare "$WORK/b8.csv" "$WORK/r1.csv"
 contains "$WORK/err" "duplicate row for workload 'overlap'" "compare duplicate"
 
 # --jobs and --shard/merge give the unsharded single-threaded file (timing aside)
-ALLW="-w $DATA -s original,misbehave,misbehave:mode=fail --plugin $3/misbehave.so --quiet"
+ALLW="-s original,misbehave,misbehave:mode=fail --plugin $3/misbehave.so --quiet"
+for f in chain overlap twocoll alias approx; do ALLW="$ALLW -w $DATA/$f.csv"; done
 "$BIN" run $ALLW -o "$WORK/j1.csv" 2>/dev/null
 "$BIN" run $ALLW -o "$WORK/j3.csv" --jobs 3 2>/dev/null
 if cmp -s <(cut -d, -f1-11,13- "$WORK/j1.csv") <(cut -d, -f1-11,13- "$WORK/j3.csv"); then ok; else bad "jobs 3 differs"; fi
@@ -143,8 +144,8 @@ expect_rc 0 merge "$BIN" merge "$WORK/s3.csv" "$WORK/s1.csv" "$WORK/s4.csv" "$WO
 if cmp -s <(cut -d, -f1-11,13- "$WORK/j1.csv") <(cut -d, -f1-11,13- "$WORK/m.csv"); then ok; else bad "merged shards differ"; fi
 expect_rc 2 "merge twice" "$BIN" merge "$WORK/s1.csv" "$WORK/s1.csv" -o "$WORK/m2.csv"
 contains "$WORK/err" "the same shard twice?" "merge twice"
-expect_rc 2 "bad shard" "$BIN" run -w "$DATA" --shard 5/4 -o "$WORK/x.csv"
-expect_rc 2 "bad jobs" "$BIN" run -w "$DATA" --jobs 0 -o "$WORK/x.csv"
+expect_rc 2 "bad shard" "$BIN" run -w "$DATA/chain.csv" --shard 5/4 -o "$WORK/x.csv"
+expect_rc 2 "bad jobs" "$BIN" run -w "$DATA/chain.csv" --jobs 0 -o "$WORK/x.csv"
 
 # plot: images and scripts; without gnuplot on PATH, data and scripts only
 mkdir -p "$WORK/p/mem"
