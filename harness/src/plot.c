@@ -33,18 +33,6 @@ struct res {
 
 /* ---- helpers --------------------------------------------------------------- */
 
-static void safe(char *dst, size_t n, const char *src)
-{
-    size_t i = 0;
-    for (; src[i] && i + 1 < n; i++) {
-        char c = src[i];
-        int ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
-                 (c >= '0' && c <= '9') || c == '-' || c == '_' || c == '.';
-        dst[i] = ok ? c : '_';
-    }
-    dst[i] = 0;
-}
-
 /* gnuplot string literal in single quotes: '' is a quote; enhanced text mode is
  * off in every script, so _ and ^ print as themselves. */
 static void gp_str(FILE *f, const char *s)
@@ -208,7 +196,7 @@ static int memory_data(const struct res *r, const char *w, const struct plot_opt
 {
     char sw[256], ss[256], title[600];
     struct sb_atomic dat, pk;
-    safe(sw, sizeof sw, w);
+    sb_safe_name(sw, sizeof sw, w);
     if (open_out(&dat, o->out_dir, base, "dat", e))
         return -1;
     char *peaks = sb_strf("%s.peaks", base);
@@ -223,7 +211,7 @@ static int memory_data(const struct res *r, const char *w, const struct plot_opt
     for (uint32_t i = 0; i < r->t.n_rows; i++) {
         if (strcmp(F(r, i, r->c_w), w) || !ok_row(r, i))
             continue;
-        safe(ss, sizeof ss, F(r, i, r->c_s));
+        sb_safe_name(ss, sizeof ss, F(r, i, r->c_s));
         char *path = sb_strf("%s/%s__%s.csv", o->mem_dir, sw, ss);
         struct sb_table tl;
         struct sb_err ignored;
@@ -264,7 +252,7 @@ static int memory_plot(const struct res *r, const char *w, const struct plot_opt
     char base[300], sw[256];
     struct series S = {0};
     struct sb_atomic gp;
-    safe(sw, sizeof sw, w);
+    sb_safe_name(sw, sizeof sw, w);
     snprintf(base, sizeof base, "%s.memory", sw);
     if (memory_data(r, w, o, base, &S, e)) {
         series_free(&S);
@@ -304,7 +292,7 @@ static int bars_plot(const struct res *r, const char *w, const struct plot_opts 
 {
     char base[300], sw[256];
     struct sb_atomic dat, gp;
-    safe(sw, sizeof sw, w);
+    sb_safe_name(sw, sizeof sw, w);
     snprintf(base, sizeof base, "%s.bars", sw);
     if (open_out(&dat, o->out_dir, base, "dat", e))
         return -1;

@@ -338,25 +338,13 @@ static void write_row(FILE *f, const struct sb_graph *g, const char *sched,
     sb_csv_end(f);
 }
 
-static void safe_name(char *dst, size_t n, const char *src)
-{
-    size_t i = 0;
-    for (; src[i] && i + 1 < n; i++) {
-        char c = src[i];
-        int ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
-                 (c >= '0' && c <= '9') || c == '-' || c == '_' || c == '.';
-        dst[i] = ok ? c : '_';
-    }
-    dst[i] = 0;
-}
-
 /* DIR/<workload>__<scheduler>.<ext>, with both names reduced to [A-Za-z0-9._-] */
 static void cell_path(char *path, size_t n, const char *dir, const struct sb_graph *g,
                       const char *sched, const char *ext)
 {
     char a[256], b[256];
-    safe_name(a, sizeof a, g->name);
-    safe_name(b, sizeof b, sched);
+    sb_safe_name(a, sizeof a, g->name);
+    sb_safe_name(b, sizeof b, sched);
     snprintf(path, n, "%s/%s__%s.%s", dir, a, b, ext);
 }
 

@@ -147,6 +147,18 @@ char *sb_strf(const char *fmt, ...)
     return s;
 }
 
+void sb_safe_name(char *dst, size_t n, const char *src)
+{
+    size_t i = 0;
+    for (; src[i] && i + 1 < n; i++) {
+        char c = src[i];
+        int ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+                 (c >= '0' && c <= '9') || c == '-' || c == '_' || c == '.';
+        dst[i] = ok ? c : '_';
+    }
+    dst[i] = 0;
+}
+
 double sb_now_ms(void)
 {
     struct timespec ts;

@@ -55,6 +55,10 @@ void sb_csv_end(FILE *f);
  * where a fixed buffer would truncate). */
 char *sb_strf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
+/* src reduced to [A-Za-z0-9._-] (others become '_'), for file names built
+ * from workload and scheduler names. */
+void sb_safe_name(char *dst, size_t n, const char *src);
+
 /* Monotonic wall clock in milliseconds, for the sched_ms timing column only. */
 double sb_now_ms(void);
 
