@@ -6,6 +6,7 @@
 #include "core.h"
 #include "run.h"
 #include "commands.h"
+#include "conform.h"
 
 #include <string.h>
 
@@ -27,6 +28,7 @@ static int usage(FILE *f)
             "  list      schedulers with their parameters, and the default corpus\n"
             "  validate  load graphs and print their counts\n"
             "  convert   read a graph in any supported format, write it as CSV v1\n"
+            "  conform   check `aggressive` against XLA's scheduler tests (DIR of .hlo/.expect)\n"
             "  compare   compare two results files: the regression gate\n"
             "  merge     join the results of run --shard slices\n"
             "  plot      draw memory, bar and Pareto plots of a results file\n"
@@ -219,6 +221,8 @@ int main(int argc, char **argv)
         rc = cmd_validate(argc - 1, argv + 1);
     else if (!strcmp(cmd, "convert"))
         rc = cmd_convert(argc - 1, argv + 1);
+    else if (!strcmp(cmd, "conform"))
+        rc = sb_cmd_conform(argc - 1, argv + 1);
     else {
         fprintf(stderr, "schedbench: unknown command '%s'\n", cmd);
         rc = usage(stderr);

@@ -817,6 +817,7 @@ struct importer {
 
 static const struct importer importers[] = {
     {".csv", NULL}, /* format v1: sb_graph_load itself */
+    {".hlo", sb_hlo_load},
 };
 
 static const struct importer *importer_for(const char *path)

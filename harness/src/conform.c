@@ -1,0 +1,792 @@
+/* schedbench conform DIR: runs the `aggressive` policy on the HLO modules of
+ * XLA's latency-hiding-scheduler tests and checks what each test asserts.
+ *
+ * Each test is NAME.hlo plus NAME.expect (format: DIR/README.md).  For a test:
+ * pass 1 reads the .expect (config, estimator, size function, fixtures,
+ *        directives by computation) and decides whether we can run it at all;
+ * pass 2 imports the module and, per computation named by the directives,
+ *        builds its graph, applies XLA's fixture (estimator, config) and runs
+ *        `aggressive` exactly as `schedbench run` would;
+ * pass 3 checks every directive against the resulting order and prints one
+ *        line: PASS, FAIL with the first failed directive and its positions, or
+ *        SKIP with the reason.
+ * The last line is "N passed, M failed[, K skipped]". */
+#define _POSIX_C_SOURCE 200809L
+#include "conform.h"
+#include "core.h"
+#include "hlo.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <string.h>
+
+#define MAX_KV 64
+#define MAX_DIRECTIVES 256
+
+/* ---- the .expect file --------------------------------------------------------- */
+
+enum dkind { D_BEFORE, D_IMMEDIATELY, D_SIZE, D_PEAK, D_MAX_IN_FLIGHT };
+
+struct directive {
+    enum dkind kind;
+    uint32_t line;
+    int comp;          /* index into expect.comp_name; 0 = ENTRY */
+    char a[160], b[160];
+    uint64_t n;
+};
+
+struct expect {
+    int tier;
+    uint32_t n_cfg;
+    char cfg_key[MAX_KV][160], cfg_val[MAX_KV][160];
+    char latency[160], sizes[160];
+    uint32_t n_fix;
+    char fixture[MAX_KV][160];
+    uint32_t n_dir;
+    struct directive dir[MAX_DIRECTIVES];
+    uint32_t n_comp;
+    char comp_name[16][160]; /* [0] = "" for ENTRY */
+    char unknown[256];       /* first directive we do not know */
+};
+
+static char *trim(char *s)
+{
+    char *hash = strchr(s, '#');
+    if (hash)
+        *hash = 0;
+    while (*s == ' ' || *s == '\t')
+        s++;
+    size_t n = strlen(s);
+    while (n && (s[n - 1] == ' ' || s[n - 1] == '\t' || s[n - 1] == '\n' || s[n - 1] == '\r'))
+        s[--n] = 0;
+    return s;
+}
+
+static int add_directive(struct expect *x, enum dkind k, uint32_t line, const char *a,
+                         const char *b, uint64_t n)
+{
+    if (x->n_dir == MAX_DIRECTIVES)
+        return -1;
+    struct directive *d = &x->dir[x->n_dir++];
+    d->kind = k;
+    d->line = line;
+    d->comp = (int)x->n_comp - 1;
+    snprintf(d->a, sizeof d->a, "%s", a);
+    snprintf(d->b, sizeof d->b, "%s", b);
+    d->n = n;
+    return 0;
+}
+
+/* One line of the .expect. */
+static void read_line(struct expect *x, char *s, uint32_t line)
+{
+    char w[4][160] = {{0}};
+    int k = sscanf(s, "%159s %159s %159s %159s", w[0], w[1], w[2], w[3]);
+    if (k <= 0)
+        return;
+    if (!strcmp(w[0], "tier") && k == 2) {
+        x->tier = atoi(w[1]);
+    } else if (!strcmp(w[0], "config") && k == 2 && strchr(w[1], '=') && x->n_cfg < MAX_KV) {
+        char *eq = strchr(w[1], '=');
+        *eq = 0;
+        snprintf(x->cfg_key[x->n_cfg], sizeof x->cfg_key[0], "%s", w[1]);
+        snprintf(x->cfg_val[x->n_cfg++], sizeof x->cfg_val[0], "%s", eq + 1);
+    } else if (!strcmp(w[0], "latency") && k == 2) {
+        snprintf(x->latency, sizeof x->latency, "%s", w[1]);
+    } else if (!strcmp(w[0], "sizes") && k == 2) {
+        snprintf(x->sizes, sizeof x->sizes, "%s", w[1]);
+    } else if (!strcmp(w[0], "fixture") && x->n_fix < MAX_KV) {
+        snprintf(x->fixture[x->n_fix++], sizeof x->fixture[0], "%.159s", s + 8);
+    } else if (!strcmp(w[0], "computation") && k == 2 && x->n_comp < 16) {
+        snprintf(x->comp_name[x->n_comp++], sizeof x->comp_name[0], "%s", w[1]);
+    } else if (!strcmp(w[0], "before") && k == 3) {
+        add_directive(x, D_BEFORE, line, w[1], w[2], 0);
+    } else if (!strcmp(w[0], "immediately_before") && k == 3) {
+        add_directive(x, D_IMMEDIATELY, line, w[1], w[2], 0);
+    } else if (!strcmp(w[0], "size") && k == 2) {
+        add_directive(x, D_SIZE, line, "", "", strtoull(w[1], NULL, 10));
+    } else if (!strcmp(w[0], "peak") && k == 2) {
+        add_directive(x, D_PEAK, line, "", "", strtoull(w[1], NULL, 10));
+    } else if (!strcmp(w[0], "max_in_flight") && k == 3) {
+        add_directive(x, D_MAX_IN_FLIGHT, line, w[1], "", strtoull(w[2], NULL, 10));
+    } else if (!x->unknown[0]) {
+        snprintf(x->unknown, sizeof x->unknown, "line %u: unknown directive '%s'", line, w[0]);
+    }
+}
+
+static int read_expect(const char *path, struct expect *x, struct sb_err *e)
+{
+    FILE *f = fopen(path, "r");
+    char buf[4096];
+    uint32_t line = 0;
+    if (!f)
+        return sb_errf(e, "%s: cannot open: %s", path, strerror(errno));
+    memset(x, 0, sizeof *x);
+    x->n_comp = 1; /* ENTRY */
+    while (fgets(buf, sizeof buf, f))
+        read_line(x, trim(buf), ++line);
+    fclose(f);
+    return 0;
+}
+
+/* ---- pass 1: what we can run ------------------------------------------------------ */
+
+/* SchedulerConfig fields and the `aggressive` parameter each maps to; NULL =
+ * a field with no effect under XLA's default AsyncTracker (accepted), "" = a
+ * field we cannot model when set (the test is skipped). */
+static const struct {
+    const char *field, *param;
+} config_map[] = {
+    {"collective_permute_overlap_limit", "collective_permute_overlap_limit"},
+    {"all_gather_overlap_limit", "all_gather_overlap_limit"},
+    {"all_reduce_overlap_limit", "all_reduce_overlap_limit"},
+    {"reduce_scatter_overlap_limit", "reduce_scatter_overlap_limit"},
+    {"all_to_all_overlap_limit", "all_to_all_overlap_limit"},
+    {"send_recv_overlap_limit", "send_recv_overlap_limit"},
+    {"send_recv_host_overlap_limit", "send_recv_host_overlap_limit"},
+    {"copy_overlap_limit", "copy_overlap_limit"},
+    {"memory_limit", "memory_limit"},
+    {"rerun", "rerun"},
+    {"aggressive_scheduling_policies", "aggressive_scheduling_policies"},
+    {"prioritize_async_depth_over_stall", "prioritize_async_depth_over_stall"},
+    {"enable_release_start_policy", "enable_release_start_policy"},
+    {"schedule_send_recvs", "schedule_send_recvs"},
+    {"force_send_recv_to_use_same_resource", "force_send_recv_to_use_same_resource"},
+    {"depth_based_memory_pressure_reduction", "depth_based_memory_pressure_reduction"},
+    {"top_down_scheduling", "top_down_scheduling"},
+    {"enable_schedule_by_structure", "enable_schedule_by_structure"},
+    /* only in XLA's GPU tracker, or without effect on the default tracker */
+    {"collective_broadcast_overlap_limit", NULL},
+    {"ragged_all_to_all_overlap_limit", NULL},
+    {"parallel_collective_overlap_limit", NULL},
+    {"parallel_scale_up_collective_overlap_limit", NULL},
+    {"parallel_async_compute_limit", NULL},
+    {"max_hops_to_closest_selective_overlap", NULL},
+    {"use_real_cost_model", NULL},
+    {"resource_sharing", NULL},     /* the default tracker has no shareable resource */
+    {"resource_serializing", NULL}, /* ... no serial resource */
+    {"enable_selective_resources", NULL}, /* ... no selective resource */
+    {"force_delay_over_memory_pressure", NULL}, /* no target rules */
+    {"log_computation_re", NULL},
+    /* annotations and heuristics the view cannot carry */
+    {"deannotate_group_if_blocked", ""},
+    {"flexible_scheduling_annotation_scheduling", ""},
+    {"aggressive_flexible_annotation_scheduling", ""},
+    {"estimate_fragmentation_size", ""},
+    {"track_sync_op_resource_usage", ""},
+};
+
+/* XLA's struct defaults for the fields the fixture does not set. */
+static const char *const config_defaults =
+    "resources=per_type,memory_model=xla,aggressive_scheduling_policies=false,"
+    "schedule_send_recvs=false,prioritize_async_depth_over_stall=false,"
+    "enable_release_start_policy=false,top_down_scheduling=false,rerun=0";
+
+static int is_true(const char *v) { return !strcmp(v, "true") || !strcmp(v, "1"); }
+
+/* Appends ",param=value" for each config line; a reason when one cannot run. */
+static int map_config(const struct expect *x, char *spec, size_t n, char *why, size_t n_why)
+{
+    for (uint32_t i = 0; i < x->n_cfg; i++) {
+        size_t k = 0, nk = sizeof config_map / sizeof config_map[0];
+        while (k < nk && strcmp(config_map[k].field, x->cfg_key[i]) != 0)
+            k++;
+        if (k == nk) {
+            snprintf(why, n_why, "config %s is not a SchedulerConfig field we know",
+                     x->cfg_key[i]);
+            return -1;
+        }
+        const char *p = config_map[k].param;
+        if (p && !*p && is_true(x->cfg_val[i])) {
+            snprintf(why, n_why, "config %s=true needs scheduling annotations or "
+                                 "synchronous collectives, which the graph view cannot carry",
+                     x->cfg_key[i]);
+            return -1;
+        }
+        if (p && *p) {
+            size_t len = strlen(spec);
+            snprintf(spec + len, n - len, ",%s=%s", p, x->cfg_val[i]);
+        }
+    }
+    return 0;
+}
+
+/* The value of attribute `key` in raw frontend_attributes text, or "". */
+static void attr_value(const char *fa, const char *key, char *out, size_t n)
+{
+    size_t k = strlen(key);
+    out[0] = 0;
+    for (const char *p = fa; p && (p = strstr(p, key)); p += k)
+        if ((p == fa || p[-1] == '{' || p[-1] == ',' || p[-1] == ' ') && p[k] == '=' &&
+            p[k + 1] == '"') {
+            const char *q = strchr(p + k + 2, '"');
+            snprintf(out, n, "%.*s", q ? (int)(q - p - k - 2) : 0, p + k + 2);
+            return;
+        }
+}
+
+static int is_async_start_op(const char *op, int send_recvs)
+{
+    return !strcmp(op, "all-gather-start") || !strcmp(op, "all-reduce-start") ||
+           !strcmp(op, "collective-permute-start") || !strcmp(op, "copy-start") ||
+           !strcmp(op, "async-start") ||
+           (send_recvs && (!strcmp(op, "send") || !strcmp(op, "recv")));
+}
+
+static int is_async_done_op(const char *op, int send_recvs)
+{
+    return !strcmp(op, "all-gather-done") || !strcmp(op, "all-reduce-done") ||
+           !strcmp(op, "collective-permute-done") || !strcmp(op, "copy-done") ||
+           !strcmp(op, "async-done") || !strcmp(op, "all-gather") ||
+           !strcmp(op, "all-reduce") || !strcmp(op, "collective-permute") ||
+           (send_recvs && (!strcmp(op, "send-done") || !strcmp(op, "recv-done")));
+}
+
+/* Whether XLA's scheduler honours a scheduler_hint on this opcode
+ * (HloScheduleGraph): force_delay on custom-calls and async-start/-done,
+ * force_delay_async on supported async starts and dones (a synchronous
+ * collective's done inherits its attributes), force_early on custom-calls.
+ * Hints elsewhere are ignored by XLA, and so by us. */
+static int hint_honoured(const char *hint, const char *op, int send_recvs)
+{
+    if (!strcmp(hint, "force_delay"))
+        return !strcmp(op, "custom-call") || !strcmp(op, "async-start") ||
+               !strcmp(op, "async-done");
+    if (!strcmp(hint, "force_delay_async"))
+        return is_async_start_op(op, send_recvs) || is_async_done_op(op, send_recvs);
+    if (!strcmp(hint, "force_early"))
+        return !strcmp(op, "custom-call");
+    return 0;
+}
+
+static int config_true(const struct expect *x, const char *field)
+{
+    for (uint32_t i = 0; i < x->n_cfg; i++)
+        if (!strcmp(x->cfg_key[i], field))
+            return !strcmp(x->cfg_val[i], "true") || !strcmp(x->cfg_val[i], "1");
+    return 0;
+}
+
+/* Whether the fixture lines are ones we can reproduce.  entry_point only
+ * changes whether a computation without collectives is scheduled. */
+static int check_fixtures(const struct expect *x, int *always, char *why, size_t n_why)
+{
+    *always = 0;
+    for (uint32_t i = 0; i < x->n_fix; i++) {
+        const char *f = x->fixture[i];
+        while (*f == ' ')
+            f++;
+        if (!strncmp(f, "entry_point=schedule_computation", 32)) {
+            *always = 1;
+            continue;
+        }
+        snprintf(why, n_why, "fixture '%s' is not reproduced (it needs %s)", f,
+                 !strncmp(f, "prior_run", 9) ? "a second pipeline run on a module with "
+                                               "while/conditional bodies"
+                 : !strncmp(f, "async_collective_creator", 24) ? "synchronous collectives "
+                                                                 "holding resources"
+                                                               : "hooks into XLA's scheduler");
+        return -1;
+    }
+    return 0;
+}
+
+/* Per-node hints XLA's scheduler honours cannot reach a plugin: the view
+ * has no per-node attributes (docs/aggressive.md, "What the view cannot say"). */
+static int check_attrs(const struct expect *x, const struct sb_hlo_module *m, char *why,
+                       size_t n_why)
+{
+    if (sb_hlo_has_attr(m, "_scheduling_group_id")) {
+        snprintf(why, n_why, "frontend attribute _scheduling_group_id: scheduling "
+                             "annotations are not in the graph view");
+        return -1;
+    }
+    int send_recvs = config_true(x, "schedule_send_recvs");
+    for (uint32_t c = 0; c < sb_hlo_n_computations(m); c++)
+        for (uint32_t i = 0; i < sb_hlo_n_instrs(m, c); i++) {
+            struct sb_hlo_instr_info in;
+            char hint[64];
+            sb_hlo_instr(m, c, i, &in);
+            attr_value(in.frontend, "scheduler_hint", hint, sizeof hint);
+            if (hint[0] && hint_honoured(hint, in.opcode, send_recvs)) {
+                snprintf(why, n_why, "scheduler_hint=\"%s\" on %s '%s' (line %u): per-node "
+                                     "hints are not in the graph view", hint, in.opcode,
+                         in.name, in.line);
+                return -1;
+            }
+        }
+    return 0;
+}
+
+/* Collectives inside whiles, calls or conditionals of computation c hold
+ * resources XLA's scheduler counts on the calling node; the view has no
+ * per-node resource counts. */
+static int check_calls(const struct sb_hlo_module *m, const char *comp, char *why,
+                       size_t n_why)
+{
+    struct sb_hlo_graph hg;
+    struct sb_hlo_opts o = {.computation = comp};
+    struct sb_err e;
+    if (sb_hlo_build(m, &o, &hg, &e))
+        return 0; /* reported when the test runs */
+    const char *n = sb_graph_meta(hg.g, "hlo_called_collectives");
+    int rc = 0;
+    if (n && atoi(n) > 0) {
+        snprintf(why, n_why, "%s calls computations holding %s collective(s) "
+                             "(while/call/conditional): their resource use is not in the view",
+                 comp ? comp : "ENTRY", n);
+        rc = -1;
+    }
+    sb_hlo_graph_free(&hg);
+    return rc;
+}
+
+/* XLA's HloScheduleGraph, top-down, makes a recv wait for a while that feeds
+ * the matching send (the recv-done's control predecessor) when that while
+ * comes later in the text: an edge against the text order, which format v1
+ * (inputs are earlier rows) cannot hold. */
+static int check_backward_edge(const struct expect *x, const struct sb_hlo_module *m,
+                               const char *comp, char *why, size_t n_why)
+{
+    int top_down = 0, k = sb_hlo_find_computation(m, comp);
+    for (uint32_t i = 0; i < x->n_cfg; i++)
+        if (!strcmp(x->cfg_key[i], "top_down_scheduling"))
+            top_down = is_true(x->cfg_val[i]);
+    if (!top_down || k < 0 || !sb_hlo_uses(m, (uint32_t)k, "while") ||
+        !sb_hlo_uses(m, (uint32_t)k, "send-done") || !sb_hlo_uses(m, (uint32_t)k, "recv-done"))
+        return 0;
+    snprintf(why, n_why, "top-down XLA adds an edge from a while to a recv that precedes it "
+                         "in the text; format v1 inputs must be earlier rows");
+    return -1;
+}
+
+/* ---- pass 2: scheduling one computation ------------------------------------------------ */
+
+/* XLA TestLatencyEstimator (latency_hiding_scheduler_test.cc): node costs and
+ * collective-permute latencies from shapes; every other edge 1. */
+static void test_estimator(const struct sb_hlo_module *m, int comp, struct sb_hlo_graph *hg)
+{
+    struct sb_graph *g = hg->g;
+    for (uint32_t v = 0; v < g->v.n_nodes; v++) {
+        struct sb_hlo_instr_info in;
+        sb_hlo_instr(m, (uint32_t)comp, hg->node[v].instr, &in);
+        double cost = 1;
+        const char *kind = in.fusion_kind ? in.fusion_kind : "";
+        int fusion = hg->node[v].half == 0 && !strcmp(in.opcode, "fusion");
+        if (fusion && !strcmp(kind, "kLoop"))
+            cost = in.is_tuple ? 1000 : (double)in.elems;
+        else if (hg->node[v].half == 0 && ((fusion && !strcmp(kind, "kOutput")) ||
+                                          !strcmp(in.opcode, "convolution")))
+            cost = in.is_tuple ? 5000 : 1000.0 * (double)in.elems;
+        g->cost_us[v] = cost;
+        g->dur_us[v] = g->kind[v] == SB_KIND_COMPUTE ? cost : 0;
+        if (g->kind[v] == SB_KIND_START) {
+            int cp = hg->node[v].half ? !strcmp(in.opcode, "collective-permute")
+                                      : !strcmp(in.opcode, "collective-permute-start");
+            g->dur_us[v] = cp ? (double)in.op0_elems : 1;
+        }
+    }
+    g->v.edge_lat_us = 1;
+}
+
+/* The opcode XLA's final sequence shows for a node. */
+static void final_opcode(const struct sb_hlo_module *m, int comp, const struct sb_hlo_node *n,
+                         char *buf, size_t len)
+{
+    struct sb_hlo_instr_info in;
+    sb_hlo_instr(m, (uint32_t)comp, n->instr, &in);
+    snprintf(buf, len, "%s%s", in.opcode, n->half == 1 ? "-start" : n->half == 2 ? "-done" : "");
+}
+
+struct run {
+    struct sb_hlo_graph hg;
+    int comp;
+    uint32_t *pos; /* [n] position of each node in the final sequence */
+    uint32_t *order;
+};
+
+static void run_free(struct run *r)
+{
+    sb_hlo_graph_free(&r->hg);
+    free(r->pos);
+    free(r->order);
+}
+
+static int schedule(const struct sb_hlo_module *m, const char *comp, const char *spec,
+                    int test_est, struct run *r, char *why, size_t n_why)
+{
+    struct sb_hlo_opts o = {.computation = comp};
+    struct sb_err e;
+    struct sb_sched sched;
+    struct sb_schedule s;
+    memset(r, 0, sizeof *r);
+    r->comp = sb_hlo_find_computation(m, comp);
+    if (r->comp < 0 || sb_hlo_build(m, &o, &r->hg, &e)) {
+        snprintf(why, n_why, "%s", r->comp < 0 ? "no such computation" : e.msg);
+        return -1;
+    }
+    if (test_est)
+        test_estimator(m, r->comp, &r->hg);
+    if (sb_sched_parse(&sched, spec, &e)) {
+        snprintf(why, n_why, "%s", e.msg);
+        return -1;
+    }
+    sb_schedule_init(&s, r->hg.g, 1);
+    int rc = sb_sched_run(&sched, r->hg.g, &s, &e);
+    if (!rc && sb_schedule_validate(&r->hg.g->v, &s, &e))
+        rc = -1;
+    if (rc)
+        snprintf(why, n_why, "aggressive: %s", e.msg);
+    uint32_t n = r->hg.g->v.n_nodes;
+    r->pos = sb_xmalloc((size_t)n * sizeof *r->pos);
+    r->order = sb_xmalloc((size_t)n * sizeof *r->order);
+    for (uint32_t i = 0; i < n; i++) {
+        r->order[i] = s.order[i];
+        r->pos[s.order[i]] = i;
+    }
+    sb_schedule_free(&s);
+    sb_sched_free(&sched);
+    return rc;
+}
+
+/* ---- XLA's GetMemoryPeak, replayed on the final order ------------------------------------ */
+
+/* The bottom-up MemoryPressureTracker on the final sequence: scheduling a node
+ * makes the buffers it reads live (graph inputs excepted, as XLA skips entry
+ * parameters), then frees the buffer it defines; the peak is taken in between. */
+static uint64_t xla_peak(const struct sb_graph *G, const uint32_t *order)
+{
+    const struct sb_graph_view *g = &G->v;
+    uint32_t n = g->n_nodes;
+    uint32_t *root = sb_xmalloc((size_t)n * sizeof *root);
+    uint8_t *live = sb_xcalloc(n, 1);
+    int64_t mem = 0, peak = 0;
+    for (uint32_t v = 0; v < n; v++) {
+        int views = (g->flags[v] & SB_FLAG_ALIAS) || g->kind[v] == SB_KIND_DONE;
+        root[v] = views ? root[g->pred[g->pred_off[v]]] : v;
+    }
+    for (uint32_t i = n; i-- > 0;) {
+        uint32_t v = order[i];
+        for (int pass = 0; pass < 2; pass++) {
+            uint32_t u = pass ? g->partner[v] : v; /* a done reads its start's inputs */
+            if (pass && g->kind[v] != SB_KIND_DONE)
+                break;
+            for (uint32_t e = g->pred_off[u]; e < g->pred_off[u + 1]; e++) {
+                uint32_t b = root[g->pred[e]];
+                if (!live[b] && g->kind[b] != SB_KIND_INPUT) {
+                    live[b] = 1;
+                    mem += (int64_t)g->out_bytes[b];
+                }
+            }
+        }
+        if (mem > peak)
+            peak = mem;
+        if (root[v] == v && live[v]) {
+            live[v] = 0;
+            mem -= (int64_t)g->out_bytes[v];
+        }
+    }
+    free(root);
+    free(live);
+    return (uint64_t)peak;
+}
+
+/* ---- pass 3: directives -------------------------------------------------------------------- */
+
+static int node_named(const struct sb_graph *g, const char *name)
+{
+    for (uint32_t v = 0; v < g->v.n_nodes; v++)
+        if (!strcmp(g->v.names + g->v.name_off[v], name))
+            return (int)v;
+    return -1;
+}
+
+static int check_order(const struct run *r, const struct directive *d, char *why, size_t n)
+{
+    const struct sb_graph *g = r->hg.g;
+    int a = node_named(g, d->a), b = node_named(g, d->b);
+    if (a < 0 || b < 0) {
+        snprintf(why, n, "line %u: no instruction named '%s'", d->line, a < 0 ? d->a : d->b);
+        return -1;
+    }
+    uint32_t pa = r->pos[a], pb = r->pos[b];
+    int ok = d->kind == D_BEFORE ? pa < pb : pb == pa + 1;
+    if (!ok)
+        snprintf(why, n, "line %u: %s %s %s: pos(%s)=%u, pos(%s)=%u", d->line,
+                 d->kind == D_BEFORE ? "before" : "immediately_before", d->a, d->b, d->a, pa,
+                 d->b, pb);
+    return ok ? 0 : -1;
+}
+
+static int check_in_flight(const struct sb_hlo_module *m, const struct run *r,
+                           const struct directive *d, char *why, size_t n)
+{
+    /* d->a is an opcode name, far shorter than these buffers; sized so that
+     * the suffix always fits (gcc checks it at -O0 with sanitizers) */
+    char start[sizeof d->a + 8], done[sizeof d->a + 8], op[192];
+    int64_t open = 0, worst = 0;
+    uint32_t at = 0;
+    snprintf(start, sizeof start, "%s-start", d->a);
+    snprintf(done, sizeof done, "%s-done", d->a);
+    for (uint32_t i = 0; i < r->hg.g->v.n_nodes; i++) {
+        final_opcode(m, r->comp, &r->hg.node[r->order[i]], op, sizeof op);
+        open += !strcmp(op, start) - !strcmp(op, done);
+        if (open > worst) {
+            worst = open;
+            at = i;
+        }
+    }
+    if ((uint64_t)worst <= d->n)
+        return 0;
+    snprintf(why, n, "line %u: max_in_flight %s %llu: %lld in flight at position %u", d->line,
+             d->a, (unsigned long long)d->n, (long long)worst, at);
+    return -1;
+}
+
+static int check(const struct sb_hlo_module *m, const struct run *r, const struct directive *d,
+                 char *why, size_t n)
+{
+    switch (d->kind) {
+    case D_BEFORE:
+    case D_IMMEDIATELY:
+        return check_order(r, d, why, n);
+    case D_SIZE:
+        if (r->hg.g->v.n_nodes == d->n)
+            return 0;
+        snprintf(why, n, "line %u: size %llu: the sequence has %u instructions", d->line,
+                 (unsigned long long)d->n, r->hg.g->v.n_nodes);
+        return -1;
+    case D_PEAK: {
+        uint64_t p = xla_peak(r->hg.g, r->order);
+        if (p == d->n)
+            return 0;
+        snprintf(why, n, "line %u: peak %llu: the tracker's peak is %llu", d->line,
+                 (unsigned long long)d->n, (unsigned long long)p);
+        return -1;
+    }
+    default:
+        return check_in_flight(m, r, d, why, n);
+    }
+}
+
+/* ---- one test -------------------------------------------------------------------------------- */
+
+enum verdict { V_PASS, V_FAIL, V_SKIP };
+
+/* XLA schedules each computation on its own (callees first); only those the
+ * directives look at are run. */
+static int has_directives(const struct expect *x, uint32_t c)
+{
+    for (uint32_t k = 0; k < x->n_dir; k++)
+        if (x->dir[k].comp == (int)c)
+            return 1;
+    return 0;
+}
+
+/* `--scheduler NAME` runs another policy (without the test's config) on the
+ * same checks: a control showing the directives can fail. */
+static const char *other_scheduler;
+
+static enum verdict check_support(const struct expect *x, const struct sb_hlo_module *m,
+                                  int *always, char *spec, size_t n_spec, char *why,
+                                  size_t n_why)
+{
+    if (x->unknown[0]) {
+        snprintf(why, n_why, "%s", x->unknown);
+        return V_SKIP;
+    }
+    if (strcmp(x->sizes, "tuple_sum") != 0 ||
+        (strcmp(x->latency, "approximate") != 0 && strcmp(x->latency, "test") != 0)) {
+        snprintf(why, n_why, "unknown size function '%s' or estimator '%s'", x->sizes,
+                 x->latency);
+        return V_SKIP;
+    }
+    snprintf(spec, n_spec, "aggressive:estimator=%s,%s%s",
+             !strcmp(x->latency, "test") ? "workload" : "approximate", config_defaults,
+             "");
+    if (check_fixtures(x, always, why, n_why) || map_config(x, spec, n_spec, why, n_why) ||
+        check_attrs(x, m, why, n_why))
+        return V_SKIP;
+    if (*always) {
+        size_t len = strlen(spec);
+        snprintf(spec + len, n_spec - len, ",schedule_without_collectives=true");
+    }
+    if (other_scheduler)
+        snprintf(spec, n_spec, "%s", other_scheduler);
+    for (uint32_t c = 0; c < x->n_comp; c++)
+        if (has_directives(x, c) && (check_calls(m, c ? x->comp_name[c] : NULL, why, n_why) ||
+                                     check_backward_edge(x, m, c ? x->comp_name[c] : NULL,
+                                                         why, n_why)))
+            return V_SKIP;
+    return V_PASS;
+}
+
+static enum verdict run_test(const char *dir, const char *name, int *tier, char *why,
+                             size_t n_why)
+{
+    char path[4096], spec[2048];
+    struct expect *x = sb_xcalloc(1, sizeof *x);
+    struct sb_err e;
+    enum verdict v = V_FAIL;
+    struct sb_hlo_module *m = NULL;
+    snprintf(path, sizeof path, "%s/%s.expect", dir, name);
+    if (read_expect(path, x, &e)) {
+        snprintf(why, n_why, "%s", e.msg);
+        goto out;
+    }
+    *tier = x->tier;
+    snprintf(path, sizeof path, "%s/%s.hlo", dir, name);
+    FILE *f = fopen(path, "rb");
+    char *buf = NULL;
+    size_t len = 0;
+    if (f) {
+        FILE *s = open_memstream(&buf, &len);
+        int c;
+        while ((c = fgetc(f)) != EOF)
+            fputc(c, s);
+        fclose(s);
+        fclose(f);
+    }
+    m = buf ? sb_hlo_parse(path, buf, len, &e) : NULL;
+    free(buf);
+    if (!m) {
+        snprintf(why, n_why, "%s", f ? e.msg : "cannot open the .hlo");
+        goto out;
+    }
+    int always;
+    v = check_support(x, m, &always, spec, sizeof spec, why, n_why);
+    if (v != V_PASS)
+        goto out;
+    for (uint32_t c = 0; c < x->n_comp && v == V_PASS; c++) {
+        struct run r;
+        if (!has_directives(x, c))
+            continue;
+        int test_est = !strcmp(x->latency, "test");
+        if (schedule(m, c ? x->comp_name[c] : NULL, spec, test_est, &r, why, n_why)) {
+            v = V_FAIL;
+        } else {
+            for (uint32_t k = 0; k < x->n_dir && v == V_PASS; k++)
+                if (x->dir[k].comp == (int)c && check(m, &r, &x->dir[k], why, n_why))
+                    v = V_FAIL;
+        }
+        run_free(&r);
+    }
+out:
+    sb_hlo_free(m);
+    free(x);
+    return v;
+}
+
+/* ---- the command ------------------------------------------------------------------------------ */
+
+static int by_name(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* Test names (NAME of NAME.expect) in DIR, sorted. */
+static char **list_tests(const char *dir, uint32_t *n, struct sb_err *e)
+{
+    DIR *d = opendir(dir);
+    struct dirent *de;
+    char **names = NULL;
+    *n = 0;
+    if (!d) {
+        sb_errf(e, "%s: cannot open: %s", dir, strerror(errno));
+        return NULL;
+    }
+    while ((de = readdir(d))) {
+        size_t len = strlen(de->d_name);
+        if (len <= 7 || strcmp(de->d_name + len - 7, ".expect") != 0)
+            continue;
+        names = sb_xrealloc(names, (*n + 1) * sizeof *names);
+        names[*n] = sb_xstrdup(de->d_name);
+        names[(*n)++][len - 7] = 0;
+    }
+    closedir(d);
+    if (*n)
+        qsort(names, *n, sizeof *names, by_name);
+    else
+        sb_errf(e, "%s: no .expect files", dir);
+    return names;
+}
+
+/* --tier N: whether the test's .expect says `tier N` (any test without N). */
+static int in_tier(const char *dir, const char *name, int tier)
+{
+    char path[4096];
+    struct sb_err e;
+    if (!tier)
+        return 1;
+    struct expect *x = sb_xcalloc(1, sizeof *x);
+    snprintf(path, sizeof path, "%s/%s.expect", dir, name);
+    int in = read_expect(path, x, &e) == 0 && x->tier == tier;
+    free(x);
+    return in;
+}
+
+static int usage(FILE *f)
+{
+    fprintf(f, "usage: schedbench conform DIR [--only NAME] [--tier N] [--scheduler SPEC]\n"
+               "Runs `aggressive` on each NAME.hlo of DIR under the configuration in\n"
+               "NAME.expect (XLA's latency-hiding-scheduler tests, see DIR/README.md) and\n"
+               "checks the test's assertions: one PASS/FAIL/SKIP line per test, then\n"
+               "\"N passed, M failed[, K skipped]\".  Exit status 1 if any test failed.\n"
+               "--tier N keeps the tests of one tier (README: 1 = single computation,\n"
+               "no annotations or fixtures).\n"
+               "--scheduler runs another scheduler spec instead, without the tests'\n"
+               "configuration (a control: `--scheduler original` should fail tests).\n");
+    return f == stderr ? 2 : 0;
+}
+
+int sb_cmd_conform(int argc, char **argv)
+{
+    const char *dir = NULL, *only = NULL;
+    int tier_only = 0;
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h"))
+            return usage(stdout);
+        if (!strcmp(argv[i], "--only") && i + 1 < argc)
+            only = argv[++i];
+        else if (!strcmp(argv[i], "--scheduler") && i + 1 < argc)
+            other_scheduler = argv[++i];
+        else if (!strcmp(argv[i], "--tier") && i + 1 < argc)
+            tier_only = atoi(argv[++i]);
+        else if (!dir && argv[i][0] != '-')
+            dir = argv[i];
+        else
+            return usage(stderr);
+    }
+    if (!dir)
+        return usage(stderr);
+    struct sb_err e;
+    uint32_t n, counts[3] = {0};
+    char **names = list_tests(dir, &n, &e);
+    if (!names) {
+        fprintf(stderr, "schedbench conform: %s\n", e.msg);
+        return 2;
+    }
+    static const char *const label[] = {"PASS", "FAIL", "SKIP"};
+    uint32_t by_tier[3][3] = {{0}};
+    for (uint32_t i = 0; i < n; i++) {
+        char why[1024] = "";
+        int tier = 0;
+        if ((!only || !strcmp(only, names[i])) && in_tier(dir, names[i], tier_only)) {
+            enum verdict v = run_test(dir, names[i], &tier, why, sizeof why);
+            counts[v]++;
+            by_tier[tier == 1 ? 1 : tier == 2 ? 2 : 0][v]++;
+            printf("%s %s (tier %d)%s%s\n", label[v], names[i], tier, why[0] ? ": " : "",
+                   why);
+        }
+        free(names[i]);
+    }
+    free(names);
+    for (int t = 1; t <= 2; t++)
+        printf("tier %d: %u passed, %u failed, %u skipped\n", t, by_tier[t][V_PASS],
+               by_tier[t][V_FAIL], by_tier[t][V_SKIP]);
+    printf("%u passed, %u failed", counts[V_PASS], counts[V_FAIL]);
+    if (counts[V_SKIP])
+        printf(", %u skipped", counts[V_SKIP]);
+    printf("\n");
+    return counts[V_FAIL] ? 1 : 0;
+}

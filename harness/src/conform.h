@@ -1,0 +1,10 @@
+/* schedbench conform DIR: XLA's latency-hiding-scheduler tests as the judge of
+ * the `aggressive` policy (harness/src/conform.c, docs/aggressive.md). */
+#ifndef SB_CONFORM_H
+#define SB_CONFORM_H
+
+/* argv[0] = "conform"; returns 0 when no test failed, 1 when one did, 2 on bad
+ * usage or an unreadable folder. */
+int sb_cmd_conform(int argc, char **argv);
+
+#endif

@@ -1,0 +1,1483 @@
+/* HLO text importer: XLA's HLO text (the subset single-computation modules and
+ * XLA's scheduler tests use) to a format-v1 graph.  The mapping is documented in
+ * workloads/importers/hlo.md.
+ *
+ * pass 1 (sb_hlo_parse) reads the text into computations and instructions with
+ * their line numbers: shapes are reduced to the byte counts the memory model
+ * needs, attributes are skipped generically (balanced brackets, quoted
+ * strings) except the few the mapping reads;
+ * pass 2 (sb_hlo_build) checks the computation the way the graph format needs it
+ * (operands defined before use, each async start with one done) so that errors
+ * cite HLO lines, writes format-v1 CSV into memory and hands it to the CSV
+ * loader. */
+#define _POSIX_C_SOURCE 200809L
+#include "hlo.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <string.h>
+
+/* ---- parsed module ------------------------------------------------------ */
+
+/* A shape reduced to what the mapping needs.  bytes follows the size function
+ * of XLA's scheduler tests: a tuple counts the sum of its leaves; all_bytes adds
+ * every nested tuple's own top-level buffer, i.e. the bytes of every buffer
+ * (ShapeIndex) an instruction defining the whole shape owns. */
+struct shape {
+    uint64_t bytes;     /* tuple_sum size */
+    uint64_t all_bytes; /* sum over all sub-shapes of their tuple_sum size */
+    uint64_t elems;     /* elements of an array shape, 0 for tuples */
+    int tuple;
+    uint32_t n_top;          /* top-level elements of a tuple */
+    uint64_t top_all[2];     /* all_bytes of elements 0 and 1 */
+    uint64_t top_bytes[2];   /* bytes of elements 0 and 1 */
+};
+
+struct instr {
+    char *name;
+    char *opcode;
+    uint32_t line;
+    int root;
+    struct shape sh;
+    uint32_t n_ops;
+    char **ops;
+    uint32_t *op_line;
+    uint32_t n_ctrl;
+    char **ctrl;
+    uint32_t n_calls;
+    char **calls;        /* called computations (calls=, body=, ...) */
+    char *fusion_kind;   /* kind= of a fusion */
+    char *frontend;      /* frontend_attributes={...} raw */
+    char *op_name;       /* metadata op_name */
+    int host_transfer;   /* is_host_transfer=true */
+    uint32_t group;      /* size of the first replica group, 0 unknown */
+    int64_t index;       /* index= of a get-tuple-element, -1 otherwise */
+};
+
+struct comp {
+    char *name;
+    uint32_t line;
+    int entry;
+    uint32_t n, cap;
+    struct instr *in;
+};
+
+struct sb_hlo_module {
+    char *path;
+    char *name;
+    uint32_t n, cap;
+    struct comp *c;
+    int entry;
+};
+
+/* ---- lexer --------------------------------------------------------------- */
+
+struct lex {
+    const char *p, *end;
+    const char *path;
+    uint32_t line;
+    struct sb_err *e;
+    int failed;
+};
+
+static int lfail(struct lex *L, uint32_t line, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+static int lfail(struct lex *L, uint32_t line, const char *fmt, ...)
+{
+    if (L->failed)
+        return -1;
+    char msg[400];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    sb_errf(L->e, "%s:%u: %s", L->path, line, msg);
+    L->failed = 1;
+    return -1;
+}
+
+/* Spaces, newlines and comments (block and line). */
+static void ws(struct lex *L)
+{
+    while (L->p < L->end) {
+        char c = *L->p;
+        if (c == '\n') {
+            L->line++;
+            L->p++;
+        } else if (c == ' ' || c == '\t' || c == '\r') {
+            L->p++;
+        } else if (c == '/' && L->p + 1 < L->end && L->p[1] == '*') {
+            L->p += 2;
+            while (L->p + 1 < L->end && !(L->p[0] == '*' && L->p[1] == '/'))
+                L->line += *L->p++ == '\n';
+            L->p = L->p + 1 < L->end ? L->p + 2 : L->end;
+        } else if (c == '/' && L->p + 1 < L->end && L->p[1] == '/') {
+            while (L->p < L->end && *L->p != '\n')
+                L->p++;
+        } else {
+            return;
+        }
+    }
+}
+
+static int peek(struct lex *L)
+{
+    ws(L);
+    return L->p < L->end ? (unsigned char)*L->p : -1;
+}
+
+static int accept(struct lex *L, char c)
+{
+    if (peek(L) != c)
+        return 0;
+    L->p++;
+    return 1;
+}
+
+static int expect(struct lex *L, char c, const char *what)
+{
+    if (accept(L, c))
+        return 0;
+    if (L->p >= L->end)
+        return lfail(L, L->line, "expected '%c' %s, found the end of the file", c, what);
+    return lfail(L, L->line, "expected '%c' %s, found '%.20s'", c, what, L->p);
+}
+
+static int name_char(int c)
+{
+    return isalnum(c) || c == '_' || c == '.' || c == '-';
+}
+
+/* A name or word: [%]?[A-Za-z0-9_.-]+, returned without the '%'. */
+static char *word(struct lex *L)
+{
+    ws(L);
+    if (L->p < L->end && *L->p == '%')
+        L->p++;
+    const char *s = L->p;
+    while (L->p < L->end && name_char((unsigned char)*L->p))
+        L->p++;
+    if (L->p == s)
+        return NULL;
+    size_t n = (size_t)(L->p - s);
+    char *w = sb_xmalloc(n + 1);
+    memcpy(w, s, n);
+    w[n] = 0;
+    return w;
+}
+
+static int skip_string(struct lex *L)
+{
+    uint32_t line = L->line;
+    L->p++; /* opening quote */
+    while (L->p < L->end && *L->p != '"') {
+        if (*L->p == '\\' && L->p + 1 < L->end)
+            L->p++;
+        L->line += *L->p++ == '\n';
+    }
+    if (L->p >= L->end)
+        return lfail(L, line, "unterminated string");
+    L->p++;
+    return 0;
+}
+
+/* Skips one bracketed group ({...}, [...], (...)) with nested groups and
+ * strings inside. */
+static int skip_group(struct lex *L)
+{
+    char stack[256];
+    int depth = 0;
+    uint32_t line = L->line;
+    do {
+        if (L->p >= L->end)
+            return lfail(L, line, "unbalanced '%c'", stack[0]);
+        char c = *L->p;
+        if (c == '"') {
+            if (skip_string(L))
+                return -1;
+            continue;
+        }
+        if (c == '{' || c == '[' || c == '(') {
+            if (depth == (int)sizeof stack)
+                return lfail(L, L->line, "brackets nested too deeply");
+            stack[depth++] = c;
+        } else if (c == '}' || c == ']' || c == ')') {
+            char open = c == '}' ? '{' : c == ']' ? '[' : '(';
+            if (!depth || stack[depth - 1] != open)
+                return lfail(L, L->line, "unbalanced '%c'", c);
+            depth--;
+        }
+        L->line += c == '\n';
+        L->p++;
+    } while (depth);
+    return 0;
+}
+
+/* ---- shapes -------------------------------------------------------------- */
+
+static int elem_bytes(const char *t, uint64_t *out)
+{
+    static const struct {
+        const char *name;
+        uint8_t bytes;
+    } types[] = {
+        {"pred", 1}, {"s2", 1}, {"u2", 1}, {"s4", 1}, {"u4", 1}, {"s8", 1},
+        {"u8", 1}, {"s16", 2}, {"u16", 2}, {"s32", 4}, {"u32", 4}, {"s64", 8},
+        {"u64", 8}, {"f16", 2}, {"bf16", 2}, {"f32", 4}, {"f64", 8}, {"c64", 8},
+        {"c128", 16}, {"token", 0}, {"opaque", 0},
+    };
+    for (size_t i = 0; i < sizeof types / sizeof types[0]; i++)
+        if (strcmp(t, types[i].name) == 0) {
+            *out = types[i].bytes;
+            return 0;
+        }
+    if (strncmp(t, "f8", 2) == 0 || strncmp(t, "f4", 2) == 0 || strncmp(t, "f6", 2) == 0) {
+        *out = 1; /* sub-byte and 8-bit floats take a byte each unpacked */
+        return 0;
+    }
+    return -1;
+}
+
+static int parse_shape(struct lex *L, struct shape *s);
+
+static int parse_tuple_shape(struct lex *L, struct shape *s)
+{
+    memset(s, 0, sizeof *s);
+    s->tuple = 1;
+    L->p++; /* '(' */
+    if (accept(L, ')'))
+        return 0;
+    do {
+        struct shape c;
+        if (parse_shape(L, &c))
+            return -1;
+        if (s->n_top < 2) {
+            s->top_all[s->n_top] = c.all_bytes;
+            s->top_bytes[s->n_top] = c.bytes;
+        }
+        s->n_top++;
+        s->bytes += c.bytes;
+        s->all_bytes += c.all_bytes;
+    } while (accept(L, ','));
+    s->all_bytes += s->bytes; /* the tuple's own top-level buffer */
+    return expect(L, ')', "closing a tuple shape");
+}
+
+static int parse_dims(struct lex *L, uint64_t *elems)
+{
+    *elems = 1;
+    if (accept(L, ']'))
+        return 0;
+    do {
+        ws(L);
+        if (L->p + 1 < L->end && L->p[0] == '<' && L->p[1] == '=')
+            L->p += 2; /* a dynamic dimension's bound */
+        ws(L);
+        char *end;
+        errno = 0;
+        unsigned long long d = strtoull(L->p, &end, 10);
+        if (end == L->p || errno)
+            return lfail(L, L->line, "bad dimension '%.10s' in a shape", L->p);
+        L->p = end;
+        if (d && *elems > UINT64_MAX / d)
+            return lfail(L, L->line, "shape has too many elements");
+        *elems *= d;
+    } while (accept(L, ','));
+    return expect(L, ']', "closing the dimensions of a shape");
+}
+
+static int parse_shape(struct lex *L, struct shape *s)
+{
+    if (peek(L) == '(')
+        return parse_tuple_shape(L, s);
+    memset(s, 0, sizeof *s);
+    uint32_t line = L->line;
+    char *t = word(L);
+    uint64_t width;
+    if (!t)
+        return lfail(L, line, "expected a shape, found '%.20s'", L->p);
+    int bad = elem_bytes(t, &width);
+    if (bad) {
+        lfail(L, line, "unknown element type '%s' in a shape", t);
+        free(t);
+        return -1;
+    }
+    free(t);
+    if (expect(L, '[', "after an element type") || parse_dims(L, &s->elems))
+        return -1;
+    /* a layout follows the dimensions without a space; a '{' after a space
+     * opens a computation body (ENTRY e () -> f32[4] {) */
+    if (L->p < L->end && *L->p == '{' && skip_group(L))
+        return -1;
+    if (width && s->elems > UINT64_MAX / width)
+        return lfail(L, line, "shape is too large");
+    s->bytes = s->all_bytes = s->elems * width;
+    return 0;
+}
+
+/* ---- instructions -------------------------------------------------------- */
+
+static void push_str(char ***v, uint32_t *n, char *s)
+{
+    *v = sb_xrealloc(*v, (*n + 1) * sizeof **v);
+    (*v)[(*n)++] = s;
+}
+
+/* Operands: "[shape] [%]name" separated by commas; parameter and constant
+ * hold a literal instead. */
+static int parse_operands(struct lex *L, struct instr *in)
+{
+    if (!strcmp(in->opcode, "parameter") || !strcmp(in->opcode, "constant")) {
+        L->p--; /* back onto '(' */
+        return skip_group(L);
+    }
+    if (accept(L, ')'))
+        return 0;
+    do {
+        int c = peek(L);
+        const char *save = L->p;
+        uint32_t save_line = L->line;
+        char *w = NULL;
+        if (c == '(') {
+            struct shape sh;
+            if (parse_shape(L, &sh))
+                return -1;
+        } else {
+            w = word(L);
+            if (w && peek(L) == '[') { /* it was an element type */
+                free(w);
+                w = NULL;
+                L->p = save;
+                L->line = save_line;
+                struct shape sh;
+                if (parse_shape(L, &sh))
+                    return -1;
+            }
+        }
+        uint32_t line = L->line;
+        if (!w)
+            w = word(L);
+        if (!w)
+            return lfail(L, line, "expected an operand name in '%s', found '%.20s'",
+                         in->opcode, L->p);
+        push_str(&in->ops, &in->n_ops, w);
+        in->op_line = sb_xrealloc(in->op_line, in->n_ops * sizeof *in->op_line);
+        in->op_line[in->n_ops - 1] = line;
+    } while (accept(L, ','));
+    return expect(L, ')', "closing the operand list");
+}
+
+/* An attribute value: bracketed groups, strings and bare characters up to a
+ * top-level comma or space. */
+static int skip_value(struct lex *L, const char **s, const char **e)
+{
+    ws(L);
+    *s = L->p;
+    while (L->p < L->end) {
+        char c = *L->p;
+        if (c == '{' || c == '[' || c == '(') {
+            if (skip_group(L))
+                return -1;
+        } else if (c == '"') {
+            if (skip_string(L))
+                return -1;
+        } else if (c == ',' || c == '}' || c == ')' || c == ']' || isspace((unsigned char)c)) {
+            break;
+        } else {
+            L->p++;
+        }
+    }
+    *e = L->p;
+    if (*e == *s)
+        return lfail(L, L->line, "attribute without a value");
+    return 0;
+}
+
+static char *dup_range(const char *s, const char *e)
+{
+    char *d = sb_xmalloc((size_t)(e - s) + 1);
+    memcpy(d, s, (size_t)(e - s));
+    d[e - s] = 0;
+    return d;
+}
+
+/* Names listed in a value: "%a" or "{%a, %b}". */
+static void value_names(const char *s, const char *e, char ***v, uint32_t *n)
+{
+    while (s < e) {
+        while (s < e && !name_char((unsigned char)*s))
+            s++;
+        const char *w = s;
+        while (s < e && name_char((unsigned char)*s))
+            s++;
+        if (s > w)
+            push_str(v, n, dup_range(w, s));
+    }
+}
+
+/* Size of the first replica group: "{{0,1},{2,3}}" -> 2, "[2,4]<=[8]" -> 4. */
+static uint32_t first_group(const char *s, const char *e)
+{
+    uint32_t n = 0;
+    if (*s == '[') {
+        const char *comma = memchr(s, ',', (size_t)(e - s));
+        return comma ? (uint32_t)strtoul(comma + 1, NULL, 10) : 0;
+    }
+    while (s < e && *s == '{')
+        s++;
+    for (; s < e && *s != '}'; s++)
+        if (isdigit((unsigned char)*s) && (s[-1] == '{' || s[-1] == ',' || s[-1] == ' '))
+            n++;
+    return n;
+}
+
+static void read_attr(struct instr *in, const char *key, const char *s, const char *e)
+{
+    if (!strcmp(key, "kind")) {
+        in->fusion_kind = dup_range(s, e);
+    } else if (!strcmp(key, "calls") || !strcmp(key, "to_apply") || !strcmp(key, "body") ||
+               !strcmp(key, "condition") || !strcmp(key, "branch_computations") ||
+               !strcmp(key, "true_computation") || !strcmp(key, "false_computation")) {
+        if (strcmp(key, "to_apply") != 0) /* reducers are not run on their own */
+            value_names(s, e, &in->calls, &in->n_calls);
+    } else if (!strcmp(key, "control-predecessors")) {
+        value_names(s, e, &in->ctrl, &in->n_ctrl);
+    } else if (!strcmp(key, "frontend_attributes")) {
+        in->frontend = dup_range(s, e);
+    } else if (!strcmp(key, "is_host_transfer")) {
+        in->host_transfer = e - s == 4 && !strncmp(s, "true", 4);
+    } else if (!strcmp(key, "index")) {
+        in->index = strtoll(s, NULL, 10);
+    } else if (!strcmp(key, "replica_groups")) {
+        in->group = first_group(s, e);
+    } else if (!strcmp(key, "metadata")) {
+        const char *p = s;
+        for (; p + 9 < e; p++)
+            if (!strncmp(p, "op_name=\"", 9)) {
+                const char *q = memchr(p + 9, '"', (size_t)(e - p - 9));
+                if (q)
+                    in->op_name = dup_range(p + 9, q);
+                break;
+            }
+    }
+}
+
+static int parse_attrs(struct lex *L, struct instr *in)
+{
+    while (accept(L, ',')) {
+        uint32_t line = L->line;
+        char *key = word(L);
+        const char *s, *e;
+        if (!key)
+            return lfail(L, line, "expected an attribute name after ',' in '%s'", in->name);
+        if (expect(L, '=', "after an attribute name") || skip_value(L, &s, &e)) {
+            free(key);
+            return -1;
+        }
+        read_attr(in, key, s, e);
+        free(key);
+    }
+    return 0;
+}
+
+static void instr_free(struct instr *in)
+{
+    free(in->name);
+    free(in->opcode);
+    for (uint32_t i = 0; i < in->n_ops; i++)
+        free(in->ops[i]);
+    free(in->ops);
+    free(in->op_line);
+    for (uint32_t i = 0; i < in->n_ctrl; i++)
+        free(in->ctrl[i]);
+    free(in->ctrl);
+    for (uint32_t i = 0; i < in->n_calls; i++)
+        free(in->calls[i]);
+    free(in->calls);
+    free(in->fusion_kind);
+    free(in->frontend);
+    free(in->op_name);
+}
+
+/* [ROOT] name = shape opcode(operands) [, attr=value]* */
+static int parse_instr(struct lex *L, struct comp *c)
+{
+    struct instr in = {0};
+    in.line = L->line;
+    in.index = -1;
+    char *w = word(L);
+    if (w && !strcmp(w, "ROOT")) {
+        free(w);
+        in.root = 1;
+        w = word(L);
+    }
+    if (!w)
+        return lfail(L, in.line, "expected an instruction, found '%.20s'", L->p);
+    in.name = w;
+    int rc = expect(L, '=', "after an instruction name") || parse_shape(L, &in.sh);
+    if (!rc) {
+        uint32_t line = L->line;
+        in.opcode = word(L);
+        if (!in.opcode)
+            rc = lfail(L, line, "instruction '%s' has no opcode", in.name);
+    }
+    rc = rc || expect(L, '(', "after the opcode") || parse_operands(L, &in) ||
+         parse_attrs(L, &in);
+    if (rc) {
+        instr_free(&in);
+        return -1;
+    }
+    if (c->n == c->cap) {
+        c->cap = c->cap ? c->cap * 2 : 16;
+        c->in = sb_xrealloc(c->in, c->cap * sizeof *c->in);
+    }
+    c->in[c->n++] = in;
+    return 0;
+}
+
+/* [ENTRY] [%]name [(params) -> shape] { instructions } */
+static int parse_computation(struct lex *L, struct sb_hlo_module *m)
+{
+    struct comp c = {0};
+    c.line = L->line;
+    char *w = word(L);
+    if (w && !strcmp(w, "ENTRY")) {
+        free(w);
+        c.entry = 1;
+        w = word(L);
+    }
+    if (!w)
+        return lfail(L, c.line, "expected a computation, found '%.20s'", L->p);
+    c.name = w;
+    int rc = 0;
+    if (peek(L) == '(')
+        rc = skip_group(L);
+    ws(L);
+    if (!rc && L->p + 1 < L->end && L->p[0] == '-' && L->p[1] == '>') {
+        struct shape sh;
+        L->p += 2;
+        rc = parse_shape(L, &sh);
+    }
+    rc = rc || expect(L, '{', "opening a computation");
+    while (!rc && peek(L) != '}' && L->p < L->end)
+        rc = parse_instr(L, &c);
+    if (!rc && L->p >= L->end)
+        rc = lfail(L, L->line, "computation '%s' (line %u) is not closed by '}' before the "
+                               "end of the file", c.name, c.line);
+    rc = rc || expect(L, '}', "closing a computation");
+    if (!rc && !c.n)
+        rc = lfail(L, c.line, "computation '%s' has no instructions", c.name);
+    if (m->n == m->cap) {
+        m->cap = m->cap ? m->cap * 2 : 8;
+        m->c = sb_xrealloc(m->c, m->cap * sizeof *m->c);
+    }
+    m->c[m->n++] = c; /* kept even on error, so that sb_hlo_free frees it */
+    return rc;
+}
+
+static int parse_header(struct lex *L, struct sb_hlo_module *m)
+{
+    uint32_t line = L->line;
+    char *w = word(L);
+    if (!w || strcmp(w, "HloModule") != 0) {
+        free(w);
+        return lfail(L, line, "expected 'HloModule NAME' at the start of the module");
+    }
+    free(w);
+    m->name = word(L);
+    if (!m->name)
+        return lfail(L, line, "HloModule has no name");
+    while (accept(L, ',')) {
+        const char *s, *e;
+        char *key = word(L);
+        free(key);
+        if (!key || expect(L, '=', "after a module attribute") || skip_value(L, &s, &e))
+            return key ? -1 : lfail(L, L->line, "bad module attribute");
+    }
+    return 0;
+}
+
+/* Each name once per computation; the entry is the one marked ENTRY, else the
+ * last computation (XLA's parser does the same). */
+static int check_module(struct lex *L, struct sb_hlo_module *m)
+{
+    m->entry = -1;
+    for (uint32_t k = 0; k < m->n; k++) {
+        if (m->c[k].entry) {
+            if (m->entry >= 0)
+                return lfail(L, m->c[k].line, "second ENTRY computation '%s'", m->c[k].name);
+            m->entry = (int)k;
+        }
+        for (uint32_t j = 0; j < k; j++)
+            if (!strcmp(m->c[j].name, m->c[k].name))
+                return lfail(L, m->c[k].line, "duplicate computation name '%s'",
+                             m->c[k].name);
+    }
+    if (!m->n)
+        return lfail(L, L->line, "module has no computation");
+    if (m->entry < 0)
+        m->entry = (int)m->n - 1;
+    return 0;
+}
+
+struct sb_hlo_module *sb_hlo_parse(const char *path, const char *buf, size_t n,
+                                   struct sb_err *e)
+{
+    struct lex L = {.p = buf, .end = buf + n, .path = path, .line = 1, .e = e};
+    struct sb_hlo_module *m = sb_xcalloc(1, sizeof *m);
+    m->path = sb_xstrdup(path);
+    int rc = parse_header(&L, m);
+    while (!rc && peek(&L) >= 0)
+        rc = parse_computation(&L, m);
+    rc = rc || check_module(&L, m);
+    if (rc) {
+        sb_hlo_free(m);
+        return NULL;
+    }
+    return m;
+}
+
+void sb_hlo_free(struct sb_hlo_module *m)
+{
+    if (!m)
+        return;
+    for (uint32_t k = 0; k < m->n; k++) {
+        for (uint32_t i = 0; i < m->c[k].n; i++)
+            instr_free(&m->c[k].in[i]);
+        free(m->c[k].in);
+        free(m->c[k].name);
+    }
+    free(m->c);
+    free(m->name);
+    free(m->path);
+    free(m);
+}
+
+/* ---- mapping to the graph format ----------------------------------------- */
+
+/* How an opcode maps (workloads/importers/hlo.md, "Instructions"). */
+enum role {
+    ROLE_COMPUTE,
+    ROLE_INPUT,   /* parameter */
+    ROLE_NOP,     /* XLA's IsNopInstruction: free, scheduled as soon as ready */
+    ROLE_VIEW,    /* nop that owns no buffer (get-tuple-element, bitcast) */
+    ROLE_START,   /* async start already in the text */
+    ROLE_DONE,
+    ROLE_SPLIT,   /* synchronous collective that becomes start + done */
+};
+
+struct async_op {
+    const char *start, *done; /* text opcodes */
+    enum sb_coll coll;
+    int aliased;              /* tuple element of the start that views an operand, -1 none */
+};
+
+static const struct async_op async_ops[] = {
+    {"all-gather-start", "all-gather-done", SB_COLL_ALL_GATHER, 0},
+    {"all-reduce-start", "all-reduce-done", SB_COLL_ALL_REDUCE, -1},
+    {"collective-permute-start", "collective-permute-done", SB_COLL_COLLECTIVE_PERMUTE, 0},
+    {"copy-start", "copy-done", SB_COLL_COPY, 1},
+    {"send", "send-done", SB_COLL_SEND, 0},
+    {"recv", "recv-done", SB_COLL_RECV, -1},
+    {"async-start", "async-done", SB_COLL_NONE, 0}, /* coll from the wrapped op */
+};
+
+/* Synchronous collectives XLA's AsyncCollectiveCreator (as the scheduler tests
+ * configure it) turns into a start/done pair. */
+static const struct {
+    const char *op;
+    enum sb_coll coll;
+} sync_ops[] = {
+    {"all-gather", SB_COLL_ALL_GATHER},
+    {"all-reduce", SB_COLL_ALL_REDUCE},
+    {"collective-permute", SB_COLL_COLLECTIVE_PERMUTE},
+};
+
+static const struct async_op *async_start_op(const char *op)
+{
+    for (size_t i = 0; i < sizeof async_ops / sizeof async_ops[0]; i++)
+        if (!strcmp(op, async_ops[i].start))
+            return &async_ops[i];
+    return NULL;
+}
+
+static int is_async_done(const char *op)
+{
+    for (size_t i = 0; i < sizeof async_ops / sizeof async_ops[0]; i++)
+        if (!strcmp(op, async_ops[i].done))
+            return 1;
+    return 0;
+}
+
+static enum sb_coll sync_coll(const char *op)
+{
+    for (size_t i = 0; i < sizeof sync_ops / sizeof sync_ops[0]; i++)
+        if (!strcmp(op, sync_ops[i].op))
+            return sync_ops[i].coll;
+    return SB_COLL_NONE;
+}
+
+/* The collective an async-start wraps, from its computation's root. */
+static enum sb_coll wrapped_coll(const char *op)
+{
+    static const struct {
+        const char *op;
+        enum sb_coll coll;
+    } map[] = {
+        {"all-gather", SB_COLL_ALL_GATHER},   {"all-reduce", SB_COLL_ALL_REDUCE},
+        {"reduce-scatter", SB_COLL_REDUCE_SCATTER}, {"all-to-all", SB_COLL_ALL_TO_ALL},
+        {"collective-permute", SB_COLL_COLLECTIVE_PERMUTE}, {"copy", SB_COLL_COPY},
+    };
+    for (size_t i = 0; i < sizeof map / sizeof map[0]; i++)
+        if (!strcmp(op, map[i].op))
+            return map[i].coll;
+    return SB_COLL_NONE;
+}
+
+struct builder {
+    const struct sb_hlo_module *m;
+    const struct comp *c;
+    const struct sb_hlo_opts *o;
+    struct sb_err *e;
+    uint32_t *node_of;  /* [instr] node holding its result (a split's done) */
+    uint32_t *start_of; /* [instr] start node of a split, SB_NONE otherwise */
+    uint32_t *n_dones;  /* [instr] dones naming this start */
+    uint8_t *role;      /* [instr] enum role */
+    uint8_t *coll;      /* [instr] enum sb_coll of starts, dones, splits */
+    uint32_t n_nodes;
+    uint32_t n_called_colls;
+    uint32_t *tab;      /* open addressing: instruction index + 1 by name */
+    uint32_t tab_cap;
+    uint32_t n_alias;   /* extra edges (use, start) of a while body, see alias_edges */
+    uint32_t (*alias)[2];
+};
+
+static int bfail(struct builder *B, uint32_t line, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+static int bfail(struct builder *B, uint32_t line, const char *fmt, ...)
+{
+    char msg[400];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    sb_errf(B->e, "%s:%u: %s", B->m->path, line, msg);
+    return -1;
+}
+
+static int find_comp(const struct sb_hlo_module *m, const char *name)
+{
+    for (uint32_t k = 0; k < m->n; k++)
+        if (!strcmp(m->c[k].name, name))
+            return (int)k;
+    return -1;
+}
+
+static int find_instr(const struct comp *c, const char *name, uint32_t before)
+{
+    for (uint32_t i = 0; i < before; i++)
+        if (!strcmp(c->in[i].name, name))
+            return (int)i;
+    return -1;
+}
+
+static uint32_t hash_name(const char *s)
+{
+    uint32_t h = 2166136261u; /* FNV-1a */
+    for (; *s; s++)
+        h = (h ^ (unsigned char)*s) * 16777619u;
+    return h;
+}
+
+/* Instruction names of the computation being built, hashed once: modules reach
+ * tens of thousands of instructions. */
+static void index_names(struct builder *B)
+{
+    B->tab_cap = 16;
+    while (B->tab_cap < 2 * B->c->n)
+        B->tab_cap *= 2;
+    B->tab = sb_xcalloc(B->tab_cap, sizeof *B->tab);
+    for (uint32_t i = 0; i < B->c->n; i++) {
+        uint32_t h = hash_name(B->c->in[i].name) & (B->tab_cap - 1);
+        while (B->tab[h] && strcmp(B->c->in[B->tab[h] - 1].name, B->c->in[i].name))
+            h = (h + 1) & (B->tab_cap - 1);
+        if (!B->tab[h])
+            B->tab[h] = i + 1; /* the first of duplicates: check_names reports them */
+    }
+}
+
+/* Index of the instruction called `name` if it comes before `before`, else -1. */
+static int bfind(const struct builder *B, const char *name, uint32_t before)
+{
+    uint32_t h = hash_name(name) & (B->tab_cap - 1);
+    for (; B->tab[h]; h = (h + 1) & (B->tab_cap - 1))
+        if (!strcmp(B->c->in[B->tab[h] - 1].name, name))
+            return B->tab[h] - 1 < before ? (int)B->tab[h] - 1 : -1;
+    return -1;
+}
+
+static int check_names(struct builder *B)
+{
+    for (uint32_t i = 0; i < B->c->n; i++) {
+        int first = bfind(B, B->c->in[i].name, B->c->n);
+        if (first != (int)i)
+            return bfail(B, B->c->in[i].line, "duplicate instruction name '%s' (first "
+                                              "on line %u)", B->c->in[i].name,
+                         B->c->in[first].line);
+    }
+    return 0;
+}
+
+/* Collectives (async or synchronous) in computation k and what it calls. */
+static uint32_t count_colls(const struct sb_hlo_module *m, int k, int depth)
+{
+    uint32_t n = 0;
+    if (k < 0 || depth > 64)
+        return 0;
+    for (uint32_t i = 0; i < m->c[k].n; i++) {
+        const struct instr *in = &m->c[k].in[i];
+        n += async_start_op(in->opcode) != NULL || sync_coll(in->opcode) != SB_COLL_NONE ||
+             !strcmp(in->opcode, "reduce-scatter") || !strcmp(in->opcode, "all-to-all");
+        if (strcmp(in->opcode, "fusion") != 0)
+            for (uint32_t j = 0; j < in->n_calls; j++)
+                n += count_colls(m, find_comp(m, in->calls[j]), depth + 1);
+    }
+    return n;
+}
+
+static int classify_start(struct builder *B, uint32_t i)
+{
+    const struct instr *in = &B->c->in[i];
+    const struct async_op *a = async_start_op(in->opcode);
+    enum sb_coll coll = a->coll;
+    if (!strcmp(in->opcode, "async-start")) {
+        int k = in->n_calls ? find_comp(B->m, in->calls[0]) : -1;
+        const struct comp *w = k >= 0 ? &B->m->c[k] : NULL;
+        const struct instr *root = NULL;
+        for (uint32_t j = 0; w && j < w->n; j++)
+            if (w->in[j].root || (!root && j + 1 == w->n))
+                root = &w->in[j];
+        if (!root)
+            return bfail(B, in->line, "async-start '%s' does not name its computation "
+                                      "(calls=)", in->name);
+        coll = wrapped_coll(root->opcode);
+        if (coll == SB_COLL_NONE)
+            return bfail(B, in->line, "async-start '%s' wraps '%s', which has no "
+                                      "collective type in format v1", in->name, root->opcode);
+    } else if ((coll == SB_COLL_SEND || coll == SB_COLL_RECV) && in->host_transfer) {
+        coll = coll == SB_COLL_SEND ? SB_COLL_SEND_HOST : SB_COLL_RECV_HOST;
+    }
+    B->role[i] = ROLE_START;
+    B->coll[i] = (uint8_t)coll;
+    return 0;
+}
+
+/* A done's operand 0 is its start; each start has exactly one done. */
+static int classify_done(struct builder *B, uint32_t i)
+{
+    const struct instr *in = &B->c->in[i];
+    int s = in->n_ops ? bfind(B, in->ops[0], i) : -1;
+    if (s < 0 || B->role[s] != ROLE_START)
+        return bfail(B, in->line, "%s '%s': operand 0 must be an earlier async start",
+                     in->opcode, in->name);
+    if (B->n_dones[s]++)
+        return bfail(B, in->line, "%s '%s': start '%s' already has a done", in->opcode,
+                     in->name, B->c->in[s].name);
+    B->role[i] = ROLE_DONE;
+    B->coll[i] = B->coll[s];
+    return 0;
+}
+
+static int is_nop(const struct comp *c, uint32_t i, const uint32_t *n_users,
+                  const int *only_user)
+{
+    const char *op = c->in[i].opcode;
+    if (!strcmp(op, "constant") || !strcmp(op, "broadcast") || !strcmp(op, "iota"))
+        return 1;
+    /* XLA: a tuple whose only user is a while is free too */
+    return !strcmp(op, "tuple") && n_users[i] == 1 && only_user[i] >= 0 &&
+           !strcmp(c->in[only_user[i]].opcode, "while");
+}
+
+static void count_users(const struct builder *B, uint32_t *n_users, int *only_user)
+{
+    const struct comp *c = B->c;
+    for (uint32_t i = 0; i < c->n; i++)
+        only_user[i] = -1;
+    for (uint32_t i = 0; i < c->n; i++)
+        for (uint32_t k = 0; k < c->in[i].n_ops; k++) {
+            int p = bfind(B, c->in[i].ops[k], i);
+            if (p >= 0 && only_user[p] != (int)i) {
+                n_users[p]++;
+                only_user[p] = (int)i;
+            }
+        }
+}
+
+static int classify(struct builder *B)
+{
+    const struct comp *c = B->c;
+    uint32_t *n_users = sb_xcalloc(c->n, sizeof *n_users);
+    int *only_user = sb_xmalloc(c->n * sizeof *only_user);
+    int rc = 0;
+    count_users(B, n_users, only_user);
+    for (uint32_t i = 0; i < c->n && !rc; i++) {
+        const struct instr *in = &c->in[i];
+        const char *op = in->opcode;
+        B->role[i] = ROLE_COMPUTE;
+        if (!strcmp(op, "parameter"))
+            B->role[i] = ROLE_INPUT;
+        else if (!strcmp(op, "get-tuple-element") || !strcmp(op, "bitcast"))
+            B->role[i] = ROLE_VIEW;
+        else if (is_nop(c, i, n_users, only_user))
+            B->role[i] = ROLE_NOP;
+        else if (async_start_op(op))
+            rc = classify_start(B, i);
+        else if (is_async_done(op))
+            rc = classify_done(B, i);
+        else if (!strcmp(op, "collective-broadcast") && !B->o->keep_sync)
+            rc = bfail(B, in->line, "collective-broadcast '%s': format v1 has no "
+                                    "collective_broadcast type to split it into", in->name);
+        else if (sync_coll(op) != SB_COLL_NONE && !B->o->keep_sync) {
+            B->role[i] = ROLE_SPLIT;
+            B->coll[i] = (uint8_t)sync_coll(op);
+        } else if (!strcmp(op, "async-update"))
+            rc = bfail(B, in->line, "async-update '%s' is not supported (an async "
+                                    "chain must be one start and one done)", in->name);
+        if (strcmp(op, "fusion") != 0)
+            for (uint32_t j = 0; j < in->n_calls && !rc; j++) {
+                int k = find_comp(B->m, in->calls[j]);
+                if (k < 0)
+                    rc = bfail(B, in->line, "%s '%s' calls unknown computation '%s'", op,
+                               in->name, in->calls[j]);
+                else if (strcmp(op, "async-start") != 0 && strcmp(op, "async-done") != 0)
+                    B->n_called_colls += count_colls(B->m, k, 0); /* wrapped: the pair */
+            }
+    }
+    for (uint32_t i = 0; i < c->n && !rc; i++)
+        if (B->role[i] == ROLE_START && B->n_dones[i] != 1)
+            rc = bfail(B, c->in[i].line, "%s '%s' has no done in computation '%s'",
+                       c->in[i].opcode, c->in[i].name, c->name);
+    free(n_users);
+    free(only_user);
+    return rc;
+}
+
+/* ---- sizes --------------------------------------------------------------- */
+
+/* Bytes of the buffers an instruction defines, as XLA's alias analysis splits
+ * them and the scheduler tests' size function counts them: a tuple instruction
+ * defines only its top-level buffer, views define nothing, an async start does
+ * not define the operand it views. */
+static uint64_t defined_bytes(struct builder *B, uint32_t i)
+{
+    const struct instr *in = &B->c->in[i];
+    switch ((enum role)B->role[i]) {
+    case ROLE_VIEW:
+    case ROLE_DONE:
+        return 0;
+    case ROLE_START: {
+        const struct async_op *a = async_start_op(in->opcode);
+        if (!in->sh.tuple || a->aliased < 0 || (uint32_t)a->aliased >= in->sh.n_top ||
+            a->aliased > 1)
+            return in->sh.all_bytes;
+        /* only the operands' own buffers (the element's leaves) are views; a
+         * tuple of operands (async-start's element 0) is a new buffer */
+        return in->sh.all_bytes - in->sh.top_bytes[a->aliased];
+    }
+    default:
+        break;
+    }
+    if (!strcmp(in->opcode, "tuple") || !strcmp(in->opcode, "copy"))
+        return in->sh.bytes;
+    if (!strcmp(in->opcode, "while"))
+        return 0; /* its buffers are its operand's (XLA aliases them) */
+    return in->sh.all_bytes;
+}
+
+/* What AsyncCollectiveCreator's start of a synchronous collective defines:
+ * all-gather-start is (operand, result) and defines all but the operand;
+ * collective-permute-start is (operand, result); all-reduce-start has the
+ * all-reduce's own shape. */
+static uint64_t split_start_bytes(struct builder *B, uint32_t i, uint64_t op0_all)
+{
+    const struct instr *in = &B->c->in[i];
+    if (B->coll[i] == SB_COLL_ALL_REDUCE)
+        return in->sh.all_bytes;
+    return op0_all + 2 * in->sh.all_bytes; /* {} = op + res, {1} = res */
+}
+
+static uint64_t op0_all_bytes(struct builder *B, uint32_t i)
+{
+    const struct instr *in = &B->c->in[i];
+    uint64_t sum = 0;
+    for (uint32_t k = 0; k < in->n_ops; k++) {
+        int p = bfind(B, in->ops[k], i);
+        if (p >= 0)
+            sum += B->c->in[p].sh.all_bytes;
+    }
+    return sum;
+}
+
+/* ---- while bodies: aliasing edges ---------------------------------------- */
+
+/* A while body's root tuple element k becomes the next iteration's parameter
+ * element k: the same buffer.  When that element is an async done, its buffer
+ * is written while the collective runs, so XLA's HloScheduleGraph makes every
+ * reader of parameter element k (through get-tuple-element and bitcast) come
+ * before the collective's start.  Such a reader becomes an extra input of the
+ * start; one that follows the start in the text cannot be an input in format
+ * v1 and is left out (workloads/importers/hlo.md). */
+static int is_while_body(const struct sb_hlo_module *m, const char *name)
+{
+    for (uint32_t k = 0; k < m->n; k++)
+        for (uint32_t i = 0; i < m->c[k].n; i++) {
+            const struct instr *in = &m->c[k].in[i];
+            if (!strcmp(in->opcode, "while") && in->n_calls)
+                for (uint32_t j = 0; j < in->n_calls; j++)
+                    if (!strcmp(in->calls[j], name) && strcmp(name, "") != 0)
+                        return 1;
+        }
+    return 0;
+}
+
+static uint32_t root_of(const struct comp *c)
+{
+    for (uint32_t i = 0; i < c->n; i++)
+        if (c->in[i].root)
+            return i;
+    return c->n - 1; /* XLA: the last instruction */
+}
+
+/* The instruction whose async start writes element k of the root, or -1. */
+static int start_writing(struct builder *B, const struct instr *root, uint32_t k)
+{
+    if (k >= root->n_ops)
+        return -1;
+    int d = bfind(B, root->ops[k], B->c->n);
+    if (d < 0)
+        return -1;
+    if (B->role[d] == ROLE_SPLIT)
+        return d;
+    if (B->role[d] == ROLE_DONE)
+        return bfind(B, B->c->in[d].ops[0], (uint32_t)d);
+    return -1;
+}
+
+/* Readers of instruction v's value, seen through bitcasts, added as (use,
+ * start) pairs. */
+static void add_readers(struct builder *B, uint32_t v, uint32_t start, int depth)
+{
+    for (uint32_t u = v + 1; u < B->c->n && depth < 16; u++) {
+        const struct instr *in = &B->c->in[u];
+        int reads = 0;
+        for (uint32_t k = 0; k < in->n_ops && !reads; k++)
+            reads = !strcmp(in->ops[k], B->c->in[v].name);
+        if (!reads || !strcmp(in->opcode, "tuple"))
+            continue;
+        if (!strcmp(in->opcode, "bitcast")) {
+            add_readers(B, u, start, depth + 1);
+            continue;
+        }
+        if (u >= start) /* after the start: not expressible, or the start itself */
+            continue;
+        B->alias = sb_xrealloc(B->alias, (B->n_alias + 1) * sizeof *B->alias);
+        B->alias[B->n_alias][0] = u;
+        B->alias[B->n_alias++][1] = start;
+    }
+}
+
+static void alias_edges(struct builder *B)
+{
+    const struct comp *c = B->c;
+    if (!is_while_body(B->m, c->name))
+        return;
+    const struct instr *root = &c->in[root_of(c)];
+    if (strcmp(root->opcode, "tuple") != 0)
+        return;
+    for (uint32_t k = 0; k < root->n_ops; k++) {
+        int s = start_writing(B, root, k);
+        if (s < 0)
+            continue;
+        for (uint32_t g = 0; g < c->n; g++) /* get-tuple-element(parameter, index=k) */
+            if (!strcmp(c->in[g].opcode, "get-tuple-element") && c->in[g].index == (int64_t)k &&
+                c->in[g].n_ops) {
+                int p = bfind(B, c->in[g].ops[0], g);
+                if (p >= 0 && !strcmp(c->in[p].opcode, "parameter"))
+                    add_readers(B, g, (uint32_t)s, 0);
+            }
+    }
+}
+
+/* ---- CSV writing --------------------------------------------------------- */
+
+static const char *fusion_op(const struct instr *in)
+{
+    const char *k = in->fusion_kind ? in->fusion_kind : "";
+    if (!strcmp(k, "kLoop"))
+        return "loop_fusion";
+    if (!strcmp(k, "kOutput"))
+        return "output_fusion";
+    if (!strcmp(k, "kInput"))
+        return "input_fusion";
+    return "fusion";
+}
+
+/* Node ids of the instruction's inputs: operands (a split's users read its
+ * done), then control predecessors. */
+static int write_inputs(struct builder *B, FILE *f, uint32_t i)
+{
+    const struct instr *in = &B->c->in[i];
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *s = open_memstream(&buf, &len);
+    int rc = 0;
+    SB_ASSERT(s);
+    for (uint32_t k = 0; k < in->n_ops + in->n_ctrl && !rc; k++) {
+        const char *name = k < in->n_ops ? in->ops[k] : in->ctrl[k - in->n_ops];
+        uint32_t line = k < in->n_ops ? in->op_line[k] : in->line;
+        int p = bfind(B, name, i);
+        if (p < 0) {
+            int later = bfind(B, name, B->c->n);
+            rc = later >= 0 ? bfail(B, line, "%s '%s': %s '%s' is defined after its use "
+                                             "(line %u); the text must be in schedule order",
+                                    in->opcode, in->name, k < in->n_ops ? "operand" :
+                                    "control predecessor", name, B->c->in[later].line)
+                            : bfail(B, line, "%s '%s': unknown %s '%s'", in->opcode, in->name,
+                                    k < in->n_ops ? "operand" : "control predecessor", name);
+            break;
+        }
+        fprintf(s, "%s%u", k ? " " : "", B->node_of[p]);
+    }
+    for (uint32_t k = 0; k < B->n_alias && !rc; k++)
+        if (B->alias[k][1] == i)
+            fprintf(s, " %u", B->node_of[B->alias[k][0]]);
+    fclose(s);
+    if (!rc)
+        sb_csv_field(f, buf, 0);
+    free(buf);
+    return rc;
+}
+
+static void write_tail(FILE *f, const char *coll, uint64_t comm_bytes, uint32_t group,
+                       const char *flags)
+{
+    sb_csv_field(f, coll, 0);
+    if (comm_bytes)
+        sb_csv_fieldf(f, 0, "%llu", (unsigned long long)comm_bytes);
+    else
+        sb_csv_field(f, "", 0);
+    if (group > 1 && *coll)
+        sb_csv_fieldf(f, 0, "%u", group);
+    else
+        sb_csv_field(f, "", 0);
+    sb_csv_field(f, flags, 0);
+    sb_csv_end(f);
+}
+
+static void write_bytes(FILE *f, uint64_t b)
+{
+    if (b)
+        sb_csv_fieldf(f, 0, "%llu", (unsigned long long)b);
+    else
+        sb_csv_field(f, "", 0);
+}
+
+/* The two rows of a synchronous collective: start(X) reads X's operands, done(X)
+ * reads the start and stands for X's result. */
+static int write_split(struct builder *B, FILE *f, uint32_t i)
+{
+    const struct instr *in = &B->c->in[i];
+    const char *coll = sb_coll_name((enum sb_coll)B->coll[i]);
+    char name[512], op[96];
+    uint32_t s = B->n_nodes++;
+    snprintf(name, sizeof name, "start(%s)", in->name);
+    snprintf(op, sizeof op, "%s-start", in->opcode);
+    sb_csv_fieldf(f, 1, "%u", s);
+    sb_csv_field(f, name, 0);
+    sb_csv_field(f, "start", 0);
+    if (write_inputs(B, f, i))
+        return -1;
+    sb_csv_field(f, op, 0);
+    write_bytes(f, split_start_bytes(B, i, op0_all_bytes(B, i)));
+    write_tail(f, coll, in->sh.bytes, in->group, "");
+    B->start_of[i] = s;
+    B->node_of[i] = B->n_nodes++;
+    snprintf(name, sizeof name, "done(%s)", in->name);
+    snprintf(op, sizeof op, "%s-done", in->opcode);
+    sb_csv_fieldf(f, 1, "%u", B->node_of[i]);
+    sb_csv_field(f, name, 0);
+    sb_csv_field(f, "done", 0);
+    sb_csv_fieldf(f, 0, "%u", s);
+    sb_csv_field(f, op, 0);
+    write_bytes(f, 0);
+    write_tail(f, coll, 0, 0, in->root ? "output" : "");
+    return 0;
+}
+
+/* The tensor a start moves: the result element of (operand, result) tuples,
+ * the data element of send, recv and copy-start, else the whole shape. */
+static uint64_t start_payload(const struct instr *in, enum sb_coll c)
+{
+    if (!in->sh.tuple)
+        return in->sh.bytes;
+    if (c == SB_COLL_SEND || c == SB_COLL_RECV || c == SB_COLL_SEND_HOST ||
+        c == SB_COLL_RECV_HOST || c == SB_COLL_COPY || in->sh.n_top < 2)
+        return in->sh.top_bytes[0];
+    return in->sh.top_bytes[1];
+}
+
+static const char *kind_of(enum role r)
+{
+    switch (r) {
+    case ROLE_INPUT:
+        return "input";
+    case ROLE_NOP:
+    case ROLE_VIEW:
+        return "nop";
+    case ROLE_START:
+        return "start";
+    case ROLE_DONE:
+        return "done";
+    default:
+        return "compute";
+    }
+}
+
+static int write_row(struct builder *B, FILE *f, uint32_t i)
+{
+    const struct instr *in = &B->c->in[i];
+    enum role r = (enum role)B->role[i];
+    if (r == ROLE_SPLIT)
+        return write_split(B, f, i);
+    B->node_of[i] = B->n_nodes++;
+    sb_csv_fieldf(f, 1, "%u", B->node_of[i]);
+    sb_csv_field(f, in->name, 0);
+    sb_csv_field(f, kind_of(r), 0);
+    if (r == ROLE_INPUT)
+        sb_csv_field(f, "", 0);
+    else if (write_inputs(B, f, i))
+        return -1;
+    sb_csv_field(f, !strcmp(in->opcode, "fusion") ? fusion_op(in) : in->opcode, 0);
+    write_bytes(f, defined_bytes(B, i));
+    const char *coll = r == ROLE_START ? sb_coll_name((enum sb_coll)B->coll[i]) : "";
+    uint64_t comm = r == ROLE_START ? start_payload(in, (enum sb_coll)B->coll[i]) : 0;
+    int views = r == ROLE_VIEW || (!strcmp(in->opcode, "while") && in->n_ops);
+    char flags[32];
+    snprintf(flags, sizeof flags, "%s%s%s", views ? "alias" : "",
+             views && in->root ? "|" : "", in->root ? "output" : "");
+    write_tail(f, coll, comm, in->group, flags);
+    return 0;
+}
+
+static void write_meta(struct builder *B, FILE *f)
+{
+    fprintf(f, "# hlo_module=%s\n# hlo_computation=%s\n", B->m->name, B->c->name);
+    if (B->n_called_colls)
+        fprintf(f, "# hlo_called_collectives=%u\n", B->n_called_colls);
+    fputs("id,name,kind,inputs,op,out_bytes,coll,comm_bytes,group,flags\n", f);
+}
+
+static int write_csv(struct builder *B, char **buf, size_t *len)
+{
+    FILE *f = open_memstream(buf, len);
+    int rc = 0;
+    SB_ASSERT(f);
+    write_meta(B, f);
+    for (uint32_t i = 0; i < B->c->n && !rc; i++)
+        rc = write_row(B, f, i);
+    fclose(f);
+    return rc;
+}
+
+static void fill_nodes(struct builder *B, struct sb_hlo_graph *out)
+{
+    out->node = sb_xcalloc(B->n_nodes, sizeof *out->node);
+    for (uint32_t i = 0; i < B->c->n; i++) {
+        out->node[B->node_of[i]].instr = i;
+        if (B->start_of[i] != SB_NONE) {
+            out->node[B->start_of[i]] = (struct sb_hlo_node){i, 1};
+            out->node[B->node_of[i]].half = 2;
+        }
+    }
+}
+
+int sb_hlo_build(const struct sb_hlo_module *m, const struct sb_hlo_opts *o,
+                 struct sb_hlo_graph *out, struct sb_err *e)
+{
+    static const struct sb_hlo_opts defaults = {0};
+    int k = sb_hlo_find_computation(m, o ? o->computation : NULL);
+    memset(out, 0, sizeof *out);
+    if (k < 0)
+        return sb_errf(e, "%s: no computation named '%s'", m->path, o->computation);
+    struct builder B = {.m = m, .c = &m->c[k], .o = o ? o : &defaults, .e = e};
+    uint32_t n = B.c->n;
+    B.node_of = sb_xcalloc(n, sizeof *B.node_of);
+    B.start_of = sb_xmalloc(n * sizeof *B.start_of);
+    B.n_dones = sb_xcalloc(n, sizeof *B.n_dones);
+    B.role = sb_xcalloc(n, 1);
+    B.coll = sb_xcalloc(n, 1);
+    for (uint32_t i = 0; i < n; i++)
+        B.start_of[i] = SB_NONE;
+    char *buf = NULL;
+    size_t len = 0;
+    index_names(&B);
+    int rc = check_names(&B) || classify(&B);
+    if (!rc)
+        alias_edges(&B);
+    rc = rc || write_csv(&B, &buf, &len);
+    if (!rc) {
+        out->g = sb_graph_load_mem(m->path, buf, len, e);
+        rc = out->g ? 0 : -1;
+    }
+    if (!rc)
+        fill_nodes(&B, out);
+    free(buf);
+    free(B.node_of);
+    free(B.start_of);
+    free(B.n_dones);
+    free(B.role);
+    free(B.coll);
+    free(B.tab);
+    free(B.alias);
+    return rc ? -1 : 0;
+}
+
+void sb_hlo_graph_free(struct sb_hlo_graph *hg)
+{
+    sb_graph_free(hg->g);
+    free(hg->node);
+    memset(hg, 0, sizeof *hg);
+}
+
+/* ---- the importer -------------------------------------------------------- */
+
+static char *read_file(const char *path, size_t *n, struct sb_err *e)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f) {
+        sb_errf(e, "%s: cannot open: %s", path, strerror(errno));
+        return NULL;
+    }
+    char *buf = NULL;
+    size_t cap = 0, got;
+    *n = 0;
+    do {
+        if (cap - *n < 65536) {
+            cap = cap ? cap * 2 : 1 << 16;
+            buf = sb_xrealloc(buf, cap + 1);
+        }
+        got = fread(buf + *n, 1, cap - *n, f);
+        *n += got;
+    } while (got);
+    int bad = ferror(f);
+    fclose(f);
+    if (bad) {
+        free(buf);
+        sb_errf(e, "%s: read error", path);
+        return NULL;
+    }
+    buf[*n] = 0;
+    return buf;
+}
+
+struct sb_graph *sb_hlo_load(const char *path, struct sb_err *e)
+{
+    size_t n;
+    char *buf = read_file(path, &n, e);
+    if (!buf)
+        return NULL;
+    struct sb_hlo_module *m = sb_hlo_parse(path, buf, n, e);
+    free(buf);
+    if (!m)
+        return NULL;
+    struct sb_hlo_graph hg;
+    struct sb_graph *g = NULL;
+    if (sb_hlo_build(m, NULL, &hg, e) == 0) {
+        g = hg.g;
+        free(hg.node);
+    }
+    sb_hlo_free(m);
+    return g;
+}
+
+/* ---- read access ----------------------------------------------------------- */
+
+int sb_hlo_find_computation(const struct sb_hlo_module *m, const char *name)
+{
+    return name ? find_comp(m, name) : m->entry;
+}
+
+uint32_t sb_hlo_n_computations(const struct sb_hlo_module *m) { return m->n; }
+
+const char *sb_hlo_computation_name(const struct sb_hlo_module *m, uint32_t c)
+{
+    return c < m->n ? m->c[c].name : NULL;
+}
+
+void sb_hlo_instr(const struct sb_hlo_module *m, uint32_t comp, uint32_t i,
+                  struct sb_hlo_instr_info *out)
+{
+    const struct comp *c = &m->c[comp];
+    const struct instr *in = &c->in[i];
+    memset(out, 0, sizeof *out);
+    out->name = in->name;
+    out->opcode = in->opcode;
+    out->line = in->line;
+    out->is_tuple = in->sh.tuple;
+    out->elems = in->sh.tuple ? 0 : in->sh.elems;
+    out->fusion_kind = in->fusion_kind;
+    out->frontend = in->frontend;
+    if (in->n_ops) {
+        int p = find_instr(c, in->ops[0], i);
+        if (p >= 0 && !c->in[p].sh.tuple)
+            out->op0_elems = c->in[p].sh.elems;
+    }
+}
+
+uint32_t sb_hlo_n_instrs(const struct sb_hlo_module *m, uint32_t comp)
+{
+    return comp < m->n ? m->c[comp].n : 0;
+}
+
+int sb_hlo_uses(const struct sb_hlo_module *m, uint32_t c, const char *opcode)
+{
+    for (uint32_t i = 0; i < m->c[c].n; i++)
+        if (!strcmp(m->c[c].in[i].opcode, opcode))
+            return 1;
+    return 0;
+}
+
+int sb_hlo_has_attr(const struct sb_hlo_module *m, const char *key)
+{
+    size_t n = strlen(key);
+    for (uint32_t k = 0; k < m->n; k++)
+        for (uint32_t i = 0; i < m->c[k].n; i++) {
+            const char *fa = m->c[k].in[i].frontend;
+            for (const char *p = fa; p && (p = strstr(p, key)); p += n)
+                if ((p == fa || !name_char((unsigned char)p[-1])) && p[n] == '=')
+                    return 1;
+        }
+    return 0;
+}
+
+uint32_t sb_hlo_n_called(const struct sb_hlo_module *m)
+{
+    uint32_t n = 0;
+    for (uint32_t k = 0; k < m->n; k++) {
+        if ((int)k == m->entry)
+            continue;
+        int fused = 0;
+        for (uint32_t j = 0; j < m->n && !fused; j++)
+            for (uint32_t i = 0; i < m->c[j].n && !fused; i++) {
+                const struct instr *in = &m->c[j].in[i];
+                if (!strcmp(in->opcode, "fusion") && in->n_calls &&
+                    !strcmp(in->calls[0], m->c[k].name))
+                    fused = 1;
+            }
+        n += !fused;
+    }
+    return n;
+}

@@ -1,0 +1,69 @@
+/* HLO text importer (workloads/importers/hlo.md).
+ *
+ * sb_hlo_load() is the importer behind `schedbench run -w module.hlo`: it turns
+ * the ENTRY computation of an XLA HLO text module into a format-v1 graph.  The
+ * lower-level calls below keep the parsed module next to the graph, which the
+ * conformance harness (conform.c) needs to apply XLA's test fixture: which HLO
+ * instruction each node came from, shapes for XLA's test latency estimator,
+ * frontend attributes. */
+#ifndef SB_HLO_H
+#define SB_HLO_H
+
+#include "core.h"
+
+struct sb_hlo_module; /* parsed text: computations and instructions */
+
+struct sb_hlo_module *sb_hlo_parse(const char *path, const char *buf, size_t n,
+                                   struct sb_err *e);
+void sb_hlo_free(struct sb_hlo_module *m);
+
+/* Options of the graph builder. */
+struct sb_hlo_opts {
+    const char *computation; /* text name; NULL = ENTRY */
+    int keep_sync;           /* 1: leave synchronous collectives unsplit (XLA's
+                                fixture without AsyncCollectiveCreator) */
+};
+
+/* What a node of the built graph is in HLO terms. */
+struct sb_hlo_node {
+    uint32_t instr;     /* index in the computation's instruction list */
+    uint8_t half;       /* 0 the instruction itself, 1 start / 2 done of a split
+                           synchronous collective */
+};
+
+struct sb_hlo_graph {
+    struct sb_graph *g;
+    struct sb_hlo_node *node; /* [g->v.n_nodes] */
+};
+
+/* Builds a graph from one computation; 0 or -1 with "file:line: message". */
+int sb_hlo_build(const struct sb_hlo_module *m, const struct sb_hlo_opts *o,
+                 struct sb_hlo_graph *out, struct sb_err *e);
+void sb_hlo_graph_free(struct sb_hlo_graph *hg);
+
+/* Read access for the conformance harness. */
+struct sb_hlo_instr_info {
+    const char *name;
+    const char *opcode;
+    uint32_t line;
+    int is_tuple;          /* result shape is a tuple */
+    uint64_t elems;        /* ShapeUtil::ElementsIn of an array result, else 0 */
+    uint64_t op0_elems;    /* the same for operand 0, 0 when none */
+    const char *fusion_kind; /* "kLoop", ... or NULL */
+    const char *frontend;  /* raw frontend_attributes text or NULL */
+};
+/* Computation index by text name (NULL = ENTRY); -1 when absent. */
+int sb_hlo_find_computation(const struct sb_hlo_module *m, const char *name);
+uint32_t sb_hlo_n_computations(const struct sb_hlo_module *m);
+const char *sb_hlo_computation_name(const struct sb_hlo_module *m, uint32_t c);
+void sb_hlo_instr(const struct sb_hlo_module *m, uint32_t comp, uint32_t i,
+                  struct sb_hlo_instr_info *out);
+uint32_t sb_hlo_n_instrs(const struct sb_hlo_module *m, uint32_t comp);
+/* Whether computation c holds an instruction of the given opcode; whether any
+ * instruction of the module has a frontend attribute with the given key. */
+int sb_hlo_uses(const struct sb_hlo_module *m, uint32_t c, const char *opcode);
+int sb_hlo_has_attr(const struct sb_hlo_module *m, const char *key);
+/* Number of computations other than the ENTRY and fusion bodies. */
+uint32_t sb_hlo_n_called(const struct sb_hlo_module *m);
+
+#endif

@@ -1,0 +1,164 @@
+/* aggressive: private state of the XLA latency-hiding-scheduler policy
+ * (schedulers/aggressive.c, docs/aggressive.md).
+ *
+ * The scheduler works on its own copy of the graph, numbered in the order of the
+ * sequence it starts from (XLA's "original position"), with edges deduplicated
+ * the way XLA's HloScheduleGraph has them (one edge per operand->user pair) and
+ * turned to the scheduling direction: bottom-up, a node waits for its users
+ * ("deps") and releases its operands ("rels"); top-down the other way round. */
+#ifndef SB_AGGRESSIVE_IMPL_H
+#define SB_AGGRESSIVE_IMPL_H
+
+#include <stdint.h>
+
+#include "schedbench/plugin.h"
+
+/* ---- configuration (XLA SchedulerConfig; see the parameter table) ---------- */
+
+enum lhs_estimator { LHS_EST_WORKLOAD = 0, LHS_EST_APPROXIMATE = 1 };
+enum lhs_resources { LHS_RES_SHARED = 0, LHS_RES_PER_TYPE = 1 };
+enum lhs_memory { LHS_MEM_HARNESS = 0, LHS_MEM_XLA = 1 };
+enum lhs_selection { LHS_SEL_FAST = 0, LHS_SEL_SCAN = 1 };
+
+/* Resources of XLA's AsyncTracker (ResourceType), one per collective family. */
+enum lhs_res {
+    LHS_R_ALL_GATHER, LHS_R_ALL_REDUCE, LHS_R_REDUCE_SCATTER, LHS_R_ALL_TO_ALL,
+    LHS_R_COLLECTIVE_PERMUTE, LHS_R_SEND_RECV, LHS_R_SEND_HOST, LHS_R_RECV_HOST,
+    LHS_R_COPY, LHS_R_SHARED, /* GPU: every collective on one stream */
+    LHS_R_COUNT
+};
+
+struct lhs_config {
+    enum lhs_estimator estimator;
+    enum lhs_resources resources;
+    int64_t limit[LHS_R_COUNT];   /* overlap limits by resource */
+    int aggressive;               /* aggressive_scheduling_policies */
+    int depth_over_stall;         /* prioritize_async_depth_over_stall */
+    int release_start;            /* enable_release_start_policy */
+    int send_recvs;               /* schedule_send_recvs */
+    int same_send_recv;           /* force_send_recv_to_use_same_resource */
+    uint64_t memory_limit;        /* bytes; UINT64_MAX = none */
+    int depth_memory;             /* depth_based_memory_pressure_reduction */
+    int64_t rerun;
+    int top_down;                 /* top_down_scheduling */
+    int by_structure;             /* enable_schedule_by_structure */
+    enum lhs_memory memory;
+    enum lhs_selection selection;
+    int always;                   /* schedule even without supported async ops */
+};
+
+/* ---- the scheduling graph ---------------------------------------------------- */
+
+/* Node bits. */
+enum {
+    LHS_NOP = 1u << 0,        /* XLA IsNopInstruction: nop and input kinds */
+    LHS_SUP_START = 1u << 1,  /* supported async start (IsSupportedAsyncStart) */
+    LHS_SUP_DONE = 1u << 2,   /* supported async done */
+    LHS_UNLOCK = 1u << 3,     /* bottom-up: has an operand that is a supported
+                                 done; top-down: a user that is a supported start */
+    LHS_TRACKED = 1u << 4,    /* owns a buffer the memory tracker counts */
+    LHS_PINNED = 1u << 5,     /* harness model: buffer never freed */
+    LHS_INPUT = 1u << 6,      /* graph input */
+    LHS_SEND_HOST_DONE = 1u << 7, /* done of a send_host (ShouldDelaySendHostDone) */
+};
+
+struct lhs_graph {
+    uint32_t n;
+    uint32_t *id;          /* [n] view id of each internal node */
+    uint32_t *dep_off, *dep;  /* CSR: nodes that must be scheduled first */
+    double *dep_lat;          /* [edges] latency on that edge */
+    uint32_t *rel_off, *rel;  /* CSR: nodes this one releases, XLA's edge order */
+    double *cost;          /* [n] NodeCost */
+    int8_t *occ, *relr;    /* [n] resource occupied / released, -1 none */
+    uint8_t *bits;         /* [n] LHS_* */
+    double *async_key;     /* [n] async depth (bottom-up) or height (top-down) */
+    double *async_depth;   /* [n] XLA GetAsyncDepth, used by kStartAtZeroDepth */
+    uint32_t *graph_depth; /* [n] */
+    uint32_t *partner;     /* [n] start <-> done, UINT32_MAX none */
+    /* memory: the buffers scheduling a node makes live and those it frees, as
+     * CSR lists of buffer owners (internal ids) */
+    uint32_t *alloc_off, *alloc;
+    uint32_t *freed_off, *freed;
+    uint64_t *bytes;       /* [n] size of the buffer each owner holds */
+};
+
+/* ---- scheduling state ---------------------------------------------------------- */
+
+struct lhs_fast;
+
+struct lhs_heap {               /* XLA's next_ready_stack: a std heap of nodes by */
+    uint32_t n, cap;            /* ready time, earliest first; kept with the */
+    uint32_t *v;                /* standard library's push/pop algorithms */
+};
+
+struct lhs_state {
+    const struct lhs_graph *G;
+    const struct lhs_config *cfg;
+    uint64_t memory_limit;      /* shrinks by 0.9 on each rerun */
+    double now;                 /* XLA current_time */
+    int32_t *deg;               /* [n] unscheduled deps */
+    int32_t *rnis;              /* [n] GetReadyNodesIfScheduled */
+    double *ready;              /* [n] ready time */
+    uint8_t *where;             /* [n] 0 waiting, 1 ready set, 2 nop set, 3 done */
+    int64_t avail[LHS_R_COUNT]; /* max_concurrent_resource */
+    int64_t queued[LHS_R_COUNT];/* resource_users_in_queue */
+    uint32_t *ready_set, n_ready; /* XLA's vector, same push/swap-pop order */
+    uint32_t *ready_pos;        /* [n] index in ready_set */
+    uint32_t *nops, n_nops;     /* XLA's nop_set (LIFO) */
+    struct lhs_heap next_ready;
+    uint32_t *seq, n_seq;       /* scheduled nodes in scheduling order */
+    /* memory (XLA MemoryPressureTracker) */
+    uint8_t *live;              /* [n] owner buffers live */
+    int64_t mem;                /* live bytes */
+    int64_t mem_peak;
+    /* per-step candidate cache of memory pressure changes */
+    uint32_t *mem_stamp;        /* [n] step the cache entry belongs to */
+    int64_t *mem_inc, *mem_peak_inc;
+    uint32_t step;
+    int oom;                    /* an allocation failed mid-pass */
+    /* fast selection (aggressive.c, "pass 2d") */
+    struct lhs_fast *fast;
+};
+
+/* ---- fast selection -------------------------------------------------------------- */
+
+/* Ready nodes are split into classes that XLA's first rules cannot tell apart
+ * (same resource, occupy/release, async depth zero or not, supported or not),
+ * so those rules are decided once per class and step.  Inside a class, a node
+ * waits in a heap by ready time until it is due; due nodes sit in groups of
+ * equal async key (kAsyncDepth), each group a heap in the order of XLA's later
+ * rules (kUnlockDone, kCreatesMoreReadyNodes, kOriginalOrder). */
+#define LHS_N_CLASSES (1 + 2 * LHS_R_COUNT * 2 * 2)
+
+struct lhs_pq {
+    uint32_t n, cap;
+    uint32_t *v;
+};
+
+struct lhs_group {
+    uint16_t cls;
+    double key;          /* async key of the members (0 without aggressive rules) */
+    struct lhs_pq nodes; /* due members, best first */
+    uint32_t slot;       /* index in the class's group heap while non-empty */
+    uint32_t next;       /* hash chain, UINT32_MAX ends it */
+    double cost_ref;     /* NodeCost of the first member since it was empty */
+    uint32_t n_diff;     /* members whose cost differs from cost_ref */
+};
+
+struct lhs_fast {
+    struct lhs_pq groups[LHS_N_CLASSES]; /* non-empty groups, largest key first */
+    struct lhs_pq future[LHS_N_CLASSES]; /* not yet due: by ready time, then key */
+    struct lhs_group *grp;
+    uint32_t n_grp, cap_grp;
+    uint32_t *bucket, n_bucket; /* hash of (class, key) -> first group + 1 */
+    uint16_t *cls;      /* [n] class of each node */
+    uint32_t *group;    /* [n] group of a due node */
+    uint32_t *slot;     /* [n] index in its heap (group's or future) */
+    uint8_t *in_future; /* [n] 1: in the future heap */
+    uint64_t busy[(LHS_N_CLASSES + 63) / 64]; /* classes with ready nodes */
+    uint64_t *tie;      /* [n] candidates of one step: (ready-set index << 32) | node */
+    uint32_t n_tie;
+    int any_send_host;  /* a send_host done exists: use the scan */
+};
+
+#endif

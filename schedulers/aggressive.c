@@ -1,0 +1,1602 @@
+/* aggressive (alias lhs): XLA's LatencyHidingScheduler, re-implemented from its
+ * behaviour (openxla/xla xla/service/latency_hiding_scheduler.cc).
+ *
+ * List scheduling over the input order on a reverse timeline (or a forward one
+ * with top_down_scheduling): a node becomes ready when everything that uses it
+ * is scheduled, its ready time is the latest of its users' times plus the edge
+ * latency, and at each step the ready set is ranked by XLA's rules in XLA's
+ * order (docs/aggressive.md has the list).  Collectives occupy a resource from
+ * their done back to their start; per-type overlap limits keep the number of
+ * open windows bounded.
+ *
+ * pass 1 builds the scheduling graph from the view (build_graph);
+ * pass 2 runs the list scheduler (schedule_pass), choosing each node either by
+ *        XLA's own linear rescan of the ready set (select_scan) or with an
+ *        index that makes the same choice (select_fast, section "pass 2d");
+ * pass 3 repeats pass 2 with a smaller memory limit while the peak exceeds the
+ *        limit (XLA's `rerun`). */
+#include <float.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "aggressive-impl.h"
+
+#define LHS_NONE UINT32_MAX
+
+/* XLA ApproximateLatencyEstimator, abstract units (latency_hiding_scheduler.h). */
+#define XLA_LOW_COST 1.0       /* kLowCost: any instruction */
+#define XLA_MEDIUM_COST 1000.0 /* kMediumCost: loop fusion */
+#define XLA_HIGH_COST 5000.0   /* kHighCost: output fusion, convolution */
+#define XLA_LOW_LATENCY 1.0    /* kLowLatency: every edge but an async pair */
+#define XLA_HIGH_LATENCY 5000.0 /* kHighLatency: async start -> done */
+
+/* XLA SchedulerConfig::memory_limit default, UINT64_MAX, as a parameter value. */
+#define LHS_NO_LIMIT 18446744073709551615.0
+
+/* ---- parameters ---------------------------------------------------------- */
+
+enum {
+    P_ESTIMATOR, P_RESOURCES, P_PARALLEL, P_AG, P_AR, P_RS, P_A2A, P_CP, P_SR, P_SRH,
+    P_COPY, P_AGGRESSIVE, P_DEPTH_OVER_STALL, P_RELEASE_START, P_SEND_RECVS,
+    P_SAME_SEND_RECV, P_MEMORY_LIMIT, P_DEPTH_MEMORY, P_RERUN, P_TOP_DOWN,
+    P_BY_STRUCTURE, P_MEMORY_MODEL, P_SELECTION, P_ALWAYS, P_COUNT
+};
+
+#define LIMIT_MAX 2147483647.0 /* INT32_MAX, the largest limit XLA's tests use */
+
+/* Defaults are XLA's GPU configuration (MakeGPUSchedulerConfig, gpu_hlo_schedule.cc):
+ * aggressive policies and send/recv scheduling on, every overlap limit 1, all
+ * collectives on one stream.  Per-type limits apply with resources=per_type. */
+static const struct sb_param params[P_COUNT] = {
+    {"estimator", SB_PARAM_ENUM, 0, 0, 0, "workload|approximate",
+     "latency estimator: workload = the run's cost model (dur_us, compute cost, "
+     "collective duration, edge latency); approximate = XLA ApproximateLatencyEstimator"},
+    {"resources", SB_PARAM_ENUM, 0, 0, 0, "shared|per_type",
+     "shared = XLA GpuAsyncTracker: every collective on one stream "
+     "(parallel_collective_overlap_limit); per_type = XLA AsyncTracker, one resource per type"},
+    {"parallel_collective_overlap_limit", SB_PARAM_INT, 1, 1, LIMIT_MAX, NULL,
+     "XLA parallel_collective_overlap_limit: collectives in flight, resources=shared"},
+    {"all_gather_overlap_limit", SB_PARAM_INT, 1, 1, LIMIT_MAX, NULL,
+     "XLA all_gather_overlap_limit (count, per_type)"},
+    {"all_reduce_overlap_limit", SB_PARAM_INT, 1, 1, LIMIT_MAX, NULL,
+     "XLA all_reduce_overlap_limit (count, per_type)"},
+    {"reduce_scatter_overlap_limit", SB_PARAM_INT, 1, 1, LIMIT_MAX, NULL,
+     "XLA reduce_scatter_overlap_limit (count, per_type)"},
+    {"all_to_all_overlap_limit", SB_PARAM_INT, 1, 1, LIMIT_MAX, NULL,
+     "XLA all_to_all_overlap_limit (count, per_type)"},
+    {"collective_permute_overlap_limit", SB_PARAM_INT, 1, 1, LIMIT_MAX, NULL,
+     "XLA collective_permute_overlap_limit (count, per_type)"},
+    {"send_recv_overlap_limit", SB_PARAM_INT, 1, 1, LIMIT_MAX, NULL,
+     "XLA send_recv_overlap_limit: send and recv together (count, per_type)"},
+    {"send_recv_host_overlap_limit", SB_PARAM_INT, 1, 1, LIMIT_MAX, NULL,
+     "XLA send_recv_host_overlap_limit: each of send_host, recv_host (count, per_type)"},
+    {"copy_overlap_limit", SB_PARAM_INT, 1, 1, LIMIT_MAX, NULL,
+     "XLA copy_overlap_limit (count, per_type)"},
+    {"aggressive_scheduling_policies", SB_PARAM_BOOL, 1, 0, 1, NULL,
+     "XLA aggressive_scheduling_policies: rules kStartAtZeroDepth, kAsyncDepth, "
+     "kAvoidWaste, kCreatesMoreReadyNodes (GPU: true)"},
+    {"prioritize_async_depth_over_stall", SB_PARAM_BOOL, 0, 0, 1, NULL,
+     "XLA prioritize_async_depth_over_stall: kStartAtZeroDepth before kLessStall"},
+    {"enable_release_start_policy", SB_PARAM_BOOL, 0, 0, 1, NULL,
+     "XLA enable_release_start_policy: schedule ready collective-permute starts first"},
+    {"schedule_send_recvs", SB_PARAM_BOOL, 1, 0, 1, NULL,
+     "XLA schedule_send_recvs: send/recv pairs are async ops (GPU: true)"},
+    {"force_send_recv_to_use_same_resource", SB_PARAM_BOOL, 0, 0, 1, NULL,
+     "XLA force_send_recv_to_use_same_resource: recv_host uses send_host's resource"},
+    {"memory_limit", SB_PARAM_DOUBLE, LHS_NO_LIMIT, 0, LHS_NO_LIMIT, NULL,
+     "XLA memory_limit, bytes (default UINT64_MAX = none); memory rules engage above half"},
+    {"depth_based_memory_pressure_reduction", SB_PARAM_BOOL, 0, 0, 1, NULL,
+     "XLA depth_based_memory_pressure_reduction: over the limit prefer deep nodes"},
+    {"rerun", SB_PARAM_INT, 0, 0, 100, NULL,
+     "XLA rerun: reschedule with memory_limit x0.9 while the peak exceeds it (times)"},
+    {"top_down_scheduling", SB_PARAM_BOOL, 0, 0, 1, NULL,
+     "XLA top_down_scheduling: schedule from the inputs instead of the outputs"},
+    {"enable_schedule_by_structure", SB_PARAM_BOOL, 0, 0, 1, NULL,
+     "XLA enable_schedule_by_structure: delay async starts (dones top-down)"},
+    {"memory_model", SB_PARAM_ENUM, 0, 0, 0, "harness|xla",
+     "bytes memory_limit counts: harness = docs/cost-model.md (inputs, pinned buffers); "
+     "xla = XLA MemoryPressureTracker (graph inputs not counted)"},
+    {"selection", SB_PARAM_ENUM, 0, 0, 0, "fast|scan",
+     "fast = indexed ready set; scan = XLA's linear rescan (same decisions, quadratic)"},
+    {"schedule_without_collectives", SB_PARAM_BOOL, 0, 0, 1, NULL,
+     "schedule a graph without supported async ops too (XLA's pass leaves it as it is; "
+     "calling ScheduleComputation directly does not)"},
+};
+
+static int lhs_init(const double *p, void **state, char *err, size_t n_err)
+{
+    struct lhs_config *c = calloc(1, sizeof *c);
+    if (!c)
+        return sb_plugin_fail(err, n_err, "out of memory");
+    c->estimator = (enum lhs_estimator)p[P_ESTIMATOR];
+    c->resources = (enum lhs_resources)p[P_RESOURCES];
+    c->limit[LHS_R_SHARED] = (int64_t)p[P_PARALLEL];
+    c->limit[LHS_R_ALL_GATHER] = (int64_t)p[P_AG];
+    c->limit[LHS_R_ALL_REDUCE] = (int64_t)p[P_AR];
+    c->limit[LHS_R_REDUCE_SCATTER] = (int64_t)p[P_RS];
+    c->limit[LHS_R_ALL_TO_ALL] = (int64_t)p[P_A2A];
+    c->limit[LHS_R_COLLECTIVE_PERMUTE] = (int64_t)p[P_CP];
+    c->limit[LHS_R_SEND_RECV] = (int64_t)p[P_SR];
+    c->limit[LHS_R_SEND_HOST] = (int64_t)p[P_SRH];
+    c->limit[LHS_R_RECV_HOST] = (int64_t)p[P_SRH];
+    c->limit[LHS_R_COPY] = (int64_t)p[P_COPY];
+    c->aggressive = p[P_AGGRESSIVE] != 0;
+    c->depth_over_stall = p[P_DEPTH_OVER_STALL] != 0;
+    c->release_start = p[P_RELEASE_START] != 0;
+    c->send_recvs = p[P_SEND_RECVS] != 0;
+    c->same_send_recv = p[P_SAME_SEND_RECV] != 0;
+    /* a double cannot hold every uint64; the largest values mean "no limit" */
+    c->memory_limit = p[P_MEMORY_LIMIT] >= LHS_NO_LIMIT ? UINT64_MAX
+                                                       : (uint64_t)p[P_MEMORY_LIMIT];
+    c->depth_memory = p[P_DEPTH_MEMORY] != 0;
+    c->rerun = (int64_t)p[P_RERUN];
+    c->top_down = p[P_TOP_DOWN] != 0;
+    c->by_structure = p[P_BY_STRUCTURE] != 0;
+    c->memory = (enum lhs_memory)p[P_MEMORY_MODEL];
+    c->selection = (enum lhs_selection)p[P_SELECTION];
+    c->always = p[P_ALWAYS] != 0;
+    *state = c;
+    return 0;
+}
+
+static void lhs_free(void *state) { free(state); }
+
+/* ---- small helpers ------------------------------------------------------- */
+
+static void *xcalloc(size_t n, size_t size, int *oom)
+{
+    void *p = calloc(n ? n : 1, size);
+    if (!p)
+        *oom = 1;
+    return p;
+}
+
+static int is_p2p(uint8_t coll)
+{
+    return coll == SB_COLL_SEND || coll == SB_COLL_RECV || coll == SB_COLL_SEND_HOST ||
+           coll == SB_COLL_RECV_HOST;
+}
+
+/* XLA AsyncTracker::GetResourcesFromInstructionImpl, by collective type. */
+static int resource_of(const struct lhs_config *c, uint8_t coll)
+{
+    if (c->resources == LHS_RES_SHARED)
+        return LHS_R_SHARED;
+    switch (coll) {
+    case SB_COLL_ALL_GATHER: return LHS_R_ALL_GATHER;
+    case SB_COLL_ALL_REDUCE: return LHS_R_ALL_REDUCE;
+    case SB_COLL_REDUCE_SCATTER: return LHS_R_REDUCE_SCATTER;
+    case SB_COLL_ALL_TO_ALL: return LHS_R_ALL_TO_ALL;
+    case SB_COLL_COLLECTIVE_PERMUTE: return LHS_R_COLLECTIVE_PERMUTE;
+    case SB_COLL_SEND:
+    case SB_COLL_RECV: return LHS_R_SEND_RECV;
+    case SB_COLL_SEND_HOST: return LHS_R_SEND_HOST;
+    case SB_COLL_RECV_HOST: return c->same_send_recv ? LHS_R_SEND_HOST : LHS_R_RECV_HOST;
+    case SB_COLL_COPY: return LHS_R_COPY;
+    default: return -1;
+    }
+}
+
+/* XLA IsSupportedAsyncStart/Done: send/recv only with schedule_send_recvs. */
+static int supported(const struct lhs_config *c, uint8_t coll)
+{
+    return !is_p2p(coll) || c->send_recvs;
+}
+
+/* NodeCost under the configured estimator. */
+static double node_cost(const struct lhs_config *c, const struct sb_graph_view *g,
+                        uint32_t v)
+{
+    if (c->estimator == LHS_EST_APPROXIMATE) {
+        const char *op = g->op_names[g->op[v]];
+        if (!strcmp(op, "loop_fusion"))
+            return XLA_MEDIUM_COST;
+        if (!strcmp(op, "output_fusion") || !strcmp(op, "convolution"))
+            return XLA_HIGH_COST;
+        return XLA_LOW_COST;
+    }
+    /* the simulator's compute time; kinds it runs for free keep the file's
+     * cost_us (0 unless given), as XLA gives every instruction a NodeCost */
+    return g->kind[v] == SB_KIND_COMPUTE ? g->dur_us[v] : g->cost_us[v];
+}
+
+/* GetLatencyBetween(u, v) for an edge u -> v of the view. */
+static double edge_latency(const struct lhs_config *c, const struct sb_graph_view *g,
+                           uint32_t u, uint32_t v)
+{
+    int pair = g->kind[u] == SB_KIND_START && g->partner[u] == v;
+    if (c->estimator == LHS_EST_APPROXIMATE) /* IsAsyncPair: send/recv are not */
+        return pair && !is_p2p(g->coll[u]) ? XLA_HIGH_LATENCY : XLA_LOW_LATENCY;
+    return pair ? g->dur_us[u] : g->edge_lat_us;
+}
+
+/* ---- pass 1: the scheduling graph ---------------------------------------- */
+
+struct builder {
+    const struct sb_graph_view *g;
+    const struct lhs_config *c;
+    struct lhs_graph *G;
+    uint32_t *pos;   /* [n] view id -> internal id */
+    uint32_t *mark;  /* [n] dedupe stamps */
+    uint32_t *root;  /* [n] view id -> view id of the buffer it lives in */
+    int oom;
+};
+
+/* Distinct neighbours of view node v (preds or succs) as sorted internal ids.
+ * XLA keeps one edge per operand->user pair, ordered by original position. */
+static uint32_t neighbours(struct builder *B, uint32_t v, int preds, uint32_t *out)
+{
+    const struct sb_graph_view *g = B->g;
+    const uint32_t *off = preds ? g->pred_off : g->succ_off;
+    const uint32_t *adj = preds ? g->pred : g->succ;
+    uint32_t n = 0;
+    for (uint32_t e = off[v]; e < off[v + 1]; e++) {
+        uint32_t w = adj[e];
+        if (B->mark[w] == v + 1)
+            continue;
+        B->mark[w] = v + 1;
+        uint32_t x = B->pos[w], k = n++;
+        while (k && out[k - 1] > x) { /* insertion sort: lists are short */
+            out[k] = out[k - 1];
+            k--;
+        }
+        out[k] = x;
+    }
+    for (uint32_t k = 0; k < n; k++)
+        B->mark[B->G->id[out[k]]] = 0;
+    return n;
+}
+
+static void build_edges(struct builder *B)
+{
+    const struct sb_graph_view *g = B->g;
+    struct lhs_graph *G = B->G;
+    uint32_t n = G->n, m = g->n_edges;
+    int td = B->c->top_down;
+    G->dep_off = xcalloc(n + 1, sizeof *G->dep_off, &B->oom);
+    G->rel_off = xcalloc(n + 1, sizeof *G->rel_off, &B->oom);
+    G->dep = xcalloc(m, sizeof *G->dep, &B->oom);
+    G->dep_lat = xcalloc(m, sizeof *G->dep_lat, &B->oom);
+    G->rel = xcalloc(m, sizeof *G->rel, &B->oom);
+    if (B->oom)
+        return;
+    uint32_t nd = 0, nr = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        uint32_t v = G->id[i];
+        G->dep_off[i] = nd;
+        G->rel_off[i] = nr;
+        /* bottom-up a node waits for its users and releases its operands */
+        uint32_t k = neighbours(B, v, td, G->dep + nd);
+        for (uint32_t j = 0; j < k; j++) {
+            uint32_t w = G->id[G->dep[nd + j]];
+            G->dep_lat[nd + j] = td ? edge_latency(B->c, g, w, v) : edge_latency(B->c, g, v, w);
+        }
+        nd += k;
+        nr += neighbours(B, v, !td, G->rel + nr);
+    }
+    G->dep_off[n] = nd;
+    G->rel_off[n] = nr;
+}
+
+static void build_nodes(struct builder *B)
+{
+    const struct sb_graph_view *g = B->g;
+    const struct lhs_config *c = B->c;
+    struct lhs_graph *G = B->G;
+    for (uint32_t i = 0; i < G->n; i++) {
+        uint32_t v = G->id[i];
+        uint8_t k = g->kind[v];
+        G->cost[i] = node_cost(c, g, v);
+        G->occ[i] = G->relr[i] = -1;
+        G->partner[i] = g->partner[v] == SB_NONE ? LHS_NONE : B->pos[g->partner[v]];
+        G->bits[i] = (uint8_t)((k == SB_KIND_NOP || k == SB_KIND_INPUT ? LHS_NOP : 0) |
+                               (k == SB_KIND_INPUT ? LHS_INPUT : 0));
+        if (k != SB_KIND_START && k != SB_KIND_DONE)
+            continue;
+        int r = resource_of(c, g->coll[v]);
+        /* bottom-up a done opens the window (occupies) and its start closes it */
+        if ((k == SB_KIND_DONE) != c->top_down)
+            G->occ[i] = (int8_t)r;
+        else
+            G->relr[i] = (int8_t)r;
+        if (supported(c, g->coll[v]))
+            G->bits[i] |= k == SB_KIND_START ? LHS_SUP_START : LHS_SUP_DONE;
+        if (k == SB_KIND_DONE && g->coll[v] == SB_COLL_SEND_HOST)
+            G->bits[i] |= LHS_SEND_HOST_DONE;
+    }
+    /* kUnlockDone: an operand is a supported done; kUnlockStart: a user is a
+     * supported start */
+    for (uint32_t i = 0; i < G->n; i++) {
+        uint32_t v = G->id[i];
+        const uint32_t *off = c->top_down ? g->succ_off : g->pred_off;
+        const uint32_t *adj = c->top_down ? g->succ : g->pred;
+        uint8_t want = c->top_down ? LHS_SUP_START : LHS_SUP_DONE;
+        for (uint32_t e = off[v]; e < off[v + 1]; e++)
+            if (G->bits[B->pos[adj[e]]] & want)
+                G->bits[i] |= LHS_UNLOCK;
+    }
+}
+
+/* XLA InitializeGraphAnalysis: async depth (latency of supported start->done
+ * pairs on the longest path from a source), async height (to a sink) and graph
+ * depth.  Internal order is topological. */
+static void build_depths(struct builder *B)
+{
+    const struct sb_graph_view *g = B->g;
+    struct lhs_graph *G = B->G;
+    double *height = xcalloc(G->n, sizeof *height, &B->oom);
+    if (B->oom)
+        return;
+    for (uint32_t i = 0; i < G->n; i++) {
+        uint32_t v = G->id[i];
+        double d = 0;
+        uint32_t gd = 0;
+        for (uint32_t e = g->pred_off[v]; e < g->pred_off[v + 1]; e++) {
+            uint32_t p = B->pos[g->pred[e]];
+            double lat = G->bits[i] & LHS_SUP_DONE ? edge_latency(B->c, g, g->pred[e], v) : 0;
+            if (G->async_depth[p] + lat > d)
+                d = G->async_depth[p] + lat;
+            if (G->graph_depth[p] + 1 > gd)
+                gd = G->graph_depth[p] + 1;
+        }
+        G->async_depth[i] = d;
+        G->graph_depth[i] = gd;
+    }
+    for (uint32_t i = G->n; i-- > 0;) {
+        uint32_t v = G->id[i];
+        double h = 0;
+        for (uint32_t e = g->succ_off[v]; e < g->succ_off[v + 1]; e++) {
+            uint32_t s = B->pos[g->succ[e]];
+            double lat = G->bits[i] & LHS_SUP_START ? edge_latency(B->c, g, v, g->succ[e]) : 0;
+            if (height[s] + lat > h)
+                h = height[s] + lat;
+        }
+        height[i] = h;
+    }
+    for (uint32_t i = 0; i < G->n; i++)
+        G->async_key[i] = B->c->top_down ? height[i] : G->async_depth[i];
+    free(height);
+}
+
+/* ---- pass 1b: buffers for the memory tracker ----------------------------- */
+
+/* Buffer owner of each view node: alias nodes and dones live in their first
+ * input's buffer (docs/cost-model.md). */
+static void buffer_roots(struct builder *B)
+{
+    const struct sb_graph_view *g = B->g;
+    for (uint32_t v = 0; v < g->n_nodes; v++) {
+        int views = (g->flags[v] & SB_FLAG_ALIAS) || g->kind[v] == SB_KIND_DONE;
+        B->root[v] = views ? B->root[g->pred[g->pred_off[v]]] : v;
+    }
+}
+
+/* Whether the tracker counts the buffer owned by view node b: XLA skips entry
+ * parameters ("their memory usage is already accounted for"). */
+static int tracked(const struct builder *B, uint32_t b)
+{
+    return B->c->memory == LHS_MEM_HARNESS || B->g->kind[b] != SB_KIND_INPUT;
+}
+
+/* Harness model: weight and output buffers are never freed once made. */
+static int pinned_buffer(const struct builder *B, uint32_t b, const uint8_t *pin)
+{
+    return B->c->memory == LHS_MEM_HARNESS && pin[b];
+}
+
+static void add_buf(struct builder *B, uint32_t b, uint32_t *list, uint32_t *n, uint32_t v)
+{
+    if (!tracked(B, b) || B->mark[b] == v + 1)
+        return;
+    B->mark[b] = v + 1;
+    list[(*n)++] = B->pos[b];
+}
+
+/* Buffers view node v reads (bottom-up: makes live when scheduled): its
+ * operands', a done's start's operands' (a collective reads them until its done,
+ * XLA: the start's tuple element 0 aliases the operand), and in the harness
+ * model its own (a buffer lives at least at its producer's position). */
+static uint32_t reads(struct builder *B, uint32_t v, uint32_t *out)
+{
+    const struct sb_graph_view *g = B->g;
+    uint32_t n = 0;
+    for (uint32_t e = g->pred_off[v]; e < g->pred_off[v + 1]; e++)
+        add_buf(B, B->root[g->pred[e]], out, &n, v);
+    if (g->kind[v] == SB_KIND_DONE) {
+        uint32_t s = g->partner[v];
+        for (uint32_t e = g->pred_off[s]; e < g->pred_off[s + 1]; e++)
+            add_buf(B, B->root[g->pred[e]], out, &n, v);
+    }
+    if (B->c->memory == LHS_MEM_HARNESS)
+        add_buf(B, B->root[v], out, &n, v);
+    for (uint32_t k = 0; k < n; k++)
+        B->mark[B->G->id[out[k]]] = 0;
+    return n;
+}
+
+static uint8_t *pins(struct builder *B)
+{
+    const struct sb_graph_view *g = B->g;
+    uint8_t *pin = xcalloc(g->n_nodes, 1, &B->oom);
+    if (pin)
+        for (uint32_t v = 0; v < g->n_nodes; v++)
+            if (g->flags[v] & (SB_FLAG_WEIGHT | SB_FLAG_OUTPUT))
+                pin[B->root[v]] = 1;
+    return pin;
+}
+
+/* Bottom-up (XLA MemoryPressureTracker): scheduling v makes its reads live and
+ * frees the buffer v defines; pinned buffers are live from the bottom.
+ * Top-down: v makes its own buffer live and frees each buffer whose last reader
+ * in the input order it is (XLA's top-down rule, which uses the original
+ * sequence's last use); pinned buffers are never freed. */
+static void build_memory(struct builder *B)
+{
+    const struct sb_graph_view *g = B->g;
+    struct lhs_graph *G = B->G;
+    uint32_t n = G->n, cap = g->n_edges * 2 + 2 * n + 1;
+    uint32_t *rd_off = xcalloc(n + 1, sizeof *rd_off, &B->oom);
+    uint32_t *rd = xcalloc(cap, sizeof *rd, &B->oom);
+    uint32_t *last = xcalloc(n, sizeof *last, &B->oom);
+    uint8_t *pin = pins(B);
+    G->alloc_off = xcalloc(n + 1, sizeof *G->alloc_off, &B->oom);
+    G->alloc = xcalloc(cap, sizeof *G->alloc, &B->oom);
+    G->freed_off = xcalloc(n + 1, sizeof *G->freed_off, &B->oom);
+    G->freed = xcalloc(cap, sizeof *G->freed, &B->oom);
+    if (B->oom)
+        goto out;
+    for (uint32_t i = 0; i < n; i++) {
+        uint32_t v = G->id[i];
+        rd_off[i + 1] = rd_off[i] + reads(B, v, rd + rd_off[i]);
+        G->bytes[i] = B->root[v] == v ? g->out_bytes[v] : 0;
+        for (uint32_t k = rd_off[i]; k < rd_off[i + 1]; k++)
+            last[rd[k]] = i; /* increasing i: ends as the last reader */
+        if (pinned_buffer(B, v, pin) && B->root[v] == v)
+            G->bits[i] |= LHS_PINNED;
+    }
+    uint32_t na = 0, nf = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        uint32_t v = G->id[i];
+        int own = B->root[v] == v && tracked(B, v);
+        G->alloc_off[i] = na;
+        G->freed_off[i] = nf;
+        if (!B->c->top_down) {
+            for (uint32_t k = rd_off[i]; k < rd_off[i + 1]; k++)
+                G->alloc[na++] = rd[k];
+            /* above its producer a buffer does not exist yet, pinned or not;
+             * the harness model makes inputs exist from the program's start */
+            if (own && !(B->c->memory == LHS_MEM_HARNESS && (G->bits[i] & LHS_INPUT)))
+                G->freed[nf++] = i;
+            continue;
+        }
+        if (tracked(B, B->root[v]))
+            G->alloc[na++] = B->pos[B->root[v]];
+        for (uint32_t k = rd_off[i]; k < rd_off[i + 1]; k++)
+            if (last[rd[k]] == i && !(G->bits[rd[k]] & LHS_PINNED))
+                G->freed[nf++] = rd[k];
+    }
+    G->alloc_off[n] = na;
+    G->freed_off[n] = nf;
+out:
+    free(rd_off);
+    free(rd);
+    free(last);
+    free(pin);
+}
+
+static void graph_free(struct lhs_graph *G)
+{
+    free(G->id);
+    free(G->dep_off);
+    free(G->dep);
+    free(G->dep_lat);
+    free(G->rel_off);
+    free(G->rel);
+    free(G->cost);
+    free(G->occ);
+    free(G->relr);
+    free(G->bits);
+    free(G->async_key);
+    free(G->async_depth);
+    free(G->graph_depth);
+    free(G->partner);
+    free(G->alloc_off);
+    free(G->alloc);
+    free(G->freed_off);
+    free(G->freed);
+    free(G->bytes);
+    memset(G, 0, sizeof *G);
+}
+
+/* The scheduling graph of view g with internal ids in the order `order`. */
+static int build_graph(const struct sb_graph_view *g, const struct lhs_config *c,
+                       const uint32_t *order, struct lhs_graph *G)
+{
+    struct builder B = {.g = g, .c = c, .G = G};
+    uint32_t n = g->n_nodes;
+    memset(G, 0, sizeof *G);
+    G->n = n;
+    G->id = xcalloc(n, sizeof *G->id, &B.oom);
+    G->cost = xcalloc(n, sizeof *G->cost, &B.oom);
+    G->occ = xcalloc(n, 1, &B.oom);
+    G->relr = xcalloc(n, 1, &B.oom);
+    G->bits = xcalloc(n, 1, &B.oom);
+    G->async_key = xcalloc(n, sizeof *G->async_key, &B.oom);
+    G->async_depth = xcalloc(n, sizeof *G->async_depth, &B.oom);
+    G->graph_depth = xcalloc(n, sizeof *G->graph_depth, &B.oom);
+    G->partner = xcalloc(n, sizeof *G->partner, &B.oom);
+    G->bytes = xcalloc(n, sizeof *G->bytes, &B.oom);
+    B.pos = xcalloc(n, sizeof *B.pos, &B.oom);
+    B.mark = xcalloc(n, sizeof *B.mark, &B.oom);
+    B.root = xcalloc(n, sizeof *B.root, &B.oom);
+    if (!B.oom) {
+        for (uint32_t i = 0; i < n; i++) {
+            G->id[i] = order[i];
+            B.pos[order[i]] = i;
+        }
+        build_nodes(&B);
+        build_edges(&B);
+    }
+    if (!B.oom)
+        build_depths(&B);
+    if (!B.oom) {
+        buffer_roots(&B);
+        build_memory(&B);
+    }
+    free(B.pos);
+    free(B.mark);
+    free(B.root);
+    if (B.oom)
+        graph_free(G);
+    return B.oom ? -1 : 0;
+}
+
+/* ---- pass 2: the list scheduler ------------------------------------------ */
+
+/* next_ready_stack is a std heap (std::push_heap / std::pop_heap with
+ * ready_time_cmp); nodes keep their place when their ready time changes after
+ * they are scheduled, so its front is reproduced by running the same
+ * algorithms (libstdc++'s) rather than by any priority queue. */
+static int heap_less(const struct lhs_state *S, uint32_t a, uint32_t b)
+{
+    return S->ready[a] > S->ready[b]; /* XLA ready_time_cmp */
+}
+
+static void heap_sift_up(struct lhs_state *S, uint32_t hole, uint32_t top, uint32_t v)
+{
+    uint32_t *h = S->next_ready.v;
+    while (hole > top && heap_less(S, h[(hole - 1) / 2], v)) {
+        h[hole] = h[(hole - 1) / 2];
+        hole = (hole - 1) / 2;
+    }
+    h[hole] = v;
+}
+
+static void heap_push(struct lhs_state *S, uint32_t v)
+{
+    S->next_ready.v[S->next_ready.n++] = v;
+    heap_sift_up(S, S->next_ready.n - 1, 0, v);
+}
+
+static void heap_pop(struct lhs_state *S)
+{
+    uint32_t *h = S->next_ready.v;
+    uint32_t len = --S->next_ready.n, hole = 0, child = 0;
+    uint32_t v = h[len];
+    if (!len)
+        return;
+    h[len] = h[0];
+    while (child < (len - 1) / 2) {
+        child = 2 * (child + 1);
+        if (heap_less(S, h[child], h[child - 1]))
+            child--;
+        h[hole] = h[child];
+        hole = child;
+    }
+    if ((len & 1) == 0 && child == (len - 2) / 2) {
+        child = 2 * (child + 1);
+        h[hole] = h[child - 1];
+        hole = child - 1;
+    }
+    heap_sift_up(S, hole, 0, v);
+}
+
+static int fast_add(struct lhs_state *S, uint32_t v);
+static void fast_remove(struct lhs_state *S, uint32_t v);
+
+static void ready_push(struct lhs_state *S, uint32_t v)
+{
+    S->ready_pos[v] = S->n_ready;
+    S->ready_set[S->n_ready++] = v;
+    S->where[v] = 1;
+    if (S->fast && fast_add(S, v))
+        S->oom = 1;
+}
+
+/* XLA: std::swap(*chosen, ready_set.back()); ready_set.pop_back(). */
+static void ready_take(struct lhs_state *S, uint32_t v)
+{
+    uint32_t k = S->ready_pos[v], last = S->ready_set[--S->n_ready];
+    S->ready_set[k] = last;
+    S->ready_pos[last] = k;
+    if (S->fast)
+        fast_remove(S, v);
+}
+
+static void enqueue(struct lhs_state *S, uint32_t v)
+{
+    if (S->G->bits[v] & LHS_NOP) {
+        S->nops[S->n_nops++] = v;
+        S->where[v] = 2;
+    } else {
+        ready_push(S, v);
+    }
+}
+
+static int state_init(struct lhs_state *S, const struct lhs_graph *G,
+                      const struct lhs_config *c, uint64_t limit)
+{
+    uint32_t n = G->n;
+    int oom = 0;
+    memset(S, 0, sizeof *S);
+    S->G = G;
+    S->cfg = c;
+    S->memory_limit = limit;
+    S->deg = xcalloc(n, sizeof *S->deg, &oom);
+    S->rnis = xcalloc(n, sizeof *S->rnis, &oom);
+    S->ready = xcalloc(n, sizeof *S->ready, &oom);
+    S->where = xcalloc(n, 1, &oom);
+    S->ready_set = xcalloc(n, sizeof *S->ready_set, &oom);
+    S->ready_pos = xcalloc(n, sizeof *S->ready_pos, &oom);
+    S->nops = xcalloc(n, sizeof *S->nops, &oom);
+    S->next_ready.v = xcalloc(n, sizeof *S->next_ready.v, &oom);
+    S->seq = xcalloc(n, sizeof *S->seq, &oom);
+    S->live = xcalloc(n, 1, &oom);
+    S->mem_stamp = xcalloc(n, sizeof *S->mem_stamp, &oom);
+    S->mem_inc = xcalloc(n, sizeof *S->mem_inc, &oom);
+    S->mem_peak_inc = xcalloc(n, sizeof *S->mem_peak_inc, &oom);
+    if (oom)
+        return -1;
+    for (int r = 0; r < LHS_R_COUNT; r++)
+        S->avail[r] = c->limit[r];
+    for (uint32_t i = 0; i < n; i++) {
+        S->deg[i] = (int32_t)(G->dep_off[i + 1] - G->dep_off[i]);
+        S->ready[i] = DBL_MAX; /* XLA: not ready */
+    }
+    for (uint32_t i = 0; i < n; i++)
+        for (uint32_t e = G->rel_off[i]; e < G->rel_off[i + 1]; e++)
+            S->rnis[i] += S->deg[G->rel[e]] == 1;
+    for (uint32_t i = 0; i < n; i++) {
+        if (!c->top_down && (G->bits[i] & LHS_PINNED)) {
+            S->live[i] = 1; /* harness model: never freed, so live at the bottom */
+            S->mem += (int64_t)G->bytes[i];
+        }
+        if (!S->deg[i]) { /* XLA FindBottomRoots / FindTopRoots */
+            S->ready[i] = 0;
+            enqueue(S, i);
+        }
+    }
+    return 0;
+}
+
+static void state_free(struct lhs_state *S)
+{
+    free(S->deg);
+    free(S->rnis);
+    free(S->ready);
+    free(S->where);
+    free(S->ready_set);
+    free(S->ready_pos);
+    free(S->nops);
+    free(S->next_ready.v);
+    free(S->seq);
+    free(S->live);
+    free(S->mem_stamp);
+    free(S->mem_inc);
+    free(S->mem_peak_inc);
+}
+
+/* XLA MemoryPressureTracker::UpdateBuffers. */
+static void update_buffers(struct lhs_state *S, uint32_t v)
+{
+    const struct lhs_graph *G = S->G;
+    for (uint32_t k = G->alloc_off[v]; k < G->alloc_off[v + 1]; k++) {
+        uint32_t b = G->alloc[k];
+        if (!S->live[b]) {
+            S->live[b] = 1;
+            S->mem += (int64_t)G->bytes[b];
+        }
+    }
+    if (S->mem > S->mem_peak)
+        S->mem_peak = S->mem;
+    for (uint32_t k = G->freed_off[v]; k < G->freed_off[v + 1]; k++) {
+        uint32_t b = G->freed[k];
+        if (S->live[b]) {
+            S->live[b] = 0;
+            S->mem -= (int64_t)G->bytes[b];
+        }
+    }
+}
+
+/* A node on the dep side of t sees one more released neighbour with a single
+ * unscheduled dep (XLA UpdateReadyNodesIfScheduled, recomputed when a degree
+ * drops to 1: counts only grow while the node waits, so +1 is the same). */
+static void fast_rnis_up(struct lhs_state *S, uint32_t v);
+
+static void degree_one(struct lhs_state *S, uint32_t t)
+{
+    const struct lhs_graph *G = S->G;
+    for (uint32_t e = G->dep_off[t]; e < G->dep_off[t + 1]; e++) {
+        S->rnis[G->dep[e]]++;
+        if (S->fast)
+            fast_rnis_up(S, G->dep[e]);
+    }
+}
+
+/* Latest ready time plus latency over the already scheduled deps of v. */
+static double dep_time(const struct lhs_state *S, uint32_t v, double t)
+{
+    const struct lhs_graph *G = S->G;
+    for (uint32_t e = G->dep_off[v]; e < G->dep_off[v + 1]; e++) {
+        double x = S->ready[G->dep[e]] + G->dep_lat[e];
+        if (x > t)
+            t = x;
+    }
+    return t;
+}
+
+static void release(struct lhs_state *S, uint32_t t, double now)
+{
+    const struct lhs_graph *G = S->G;
+    if (S->deg[t] != 1) {
+        if (--S->deg[t] == 1)
+            degree_one(S, t);
+        return;
+    }
+    S->deg[t] = 0;
+    S->ready[t] = dep_time(S, t, now);
+    if (G->occ[t] >= 0)
+        S->queued[G->occ[t]]++;
+    enqueue(S, t);
+    if (S->where[t] == 1 && S->ready[t] > now)
+        heap_push(S, t);
+}
+
+/* XLA DefaultSchedulerCore::ScheduleNode; returns the new current time. */
+static double schedule_node(struct lhs_state *S, uint32_t v)
+{
+    const struct lhs_graph *G = S->G;
+    S->seq[S->n_seq++] = v;
+    S->where[v] = 3;
+    if (G->relr[v] >= 0)
+        S->avail[G->relr[v]]++;
+    if (G->occ[v] >= 0) {
+        S->avail[G->occ[v]]--;
+        S->queued[G->occ[v]]--;
+    }
+    double at = dep_time(S, v, S->now);
+    S->ready[v] = at;
+    double now = at + G->cost[v];
+    while (S->next_ready.n && S->ready[S->next_ready.v[0]] < now)
+        heap_pop(S);
+    for (uint32_t e = G->rel_off[v]; e < G->rel_off[v + 1]; e++)
+        release(S, G->rel[e], now);
+    update_buffers(S, v);
+    return now;
+}
+
+/* ---- pass 2b: XLA's ready-set comparison (ReadySetLt::AIsBetterThanB) ---- */
+
+/* XLA CmpExplicit: decides when the values differ, a wins on the larger. */
+#define CMP(pa, pb)                                                            \
+    do {                                                                       \
+        if ((pa) != (pb))                                                      \
+            return (pa) > (pb);                                                \
+    } while (0)
+
+/* XLA MemoryPressureDifference: (bytes the node would add, bytes it would add
+ * before its frees). */
+static void mem_diff(const struct lhs_state *S, uint32_t v, int64_t *inc, int64_t *peak)
+{
+    const struct lhs_graph *G = S->G;
+    int64_t add = 0, sub = 0;
+    for (uint32_t k = G->alloc_off[v]; k < G->alloc_off[v + 1]; k++)
+        if (!S->live[G->alloc[k]])
+            add += (int64_t)G->bytes[G->alloc[k]];
+    for (uint32_t k = G->freed_off[v]; k < G->freed_off[v + 1]; k++) {
+        uint32_t b = G->freed[k];
+        int allocated_here = 0; /* harness model: a node frees its own buffer */
+        for (uint32_t j = G->alloc_off[v]; j < G->alloc_off[v + 1] && !S->live[b]; j++)
+            allocated_here |= G->alloc[j] == b;
+        if (S->live[b] || allocated_here)
+            sub += (int64_t)G->bytes[b];
+    }
+    *inc = add - sub;
+    *peak = add;
+}
+
+/* XLA GetMemoryPressureChanges, cached for the current step: bottom-up a done
+ * also counts its start's change (min increase, max peak). */
+static void mem_change(struct lhs_state *S, uint32_t v, int64_t *inc, int64_t *peak)
+{
+    const struct lhs_graph *G = S->G;
+    if (S->mem_stamp[v] != S->step) {
+        int64_t a, b;
+        mem_diff(S, v, &a, &b);
+        if (!S->cfg->top_down && (G->bits[v] & LHS_SUP_DONE) &&
+            (G->bits[G->partner[v]] & LHS_SUP_START)) {
+            int64_t sa, sb;
+            mem_diff(S, G->partner[v], &sa, &sb);
+            a = sa < a ? sa : a;
+            b = sb > b ? sb : b;
+        }
+        S->mem_stamp[v] = S->step;
+        S->mem_inc[v] = a;
+        S->mem_peak_inc[v] = b;
+    }
+    *inc = S->mem_inc[v];
+    *peak = S->mem_peak_inc[v];
+}
+
+/* XLA: memory rules run only with a limit and above half of it. */
+static int memory_active(const struct lhs_state *S)
+{
+    return S->memory_limit != UINT64_MAX && (uint64_t)S->mem > S->memory_limit / 2;
+}
+
+/* XLA ReadySetLt::MemoryPressurePolicy; -1 when it does not decide. */
+static int memory_policy(struct lhs_state *S, uint32_t a, uint32_t b)
+{
+    const struct lhs_graph *G = S->G;
+    int64_t ai, ap, bi, bp;
+    uint64_t limit = S->memory_limit;
+    mem_change(S, a, &ai, &ap);
+    mem_change(S, b, &bi, &bp);
+    if ((uint64_t)S->mem >= limit) {
+        if (S->cfg->depth_memory) {
+            int an = ai <= 0 && ai < bi, bn = bi <= 0 && bi < ai;
+            if (an != bn) /* kNoIncreaseMemoryOverLimit */
+                return an;
+            if (G->graph_depth[a] != G->graph_depth[b]) /* kDepthOverLimit */
+                return G->graph_depth[a] > G->graph_depth[b];
+        }
+        if (ai != bi) /* kDecreaseMemoryOverLimit */
+            return ai < bi;
+    }
+    int af = (uint64_t)(ap + S->mem) <= limit, bf = (uint64_t)(bp + S->mem) <= limit;
+    if (af != bf) /* kMemoryPeakOverLimit */
+        return af;
+    return -1;
+}
+
+static int resource_of_node(const struct lhs_graph *G, uint32_t v)
+{
+    return G->occ[v] >= 0 ? G->occ[v] : G->relr[v];
+}
+
+/* XLA IsResourceConstrained: its resource is used up and nodes wanting it wait. */
+static int constrained(const struct lhs_state *S, uint32_t v)
+{
+    int r = resource_of_node(S->G, v);
+    return r >= 0 && S->avail[r] == 0 && S->queued[r] > 0;
+}
+
+static int releases(const struct lhs_graph *G, uint32_t v) { return G->relr[v] >= 0; }
+
+/* XLA AsyncDepth0CandidateCondition. */
+static int not_zero_depth_start(const struct lhs_state *S, uint32_t v)
+{
+    return !(releases(S->G, v) && S->G->async_depth[v] == 0 && !constrained(S, v));
+}
+
+/* XLA ShouldDelaySendHostDone: a send_host done waits while its start's other
+ * users leave more than the pair's latency to cover. */
+static int delay_send_host_done(const struct lhs_state *S, uint32_t v)
+{
+    const struct lhs_graph *G = S->G;
+    if (S->cfg->top_down || !(G->bits[v] & LHS_SEND_HOST_DONE) ||
+        G->occ[v] != LHS_R_SEND_HOST)
+        return 0;
+    uint32_t s = G->partner[v];
+    double latency = 0, est = 0;
+    for (uint32_t e = G->dep_off[s]; e < G->dep_off[s + 1]; e++) {
+        uint32_t w = G->dep[e];
+        if (S->ready[w] >= DBL_MAX)
+            return 0;
+        if (w == v)
+            latency = G->dep_lat[e];
+        if (G->dep_lat[e] + S->ready[w] > est)
+            est = G->dep_lat[e] + S->ready[w];
+    }
+    return est - S->now > latency;
+}
+
+/* kScheduleDone (bottom-up) / kScheduleAsyncStart (top-down). */
+static int opens_window(const struct lhs_state *S, uint32_t v)
+{
+    const struct lhs_graph *G = S->G;
+    if (S->cfg->top_down)
+        return (G->bits[v] & LHS_SUP_START) && G->occ[v] >= 0;
+    return G->occ[v] >= 0 && !delay_send_host_done(S, v);
+}
+
+/* XLA ReleaseStartPolicy; -1 when it does not decide. */
+static int release_start_policy(const struct lhs_state *S, uint32_t a, uint32_t b)
+{
+    double ai = S->ready[a] - S->now, bi = S->ready[b] - S->now;
+    int ar = ai <= 0 && S->G->relr[a] == LHS_R_COLLECTIVE_PERMUTE;
+    int br = bi <= 0 && S->G->relr[b] == LHS_R_COLLECTIVE_PERMUTE;
+    if (ar != br)
+        return ar;
+    if (ar && br && ai != bi)
+        return ai > bi;
+    return -1;
+}
+
+/* kAvoidWaste needs the earliest pending ready time. */
+static int avoid_waste(const struct lhs_state *S, uint32_t a, uint32_t b)
+{
+    const struct lhs_graph *G = S->G;
+    double latest = S->ready[S->next_ready.v[0]];
+    double ad = fabs(latest - S->now - G->cost[a]);
+    double bd = fabs(latest - S->now - G->cost[b]);
+    int aw = !releases(G, a) && ad < bd, bw = !releases(G, b) && bd < ad;
+    return aw != bw ? aw : -1;
+}
+
+/* Rules after kLessStall (shared by the scan and the fast selection's final
+ * comparison of tied candidates). */
+static int better_tail(struct lhs_state *S, uint32_t a, uint32_t b, int mem_on)
+{
+    const struct lhs_config *c = S->cfg;
+    const struct lhs_graph *G = S->G;
+    if (c->aggressive && !c->depth_over_stall) /* kStartAtZeroDepth */
+        CMP(not_zero_depth_start(S, a), not_zero_depth_start(S, b));
+    CMP(releases(G, a) && constrained(S, a), /* kFreeBackedupResource */
+        releases(G, b) && constrained(S, b));
+    if (c->aggressive) {
+        CMP(G->async_key[a], G->async_key[b]); /* kAsyncDepth / kAsyncHeight */
+        if (S->next_ready.n) {
+            int w = avoid_waste(S, a, b); /* kAvoidWaste */
+            if (w >= 0)
+                return w;
+        }
+    }
+    CMP((G->bits[a] & LHS_UNLOCK) != 0, (G->bits[b] & LHS_UNLOCK) != 0); /* kUnlockDone */
+    if (c->aggressive)
+        CMP(S->rnis[a], S->rnis[b]); /* kCreatesMoreReadyNodes */
+    if (mem_on) {
+        int64_t ai, ap, bi, bp;
+        mem_change(S, a, &ai, &ap);
+        mem_change(S, b, &bi, &bp);
+        CMP(ai < 0, bi < 0); /* kDecreaseMemory */
+    }
+    return c->top_down ? a < b : a > b; /* kOriginalOrder */
+}
+
+/* XLA ReadySetLt::AIsBetterThanB for the rules a format-v1 graph can trigger
+ * (no force-delay/force-early hints, preferences, target rules or selective
+ * resources: the view carries no per-node attributes for them). */
+static int better(struct lhs_state *S, uint32_t a, uint32_t b)
+{
+    const struct lhs_config *c = S->cfg;
+    const struct lhs_graph *G = S->G;
+    int mem_on = memory_active(S);
+    if (mem_on) {
+        int m = memory_policy(S, a, b);
+        if (m >= 0)
+            return m;
+    }
+    if (c->by_structure) { /* kDelayAsyncStartOfSamePreference / ...Done... */
+        uint8_t bit = c->top_down ? LHS_SUP_DONE : LHS_SUP_START;
+        int ax = (G->bits[a] & bit) != 0, bx = (G->bits[b] & bit) != 0;
+        CMP(!ax && bx, ax && !bx);
+    }
+    CMP(opens_window(S, a), opens_window(S, b)); /* kScheduleDone / kScheduleAsyncStart */
+    if (c->release_start) {
+        int r = release_start_policy(S, a, b); /* kScheduleStart */
+        if (r >= 0)
+            return r;
+    }
+    if (c->aggressive && c->depth_over_stall) /* kStartAtZeroDepth, early */
+        CMP(not_zero_depth_start(S, a), not_zero_depth_start(S, b));
+    if (S->ready[a] != S->ready[b]) { /* kLessStall */
+        double ai = S->ready[a] - S->now, bi = S->ready[b] - S->now;
+        ai = ai > 0 ? ai : 0;
+        bi = bi > 0 ? bi : 0;
+        CMP(ai < bi, bi < ai);
+    }
+    return better_tail(S, a, b, mem_on);
+}
+
+/* XLA's default overlap-limit rule: a node that would occupy a resource with
+ * no free slot is skipped. */
+static int crosses_limit(const struct lhs_state *S, uint32_t v)
+{
+    int r = S->G->occ[v];
+    return r >= 0 && S->avail[r] < 1;
+}
+
+/* XLA FindAndExtractBestNodeAvailable: a linear scan of the ready set in its
+ * vector order, keeping the better candidate. */
+static uint32_t select_scan(struct lhs_state *S)
+{
+    uint32_t best = LHS_NONE;
+    for (uint32_t k = 0; k < S->n_ready; k++) {
+        uint32_t v = S->ready_set[k];
+        if (crosses_limit(S, v))
+            continue;
+        if (best == LHS_NONE || better(S, v, best))
+            best = v;
+    }
+    return best;
+}
+
+/* ---- pass 2c: one scheduling pass ---------------------------------------- */
+
+static uint32_t select_node(struct lhs_state *S);
+static int fast_init(struct lhs_state *S);
+static void fast_free(struct lhs_fast *F);
+
+/* XLA DefaultSchedulerCore::ScheduleComputation: nops first (LIFO), then the
+ * best ready node.  Writes the order (view ids) and the tracker's peak. */
+static int schedule_pass(const struct sb_graph_view *g, const struct lhs_config *c,
+                         const uint32_t *in, uint64_t limit, uint32_t *out,
+                         int64_t *peak, char *err, size_t n_err)
+{
+    struct lhs_graph G;
+    struct lhs_state S;
+    if (build_graph(g, c, in, &G))
+        return sb_plugin_fail(err, n_err, "out of memory");
+    int rc = state_init(&S, &G, c, limit);
+    if (!rc && c->selection == LHS_SEL_FAST)
+        rc = fast_init(&S);
+    if (rc)
+        rc = sb_plugin_fail(err, n_err, "out of memory");
+    while (!rc && (S.n_ready || S.n_nops) && !S.oom) {
+        uint32_t v;
+        S.step++;
+        if (S.n_nops) {
+            v = S.nops[--S.n_nops];
+        } else {
+            v = select_node(&S);
+            if (v == LHS_NONE) {
+                rc = sb_plugin_fail(err, n_err, "no ready node fits the overlap limits "
+                                                "(%u waiting)", S.n_ready);
+                break;
+            }
+            ready_take(&S, v);
+        }
+        S.now = schedule_node(&S, v);
+    }
+    if (!rc && S.oom)
+        rc = sb_plugin_fail(err, n_err, "out of memory");
+    if (!rc && S.n_seq != G.n)
+        rc = sb_plugin_fail(err, n_err, "scheduled %u of %u nodes: the graph has a cycle",
+                            S.n_seq, G.n);
+    for (uint32_t k = 0; !rc && k < G.n; k++) /* bottom-up: reverse */
+        out[k] = G.id[S.seq[c->top_down ? k : G.n - 1 - k]];
+    *peak = S.mem_peak;
+    fast_free(S.fast);
+    state_free(&S);
+    graph_free(&G);
+    return rc;
+}
+
+/* XLA schedules a computation only when it holds a supported async op. */
+static int has_async(const struct sb_graph_view *g, const struct lhs_config *c)
+{
+    for (uint32_t v = 0; v < g->n_nodes; v++)
+        if ((g->kind[v] == SB_KIND_START || g->kind[v] == SB_KIND_DONE) &&
+            supported(c, g->coll[v]))
+            return 1;
+    return 0;
+}
+
+/* ---- pass 3: rerun with a smaller memory limit --------------------------- */
+
+static int lhs_run(void *state, const struct sb_graph_view *g, struct sb_schedule *out)
+{
+    const struct lhs_config *c = state;
+    uint32_t n = g->n_nodes;
+    for (uint32_t v = 0; v < n; v++)
+        out->order[v] = v;
+    if (!c->always && !has_async(g, c))
+        return 0; /* XLA leaves the computation's sequence as it is */
+    uint32_t *prev = malloc((size_t)n * sizeof *prev);
+    if (!prev)
+        return sb_plugin_fail(out->err, out->n_err, "out of memory");
+    uint64_t limit = c->memory_limit;
+    int64_t peak = 0;
+    int rc = schedule_pass(g, c, out->order, limit, prev, &peak, out->err, out->n_err);
+    /* XLA LatencyHidingScheduler::RunImpl: reschedule, starting from the last
+     * schedule, with the limit cut by 0.9 while the peak exceeds the original
+     * limit */
+    for (int64_t k = 0; !rc && k < c->rerun && (uint64_t)peak > c->memory_limit; k++) {
+        limit = (uint64_t)((double)limit * 0.9);
+        memcpy(out->order, prev, (size_t)n * sizeof *prev);
+        rc = schedule_pass(g, c, out->order, limit, prev, &peak, out->err, out->n_err);
+    }
+    if (!rc)
+        memcpy(out->order, prev, (size_t)n * sizeof *prev);
+    free(prev);
+    return rc;
+}
+
+/* ---- pass 2d: fast selection --------------------------------------------- */
+
+/* Class of a node: 0 plain; then per resource: occupier, or releaser with a
+ * zero or positive async depth; each split by supported or not. */
+static uint16_t class_of(const struct lhs_graph *G, uint32_t v)
+{
+    int sup = (G->bits[v] & (LHS_SUP_START | LHS_SUP_DONE)) != 0;
+    if (G->occ[v] >= 0)
+        return (uint16_t)(1 + (G->occ[v] * 2 + 0) * 2 + sup);
+    if (G->relr[v] >= 0)
+        return (uint16_t)(1 + (G->relr[v] * 2 + 1) * 2 + sup + 2 * LHS_R_COUNT * 2 *
+                          (G->async_depth[v] != 0));
+    return 0;
+}
+
+enum pq_kind {
+    PQ_MEMBERS, /* a group's due nodes: XLA's rules after kAvoidWaste */
+    PQ_FUTURE,  /* by ready time, then async key */
+    PQ_GROUPS,  /* a class's groups by async key */
+};
+
+static int pq_before(const struct lhs_state *S, enum pq_kind k, uint32_t a, uint32_t b)
+{
+    const struct lhs_graph *G = S->G;
+    const struct lhs_group *grp = S->fast->grp;
+    switch (k) {
+    case PQ_MEMBERS: {
+        int ua = (G->bits[a] & LHS_UNLOCK) != 0, ub = (G->bits[b] & LHS_UNLOCK) != 0;
+        if (ua != ub) /* kUnlockDone */
+            return ua > ub;
+        if (S->cfg->aggressive && S->rnis[a] != S->rnis[b]) /* kCreatesMoreReadyNodes */
+            return S->rnis[a] > S->rnis[b];
+        return S->cfg->top_down ? a < b : a > b; /* kOriginalOrder */
+    }
+    case PQ_FUTURE:
+        if (S->ready[a] != S->ready[b])
+            return S->ready[a] < S->ready[b];
+        if (G->async_key[a] != G->async_key[b])
+            return G->async_key[a] > G->async_key[b];
+        return a < b; /* any fixed order: tied nodes are all read */
+    default:
+        return grp[a].key > grp[b].key;
+    }
+}
+
+static void pq_set(struct lhs_state *S, enum pq_kind k, struct lhs_pq *q, uint32_t i,
+                   uint32_t v)
+{
+    q->v[i] = v;
+    if (k == PQ_GROUPS)
+        S->fast->grp[v].slot = i;
+    else
+        S->fast->slot[v] = i;
+}
+
+static void pq_up(struct lhs_state *S, enum pq_kind k, struct lhs_pq *q, uint32_t i)
+{
+    uint32_t v = q->v[i];
+    while (i && pq_before(S, k, v, q->v[(i - 1) / 2])) {
+        pq_set(S, k, q, i, q->v[(i - 1) / 2]);
+        i = (i - 1) / 2;
+    }
+    pq_set(S, k, q, i, v);
+}
+
+static void pq_down(struct lhs_state *S, enum pq_kind k, struct lhs_pq *q, uint32_t i)
+{
+    uint32_t v = q->v[i];
+    for (;;) {
+        uint32_t c = 2 * i + 1;
+        if (c >= q->n)
+            break;
+        if (c + 1 < q->n && pq_before(S, k, q->v[c + 1], q->v[c]))
+            c++;
+        if (!pq_before(S, k, q->v[c], v))
+            break;
+        pq_set(S, k, q, i, q->v[c]);
+        i = c;
+    }
+    pq_set(S, k, q, i, v);
+}
+
+static int pq_push(struct lhs_state *S, enum pq_kind k, struct lhs_pq *q, uint32_t v)
+{
+    if (q->n == q->cap) {
+        uint32_t cap = q->cap ? q->cap * 2 : 8;
+        uint32_t *nv = realloc(q->v, cap * sizeof *nv);
+        if (!nv)
+            return -1;
+        q->v = nv;
+        q->cap = cap;
+    }
+    q->v[q->n++] = v;
+    pq_up(S, k, q, q->n - 1);
+    return 0;
+}
+
+static void pq_remove(struct lhs_state *S, enum pq_kind k, struct lhs_pq *q, uint32_t i)
+{
+    uint32_t last = q->v[--q->n];
+    if (i == q->n)
+        return;
+    pq_set(S, k, q, i, last);
+    pq_down(S, k, q, i);
+    pq_up(S, k, q, k == PQ_GROUPS ? S->fast->grp[last].slot : S->fast->slot[last]);
+}
+
+static uint32_t group_hash(uint16_t cls, double key, uint32_t n_bucket)
+{
+    uint64_t bits;
+    memcpy(&bits, &key, sizeof bits);
+    bits ^= (uint64_t)cls * 0x9e3779b97f4a7c15ull;
+    bits *= 0xff51afd7ed558ccdull;
+    return (uint32_t)(bits >> 32) & (n_bucket - 1);
+}
+
+/* The group of (class, key), created on first use. */
+static uint32_t group_get(struct lhs_state *S, uint16_t cls, double key)
+{
+    struct lhs_fast *F = S->fast;
+    uint32_t h = group_hash(cls, key, F->n_bucket);
+    for (uint32_t g = F->bucket[h]; g; g = F->grp[g - 1].next + 1)
+        if (F->grp[g - 1].cls == cls && F->grp[g - 1].key == key)
+            return g - 1;
+    if (F->n_grp == F->cap_grp) {
+        uint32_t cap = F->cap_grp ? F->cap_grp * 2 : 64;
+        struct lhs_group *ng = realloc(F->grp, cap * sizeof *ng);
+        if (!ng)
+            return LHS_NONE;
+        F->grp = ng;
+        F->cap_grp = cap;
+    }
+    struct lhs_group *g = &F->grp[F->n_grp];
+    memset(g, 0, sizeof *g);
+    g->cls = cls;
+    g->key = key;
+    g->next = F->bucket[h] - 1; /* UINT32_MAX when the chain was empty */
+    F->bucket[h] = ++F->n_grp;
+    return F->n_grp - 1;
+}
+
+static void mark_class(struct lhs_fast *F, uint16_t c)
+{
+    int busy = F->groups[c].n || F->future[c].n;
+    uint64_t bit = 1ull << (c % 64);
+    F->busy[c / 64] = busy ? F->busy[c / 64] | bit : F->busy[c / 64] & ~bit;
+}
+
+static int due_add(struct lhs_state *S, uint32_t v)
+{
+    struct lhs_fast *F = S->fast;
+    double key = S->cfg->aggressive ? S->G->async_key[v] : 0;
+    uint32_t g = group_get(S, F->cls[v], key);
+    if (g == LHS_NONE)
+        return -1;
+    F->group[v] = g;
+    F->in_future[v] = 0;
+    if (!F->grp[g].nodes.n)
+        F->grp[g].cost_ref = S->G->cost[v];
+    F->grp[g].n_diff += S->G->cost[v] != F->grp[g].cost_ref;
+    if (pq_push(S, PQ_MEMBERS, &F->grp[g].nodes, v))
+        return -1;
+    if (F->grp[g].nodes.n == 1 && pq_push(S, PQ_GROUPS, &F->groups[F->grp[g].cls], g))
+        return -1;
+    mark_class(F, F->cls[v]);
+    return 0;
+}
+
+static int fast_add(struct lhs_state *S, uint32_t v)
+{
+    struct lhs_fast *F = S->fast;
+    if (S->ready[v] <= S->now)
+        return due_add(S, v);
+    F->in_future[v] = 1;
+    if (pq_push(S, PQ_FUTURE, &F->future[F->cls[v]], v))
+        return -1;
+    mark_class(F, F->cls[v]);
+    return 0;
+}
+
+static void fast_remove(struct lhs_state *S, uint32_t v)
+{
+    struct lhs_fast *F = S->fast;
+    if (F->in_future[v]) {
+        pq_remove(S, PQ_FUTURE, &F->future[F->cls[v]], F->slot[v]);
+    } else {
+        struct lhs_group *g = &F->grp[F->group[v]];
+        pq_remove(S, PQ_MEMBERS, &g->nodes, F->slot[v]);
+        g->n_diff -= S->G->cost[v] != g->cost_ref;
+        if (!g->nodes.n)
+            pq_remove(S, PQ_GROUPS, &F->groups[g->cls], g->slot);
+    }
+    mark_class(F, F->cls[v]);
+}
+
+/* kCreatesMoreReadyNodes rose for v: it moves up in its group. */
+static void fast_rnis_up(struct lhs_state *S, uint32_t v)
+{
+    struct lhs_fast *F = S->fast;
+    if (S->where[v] == 1 && !F->in_future[v])
+        pq_up(S, PQ_MEMBERS, &F->grp[F->group[v]].nodes, F->slot[v]);
+}
+
+/* Nodes whose ready time has come move to their class's groups. */
+static int fast_advance(struct lhs_state *S, int c)
+{
+    struct lhs_pq *f = &S->fast->future[c];
+    while (f->n && S->ready[f->v[0]] <= S->now) {
+        uint32_t v = f->v[0];
+        pq_remove(S, PQ_FUTURE, f, 0);
+        if (due_add(S, v))
+            return -1;
+    }
+    return 0;
+}
+
+/* The class-wide values of XLA's rules up to kFreeBackedupResource:
+ * kScheduleDone, kStartAtZeroDepth (early), kLessStall (the class's smallest
+ * ready interval), kStartAtZeroDepth, kFreeBackedupResource. */
+struct class_key {
+    int window, nzd_early, nzd, backed_up;
+    double stall;
+};
+
+static void class_key(const struct lhs_state *S, int c, uint32_t any, struct class_key *k)
+{
+    const struct lhs_config *cfg = S->cfg;
+    const struct lhs_fast *F = S->fast;
+    int nzd = not_zero_depth_start(S, any);
+    k->window = opens_window(S, any);
+    k->nzd_early = cfg->aggressive && cfg->depth_over_stall ? nzd : 0;
+    k->nzd = cfg->aggressive && !cfg->depth_over_stall ? nzd : 0;
+    k->backed_up = releases(S->G, any) && constrained(S, any);
+    k->stall = F->groups[c].n ? 0 : S->ready[F->future[c].v[0]] - S->now;
+}
+
+/* -1, 0, 1: a worse, tied, better than b. */
+static int class_cmp(const struct class_key *a, const struct class_key *b)
+{
+    if (a->window != b->window)
+        return a->window > b->window ? 1 : -1;
+    if (a->nzd_early != b->nzd_early)
+        return a->nzd_early > b->nzd_early ? 1 : -1;
+    if (a->stall != b->stall)
+        return a->stall < b->stall ? 1 : -1;
+    if (a->nzd != b->nzd)
+        return a->nzd > b->nzd ? 1 : -1;
+    if (a->backed_up != b->backed_up)
+        return a->backed_up > b->backed_up ? 1 : -1;
+    return 0;
+}
+
+/* A node of class c standing for the class (its rules are class-wide). */
+static uint32_t class_any(const struct lhs_state *S, int c)
+{
+    const struct lhs_fast *F = S->fast;
+    if (F->groups[c].n)
+        return F->grp[F->groups[c].v[0]].nodes.v[0];
+    return F->future[c].n ? F->future[c].v[0] : LHS_NONE;
+}
+
+/* The classes XLA's first rules prefer; returns how many, in `win`. */
+static int best_classes(struct lhs_state *S, int *win)
+{
+    struct class_key best = {0}, k;
+    int n = 0;
+    for (int c = 0; c < LHS_N_CLASSES; c++) {
+        if (!(S->fast->busy[c / 64] >> (c % 64) & 1))
+            continue; /* no ready node of this class */
+        if (fast_advance(S, c))
+            return -1;
+        uint32_t any = class_any(S, c);
+        if (any == LHS_NONE || crosses_limit(S, any))
+            continue;
+        class_key(S, c, any, &k);
+        int cmp = n ? class_cmp(&k, &best) : 1;
+        if (cmp > 0) {
+            best = k;
+            n = 0;
+        }
+        if (cmp >= 0)
+            win[n++] = c;
+    }
+    return n;
+}
+
+static void tie_add(struct lhs_fast *F, const struct lhs_state *S, uint32_t v)
+{
+    F->tie[F->n_tie++] = (uint64_t)S->ready_pos[v] << 32 | v;
+}
+
+/* Future nodes of a class tied with its top on ready time and on `key`
+ * (kAsyncDepth; any key without aggressive rules): the heap property lets the
+ * walk stop below any entry that differs. */
+static void future_ties(struct lhs_state *S, const struct lhs_pq *q, int any_key, double key)
+{
+    struct lhs_fast *F = S->fast;
+    const struct lhs_graph *G = S->G;
+    uint32_t top = q->v[0], start = F->n_tie;
+    if (!any_key && G->async_key[top] != key)
+        return;
+    F->tie[F->n_tie++] = 0; /* heap indices first, replaced by nodes below */
+    for (uint32_t k = start; k < F->n_tie; k++) {
+        uint32_t i = (uint32_t)F->tie[k];
+        for (uint32_t c = 2 * i + 1; c <= 2 * i + 2 && c < q->n; c++) {
+            uint32_t v = q->v[c];
+            if (S->ready[v] == S->ready[top] && (any_key || G->async_key[v] == key))
+                F->tie[F->n_tie++] = c;
+        }
+    }
+    for (uint32_t k = start; k < F->n_tie; k++) {
+        uint32_t v = q->v[(uint32_t)F->tie[k]];
+        F->tie[k] = (uint64_t)S->ready_pos[v] << 32 | v;
+    }
+}
+
+static int by_u64(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* The candidates tied on XLA's rules through kAsyncDepth: due groups of the
+ * winning classes with the best key, and future nodes at the earliest ready
+ * time.  A group's best member dominates the others on every later rule but
+ * kAvoidWaste, which compares costs: only with `waste` and unequal costs are
+ * all members needed. */
+static void collect(struct lhs_state *S, const int *win, int n, double key, int waste)
+{
+    struct lhs_fast *F = S->fast;
+    int any_key = !S->cfg->aggressive;
+    F->n_tie = 0;
+    for (int k = 0; k < n; k++) {
+        int c = win[k];
+        if (!F->groups[c].n) {
+            future_ties(S, &F->future[c], any_key, key);
+            continue;
+        }
+        const struct lhs_group *g = &F->grp[F->groups[c].v[0]];
+        if (!any_key && g->key != key)
+            continue;
+        uint32_t m = waste && g->n_diff ? g->nodes.n : 1;
+        for (uint32_t i = 0; i < m; i++)
+            tie_add(F, S, g->nodes.v[i]);
+    }
+}
+
+/* How the tied candidates must be compared: kAvoidWaste is the one rule that
+ * is not transitive, and only between a node that releases a resource and one
+ * that does not.  Without such a pair the rules from kAvoidWaste on order the
+ * candidates totally, so the scan's winner is the best of them in any order;
+ * with one, it depends on the ready set's order, which is then followed. */
+static int needs_order(const struct lhs_state *S, const int *win, int n)
+{
+    int rel = 0, other = 0;
+    if (!S->cfg->aggressive || !S->next_ready.n)
+        return 0;
+    for (int k = 0; k < n; k++) {
+        uint32_t any = class_any(S, win[k]);
+        rel |= releases(S->G, any);
+        other |= !releases(S->G, any);
+    }
+    return rel && other;
+}
+
+/* Same choice as select_scan.  The rules up to kAsyncDepth are transitive, so
+ * the scan's winner is among the candidates tied on them; among those it is the
+ * best, or, when kAvoidWaste can cycle, what the scan meets in the ready set's
+ * order.  kAvoidWaste compares ready nodes' costs with the time to the next
+ * ready one, so it needs every candidate; the later rules only each group's
+ * best. */
+static uint32_t select_fast(struct lhs_state *S)
+{
+    struct lhs_fast *F = S->fast;
+    int win[LHS_N_CLASSES];
+    int n = best_classes(S, win);
+    if (n <= 0)
+        return LHS_NONE;
+    double key = -DBL_MAX;
+    for (int k = 0; k < n && S->cfg->aggressive; k++) { /* kAsyncDepth */
+        int c = win[k];
+        double kk = F->groups[c].n ? F->grp[F->groups[c].v[0]].key
+                                   : S->G->async_key[F->future[c].v[0]];
+        if (kk > key)
+            key = kk;
+    }
+    int ordered = needs_order(S, win, n);
+    collect(S, win, n, key, S->cfg->aggressive && S->next_ready.n);
+    if (ordered)
+        qsort(F->tie, F->n_tie, sizeof *F->tie, by_u64);
+    uint32_t best = (uint32_t)F->tie[0];
+    for (uint32_t k = 1; k < F->n_tie; k++)
+        if (better(S, (uint32_t)F->tie[k], best))
+            best = (uint32_t)F->tie[k];
+    return best;
+}
+
+/* XLA's scan for the steps the classes cannot decide: memory rules (their
+ * values change per node), the release-start and structure policies, and
+ * send_host dones (ShouldDelaySendHostDone depends on the node). */
+static int needs_scan(const struct lhs_state *S)
+{
+    const struct lhs_config *c = S->cfg;
+    return !S->fast || c->release_start || c->by_structure || memory_active(S) ||
+           S->fast->any_send_host;
+}
+
+static uint32_t select_node(struct lhs_state *S)
+{
+    return needs_scan(S) ? select_scan(S) : select_fast(S);
+}
+
+static int fast_init(struct lhs_state *S)
+{
+    const struct lhs_graph *G = S->G;
+    struct lhs_fast *F = calloc(1, sizeof *F);
+    int oom = !F;
+    if (oom)
+        return -1;
+    S->fast = F;
+    F->n_bucket = 64;
+    while (F->n_bucket < G->n)
+        F->n_bucket *= 2;
+    F->bucket = xcalloc(F->n_bucket, sizeof *F->bucket, &oom);
+    F->cls = xcalloc(G->n, sizeof *F->cls, &oom);
+    F->group = xcalloc(G->n, sizeof *F->group, &oom);
+    F->slot = xcalloc(G->n, sizeof *F->slot, &oom);
+    F->in_future = xcalloc(G->n, 1, &oom);
+    F->tie = xcalloc(G->n, sizeof *F->tie, &oom);
+    for (uint32_t v = 0; v < G->n && !oom; v++) {
+        F->cls[v] = class_of(G, v);
+        F->any_send_host |= !S->cfg->top_down && (G->bits[v] & LHS_SEND_HOST_DONE);
+    }
+    for (uint32_t k = 0; k < S->n_ready && !oom; k++) /* the roots */
+        oom = fast_add(S, S->ready_set[k]) != 0;
+    return oom ? -1 : 0;
+}
+
+static void fast_free(struct lhs_fast *F)
+{
+    if (!F)
+        return;
+    for (int c = 0; c < LHS_N_CLASSES; c++) {
+        free(F->groups[c].v);
+        free(F->future[c].v);
+    }
+    for (uint32_t g = 0; g < F->n_grp; g++)
+        free(F->grp[g].nodes.v);
+    free(F->grp);
+    free(F->bucket);
+    free(F->cls);
+    free(F->group);
+    free(F->slot);
+    free(F->in_future);
+    free(F->tie);
+    free(F);
+}
+
+/* ---- descriptor ---------------------------------------------------------- */
+
+static const struct sb_plugin aggressive = {
+    .abi = SB_PLUGIN_ABI,
+    .size = sizeof(struct sb_plugin),
+    .name = "aggressive",
+    .summary = "XLA's latency-hiding scheduler (alias lhs): hides collectives behind "
+               "compute, GPU configuration",
+    .params = params,
+    .n_params = P_COUNT,
+    .init = lhs_init,
+    .run = lhs_run,
+    .free = lhs_free,
+};
+
+const struct sb_plugin *sb_plugin_aggressive(void) { return &aggressive; }
+
+SB_PLUGIN_EXPORT(sb_plugin_aggressive)

@@ -1,0 +1,312 @@
+/* The `aggressive` policy (XLA's latency-hiding scheduler) on graphs small
+ * enough to follow XLA's list scheduler by hand, each expected order derived
+ * step by step in the comment above it; then the fast selection against XLA's
+ * own linear rescan on random graphs, which must agree node for node. */
+#include "check.h"
+#include "core.h"
+
+#include <stdlib.h>
+
+/* Loads CSV text, applies the analytical cost model (edge latency 0). */
+static struct sb_graph *graph(const char *csv)
+{
+    struct sb_err e;
+    struct sb_cost_params c;
+    struct sb_graph *g = sb_graph_load_mem("test.csv", csv, strlen(csv), &e);
+    if (!g) {
+        fprintf(stderr, "%s\n", e.msg);
+        return NULL;
+    }
+    sb_cost_defaults(&c);
+    sb_cost_apply(&c, g);
+    return g;
+}
+
+/* Runs `spec` on g into order[]; 0 when the schedule ran and is valid. */
+static int schedule(const struct sb_graph *g, const char *spec, uint32_t *order)
+{
+    struct sb_err e;
+    struct sb_sched sc;
+    struct sb_schedule s;
+    if (sb_sched_parse(&sc, spec, &e)) {
+        fprintf(stderr, "%s\n", e.msg);
+        return -1;
+    }
+    sb_schedule_init(&s, g, 1);
+    int rc = sb_sched_run(&sc, g, &s, &e);
+    if (!rc)
+        rc = sb_schedule_validate(&g->v, &s, &e);
+    if (rc)
+        fprintf(stderr, "%s: %s\n", spec, e.msg);
+    for (uint32_t i = 0; i < g->v.n_nodes; i++)
+        order[i] = s.order[i];
+    sb_schedule_free(&s);
+    sb_sched_free(&sc);
+    return rc;
+}
+
+static void check_order(const struct sb_graph *g, const char *spec, const uint32_t *want)
+{
+    uint32_t got[64];
+    CHECK(g && g->v.n_nodes <= 64);
+    if (!g || schedule(g, spec, got)) {
+        CHECK(0);
+        return;
+    }
+    for (uint32_t i = 0; i < g->v.n_nodes; i++)
+        CHECK_EQ_U(got[i], want[i]);
+}
+
+/* One all_gather whose weight mm2 reads, and mm1 independent of it.
+ * Bottom-up (workload estimator, analytical model: edge latency 0):
+ *  1. only sink mm2: t=0, now=10; releases ag.done and mm1 (ready 10).
+ *  2. kScheduleDone: ag.done (occupies); its start becomes ready at 10+8=18.
+ *  3. mm1 (ready 10, due) vs ag (18): kLessStall picks mm1; now=20.
+ *  4. x (nop, released by mm1); 5. ag (t = max(20, 18)); 6. w.
+ * Reversed: w ag x mm1 ag.done mm2 -- mm1 runs inside the all_gather. */
+static const char overlap_csv[] =
+    "id,name,kind,inputs,op,cost_us,out_bytes,coll,comm_us\n"
+    "0,w,input,,,,100,,\n"
+    "1,ag,start,0,,,400,all_gather,8\n"
+    "2,ag.done,done,1,,,,,\n"
+    "3,x,input,,,,100,,\n"
+    "4,mm1,compute,3,mm,10,100,,\n"
+    "5,mm2,compute,2 4,mm,10,100,,\n";
+
+static void test_overlap(void)
+{
+    struct sb_graph *g = graph(overlap_csv);
+    static const uint32_t want[] = {0, 1, 3, 4, 2, 5};
+    check_order(g, "aggressive", want);
+    check_order(g, "lhs", want); /* the alias */
+    check_order(g, "aggressive:selection=scan", want);
+    sb_graph_free(g);
+}
+
+/* The same graph top-down: roots w and x are nops, popped last-in first (x,
+ * then w); ag occupies its resource top-down and kScheduleAsyncStart takes it
+ * before mm1; ag.done is ready at 0+8, mm1 at 0, so kLessStall runs mm1
+ * (now=10), then ag.done, then mm2. */
+static void test_top_down(void)
+{
+    struct sb_graph *g = graph(overlap_csv);
+    static const uint32_t want[] = {3, 0, 1, 4, 2, 5};
+    check_order(g, "aggressive:top_down_scheduling=true", want);
+    sb_graph_free(g);
+}
+
+/* Two all_gathers; m2 reads d1, m3 reads d2 and m2, m1 is independent.
+ * Limit 1 (bottom-up):
+ *  1. m3 (now 10) releases d2, m2.   2. d2 (kScheduleDone); ag2 ready 18.
+ *  3. m2 (due) beats ag2 (kLessStall); now 20; releases d1 and m1.
+ *  4. d1 is skipped (resource full); ag2 (18) and m1 (20) are both due;
+ *     kFreeBackedupResource: ag2 releases the resource d1 waits for -> ag2.
+ *  5. w2 (nop).  6. d1.  7. m1 beats ag1 (ready 28): kLessStall.  8. x.
+ *  9. ag1.  10. w1.
+ * Reversed: w1 ag1 x m1 d1 w2 ag2 m2 d2 m3: the windows do not overlap.
+ * Limit 2: at step 4 d1 fits and kScheduleDone takes it (ag1 ready 28); then
+ * m1 beats ag2 (kStartAtZeroDepth: ag2 has async depth 0 and nothing waits for
+ * its resource); x; ag2 and ag1 tie to kOriginalOrder, the later (ag2) first.
+ * Reversed: w1 ag1 w2 ag2 x m1 d1 m2 d2 m3. */
+static const char two_ag_csv[] =
+    "id,name,kind,inputs,op,cost_us,out_bytes,coll,comm_us\n"
+    "0,w1,input,,,,100,,\n"
+    "1,ag1,start,0,,,400,all_gather,8\n"
+    "2,d1,done,1,,,,,\n"
+    "3,w2,input,,,,100,,\n"
+    "4,ag2,start,3,,,400,all_gather,8\n"
+    "5,d2,done,4,,,,,\n"
+    "6,x,input,,,,100,,\n"
+    "7,m1,compute,6,mm,10,100,,\n"
+    "8,m2,compute,2 7,mm,10,100,,\n"
+    "9,m3,compute,5 8,mm,10,100,,\n";
+
+static void test_overlap_limit(void)
+{
+    struct sb_graph *g = graph(two_ag_csv);
+    static const uint32_t limit1[] = {0, 1, 6, 7, 2, 3, 4, 8, 5, 9};
+    static const uint32_t limit2[] = {0, 1, 3, 4, 6, 7, 2, 8, 5, 9};
+    check_order(g, "aggressive", limit1);
+    check_order(g, "aggressive:resources=per_type", limit1);
+    check_order(g, "aggressive:parallel_collective_overlap_limit=2", limit2);
+    check_order(g, "aggressive:resources=per_type,all_gather_overlap_limit=2", limit2);
+    /* a different type's limit does not apply */
+    check_order(g, "aggressive:resources=per_type,all_reduce_overlap_limit=2", limit1);
+    sb_graph_free(g);
+}
+
+/* XLA's memory model (graph inputs not counted) with memory_limit 20:
+ *  1. r reads done (start's buffer, 10) and s (1): 11 live.  2. d (kScheduleDone).
+ *  3. s and the start are ready; 11 > 20/2 turns the memory rules on; s would
+ *     make big (100) live: 111 > 20, the start would not (it frees its 10):
+ *     kMemoryPeakOverLimit picks the start; then s, big, a.
+ * Reversed: a big s start d r -- the file order.  Without a limit step 3 is
+ * kLessStall (s due at 1, the start at 1+5): s, big, then the start: it moves
+ * above big and s, reversed a start big s d r. */
+static const char memory_csv[] =
+    "id,name,kind,inputs,op,cost_us,out_bytes,coll,comm_us,flags\n"
+    "0,a,input,,,,50,,,\n"
+    "1,big,compute,0,op,1,100,,,\n"
+    "2,s,compute,1,op,1,1,,,\n"
+    "3,ag,start,0,,,10,all_gather,5,\n"
+    "4,d,done,3,,,,,,\n"
+    "5,r,compute,4 2,op,1,1,,,output\n";
+
+/* The rules switch on when live memory exceeds half the limit (integer
+ * halves).  XLA's model at step 3 has 11 bytes live: limit 21 -> 11 > 10, on;
+ * 22 -> 11 > 11, off.  The harness model also counts the input a (50 bytes,
+ * made live at step 2 by d, which reads its start's input) and the output r,
+ * which lives from the bottom until r is scheduled: 1 at the bottom, r reads
+ * 10 + 1 (12), r's own byte is freed (11), d adds a (61).  So limit 121 ->
+ * 61 > 60, on, and kMemoryPeakOverLimit picks the start (61 + 0 <= 121, while s
+ * would add big: 161); 122 -> off. */
+static void test_memory_limit(void)
+{
+    struct sb_graph *g = graph(memory_csv);
+    static const uint32_t unlimited[] = {0, 3, 1, 2, 4, 5};
+    static const uint32_t limited[] = {0, 1, 2, 3, 4, 5};
+    check_order(g, "aggressive", unlimited);
+    check_order(g, "aggressive:memory_model=xla,memory_limit=20", limited);
+    check_order(g, "aggressive:memory_model=xla,memory_limit=20,selection=scan", limited);
+    check_order(g, "aggressive:memory_model=xla,memory_limit=21", limited);
+    check_order(g, "aggressive:memory_model=xla,memory_limit=22", unlimited);
+    check_order(g, "aggressive:memory_limit=121", limited);
+    check_order(g, "aggressive:memory_limit=122", unlimited);
+    sb_graph_free(g);
+}
+
+/* Without collectives XLA leaves the sequence alone. */
+static void test_no_collectives(void)
+{
+    struct sb_graph *g = graph("id,name,kind,inputs,op,cost_us\n"
+                               "0,a,input,,,\n1,b,compute,0,mm,5\n2,c,compute,0,mm,1\n"
+                               "3,d,compute,1 2,mm,1\n");
+    static const uint32_t same[] = {0, 1, 2, 3};
+    check_order(g, "aggressive", same);
+    sb_graph_free(g);
+}
+
+static void test_bad_params(void)
+{
+    struct sb_err e;
+    struct sb_sched sc;
+    CHECK(sb_sched_parse(&sc, "aggressive:all_gather_overlap_limit=0", &e) != 0);
+    CHECK_CONTAINS(e.msg, "all_gather_overlap_limit='0' is not an integer in 1..");
+    CHECK(sb_sched_parse(&sc, "aggressive:estimator=exact", &e) != 0);
+    CHECK_CONTAINS(e.msg, "one of workload|approximate");
+}
+
+/* ---- fast selection == XLA's scan ------------------------------------------------ */
+
+static uint64_t rng_state = 88172645463325252ull;
+
+static uint32_t rnd(uint32_t n)
+{
+    rng_state ^= rng_state << 13; /* xorshift64: the same graphs every run */
+    rng_state ^= rng_state >> 7;
+    rng_state ^= rng_state << 17;
+    return (uint32_t)(rng_state % n);
+}
+
+/* A random DAG with collectives.  Small integer costs and few distinct sizes
+ * make ties, so the later rules and the ready set's order are exercised. */
+static char *random_csv(uint32_t n)
+{
+    static const char *const colls[] = {"all_gather", "reduce_scatter", "all_reduce",
+                                        "collective_permute", "send", "copy"};
+    size_t cap = (size_t)n * 96 + 256, len = 0;
+    char *s = malloc(cap);
+    uint32_t open = SB_NONE, *ok = calloc(n, sizeof *ok), n_ok = 0;
+    len += (size_t)snprintf(s, cap, "id,name,kind,inputs,op,cost_us,out_bytes,coll,comm_us,flags\n");
+    for (uint32_t i = 0; i < n; i++) {
+        char in[64] = "";
+        if (open != SB_NONE && (rnd(3) == 0 || i + 1 == n)) {
+            len += (size_t)snprintf(s + len, cap - len, "%u,n%u,done,%u,,,,,,\n", i, i, open);
+            ok[n_ok++] = i;
+            open = SB_NONE;
+            continue;
+        }
+        if (n_ok == 0 || rnd(8) == 0) {
+            len += (size_t)snprintf(s + len, cap - len, "%u,n%u,input,,,,%u,,,\n", i, i,
+                                    100 * (1 + rnd(3)));
+            ok[n_ok++] = i;
+            continue;
+        }
+        uint32_t k = 1 + rnd(3);
+        for (uint32_t j = 0; j < k; j++)
+            snprintf(in + strlen(in), sizeof in - strlen(in), "%s%u", j ? " " : "",
+                     ok[n_ok - 1 - rnd(n_ok < 6 ? n_ok : 6)]);
+        if (open == SB_NONE && i + 2 < n && rnd(4) == 0) {
+            len += (size_t)snprintf(s + len, cap - len, "%u,n%u,start,%s,,,%u,%s,%u,\n", i, i,
+                                    in, 50 * (1 + rnd(4)), colls[rnd(6)], 2 + rnd(4) * 3);
+            open = i;
+            continue;
+        }
+        static const char *const ops[] = {"mm", "loop_fusion", "output_fusion", "add"};
+        len += (size_t)snprintf(s + len, cap - len, "%u,n%u,%s,%s,%s,%u,%u,,,%s\n", i, i,
+                                rnd(6) == 0 ? "nop" : "compute", in, ops[rnd(4)], rnd(4),
+                                100 * (1 + rnd(3)), rnd(10) == 0 ? "output" : "");
+        ok[n_ok++] = i;
+    }
+    free(ok);
+    return s;
+}
+
+static const char *const configs[] = {
+    "aggressive",
+    "aggressive:estimator=approximate",
+    "aggressive:resources=per_type",
+    "aggressive:resources=per_type,estimator=approximate,collective_permute_overlap_limit=2",
+    "aggressive:aggressive_scheduling_policies=false",
+    "aggressive:aggressive_scheduling_policies=false,estimator=approximate",
+    "aggressive:parallel_collective_overlap_limit=3",
+    "aggressive:prioritize_async_depth_over_stall=true",
+    "aggressive:top_down_scheduling=true",
+    "aggressive:top_down_scheduling=true,estimator=approximate,resources=per_type",
+    "aggressive:top_down_scheduling=true,aggressive_scheduling_policies=false",
+    "aggressive:schedule_send_recvs=false,resources=per_type",
+    "aggressive:memory_limit=2000,rerun=2",
+    "aggressive:memory_model=xla,memory_limit=1500,depth_based_memory_pressure_reduction=true",
+};
+
+static void test_fast_equals_scan(void)
+{
+    uint32_t a[400], b[400];
+    int mismatches = 0, runs = 0;
+    for (int round = 0; round < 60; round++) {
+        uint32_t n = 20 + rnd(300);
+        char *csv = random_csv(n);
+        struct sb_graph *g = graph(csv);
+        CHECK(g != NULL);
+        for (size_t c = 0; g && c < sizeof configs / sizeof configs[0]; c++) {
+            char spec[256];
+            snprintf(spec, sizeof spec, "%s%sselection=scan", configs[c],
+                     strchr(configs[c], ':') ? "," : ":");
+            int ra = schedule(g, configs[c], a), rb = schedule(g, spec, b);
+            CHECK(ra == 0 && rb == 0);
+            int same = !ra && !rb && !memcmp(a, b, g->v.n_nodes * sizeof *a);
+            if (!same && mismatches++ < 3)
+                fprintf(stderr, "round %d, %s: fast and scan orders differ\n", round,
+                        configs[c]);
+            runs++;
+        }
+        sb_graph_free(g);
+        free(csv);
+    }
+    CHECK_EQ_U(mismatches, 0);
+    CHECK(runs == 60 * (int)(sizeof configs / sizeof configs[0]));
+}
+
+int main(void)
+{
+    sb_registry_add_builtins();
+    test_overlap();
+    test_top_down();
+    test_overlap_limit();
+    test_memory_limit();
+    test_no_collectives();
+    test_bad_params();
+    test_fast_equals_scan();
+    sb_registry_clear();
+    return check_report();
+}

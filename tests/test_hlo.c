@@ -1,0 +1,203 @@
+/* The HLO text importer (files in tests/data/hlo_cases/, out of the way of
+ * `run -w tests/data`): a module with the constructs XLA's scheduler tests
+ * use, its graph worked out by hand from workloads/importers/hlo.md, and files
+ * that must be refused with the HLO file and line. */
+#include "check.h"
+#include "core.h"
+#include "hlo.h"
+
+static const char *name_of(const struct sb_graph *g, uint32_t v)
+{
+    return g->v.names + g->v.name_off[v];
+}
+
+static const char *op_of(const struct sb_graph *g, uint32_t v)
+{
+    return g->v.op_names[g->v.op[v]];
+}
+
+/* Space-separated inputs of v, for comparing with the expected list. */
+static void inputs(const struct sb_graph *g, uint32_t v, char *buf, size_t n)
+{
+    buf[0] = 0;
+    for (uint32_t e = g->v.pred_off[v]; e < g->v.pred_off[v + 1]; e++)
+        snprintf(buf + strlen(buf), n - strlen(buf), "%s%u", e > g->v.pred_off[v] ? " " : "",
+                 g->v.pred[e]);
+}
+
+/* tests/data/hlo_basic.hlo, row by row:
+ *  0 param   input   f32[8] = 32 bytes
+ *  1 c       nop     constant bf16[] = 2
+ *  2 bc      nop     broadcast bf16[4,2] = 16, reads c
+ *  3 start(ag) start all_gather split by AsyncCollectiveCreator: its start is
+ *            (f32[8], f32[16]) and defines {} (32+64) and {1} (64) = 160;
+ *            payload 64, group {{0,1}} = 2
+ *  4 done(ag)  done   reads 3
+ *  5 f       loop_fusion 32, reads param twice
+ *  6 t       tuple: its own {} buffer = 64+32 = 96; reads done(ag), f and, as
+ *            control predecessor, bc: "4 5 2"
+ *  7 g       get-tuple-element: a nop viewing t (alias, no bytes)
+ *  8 cps     (f32[8], f32[8], u32[], u32[]): {} 72 plus {1} 32, {2} 4, {3} 4
+ *            = 112 ({0} views f); payload 32
+ *  9 cpd     done of 8
+ * 10 out     ROOT add, reads 9 and 5, flagged output */
+static void test_basic(void)
+{
+    struct sb_err e;
+    char buf[64];
+    struct sb_graph *g = sb_graph_load(SB_TEST_DATA "/hlo_cases/hlo_basic.hlo", &e);
+    if (!g) {
+        fprintf(stderr, "%s\n", e.msg);
+        CHECK(0);
+        return;
+    }
+    static const char *const names[] = {"param", "c", "bc", "start(ag)", "done(ag)", "f", "t",
+                                        "g", "cps", "cpd", "out"};
+    static const uint8_t kinds[] = {SB_KIND_INPUT, SB_KIND_NOP, SB_KIND_NOP, SB_KIND_START,
+                                    SB_KIND_DONE, SB_KIND_COMPUTE, SB_KIND_COMPUTE,
+                                    SB_KIND_NOP, SB_KIND_START, SB_KIND_DONE,
+                                    SB_KIND_COMPUTE};
+    static const uint64_t bytes[] = {32, 2, 16, 160, 0, 32, 96, 0, 112, 0, 32};
+    static const char *const ins[] = {"", "", "1", "0", "3", "0 0", "4 5 2", "6", "5", "8",
+                                      "9 5"};
+    CHECK_EQ_U(g->v.n_nodes, 11);
+    CHECK_EQ_U(g->v.n_edges, 13);
+    for (uint32_t v = 0; v < 11 && v < g->v.n_nodes; v++) {
+        CHECK(!strcmp(name_of(g, v), names[v]));
+        CHECK_EQ_U(g->v.kind[v], kinds[v]);
+        CHECK_EQ_U(g->v.out_bytes[v], bytes[v]);
+        inputs(g, v, buf, sizeof buf);
+        CHECK(!strcmp(buf, ins[v]));
+    }
+    CHECK_EQ_U(g->v.coll[3], SB_COLL_ALL_GATHER);
+    CHECK_EQ_U(g->v.comm_bytes[3], 64);
+    CHECK_EQ_U(g->v.group_size[3], 2);
+    CHECK_EQ_U(g->v.coll[8], SB_COLL_COLLECTIVE_PERMUTE);
+    CHECK_EQ_U(g->v.comm_bytes[8], 32);
+    CHECK_EQ_U(g->v.partner[3], 4);
+    CHECK(!strcmp(op_of(g, 5), "loop_fusion"));
+    CHECK(!strcmp(op_of(g, 3), "all-gather-start"));
+    CHECK_EQ_U(g->v.flags[7], SB_FLAG_ALIAS);
+    CHECK_EQ_U(g->v.flags[10], SB_FLAG_OUTPUT);
+    CHECK(!strcmp(sb_graph_meta(g, "hlo_module"), "basic_module"));
+    CHECK(!strcmp(g->name, "hlo_basic")); /* the file stem, as for CSV */
+    sb_graph_free(g);
+}
+
+/* A while whose body all-reduces: the while is one compute node viewing its
+ * operand's buffer, and the collective inside is counted in the metadata. */
+static void test_while(void)
+{
+    struct sb_err e;
+    struct sb_graph *g = sb_graph_load(SB_TEST_DATA "/hlo_cases/hlo_while.hlo", &e);
+    if (!g) {
+        fprintf(stderr, "%s\n", e.msg);
+        CHECK(0);
+        return;
+    }
+    CHECK_EQ_U(g->v.n_nodes, 5);
+    CHECK(!strcmp(op_of(g, 3), "while"));
+    CHECK_EQ_U(g->v.kind[3], SB_KIND_COMPUTE);
+    CHECK_EQ_U(g->v.flags[3], SB_FLAG_ALIAS);
+    CHECK(!strcmp(sb_graph_meta(g, "hlo_called_collectives"), "1"));
+    /* init tuple: its only user is the while, so XLA treats it as a nop */
+    CHECK_EQ_U(g->v.kind[2], SB_KIND_NOP);
+    sb_graph_free(g);
+}
+
+/* The body of the same while, built on its own as the conformance harness
+ * does for `computation NAME`: the all-reduce is split in place. */
+static void test_computation(void)
+{
+    struct sb_err e;
+    struct sb_hlo_graph hg;
+    FILE *f = fopen(SB_TEST_DATA "/hlo_cases/hlo_while.hlo", "rb");
+    char buf[4096];
+    size_t n = f ? fread(buf, 1, sizeof buf - 1, f) : 0;
+    if (f)
+        fclose(f);
+    buf[n] = 0;
+    struct sb_hlo_module *m = sb_hlo_parse("hlo_while.hlo", buf, n, &e);
+    struct sb_hlo_opts o = {.computation = "body"};
+    CHECK(m != NULL);
+    if (!m)
+        return;
+    CHECK(sb_hlo_build(m, &o, &hg, &e) == 0);
+    if (hg.g) {
+        /* p x i start(ar) done(ar) one j r */
+        CHECK_EQ_U(hg.g->v.n_nodes, 8);
+        CHECK(!strcmp(name_of(hg.g, 3), "start(ar)"));
+        CHECK_EQ_U(hg.node[3].half, 1);
+        CHECK_EQ_U(hg.node[4].half, 2);
+        CHECK_EQ_U(hg.node[4].instr, 3); /* the all-reduce is instruction 3 */
+        CHECK_EQ_U(hg.g->v.out_bytes[3], 16); /* all-reduce-start: its own shape */
+        sb_hlo_graph_free(&hg);
+    }
+    o.computation = "nonesuch";
+    CHECK(sb_hlo_build(m, &o, &hg, &e) != 0);
+    CHECK_CONTAINS(e.msg, "no computation named 'nonesuch'");
+    sb_hlo_free(m);
+}
+
+/* Files that must be refused, with the construct and the HLO line. */
+static void test_errors(void)
+{
+    static const struct {
+        const char *file, *msg;
+    } bad[] = {
+        {"hlo_bad_operand.hlo", "hlo_bad_operand.hlo:5: add 'b': unknown operand 'missing'"},
+        {"hlo_bad_order.hlo", "hlo_bad_order.hlo:5: add 'b': operand 'c' is defined after "
+                              "its use (line 6)"},
+        {"hlo_bad_type.hlo", "hlo_bad_type.hlo:4: unknown element type 'f33'"},
+        /* the '}' that should close the computation closes the metadata */
+        {"hlo_bad_brace.hlo", "hlo_bad_brace.hlo:7: computation 'e' (line 3) is not "
+                              "closed by '}' before the end of the file"},
+        {"hlo_bad_done.hlo", "hlo_bad_done.hlo:5: all-gather-done 'd': operand 0 must be an "
+                             "earlier async start"},
+        {"hlo_bad_nodone.hlo", "hlo_bad_nodone.hlo:5: all-gather-start 's' has no done"},
+        {"hlo_bad_broadcast.hlo", "hlo_bad_broadcast.hlo:5: collective-broadcast 'b'"},
+        {"hlo_bad_header.hlo", "hlo_bad_header.hlo:1: expected 'HloModule NAME'"},
+        {"no_such_file.hlo", "no_such_file.hlo: cannot open"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        char path[512];
+        struct sb_err e;
+        snprintf(path, sizeof path, "%s/hlo_cases/%s", SB_TEST_DATA, bad[i].file);
+        struct sb_graph *g = sb_graph_load(path, &e);
+        CHECK(g == NULL);
+        if (g)
+            sb_graph_free(g);
+        else
+            CHECK_CONTAINS(e.msg, bad[i].msg);
+    }
+}
+
+/* Truncated and empty text is refused, never read past its end. */
+static void test_truncated(void)
+{
+    static const char *const texts[] = {
+        "", "HloModule", "HloModule m\nENTRY e {", "HloModule m\nENTRY e {\n a = f32[4",
+        "HloModule m\nENTRY e {\n a = f32[4] parameter(0", "HloModule m\nENTRY e { }",
+        "HloModule m\nENTRY e {\n a = (f32[4], s32[] parameter(0)\n}",
+        "HloModule m\nENTRY e {\n a = f32[4] parameter(0), x=\"unterminated\n}",
+    };
+    for (size_t i = 0; i < sizeof texts / sizeof texts[0]; i++) {
+        struct sb_err e;
+        struct sb_hlo_module *m = sb_hlo_parse("t.hlo", texts[i], strlen(texts[i]), &e);
+        CHECK(m == NULL);
+        if (m)
+            sb_hlo_free(m);
+        else
+            CHECK_CONTAINS(e.msg, "t.hlo:");
+    }
+}
+
+int main(void)
+{
+    test_basic();
+    test_while();
+    test_computation();
+    test_errors();
+    test_truncated();
+    return check_report();
+}
