@@ -383,13 +383,35 @@ static int rel_point(const struct res *r, uint32_t i, struct pt *p)
     return 0;
 }
 
+/* Writes workload w's Pareto front to f: its points that no other point of
+ * the same workload beats on both axes, in x order, then a blank line so that
+ * gnuplot does not join one workload's front to the next.  A front across
+ * workloads would compare schedules of different programs. */
+static void workload_front(const struct res *r, const char *w, struct pt *buf, FILE *f)
+{
+    uint32_t n = 0;
+    struct pt p;
+    for (uint32_t i = 0; i < r->t.n_rows; i++)
+        if (!strcmp(F(r, i, r->c_w), w) && !rel_point(r, i, &p))
+            buf[n++] = p;
+    qsort(buf, n, sizeof *buf, cmp_pt);
+    double best = INFINITY;
+    for (uint32_t i = 0; i < n; i++)
+        if (buf[i].y < best) {
+            best = buf[i].y;
+            fprintf(f, "%.6f %.6f\n", buf[i].x, buf[i].y);
+        }
+    if (n)
+        fprintf(f, "\n");
+}
+
 /* <base>.dat: one block per scheduler (all its workloads); <base>.front.dat:
- * the points no other point beats on both axes, in x order. */
+ * each workload's front. */
 static uint32_t pareto_data(const struct res *r, struct sb_atomic *dat,
                             struct sb_atomic *front, char ***names)
 {
-    uint32_t n_names = 0, n_pts = 0;
-    struct pt *all = sb_xmalloc((r->t.n_rows + 1) * sizeof *all), p;
+    uint32_t n_names = 0;
+    struct pt *buf = sb_xmalloc((r->t.n_rows + 1) * sizeof *buf), p;
     *names = sb_xcalloc(r->t.n_rows + 1, sizeof **names);
     for (uint32_t i = 0; i < r->t.n_rows; i++) {
         const char *s = F(r, i, r->c_s);
@@ -401,19 +423,18 @@ static uint32_t pareto_data(const struct res *r, struct sb_atomic *dat,
         (*names)[n_names++] = sb_xstrdup(s);
         fprintf(dat->f, "%s# %s\n", k ? "\n\n" : "", s);
         for (uint32_t j = i; j < r->t.n_rows; j++)
-            if (!strcmp(F(r, j, r->c_s), s) && !rel_point(r, j, &p)) {
+            if (!strcmp(F(r, j, r->c_s), s) && !rel_point(r, j, &p))
                 fprintf(dat->f, "%.6f %.6f\n", p.x, p.y);
-                all[n_pts++] = p;
-            }
     }
-    qsort(all, n_pts, sizeof *all, cmp_pt);
-    double best = INFINITY;
-    for (uint32_t i = 0; i < n_pts; i++)
-        if (all[i].y < best) {
-            best = all[i].y;
-            fprintf(front->f, "%.6f %.6f\n", all[i].x, all[i].y);
-        }
-    free(all);
+    for (uint32_t i = 0; i < r->t.n_rows; i++) {
+        const char *w = F(r, i, r->c_w);
+        uint32_t j = 0;
+        while (j < i && strcmp(F(r, j, r->c_w), w))
+            j++;
+        if (j == i)
+            workload_front(r, w, buf, front->f);
+    }
+    free(buf);
     return n_names;
 }
 
@@ -440,8 +461,8 @@ static int pareto_plot(const struct res *r, const struct plot_opts *o, int draw,
                       "  set key outside right top\n  set grid\n"
                       "  set arrow 1 from graph 0, first 1 to graph 1, first 1 nohead dt 2\n"
                       "  set arrow 2 from first 1, graph 0 to first 1, graph 1 nohead dt 2\n"
-                      "  plot 'pareto.front.dat' using 1:2 with steps lw 2 lc rgb '#888888' "
-                      "title 'Pareto front', \\\n");
+                      "  plot 'pareto.front.dat' using 1:2 with lines lw 1.5 lc rgb '#999999' "
+                      "title 'Pareto front of each workload', \\\n");
         for (uint32_t k = 0; k < n; k++) {
             fprintf(gp.f, "    'pareto.dat' index %u using 1:2 with points pt %u ps 1.4 "
                           "lc %u title ", k, 5 + k % 8, k + 1);
