@@ -8,7 +8,8 @@ ASAN_BUILD ?= build-asan
 JOBS       ?= 2
 CMAKE_FLAGS ?= -DSB_WERROR=ON
 # Debian packages the build, the tests, the plots and the benchmarks need.
-PKGS := cmake make gcc g++ libcsv-dev gnuplot-nox libbenchmark-dev
+PKGS := cmake make gcc g++ libcsv-dev gnuplot-nox libbenchmark-dev \
+        libyaml-dev libjansson-dev libprotobuf-c-dev protobuf-c-compiler clang
 
 .PHONY: all deps build build-asan run test bench baseline gate clean
 

@@ -18,6 +18,7 @@ struct sb_graph {
     double *cost_us, *comm_us, *dur_us;
     uint64_t *out_bytes, *comm_bytes, *name_off;
     int32_t *device;
+    uint32_t *units_used; /* r(v), 1 unless a machine or column says otherwise */
     char *names;
     char **op_names;
     uint32_t n_ops;
@@ -40,6 +41,8 @@ int sb_graph_is_workload(const char *path);
 struct sb_graph *sb_graph_load_mem(const char *path, const char *buf, size_t n,
                                    struct sb_err *e);
 void sb_graph_free(struct sb_graph *g);
+/* The machine of a run without --machine: one device, no limits. */
+extern const struct sb_machine_view sb_machine_one;
 /* Writes g as format v1 (atomically); metadata lines first. */
 int sb_graph_write(const struct sb_graph *g, const char *path, struct sb_err *e);
 const char *sb_graph_meta(const struct sb_graph *g, const char *key);

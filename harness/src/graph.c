@@ -661,9 +661,35 @@ static void build_succ(struct sb_graph *g)
     free(fill);
 }
 
+/* The machine of a run without --machine: one GPU, no memory limit. */
+static const char *const one_name[] = {"dev0"};
+static const uint8_t one_kind[] = {SB_DEV_GPU};
+static const uint64_t one_cap[] = {SB_MEM_UNLIMITED};
+static const uint32_t one_units[] = {1};
+static const double one_zero[] = {0};
+const struct sb_machine_view sb_machine_one = {
+    .size = sizeof(struct sb_machine_view),
+    .n_devices = 1,
+    .dev_name = one_name,
+    .dev_kind = one_kind,
+    .mem_cap_bytes = one_cap,
+    .units = one_units,
+    .link_gbps = one_zero,
+    .link_lat_us = one_zero,
+};
+
 static void fill_view(struct sb_graph *g)
 {
     struct sb_graph_view *v = &g->v;
+    if (!g->units_used) {
+        g->units_used = sb_xmalloc(((size_t)v->n_nodes + 1) * sizeof *g->units_used);
+        for (uint32_t i = 0; i < v->n_nodes; i++)
+            g->units_used[i] = 1;
+    }
+    /* one device: t(v, 0) is dur_us itself */
+    v->machine = &sb_machine_one;
+    v->dev_dur_us = g->dur_us;
+    v->units_used = g->units_used;
     v->kind = g->kind;
     v->coll = g->coll;
     v->flags = g->flags;
@@ -887,6 +913,7 @@ void sb_graph_free(struct sb_graph *g)
     free(g->comm_bytes);
     free(g->name_off);
     free(g->device);
+    free(g->units_used);
     free(g->names);
     for (uint32_t i = 0; i < g->n_ops; i++)
         free(g->op_names[i]);

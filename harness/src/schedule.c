@@ -21,6 +21,7 @@ void sb_schedule_init(struct sb_schedule *s, const struct sb_graph *g,
         s->device[i] = g->device[i] >= 0 ? g->device[i] : 0;
     s->err = sb_xcalloc(SB_PLUGIN_ERR_BYTES, 1);
     s->n_err = SB_PLUGIN_ERR_BYTES;
+    s->barrier = sb_xcalloc((size_t)n + 1, 1);
 }
 
 void sb_schedule_free(struct sb_schedule *s)
@@ -28,6 +29,7 @@ void sb_schedule_free(struct sb_schedule *s)
     free(s->order);
     free(s->device);
     free(s->err);
+    free(s->barrier);
     memset(s, 0, sizeof *s);
 }
 

@@ -10,6 +10,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "schedbench/machine.h"
+
 #define SB_NONE UINT32_MAX /* "no node": a start's done before it is known, etc. */
 
 enum sb_kind {
@@ -86,6 +88,13 @@ struct sb_graph_view {
     const double *dur_us;
     double edge_lat_us;         /* latency on every edge but start->done */
     const struct sb_host *host;
+    /* Placement (appended; always set, a one-device machine without --machine): */
+    const struct sb_machine_view *machine;
+    /* t(v, a): duration of v on device a under the run's cost model,
+     * [n_nodes * machine->n_devices], node-major (v * n_devices + a);
+     * INFINITY where device a cannot run v.  dur_us[v] is t(v, 0). */
+    const double *dev_dur_us;
+    const uint32_t *units_used; /* r(v): units v holds on its device while it runs */
 };
 
 #endif

@@ -47,6 +47,10 @@ struct sb_schedule {
     int32_t *device;    /* [n_nodes] device of each node */
     char *err;          /* the plugin writes a message here when run fails */
     size_t n_err;
+    /* Appended: [n_nodes], host-zeroed.  barrier[i] = 1: every device
+     * synchronises after position i (nothing later in the order starts before
+     * everything up to i has finished). */
+    uint8_t *barrier;
 };
 
 struct sb_plugin {

@@ -1,0 +1,37 @@
+/* schedbench: the machine a placement policy places onto.
+ *
+ * A machine is a set of devices (each with one compute stream and one memory
+ * account) and directed links between them.  Without `run --machine` the host
+ * builds a one-device machine, so every plugin can rely on g->machine being
+ * set.  The description format and how it maps onto these arrays is
+ * docs/machines.md; the host owns the storage. */
+#ifndef SCHEDBENCH_MACHINE_H
+#define SCHEDBENCH_MACHINE_H
+
+#include <stdint.h>
+
+#define SB_MAX_DEVICES 256 /* keeps [n_devices^2] link tables small */
+#define SB_MEM_UNLIMITED UINT64_MAX
+
+enum sb_dev_kind {
+    SB_DEV_GPU = 0,
+    SB_DEV_CPU = 1,
+    SB_DEV_OTHER = 2,
+    SB_DEV_COUNT
+};
+
+struct sb_machine_view {
+    uint32_t size;      /* = sizeof(struct sb_machine_view); fields are only appended */
+    uint32_t n_devices; /* >= 1 */
+    const char *const *dev_name;   /* [n_devices] */
+    const uint8_t *dev_kind;       /* [n_devices] enum sb_dev_kind */
+    const uint64_t *mem_cap_bytes; /* [n_devices]; SB_MEM_UNLIMITED when not given */
+    const uint32_t *units;         /* [n_devices] resource limit M(a): units the
+                                      device's tasks may hold at one time */
+    /* Directed links, [n_devices * n_devices], a->b at a * n_devices + b;
+     * the diagonal is unused (a device reads its own memory for free). */
+    const double *link_gbps;   /* GB/s (10^9 bytes per second) */
+    const double *link_lat_us; /* per transfer */
+};
+
+#endif
