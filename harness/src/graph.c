@@ -667,6 +667,7 @@ static const uint8_t one_kind[] = {SB_DEV_GPU};
 static const uint64_t one_cap[] = {SB_MEM_UNLIMITED};
 static const uint32_t one_units[] = {1};
 static const double one_zero[] = {0};
+static const uint8_t one_read[] = {1};
 const struct sb_machine_view sb_machine_one = {
     .size = sizeof(struct sb_machine_view),
     .n_devices = 1,
@@ -676,6 +677,7 @@ const struct sb_machine_view sb_machine_one = {
     .units = one_units,
     .link_gbps = one_zero,
     .link_lat_us = one_zero,
+    .can_read = one_read,
 };
 
 static void fill_view(struct sb_graph *g)

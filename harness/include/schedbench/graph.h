@@ -95,6 +95,9 @@ struct sb_graph_view {
      * INFINITY where device a cannot run v.  dur_us[v] is t(v, 0). */
     const double *dev_dur_us;
     const uint32_t *units_used; /* r(v): units v holds on its device while it runs */
+    /* [n_nodes * n_devices] or NULL: 1 when device a asks to run v even though
+     * v's weights live on another device (ggml's offload_op). */
+    const uint8_t *dev_offload;
 };
 
 #endif

@@ -32,6 +32,10 @@ struct sb_machine_view {
      * the diagonal is unused (a device reads its own memory for free). */
     const double *link_gbps;   /* GB/s (10^9 bytes per second) */
     const double *link_lat_us; /* per transfer */
+    /* [n_devices * n_devices], a * n_devices + b: 1 when device a's kernels
+     * read b's memory in place (ggml's supports_buft); 1 on the diagonal.  A
+     * consumer that cannot read its producer's device needs a copy. */
+    const uint8_t *can_read;
 };
 
 #endif
