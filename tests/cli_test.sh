@@ -172,5 +172,34 @@ same "$?" 0 "default run"
 n_sched=$("$BIN" list | awk '/^schedulers:/ {on = 1; next} /^$/ {on = 0} on && /^  [^ ]/ {n++} END {print n}')
 same "$(wc -l <"$WORK/repo/results/latest.csv" | tr -d ' ')" $((1 + 2 * n_sched)) "default run rows"
 
+# --machine (issue 9): the hand-derived figures of tests/test_machine.c
+M="$DATA/two_dev.yaml"
+expect_rc 0 "validate machine" "$BIN" validate --machine "$M" "$DATA/two_dev.csv"
+contains "$WORK/out" "two_dev.yaml: 2 devices" "validate machine"
+printf 'devices:\n  - {name: a, kind: tpu}\n' >"$WORK/bad.yaml"
+expect_rc 2 "validate bad machine" "$BIN" validate --machine "$WORK/bad.yaml"
+contains "$WORK/err" "bad.yaml:2:21: kind 'tpu' is not gpu, cpu or other" "validate bad machine"
+expect_rc 2 "run bad machine" "$BIN" run -w "$DATA/two_dev.csv" -s original --machine "$WORK/bad.yaml" -o "$WORK/m0.csv" --quiet
+# original keeps everything on gpu0: a 0..10, b 10..30, c 30..35; gpu0 holds
+# x 1000 (0..2), a 4000 (1..3), b 2000 (2..3), c 100 (3): peak 7000 at b
+expect_rc 0 "run machine" "$BIN" run -w "$DATA/two_dev.csv" -s original --machine "$M" -o "$WORK/m1.csv" --quiet
+same "$(field "$WORK/m1.csv" 1 17),$(field "$WORK/m1.csv" 1 21)" "devices_used,over_capacity" "placement columns"
+same "$(field "$WORK/m1.csv" 2 6)" 35.000 "machine makespan"
+same "$(field "$WORK/m1.csv" 2 11)" 12.500 "machine lower bound"
+same "$(field "$WORK/m1.csv" 2 17),$(field "$WORK/m1.csv" 2 18),$(field "$WORK/m1.csv" 2 20),$(field "$WORK/m1.csv" 2 21)" "1,0,7000;0,0" "machine one device used"
+# a pre-assigned device: b on gpu1 is the two-transfer case (makespan 20)
+sed 's/^id,name,kind,inputs,op,cost_us,out_bytes,flags$/&,device/; s/^2,b,compute,0,conv,20,2000,$/&,1/; s/^\([013],.*\)$/\1,/' "$DATA/two_dev.csv" >"$WORK/pre.csv"
+expect_rc 1 "pre-assigned without machine" "$BIN" run -w "$WORK/pre.csv" -s original -o "$WORK/m2.csv" --quiet
+contains "$WORK/m2.csv" "outside 0..0" "pre-assigned without machine"
+expect_rc 0 "pre-assigned with machine" "$BIN" run -w "$WORK/pre.csv" -s original --machine "$M" -o "$WORK/m3.csv" --quiet
+# compute_us: each node on its own device, 10 + 20/2 + 5
+same "$(field "$WORK/m3.csv" 2 9)" 25.000 "pre-assigned compute"
+same "$(field "$WORK/m3.csv" 2 6),$(field "$WORK/m3.csv" 2 18),$(field "$WORK/m3.csv" 2 20),$(field "$WORK/m3.csv" 2 21)" "20.000,3000,6100;3000,1" "pre-assigned figures"
+# compare: a row that newly exceeds a device's capacity regresses even when faster
+printf 'workload,scheduler,status,makespan_us,peak_mem_bytes,exposed_comm_us,over_capacity\nw,s,ok,10,5,0,0\n' >"$WORK/c0.csv"
+printf 'workload,scheduler,status,makespan_us,peak_mem_bytes,exposed_comm_us,over_capacity\nw,s,ok,9,5,0,1\n' >"$WORK/c1.csv"
+expect_rc 1 "compare over capacity" "$BIN" compare "$WORK/c0.csv" "$WORK/c1.csv" --format csv
+contains "$WORK/out" "w,s,regressed" "compare over capacity"
+
 echo "$pass passed, $fail failed"
 [ "$fail" = 0 ]

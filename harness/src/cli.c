@@ -7,6 +7,7 @@
 #include "run.h"
 #include "commands.h"
 #include "conform.h"
+#include "machine.h"
 
 #include <string.h>
 
@@ -125,16 +126,37 @@ static void print_counts(const struct sb_graph *g)
 static int cmd_validate(int argc, char **argv)
 {
     int rc = 0, n = 0;
+    struct sb_machine *m = NULL;
+    struct sb_err e;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
-            printf("usage: schedbench validate FILE...\n"
+            printf("usage: schedbench validate [--machine FILE.yaml] FILE...\n"
                    "Loads each graph, checks it, prints node, edge and collective\n"
-                   "counts.  Exit status 2 if any file is rejected.\n");
+                   "counts.  With --machine, checks the machine description and the\n"
+                   "graphs' pre-assigned devices against it (docs/machines.md).\n"
+                   "Exit status 2 if any file is rejected.\n");
+            sb_machine_free(m);
             return 0;
         }
-        struct sb_err e;
+        if (!strcmp(argv[i], "--machine")) {
+            sb_machine_free(m);
+            if (i + 1 >= argc) {
+                fprintf(stderr, "schedbench validate: --machine needs a file\n");
+                return 2;
+            }
+            if (!(m = sb_machine_load(argv[++i], &e))) {
+                fprintf(stderr, "%s\n", e.msg);
+                return 2;
+            }
+            printf("%s: %u devices\n", argv[i], m->v.n_devices);
+            continue;
+        }
         struct sb_graph *g = sb_graph_load(argv[i], &e);
         n++;
+        if (g && m && sb_machine_apply(m, g, &e)) {
+            sb_graph_free(g);
+            g = NULL;
+        }
         if (!g) {
             fprintf(stderr, "%s\n", e.msg);
             rc = 2;
@@ -143,10 +165,11 @@ static int cmd_validate(int argc, char **argv)
         print_counts(g);
         sb_graph_free(g);
     }
-    if (!n) {
+    if (!n && !m) {
         fprintf(stderr, "schedbench validate: no files given\n");
         return 2;
     }
+    sb_machine_free(m);
     return rc;
 }
 

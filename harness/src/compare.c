@@ -30,6 +30,7 @@ static const char *const metric_cols[M_COUNT] = {"peak_mem_bytes", "makespan_us"
 struct side {
     struct sb_table t;
     int c_workload, c_scheduler, c_status, c_metric[M_COUNT];
+    int c_over; /* over_capacity (placement); -1 in files from before it */
 };
 
 struct row {
@@ -37,6 +38,7 @@ struct row {
     enum verdict v;
     int have_old, have_new;
     double old_v[M_COUNT], new_v[M_COUNT];
+    unsigned long old_over, new_over; /* devices over their memory capacity */
 };
 
 struct opts {
@@ -52,6 +54,7 @@ static int open_side(struct side *s, const char *path, struct sb_err *e)
     s->c_workload = sb_table_col(&s->t, "workload");
     s->c_scheduler = sb_table_col(&s->t, "scheduler");
     s->c_status = sb_table_col(&s->t, "status");
+    s->c_over = sb_table_col(&s->t, "over_capacity");
     const char *missing = s->c_workload < 0    ? "workload"
                           : s->c_scheduler < 0 ? "scheduler"
                           : s->c_status < 0    ? "status"
@@ -91,6 +94,11 @@ static int read_metrics(const struct side *s, uint32_t r, double *out, struct sb
     return 0;
 }
 
+static unsigned long read_over(const struct side *s, uint32_t r)
+{
+    return s->c_over < 0 ? 0 : strtoul(get(s, r, s->c_over), NULL, 10);
+}
+
 static int find_row(const struct side *s, const char *w, const char *sc, uint32_t from)
 {
     for (uint32_t r = from; r < s->t.n_rows; r++)
@@ -121,6 +129,9 @@ static enum verdict judge(const struct row *x, const struct opts *o)
     double time_tol = o->time_tol_pct / 100 * span;
     double span_grow = x->new_v[M_MAKESPAN] - x->old_v[M_MAKESPAN];
     double exp_grow = x->new_v[M_EXPOSED] - x->old_v[M_EXPOSED];
+    /* a placement that newly overflows a device cannot run, whatever its time */
+    if (x->new_over > x->old_over)
+        return V_REGRESSED;
     if (mem_grow > mem_tol || span_grow > time_tol || exp_grow > time_tol)
         return V_REGRESSED;
     if (-mem_grow > mem_tol || -span_grow > time_tol || -exp_grow > time_tol)
@@ -141,6 +152,7 @@ static int match(const struct side *b, const struct side *n, const struct opts *
         x->have_old = row_ok(b, r);
         if (x->have_old && read_metrics(b, r, x->old_v, e))
             return -1;
+        x->old_over = read_over(b, r);
         if (q < 0) {
             x->v = V_MISSING;
             continue;
@@ -148,6 +160,7 @@ static int match(const struct side *b, const struct side *n, const struct opts *
         x->have_new = row_ok(n, (uint32_t)q);
         if (x->have_new && read_metrics(n, (uint32_t)q, x->new_v, e))
             return -1;
+        x->new_over = read_over(n, (uint32_t)q);
         x->v = !x->have_new ? V_ERROR : !x->have_old ? V_IMPROVED : judge(x, o);
     }
     for (uint32_t r = 0; r < n->t.n_rows; r++) {
@@ -273,7 +286,8 @@ static int compare_help(void)
            "ok, regressed, improved, new, missing or error.  A row regresses when peak\n"
            "memory grows by more than --mem-tol %% (default 1), or makespan or exposed\n"
            "communication grows by more than --time-tol %% (default 2) of the base\n"
-           "makespan.  Exit status: 0 nothing regressed, went missing or turned into an\n"
+           "makespan, or when more devices exceed their memory capacity (column\n"
+           "over_capacity, --machine runs).  Exit status: 0 nothing regressed, went missing or turned into an\n"
            "error; 1 otherwise; 2 unusable input.\n");
     return 0;
 }

@@ -19,6 +19,7 @@ struct sb_graph {
     uint64_t *out_bytes, *comm_bytes, *name_off;
     int32_t *device;
     uint32_t *units_used; /* r(v), 1 unless a machine or column says otherwise */
+    double *dev_dur_us;   /* t(v, a) under a --machine; NULL: the view uses dur_us */
     char *names;
     char **op_names;
     uint32_t n_ops;
@@ -107,6 +108,14 @@ struct sb_sim_result {
     double *coll_begin_us;  /* starts: when the collective began running */
     double *coll_end_us;    /* starts: when it finished */
     uint32_t *coll_lane;    /* starts: resource * SB_SIM_MAX_INFLIGHT + slot */
+    /* Placement (docs/machines.md); with one device: 1, 0, 0, {peak}, 0. */
+    uint32_t devices_used;   /* devices that run at least one non-input node */
+    uint64_t transfer_bytes; /* bytes copied over links */
+    uint32_t n_transfers;
+    uint32_t barriers;       /* positions with sb_schedule.barrier set */
+    uint32_t n_dev;
+    uint64_t *dev_peak_bytes; /* [n_dev] each device's peak */
+    uint32_t over_capacity;   /* devices whose peak exceeds their mem_cap_bytes */
 };
 #define SB_SIM_MAX_INFLIGHT 64 /* slots per resource; more would be no limit */
 
@@ -116,6 +125,9 @@ void sb_sim_run(const struct sb_graph *g, const struct sb_schedule *s,
 void sb_sim_result_free(struct sb_sim_result *r);
 double sb_sim_lower_bound(const struct sb_graph_view *g, double edge_lat_us,
                           uint32_t n_devices);
+/* With several devices: max(critical path with every node on its fastest
+ * device, sum of fastest times / n_devices); transfers are left out. */
+double sb_sim_device_bound(const struct sb_graph_view *g, double edge_lat_us);
 
 /* Memory of `order` (n entries, one device) in position order: mem[i] is the
  * bytes live while position i runs.  Returns the peak; *peak_pos its first

@@ -916,6 +916,7 @@ void sb_graph_free(struct sb_graph *g)
     free(g->name_off);
     free(g->device);
     free(g->units_used);
+    free(g->dev_dur_us);
     free(g->names);
     for (uint32_t i = 0; i < g->n_ops; i++)
         free(g->op_names[i]);

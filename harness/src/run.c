@@ -7,6 +7,7 @@
  * the sched_ms column. */
 #define _POSIX_C_SOURCE 200809L
 #include "run.h"
+#include "machine.h"
 #include "trace.h"
 
 #include <dirent.h>
@@ -21,7 +22,10 @@
 const char *const sb_result_columns[] = {
     "workload", "scheduler", "status", "nodes", "collectives", "makespan_us",
     "peak_mem_bytes", "exposed_comm_us", "compute_us", "comm_us", "makespan_lb_us",
-    "sched_ms", "peak_pos", "edges", "cost_model", "cell", NULL};
+    "sched_ms", "peak_pos", "edges", "cost_model", "cell",
+    /* placement (docs/machines.md) */
+    "devices_used", "transfer_bytes", "barriers", "dev_peak_bytes", "over_capacity",
+    NULL};
 
 /* ---- workload paths --------------------------------------------------------- */
 
@@ -100,6 +104,7 @@ struct run_opts {
     uint32_t shard_k, shard_n; /* this run is slice shard_k (1-based) of shard_n */
     uint32_t n_lists;
     const char **lists;        /* -s values, parsed once every --plugin is loaded */
+    struct sb_machine *machine; /* --machine, or NULL: one device */
 };
 
 static int run_help(void)
@@ -108,6 +113,7 @@ static int run_help(void)
            "                      [--cost-model analytical|approx] [--cost K=V,...]\n"
            "                      [--sim K=V,...] [--plugin X.so ...] [--mem-dir DIR]\n"
            "                      [--trace-dir DIR] [--jobs N] [--shard K/N] [--quiet]\n"
+           "                      [--machine FILE.yaml]\n"
            "\n"
            "Simulates every workload with every scheduler and writes one CSV row each.\n"
            "With no -w, runs the default corpus (%s); with no -s, every\n"
@@ -125,6 +131,8 @@ static int run_help(void)
            "  --sim K=V,...     collectives in flight: inflight=N (one shared resource,\n"
            "                    default 1) or <coll>=N,... (one resource per type)\n"
            "  --plugin X.so     load an external scheduler (repeatable)\n"
+           "  --machine FILE    place onto the devices of a machine description\n"
+           "                    (docs/machines.md); default: one device\n"
            "  --mem-dir DIR     also write each cell's memory timeline as\n"
            "                    DIR/<workload>__<scheduler>.csv\n"
            "  --trace-dir DIR   also write each cell's Chrome trace (Perfetto) as\n"
@@ -219,7 +227,8 @@ static int parse_run_args(struct run_opts *o, int argc, char **argv, struct sb_e
                     !strcmp(a, "--cost-model") || !strcmp(a, "--cost") ||
                     !strcmp(a, "--sim") || !strcmp(a, "--plugin") ||
                     !strcmp(a, "--mem-dir") || !strcmp(a, "--trace-dir") ||
-                    !strcmp(a, "--jobs") || !strcmp(a, "-j") || !strcmp(a, "--shard");
+                    !strcmp(a, "--jobs") || !strcmp(a, "-j") || !strcmp(a, "--shard") ||
+                    !strcmp(a, "--machine");
         if (!takes)
             return sb_errf(e, "schedbench run: unknown argument '%s' (see --help)", a);
         if (!v)
@@ -248,6 +257,10 @@ static int parse_run_args(struct run_opts *o, int argc, char **argv, struct sb_e
             rc = sb_sim_parse(&o->sim, v, e);
         else if (!strcmp(a, "--plugin"))
             rc = sb_registry_load(v, e);
+        else if (!strcmp(a, "--machine")) {
+            sb_machine_free(o->machine);
+            rc = (o->machine = sb_machine_load(v, e)) == NULL;
+        }
         else if (!strcmp(v, "analytical"))
             o->cost.model = SB_COST_ANALYTICAL;
         else if (!strcmp(v, "approx"))
@@ -297,6 +310,7 @@ static void free_opts(struct run_opts *o)
         sb_sched_free(&o->sched[i]);
     free(o->sched);
     free(o->lists);
+    sb_machine_free(o->machine);
 }
 
 /* ---- one cell ------------------------------------------------------------------ */
@@ -306,6 +320,28 @@ static void write_header(FILE *f)
     for (int i = 0; sb_result_columns[i]; i++)
         sb_csv_field(f, sb_result_columns[i], i == 0);
     sb_csv_end(f);
+}
+
+static void write_placement(FILE *f, const struct sb_sim_result *r)
+{
+    if (!r) {
+        for (int k = 0; k < 5; k++)
+            sb_csv_field(f, "", 0);
+        return;
+    }
+    sb_csv_fieldf(f, 0, "%u", r->devices_used);
+    sb_csv_fieldf(f, 0, "%llu", (unsigned long long)r->transfer_bytes);
+    sb_csv_fieldf(f, 0, "%u", r->barriers);
+    char buf[64 * 24], *p = buf;
+    size_t left = sizeof buf;
+    for (uint32_t d = 0; d < r->n_dev && left > 24; d++) {
+        int k = snprintf(p, left, "%s%llu", d ? ";" : "",
+                         (unsigned long long)r->dev_peak_bytes[d]);
+        p += k;
+        left -= (size_t)k;
+    }
+    sb_csv_field(f, buf, 0);
+    sb_csv_fieldf(f, 0, "%u", r->over_capacity);
 }
 
 static void write_row(FILE *f, const struct sb_graph *g, const char *sched,
@@ -336,6 +372,7 @@ static void write_row(FILE *f, const struct sb_graph *g, const char *sched,
     sb_csv_fieldf(f, 0, "%u", g->v.n_edges);
     sb_csv_field(f, o->cost.model == SB_COST_APPROX ? "approx" : "analytical", 0);
     sb_csv_fieldf(f, 0, "%llu", (unsigned long long)cell);
+    write_placement(f, r);
     sb_csv_end(f);
 }
 
@@ -394,7 +431,7 @@ static int run_cell(FILE *f, const struct sb_graph *g, const struct sb_sched *sc
     struct sb_err e;
     char status[600];
     int bad = 1, io_fail = 0;
-    sb_schedule_init(&s, g, o->sim.n_devices);
+    sb_schedule_init(&s, g, g->v.machine->n_devices);
     double t0 = sb_now_ms();
     int failed = sb_sched_run(sc, g, &s, &e);
     double ms = sb_now_ms() - t0;
@@ -459,6 +496,13 @@ static struct sb_graph *acquire(struct sweep *S, uint32_t w)
         W->state = W->g ? 1 : -1;
         if (W->g) {
             sb_cost_apply(&S->o->cost, W->g);
+            if (S->o->machine && sb_machine_apply(S->o->machine, W->g, &W->err)) {
+                sb_graph_free(W->g);
+                W->g = NULL;
+                W->state = -1;
+            }
+        }
+        if (W->g) {
             W->name = sb_xstrdup(W->g->name);
         }
     }

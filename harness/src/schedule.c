@@ -3,6 +3,8 @@
 #define _POSIX_C_SOURCE 200809L
 #include "core.h"
 
+#include <math.h>
+
 #include <string.h>
 
 #define SB_PLUGIN_ERR_BYTES 512
@@ -65,6 +67,11 @@ static int check_devices(const struct sb_graph_view *g, const struct sb_schedule
         if (g->device[v] >= 0 && s->device[v] != g->device[v])
             return sb_errf(e, "node %u (%s) moved from its pre-assigned device %d to %d",
                            v, nm(g, v), g->device[v], s->device[v]);
+        if (s->n_devices == g->machine->n_devices &&
+            g->dev_dur_us[(size_t)v * s->n_devices + (uint32_t)s->device[v]] == INFINITY)
+            return sb_errf(e, "node %u (%s) on device %d (%s), which does not support op %s",
+                           v, nm(g, v), s->device[v],
+                           g->machine->dev_name[s->device[v]], g->op_names[g->op[v]]);
     }
     return 0;
 }

@@ -164,16 +164,31 @@ struct sim_state {
     struct resource *res; /* [n_devices * SB_COLL_COUNT] */
     const struct sb_sim_config *c;
     struct sb_sim_result *rec; /* non-NULL when recording times */
+    /* several devices (multi-device section below); nd == 1 never transfers */
+    uint32_t nd;
+    const int32_t *dev;  /* the schedule's placement */
+    const uint32_t *root; /* buffer of each node's output */
+    double *copy_ready;  /* [n * nd] when v's output is on device d; < 0 not yet */
+    double *link_free;   /* [nd * nd] when link a->b finishes its last transfer */
+    double all_end;      /* latest finish so far, collectives included (barriers) */
+    double barrier_t;    /* nothing starts before the last barrier's time */
 };
 
-/* Earliest time v's inputs are available; a done's own start is left out. */
-static double inputs_ready(const struct sim_state *S, uint32_t v)
+static double transfer(struct sim_state *S, uint32_t p, uint32_t b,
+                       struct sb_sim_result *r);
+
+/* Earliest time v's inputs are available on device d; a done's own start is
+ * left out. */
+static double inputs_ready(struct sim_state *S, uint32_t v, uint32_t d,
+                           struct sb_sim_result *res)
 {
     const struct sb_graph_view *g = S->g;
     double t = 0;
     uint32_t e = g->pred_off[v] + (g->kind[v] == SB_KIND_DONE);
     for (; e < g->pred_off[v + 1]; e++) {
-        double r = S->fin[g->pred[e]] + S->lat;
+        uint32_t p = g->pred[e];
+        double r = S->nd > 1 ? transfer(S, p, d, res) : S->fin[p];
+        r += S->lat;
         if (r > t)
             t = r;
     }
@@ -204,9 +219,11 @@ static void run_order(struct sim_state *S, const struct sb_schedule *s,
     const struct sb_graph_view *g = S->g;
     for (uint32_t i = 0; i < s->n_nodes; i++) {
         uint32_t v = s->order[i], d = (uint32_t)s->device[v];
-        double t = inputs_ready(S, v);
+        double t = inputs_ready(S, v, d, r);
         if (t < S->stream[d])
             t = S->stream[d];
+        if (t < S->barrier_t)
+            t = S->barrier_t;
         if (S->rec)
             S->rec->begin_us[v] = t;
         switch ((enum sb_kind)g->kind[v]) {
@@ -216,10 +233,12 @@ static void run_order(struct sim_state *S, const struct sb_schedule *s,
                 S->rec->begin_us[v] = S->rec->end_us[v] = 0;
             continue;
         case SB_KIND_COMPUTE:
-            t += g->dur_us[v];
+            t += g->dev_dur_us[(size_t)v * S->nd + d];
             break;
         case SB_KIND_START:
             S->coll_end[v] = issue(S, v, d, t);
+            if (S->coll_end[v] > S->all_end)
+                S->all_end = S->coll_end[v];
             break;
         case SB_KIND_DONE: {
             double done = S->coll_end[g->partner[v]];
@@ -238,25 +257,243 @@ static void run_order(struct sim_state *S, const struct sb_schedule *s,
             S->rec->end_us[v] = t;
         if (t > r->makespan_us)
             r->makespan_us = t;
+        if (t > S->all_end)
+            S->all_end = t;
+        if (s->barrier && s->barrier[i]) {
+            S->barrier_t = S->all_end;
+            r->barriers++;
+        }
     }
 }
 
-static void sum_durations(const struct sb_graph_view *g, struct sb_sim_result *r)
+/* Compute time is each node's time on the device it was placed on. */
+static void sum_durations(const struct sb_graph_view *g, const struct sb_schedule *s,
+                          struct sb_sim_result *r)
 {
+    uint32_t nd = g->machine->n_devices;
     for (uint32_t v = 0; v < g->n_nodes; v++) {
         if (g->kind[v] == SB_KIND_COMPUTE)
-            r->compute_us += g->dur_us[v];
+            r->compute_us += g->dev_dur_us[(size_t)v * nd + (uint32_t)s->device[v]];
         else if (g->kind[v] == SB_KIND_START)
             r->comm_us += g->dur_us[v];
     }
+}
+
+/* ---- several devices ------------------------------------------------------
+ *
+ * Rules (docs/machines.md): each device has one compute stream and one memory
+ * account.  A consumer on device b of a producer on device a (b unable to read
+ * a's memory in place) needs a copy of the producer's buffer on b; the copy is
+ * made once per (buffer, device), when the first such consumer is reached, and
+ * takes latency + bytes / bandwidth on link a->b.  A link direction carries one
+ * transfer at a time, in the order the simulator reaches the consumers (FIFO).
+ * Memory is accounted per device in schedule positions, as on one device: a
+ * buffer lives on its producer's device from the producer through its last use
+ * there (read in place counts), a copy lives on b from its first use on b
+ * through its last. */
+
+static int reads_in_place(const struct sb_graph_view *g, uint32_t b, uint32_t a)
+{
+    return a == b || g->machine->can_read[(size_t)b * g->machine->n_devices + a];
+}
+
+static double transfer(struct sim_state *S, uint32_t p, uint32_t b, struct sb_sim_result *r)
+{
+    const struct sb_graph_view *g = S->g;
+    uint32_t a = (uint32_t)S->dev[p], nd = S->nd;
+    if (reads_in_place(g, b, a))
+        return S->fin[p];
+    double *ready = &S->copy_ready[(size_t)p * nd + b];
+    if (*ready >= 0)
+        return *ready;
+    size_t L = (size_t)a * nd + b;
+    uint64_t bytes = g->out_bytes[S->root[p]];
+    double begin = S->fin[p] > S->link_free[L] ? S->fin[p] : S->link_free[L];
+    /* GB/s = 10^3 bytes per microsecond */
+    double end = begin + g->machine->link_lat_us[L] + (double)bytes / (g->machine->link_gbps[L] * 1e3);
+    S->link_free[L] = end;
+    *ready = end;
+    r->transfer_bytes += bytes;
+    r->n_transfers++;
+    return end;
+}
+
+struct dev_mem {
+    uint32_t nd, n;
+    uint32_t *first, *last; /* [n * nd] positions of a buffer's uses on a device */
+    uint8_t *used;          /* [n * nd] */
+};
+
+/* The account a use of buffer r on device d is charged to: its home device when
+ * d reads it in place, else d's copy. */
+static void mem_use(struct dev_mem *M, const struct sb_graph_view *g, const int32_t *dev,
+                    uint32_t r, uint32_t d, uint32_t pos)
+{
+    uint32_t home = (uint32_t)dev[r];
+    if (reads_in_place(g, d, home))
+        d = home;
+    size_t k = (size_t)r * M->nd + d;
+    if (!M->used[k] || pos < M->first[k])
+        M->first[k] = pos;
+    if (!M->used[k] || pos > M->last[k])
+        M->last[k] = pos;
+    M->used[k] = 1;
+}
+
+static void mark_uses(struct dev_mem *M, const struct sb_graph_view *g, const int32_t *dev,
+                      const uint32_t *root, const uint32_t *pos)
+{
+    for (uint32_t v = 0; v < M->n; v++) {
+        uint32_t d = (uint32_t)dev[v];
+        mem_use(M, g, dev, root[v], d, pos[v]);
+        for (uint32_t e = g->pred_off[v]; e < g->pred_off[v + 1]; e++)
+            mem_use(M, g, dev, root[g->pred[e]], d, pos[v]);
+        if (g->kind[v] == SB_KIND_START) /* a collective reads its inputs until its done */
+            for (uint32_t e = g->pred_off[v]; e < g->pred_off[v + 1]; e++)
+                mem_use(M, g, dev, root[g->pred[e]], d, pos[g->partner[v]]);
+    }
+}
+
+/* Per-device memory in position order; r->mem_bytes gets the profile of the
+ * device with the largest peak. */
+static void mem_devices(const struct sb_graph_view *g, const struct sb_schedule *s,
+                        const uint32_t *root, struct sb_sim_result *r)
+{
+    uint32_t n = g->n_nodes, nd = g->machine->n_devices;
+    struct dev_mem M = {.nd = nd, .n = n};
+    uint32_t *pos = sb_xmalloc((size_t)n * sizeof *pos);
+    M.first = sb_xmalloc((size_t)n * nd * sizeof *M.first);
+    M.last = sb_xmalloc((size_t)n * nd * sizeof *M.last);
+    M.used = sb_xcalloc((size_t)n * nd, 1);
+    int64_t *delta = sb_xcalloc((size_t)(n + 1) * nd, sizeof *delta);
+    for (uint32_t i = 0; i < n; i++)
+        pos[s->order[i]] = i;
+    mark_uses(&M, g, s->device, root, pos);
+    for (uint32_t v = 0; v < n; v++) {
+        if (root[v] != v || !g->out_bytes[v])
+            continue;
+        int pinned = (g->flags[v] & (SB_FLAG_WEIGHT | SB_FLAG_OUTPUT)) != 0;
+        for (uint32_t d = 0; d < nd; d++) {
+            size_t k = (size_t)v * nd + d;
+            int home = d == (uint32_t)s->device[v];
+            if (!M.used[k])
+                continue;
+            uint32_t a = home ? (g->kind[v] == SB_KIND_INPUT ? 0 : pos[v]) : M.first[k];
+            delta[(size_t)a * nd + d] += (int64_t)g->out_bytes[v];
+            if (!(home && pinned))
+                delta[(size_t)(M.last[k] + 1) * nd + d] -= (int64_t)g->out_bytes[v];
+        }
+    }
+    int64_t *cur = sb_xcalloc(nd, sizeof *cur);
+    uint32_t *peak_pos = sb_xcalloc(nd, sizeof *peak_pos);
+    for (uint32_t i = 0; i < n; i++)
+        for (uint32_t d = 0; d < nd; d++) {
+            cur[d] += delta[(size_t)i * nd + d];
+            SB_ASSERT(cur[d] >= 0);
+            if ((uint64_t)cur[d] > r->dev_peak_bytes[d]) {
+                r->dev_peak_bytes[d] = (uint64_t)cur[d];
+                peak_pos[d] = i;
+            }
+        }
+    uint32_t top = 0;
+    for (uint32_t d = 1; d < nd; d++)
+        if (r->dev_peak_bytes[d] > r->dev_peak_bytes[top])
+            top = d;
+    r->peak_mem_bytes = r->dev_peak_bytes[top];
+    r->peak_pos = peak_pos[top];
+    memset(cur, 0, nd * sizeof *cur);
+    for (uint32_t i = 0; i < n; i++) {
+        cur[top] += delta[(size_t)i * nd + top];
+        r->mem_bytes[i] = (uint64_t)cur[top];
+    }
+    free(cur);
+    free(peak_pos);
+    free(delta);
+    free(M.used);
+    free(M.last);
+    free(M.first);
+    free(pos);
+}
+
+static void run_devices(struct sim_state *S, const struct sb_schedule *s,
+                        struct sb_sim_result *r)
+{
+    size_t n = S->g->n_nodes, nd = S->nd;
+    uint32_t *root = sb_xmalloc((n + 1) * sizeof *root);
+    buffer_roots(S->g, root);
+    S->root = root;
+    S->copy_ready = sb_xmalloc(n * nd * sizeof *S->copy_ready);
+    for (size_t k = 0; k < n * nd; k++)
+        S->copy_ready[k] = -1;
+    S->link_free = sb_xcalloc(nd * nd, sizeof *S->link_free);
+    run_order(S, s, r);
+    mem_devices(S->g, s, root, r);
+    free(S->copy_ready);
+    free(S->link_free);
+    free(root);
+}
+
+/* Devices used, and devices whose peak exceeds their capacity. */
+static void count_devices(const struct sb_graph_view *g, const struct sb_schedule *s,
+                          struct sb_sim_result *r)
+{
+    uint32_t nd = g->machine->n_devices;
+    uint8_t *used = sb_xcalloc(nd, 1);
+    for (uint32_t v = 0; v < g->n_nodes; v++)
+        if (g->kind[v] != SB_KIND_INPUT)
+            used[s->device[v]] = 1;
+    for (uint32_t d = 0; d < nd; d++) {
+        r->devices_used += used[d];
+        r->over_capacity += r->dev_peak_bytes[d] > g->machine->mem_cap_bytes[d];
+    }
+    if (!r->devices_used) /* a graph of inputs only still runs somewhere */
+        r->devices_used = 1;
+    free(used);
+}
+
+static double fastest(const struct sb_graph_view *g, uint32_t v)
+{
+    uint32_t nd = g->machine->n_devices;
+    double t = g->dev_dur_us[(size_t)v * nd];
+    for (uint32_t d = 1; d < nd; d++)
+        if (g->dev_dur_us[(size_t)v * nd + d] < t)
+            t = g->dev_dur_us[(size_t)v * nd + d];
+    return t;
+}
+
+double sb_sim_device_bound(const struct sb_graph_view *g, double edge_lat_us)
+{
+    double *fin = sb_xcalloc((size_t)g->n_nodes + 1, sizeof *fin);
+    double cp = 0, total = 0;
+    for (uint32_t v = 0; v < g->n_nodes; v++) {
+        double t = 0;
+        uint32_t e = g->pred_off[v] + (g->kind[v] == SB_KIND_DONE);
+        for (; e < g->pred_off[v + 1]; e++)
+            if (fin[g->pred[e]] + edge_lat_us > t)
+                t = fin[g->pred[e]] + edge_lat_us;
+        if (g->kind[v] == SB_KIND_INPUT)
+            t = 0;
+        else if (g->kind[v] == SB_KIND_COMPUTE) {
+            t += fastest(g, v);
+            total += fastest(g, v);
+        } else if (g->kind[v] == SB_KIND_DONE && fin[g->partner[v]] + g->dur_us[g->partner[v]] > t)
+            t = fin[g->partner[v]] + g->dur_us[g->partner[v]];
+        fin[v] = t;
+        if (t > cp)
+            cp = t;
+    }
+    free(fin);
+    double spread = total / g->machine->n_devices;
+    return cp > spread ? cp : spread;
 }
 
 void sb_sim_run(const struct sb_graph *G, const struct sb_schedule *s,
                 const struct sb_sim_config *c, struct sb_sim_result *r)
 {
     const struct sb_graph_view *g = &G->v;
-    uint32_t nd = c->n_devices;
-    struct sim_state S = {.g = g, .lat = c->edge_lat_us, .c = c};
+    uint32_t nd = g->machine->n_devices;
+    struct sim_state S = {.g = g, .lat = c->edge_lat_us, .c = c, .nd = nd,
+                          .dev = s->device};
     memset(r, 0, sizeof *r);
     S.fin = sb_xcalloc(g->n_nodes, sizeof *S.fin);
     S.coll_end = sb_xcalloc(g->n_nodes, sizeof *S.coll_end);
@@ -275,13 +512,22 @@ void sb_sim_run(const struct sb_graph *G, const struct sb_schedule *s,
         for (uint32_t t = 0; t < SB_COLL_COUNT; t++)
             S.res[(size_t)d * SB_COLL_COUNT + t].n_slots = c->shared ? c->limit[0]
                                                                      : c->limit[t];
-    run_order(&S, s, r);
-    sum_durations(g, r);
-    r->makespan_lb_us = sb_sim_lower_bound(g, c->edge_lat_us, nd);
+    r->n_dev = nd;
+    r->dev_peak_bytes = sb_xcalloc(nd, sizeof *r->dev_peak_bytes);
     r->n_pos = s->n_nodes;
     r->mem_bytes = sb_xmalloc((size_t)r->n_pos * sizeof *r->mem_bytes);
-    r->peak_mem_bytes = sb_mem_profile(g, s->order, s->n_nodes, r->mem_bytes,
-                                       &r->peak_pos);
+    if (nd == 1) {
+        run_order(&S, s, r);
+        r->makespan_lb_us = sb_sim_lower_bound(g, c->edge_lat_us, 1);
+        r->peak_mem_bytes = sb_mem_profile(g, s->order, s->n_nodes, r->mem_bytes,
+                                           &r->peak_pos);
+        r->dev_peak_bytes[0] = r->peak_mem_bytes;
+    } else {
+        run_devices(&S, s, r);
+        r->makespan_lb_us = sb_sim_device_bound(g, c->edge_lat_us);
+    }
+    sum_durations(g, s, r);
+    count_devices(g, s, r);
     free(S.fin);
     free(S.coll_end);
     free(S.stream);
@@ -296,6 +542,7 @@ void sb_sim_result_free(struct sb_sim_result *r)
     free(r->coll_begin_us);
     free(r->coll_end_us);
     free(r->coll_lane);
+    free(r->dev_peak_bytes);
     memset(r, 0, sizeof *r);
 }
 

@@ -1,0 +1,451 @@
+/* Machine descriptions in YAML (docs/machines.md), read with libyaml's
+ * document API: the whole file becomes a node tree whose nodes keep their
+ * line and column, so every problem is reported as file:line:col. */
+#define _POSIX_C_SOURCE 200809L
+#include "machine.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <yaml.h>
+
+struct mload {
+    yaml_document_t doc;
+    const char *path;
+    struct sb_machine *m;
+    struct sb_err *e;
+};
+
+static int failn(struct mload *L, const yaml_node_t *n, const char *fmt, const char *a)
+{
+    char msg[400];
+    snprintf(msg, sizeof msg, fmt, a);
+    return sb_errf(L->e, "%s:%zu:%zu: %s", L->path, n->start_mark.line + 1,
+                   n->start_mark.column + 1, msg);
+}
+
+static const char *scalar(const yaml_node_t *n)
+{
+    return n && n->type == YAML_SCALAR_NODE ? (const char *)n->data.scalar.value : NULL;
+}
+
+static yaml_node_t *get(struct mload *L, yaml_node_pair_t *p, int key)
+{
+    return yaml_document_get_node(&L->doc, key ? p->key : p->value);
+}
+
+static int num(struct mload *L, yaml_node_t *n, const char *what, double lo, double *out)
+{
+    const char *s = scalar(n);
+    char *end;
+    if (!s)
+        return failn(L, n, "%s must be a number", what);
+    double v = strtod(s, &end);
+    if (end == s || *end || !isfinite(v) || v < lo)
+        return failn(L, n, "%s must be a finite number, at least its minimum", what);
+    *out = v;
+    return 0;
+}
+
+static int dev_index(const struct sb_machine *m, const char *name)
+{
+    for (uint32_t d = 0; d < m->v.n_devices; d++)
+        if (!strcmp(m->name[d], name))
+            return (int)d;
+    return -1;
+}
+
+static int str_list(struct mload *L, yaml_node_t *n, const char *what, uint32_t *cnt,
+                    char ***out)
+{
+    if (n->type != YAML_SEQUENCE_NODE)
+        return failn(L, n, "%s must be a list of names", what);
+    size_t k = (size_t)(n->data.sequence.items.top - n->data.sequence.items.start);
+    *out = sb_xcalloc(k + 1, sizeof **out);
+    *cnt = 0;
+    for (yaml_node_item_t *it = n->data.sequence.items.start;
+         it < n->data.sequence.items.top; it++) {
+        yaml_node_t *x = yaml_document_get_node(&L->doc, *it);
+        if (!scalar(x))
+            return failn(L, x, "%s must be a list of names", what);
+        (*out)[(*cnt)++] = sb_xstrdup(scalar(x));
+    }
+    return 0;
+}
+
+static int read_speed(struct mload *L, yaml_node_t *n, uint32_t d)
+{
+    struct sb_machine *m = L->m;
+    if (n->type == YAML_SCALAR_NODE)
+        return num(L, n, "speed", 1e-9, &m->speed[d]);
+    if (n->type != YAML_MAPPING_NODE)
+        return failn(L, n, "%s", "speed must be a number or a map op: factor");
+    size_t k = (size_t)(n->data.mapping.pairs.top - n->data.mapping.pairs.start);
+    m->op_speed_name[d] = sb_xcalloc(k + 1, sizeof *m->op_speed_name[d]);
+    m->op_speed[d] = sb_xcalloc(k + 1, sizeof *m->op_speed[d]);
+    for (yaml_node_pair_t *p = n->data.mapping.pairs.start; p < n->data.mapping.pairs.top;
+         p++) {
+        const char *key = scalar(get(L, p, 1));
+        double f;
+        if (!key)
+            return failn(L, get(L, p, 1), "%s", "speed keys must be op names");
+        if (num(L, get(L, p, 0), "speed factor", 1e-9, &f))
+            return -1;
+        if (!strcmp(key, "default")) {
+            m->speed[d] = f;
+            continue;
+        }
+        uint32_t i = m->n_op_speed[d]++;
+        m->op_speed_name[d][i] = sb_xstrdup(key);
+        m->op_speed[d][i] = f;
+    }
+    return 0;
+}
+
+static int read_kind(struct mload *L, yaml_node_t *n, uint32_t d)
+{
+    static const char *const names[SB_DEV_COUNT] = {"gpu", "cpu", "other"};
+    const char *s = scalar(n);
+    for (int k = 0; s && k < SB_DEV_COUNT; k++)
+        if (!strcmp(s, names[k])) {
+            L->m->kind[d] = (uint8_t)k;
+            return 0;
+        }
+    return failn(L, n, "kind '%s' is not gpu, cpu or other", s ? s : "?");
+}
+
+static int read_device(struct mload *L, yaml_node_t *n, uint32_t d)
+{
+    struct sb_machine *m = L->m;
+    if (n->type != YAML_MAPPING_NODE)
+        return failn(L, n, "%s", "a device must be a map (name, kind, speed, ...)");
+    m->speed[d] = 1;
+    m->cap[d] = SB_MEM_UNLIMITED;
+    m->units[d] = 1;
+    for (yaml_node_pair_t *p = n->data.mapping.pairs.start; p < n->data.mapping.pairs.top;
+         p++) {
+        const char *key = scalar(get(L, p, 1));
+        yaml_node_t *val = get(L, p, 0);
+        double x;
+        int rc = 0;
+        if (!key)
+            return failn(L, get(L, p, 1), "%s", "device keys must be names");
+        if (!strcmp(key, "name")) {
+            if (!scalar(val) || !*scalar(val))
+                return failn(L, val, "%s", "name must be a non-empty string");
+            if (dev_index(m, scalar(val)) >= 0)
+                return failn(L, val, "device '%s' is named twice", scalar(val));
+            free(m->name[d]);
+            m->name[d] = sb_xstrdup(scalar(val));
+        } else if (!strcmp(key, "kind")) {
+            rc = read_kind(L, val, d);
+        } else if (!strcmp(key, "speed")) {
+            rc = read_speed(L, val, d);
+        } else if (!strcmp(key, "mem_bytes")) {
+            if (!(rc = num(L, val, "mem_bytes", 1, &x)))
+                m->cap[d] = x >= 1.8e19 ? SB_MEM_UNLIMITED : (uint64_t)x;
+        } else if (!strcmp(key, "units")) {
+            if (!(rc = num(L, val, "units", 1, &x)) && (x != floor(x) || x > 1e6))
+                rc = failn(L, val, "%s", "units must be an integer in 1..10^6");
+            m->units[d] = (uint32_t)x;
+        } else if (!strcmp(key, "ops")) {
+            rc = str_list(L, val, "ops", &m->n_ops[d], &m->ops[d]);
+        } else {
+            rc = failn(L, get(L, p, 1),
+                       "unknown device key '%s' (name, kind, speed, mem_bytes, units, ops)",
+                       key);
+        }
+        if (rc)
+            return -1;
+    }
+    if (!m->name[d])
+        return failn(L, n, "%s", "device has no name");
+    return 0;
+}
+
+static void alloc_devices(struct sb_machine *m, uint32_t nd)
+{
+    m->n_alloc = nd;
+    m->name = sb_xcalloc(nd, sizeof *m->name);
+    m->kind = sb_xcalloc(nd, sizeof *m->kind);
+    m->cap = sb_xcalloc(nd, sizeof *m->cap);
+    m->units = sb_xcalloc(nd, sizeof *m->units);
+    m->speed = sb_xcalloc(nd, sizeof *m->speed);
+    m->n_op_speed = sb_xcalloc(nd, sizeof *m->n_op_speed);
+    m->op_speed_name = sb_xcalloc(nd, sizeof *m->op_speed_name);
+    m->op_speed = sb_xcalloc(nd, sizeof *m->op_speed);
+    m->n_ops = sb_xcalloc(nd, sizeof *m->n_ops);
+    m->ops = sb_xcalloc(nd, sizeof *m->ops);
+    m->gbps = sb_xcalloc((size_t)nd * nd, sizeof *m->gbps);
+    m->lat_us = sb_xcalloc((size_t)nd * nd, sizeof *m->lat_us);
+    m->can_read = sb_xcalloc((size_t)nd * nd, sizeof *m->can_read);
+}
+
+static int read_devices(struct mload *L, yaml_node_t *n)
+{
+    if (n->type != YAML_SEQUENCE_NODE)
+        return failn(L, n, "%s", "devices must be a list");
+    size_t nd = (size_t)(n->data.sequence.items.top - n->data.sequence.items.start);
+    if (nd < 1 || nd > SB_MAX_DEVICES)
+        return failn(L, n, "%s", "devices: between 1 and 256 devices");
+    alloc_devices(L->m, (uint32_t)nd);
+    L->m->v.n_devices = 0; /* dev_index sees only the devices read so far */
+    for (size_t d = 0; d < nd; d++) {
+        yaml_node_t *x = yaml_document_get_node(&L->doc, n->data.sequence.items.start[d]);
+        if (read_device(L, x, (uint32_t)d))
+            return -1;
+        L->m->v.n_devices = (uint32_t)d + 1;
+    }
+    return 0;
+}
+
+/* One link: {gbps, latency_us} plus from/to for a pair; `both` also sets b->a. */
+static int read_link(struct mload *L, yaml_node_t *n, int pair, double *gbps, double *lat,
+                     int *from, int *to, int *both)
+{
+    if (n->type != YAML_MAPPING_NODE)
+        return failn(L, n, "%s", "a link must be a map (gbps, latency_us)");
+    *from = *to = -1;
+    *both = 0;
+    for (yaml_node_pair_t *p = n->data.mapping.pairs.start; p < n->data.mapping.pairs.top;
+         p++) {
+        const char *key = scalar(get(L, p, 1));
+        yaml_node_t *val = get(L, p, 0);
+        int rc = 0;
+        if (key && !strcmp(key, "gbps"))
+            rc = num(L, val, "gbps", 1e-9, gbps);
+        else if (key && !strcmp(key, "latency_us"))
+            rc = num(L, val, "latency_us", 0, lat);
+        else if (key && pair && (!strcmp(key, "from") || !strcmp(key, "to"))) {
+            int d = scalar(val) ? dev_index(L->m, scalar(val)) : -1;
+            if (d < 0)
+                return failn(L, val, "'%s' is not a device of this machine",
+                             scalar(val) ? scalar(val) : "?");
+            *(key[0] == 'f' ? from : to) = d;
+        } else if (key && pair && !strcmp(key, "both")) {
+            const char *s = scalar(val);
+            if (!s || (strcmp(s, "true") && strcmp(s, "false")))
+                return failn(L, val, "%s", "both must be true or false");
+            *both = !strcmp(s, "true");
+        } else
+            return failn(L, get(L, p, 1), "unknown link key '%s'", key ? key : "?");
+        if (rc)
+            return -1;
+    }
+    if (pair && (*from < 0 || *to < 0 || *from == *to))
+        return failn(L, n, "%s", "a pair needs from and to, two different devices");
+    return 0;
+}
+
+static void set_link(struct sb_machine *m, int a, int b, double gbps, double lat)
+{
+    size_t i = (size_t)a * m->v.n_devices + (size_t)b;
+    m->gbps[i] = gbps;
+    m->lat_us[i] = lat;
+}
+
+static int read_links(struct mload *L, yaml_node_t *n)
+{
+    struct sb_machine *m = L->m;
+    uint32_t nd = m->v.n_devices;
+    if (n->type != YAML_MAPPING_NODE)
+        return failn(L, n, "%s", "links must be a map (default, pairs)");
+    for (yaml_node_pair_t *p = n->data.mapping.pairs.start; p < n->data.mapping.pairs.top;
+         p++) {
+        const char *key = scalar(get(L, p, 1));
+        yaml_node_t *val = get(L, p, 0);
+        int from, to, both;
+        double gbps = 0, lat = 0;
+        if (key && !strcmp(key, "default")) {
+            if (read_link(L, val, 0, &gbps, &lat, &from, &to, &both))
+                return -1;
+            for (uint32_t a = 0; a < nd; a++)
+                for (uint32_t b = 0; b < nd; b++)
+                    if (a != b)
+                        set_link(m, (int)a, (int)b, gbps, lat);
+        } else if (key && !strcmp(key, "pairs")) {
+            if (val->type != YAML_SEQUENCE_NODE)
+                return failn(L, val, "%s", "pairs must be a list of links");
+            for (yaml_node_item_t *it = val->data.sequence.items.start;
+                 it < val->data.sequence.items.top; it++) {
+                if (read_link(L, yaml_document_get_node(&L->doc, *it), 1, &gbps, &lat,
+                              &from, &to, &both))
+                    return -1;
+                set_link(m, from, to, gbps, lat);
+                if (both)
+                    set_link(m, to, from, gbps, lat);
+            }
+        } else
+            return failn(L, get(L, p, 1), "unknown links key '%s' (default, pairs)",
+                         key ? key : "?");
+    }
+    return 0;
+}
+
+/* Every pair of distinct devices needs a usable link. */
+static int check_links(struct mload *L, yaml_node_t *root)
+{
+    struct sb_machine *m = L->m;
+    uint32_t nd = m->v.n_devices;
+    for (uint32_t a = 0; a < nd; a++) {
+        m->can_read[(size_t)a * nd + a] = 1;
+        for (uint32_t b = 0; b < nd; b++)
+            if (a != b && !(m->gbps[(size_t)a * nd + b] > 0)) {
+                char pair[300];
+                snprintf(pair, sizeof pair, "%s->%s", m->name[a], m->name[b]);
+                return failn(L, root, "no link %s: give links.default or a pair", pair);
+            }
+    }
+    return 0;
+}
+
+static int read_root(struct mload *L, yaml_node_t *root)
+{
+    yaml_node_t *devs = NULL, *links = NULL;
+    if (!root || root->type != YAML_MAPPING_NODE)
+        return sb_errf(L->e, "%s:1:1: a machine is a map with devices and links", L->path);
+    for (yaml_node_pair_t *p = root->data.mapping.pairs.start;
+         p < root->data.mapping.pairs.top; p++) {
+        const char *key = scalar(get(L, p, 1));
+        if (key && !strcmp(key, "devices"))
+            devs = get(L, p, 0);
+        else if (key && !strcmp(key, "links"))
+            links = get(L, p, 0);
+        else if (!key || strcmp(key, "name"))
+            return failn(L, get(L, p, 1), "unknown key '%s' (name, devices, links)",
+                         key ? key : "?");
+    }
+    if (!devs)
+        return failn(L, root, "%s", "no devices");
+    if (read_devices(L, devs) || (links && read_links(L, links)))
+        return -1;
+    return check_links(L, root);
+}
+
+static void fill_machine_view(struct sb_machine *m)
+{
+    struct sb_machine_view *v = &m->v;
+    v->size = sizeof *v;
+    v->dev_name = (const char *const *)m->name;
+    v->dev_kind = m->kind;
+    v->mem_cap_bytes = m->cap;
+    v->units = m->units;
+    v->link_gbps = m->gbps;
+    v->link_lat_us = m->lat_us;
+    v->can_read = m->can_read;
+}
+
+struct sb_machine *sb_machine_load(const char *path, struct sb_err *e)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f) {
+        sb_errf(e, "%s: cannot open machine description", path);
+        return NULL;
+    }
+    yaml_parser_t parser;
+    struct mload L = {.path = path, .e = e};
+    yaml_parser_initialize(&parser);
+    yaml_parser_set_input_file(&parser, f);
+    int ok = yaml_parser_load(&parser, &L.doc);
+    fclose(f);
+    if (!ok) {
+        sb_errf(e, "%s:%zu:%zu: %s", path, parser.problem_mark.line + 1,
+                parser.problem_mark.column + 1,
+                parser.problem ? parser.problem : "not valid YAML");
+        yaml_parser_delete(&parser);
+        return NULL;
+    }
+    yaml_parser_delete(&parser);
+    L.m = sb_xcalloc(1, sizeof *L.m);
+    L.m->path = sb_xstrdup(path);
+    int rc = read_root(&L, yaml_document_get_root_node(&L.doc));
+    yaml_document_delete(&L.doc);
+    if (rc) {
+        sb_machine_free(L.m);
+        return NULL;
+    }
+    fill_machine_view(L.m);
+    return L.m;
+}
+
+void sb_machine_free(struct sb_machine *m)
+{
+    if (!m)
+        return;
+    for (uint32_t d = 0; d < m->n_alloc; d++) {
+        free(m->name[d]);
+        for (uint32_t i = 0; i < m->n_op_speed[d]; i++)
+            free(m->op_speed_name[d][i]);
+        free(m->op_speed_name[d]);
+        free(m->op_speed[d]);
+        for (uint32_t i = 0; i < m->n_ops[d]; i++)
+            free(m->ops[d][i]);
+        free(m->ops[d]);
+    }
+    free(m->name);
+    free(m->kind);
+    free(m->cap);
+    free(m->units);
+    free(m->speed);
+    free(m->n_op_speed);
+    free(m->op_speed_name);
+    free(m->op_speed);
+    free(m->n_ops);
+    free(m->ops);
+    free(m->gbps);
+    free(m->lat_us);
+    free(m->can_read);
+    free(m->path);
+    free(m);
+}
+
+/* ---- applying a machine to a graph -------------------------------------- */
+
+static int supports(const struct sb_machine *m, uint32_t d, const char *op)
+{
+    if (!m->ops[d])
+        return 1;
+    for (uint32_t i = 0; i < m->n_ops[d]; i++)
+        if (!strcmp(m->ops[d][i], op))
+            return 1;
+    return 0;
+}
+
+static double speed_of(const struct sb_machine *m, uint32_t d, const char *op)
+{
+    for (uint32_t i = 0; i < m->n_op_speed[d]; i++)
+        if (!strcmp(m->op_speed_name[d][i], op))
+            return m->op_speed[d][i];
+    return m->speed[d];
+}
+
+/* Only compute nodes scale with a device's speed and are restricted by its op
+ * list: inputs and nops are free, and a collective's duration is the network's. */
+int sb_machine_apply(const struct sb_machine *m, struct sb_graph *g, struct sb_err *e)
+{
+    uint32_t nd = m->v.n_devices, n = g->v.n_nodes;
+    double *t = sb_xmalloc(((size_t)n * nd + 1) * sizeof *t);
+    for (uint32_t v = 0; v < n; v++) {
+        const char *op = g->op_names[g->op[v]];
+        for (uint32_t d = 0; d < nd; d++) {
+            double x = g->dur_us[v];
+            if (g->kind[v] == SB_KIND_COMPUTE)
+                x = supports(m, d, op) ? x / speed_of(m, d, op) : INFINITY;
+            t[(size_t)v * nd + d] = x;
+        }
+        int32_t pre = g->device[v];
+        if (pre >= 0 && ((uint32_t)pre >= nd || isinf(t[(size_t)v * nd + (uint32_t)pre]))) {
+            free(t);
+            return sb_errf(e, "%s: node %u (%s) is pre-assigned to device %d, which %s",
+                           g->path, v, g->names + g->name_off[v], pre,
+                           (uint32_t)pre >= nd ? "the machine does not have"
+                                               : "does not support its op");
+        }
+    }
+    free(g->dev_dur_us);
+    g->dev_dur_us = t;
+    g->v.dev_dur_us = t;
+    g->v.machine = &m->v;
+    return 0;
+}

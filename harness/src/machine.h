@@ -1,0 +1,37 @@
+/* Machine descriptions (docs/machines.md): YAML read with libyaml into the
+ * arrays a sb_machine_view points into. */
+#ifndef SB_MACHINE_H
+#define SB_MACHINE_H
+
+#include "core.h"
+
+struct sb_machine {
+    struct sb_machine_view v; /* points into the arrays below */
+    char **name;
+    uint8_t *kind;
+    uint64_t *cap;
+    uint32_t *units;
+    double *gbps, *lat_us;
+    uint8_t *can_read;
+    /* speed: t(v, a) = dur_us[v] / speed; per device a default factor and an
+     * optional per-op table (names owned here) */
+    double *speed;
+    uint32_t *n_op_speed;
+    char ***op_speed_name;
+    double **op_speed;
+    /* ops a device supports: NULL list = every op */
+    uint32_t *n_ops;
+    char ***ops;
+    char *path;
+    uint32_t n_alloc; /* devices allocated (n_devices may be fewer on error) */
+};
+
+/* On error returns NULL with "file:line:col: problem" in e. */
+struct sb_machine *sb_machine_load(const char *path, struct sb_err *e);
+void sb_machine_free(struct sb_machine *m);
+/* Points g's view at m and fills t(v, a) from g->dur_us (call after the cost
+ * model).  Fails when a pre-assigned device is outside the machine or cannot
+ * run its node. */
+int sb_machine_apply(const struct sb_machine *m, struct sb_graph *g, struct sb_err *e);
+
+#endif

@@ -1,0 +1,229 @@
+/* Machine descriptions (loader and its errors) and the multi-device simulator
+ * on a graph small enough to work out on paper; each expected value is derived
+ * in the comment above it. */
+#include "check.h"
+#include "core.h"
+#include "machine.h"
+
+#include <stdlib.h>
+
+static const char *write_tmp(const char *name, const char *text)
+{
+    static char path[600];
+    snprintf(path, sizeof path, "%s/%s", SB_TEST_TMP, name);
+    FILE *f = fopen(path, "w");
+    if (!f)
+        return NULL;
+    fputs(text, f);
+    fclose(f);
+    return path;
+}
+
+/* Loads `text` as a machine; returns NULL and the message in e on error. */
+static struct sb_machine *load_text(const char *text, struct sb_err *e)
+{
+    const char *p = write_tmp("machine.yaml", text);
+    CHECK(p != NULL);
+    return p ? sb_machine_load(p, e) : NULL;
+}
+
+static void test_good(void)
+{
+    struct sb_err e;
+    struct sb_machine *m = load_text(
+        "devices:\n"
+        "  - {name: g0, kind: gpu, mem_bytes: 1000, units: 4}\n"
+        "  - name: c0\n"
+        "    kind: cpu\n"
+        "    speed: {default: 0.5, embed: 3}\n"
+        "    ops: [embed, add]\n"
+        "links:\n"
+        "  default: {gbps: 10, latency_us: 5}\n"
+        "  pairs:\n"
+        "    - {from: g0, to: c0, gbps: 40, latency_us: 1, both: true}\n",
+        &e);
+    CHECK(m != NULL);
+    if (!m) {
+        fprintf(stderr, "%s\n", e.msg);
+        return;
+    }
+    const struct sb_machine_view *v = &m->v;
+    CHECK_EQ_U(v->n_devices, 2);
+    CHECK(!strcmp(v->dev_name[1], "c0"));
+    CHECK_EQ_U(v->dev_kind[0], SB_DEV_GPU);
+    CHECK_EQ_U(v->dev_kind[1], SB_DEV_CPU);
+    CHECK_EQ_U(v->mem_cap_bytes[0], 1000);
+    CHECK(v->mem_cap_bytes[1] == SB_MEM_UNLIMITED);
+    CHECK_EQ_U(v->units[0], 4);
+    CHECK_EQ_U(v->units[1], 1);
+    /* the pair overrides the default both ways */
+    CHECK_NEAR(v->link_gbps[0 * 2 + 1], 40);
+    CHECK_NEAR(v->link_gbps[1 * 2 + 0], 40);
+    CHECK_NEAR(v->link_lat_us[1 * 2 + 0], 1);
+    CHECK_EQ_U(v->can_read[0], 1);
+    CHECK_EQ_U(v->can_read[1], 0);
+    sb_machine_free(m);
+}
+
+/* Each bad input names the line and column (1-based, counted by hand) of the
+ * offending node. */
+static void test_bad(void)
+{
+    static const struct {
+        const char *text, *want;
+    } cases[] = {
+        {"devices:\n  - {name: a, colour: red}\n", ":2:15: unknown device key 'colour'"},
+        {"devices:\n  - {name: a, kind: tpu}\n", ":2:21: kind 'tpu' is not gpu"},
+        {"devices:\n  - {name: a}\n  - {name: a}\n", ":3:12: device 'a' is named twice"},
+        {"devices:\n  - {name: a, speed: -1}\n", ":2:22: speed must be a finite number"},
+        {"devices:\n  - {name: a}\n  - {name: b}\n", ":1:1: no link a->b"},
+        {"devices:\n  - {name: a}\n  - {name: b}\nlinks:\n  pairs:\n"
+         "    - {from: a, to: z, gbps: 1}\n",
+         ":6:21: 'z' is not a device of this machine"},
+        {"devices: [\n", ":2:1: "},
+        {"devices: []\n", ":1:10: devices: between 1 and 256"},
+        {"devs: []\n", ":1:1: unknown key 'devs'"},
+        {"devices:\n  - {name: a, units: 1.5}\n", ":2:22: units must be an integer"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        struct sb_err e;
+        struct sb_machine *m = load_text(cases[i].text, &e);
+        CHECK(m == NULL);
+        sb_machine_free(m);
+        if (!m && !strstr(e.msg, cases[i].want)) {
+            CHECK(0);
+            fprintf(stderr, "case %zu: got '%s', want '...%s'\n", i, e.msg, cases[i].want);
+        }
+    }
+}
+
+static struct sb_graph *load_two(const struct sb_machine **mp)
+{
+    struct sb_err e;
+    struct sb_cost_params c;
+    static struct sb_machine *m;
+    m = sb_machine_load(SB_TEST_DATA "/two_dev.yaml", &e);
+    struct sb_graph *g = m ? sb_graph_load(SB_TEST_DATA "/two_dev.csv", &e) : NULL;
+    if (g) {
+        sb_cost_defaults(&c);
+        sb_cost_apply(&c, g);
+    }
+    if (!g || sb_machine_apply(m, g, &e)) {
+        fprintf(stderr, "%s\n", e.msg);
+        sb_graph_free(g);
+        sb_machine_free(m);
+        *mp = NULL;
+        return NULL;
+    }
+    *mp = m;
+    return g;
+}
+
+/* x, a on gpu0; b on gpu1; c on gpu0; order x a b c; `bar` sets a barrier
+ * after position `bar` (-1: none). */
+static void sim_two(const struct sb_graph *g, int bar, struct sb_sim_result *r)
+{
+    static const int32_t dev[4] = {0, 0, 1, 0};
+    struct sb_schedule s;
+    struct sb_sim_config c;
+    struct sb_err e;
+    sb_sim_defaults(&c);
+    sb_schedule_init(&s, g, 2);
+    for (uint32_t i = 0; i < 4; i++) {
+        s.order[i] = i;
+        s.device[i] = dev[i];
+    }
+    if (bar >= 0)
+        s.barrier[bar] = 1;
+    CHECK(sb_schedule_validate(&g->v, &s, &e) == 0);
+    sb_sim_run(g, &s, &c, r);
+    sb_schedule_free(&s);
+}
+
+static void test_two_devices(void)
+{
+    const struct sb_machine *m;
+    struct sb_graph *g = load_two(&m);
+    struct sb_sim_result r;
+    CHECK(g != NULL);
+    if (!g)
+        return;
+    sim_two(g, -1, &r);
+    /* a on gpu0 0..10.  b on gpu1 needs x: link 0->1 (1 GB/s = 1000 B/us,
+     * 2 us latency) copies 1000 B in 0..3; b takes 20/2 = 10: 3..13.  c on
+     * gpu0 needs b: link 1->0 (2 GB/s, 1 us) copies 2000 B in 13..15; c
+     * 15..20. */
+    CHECK_NEAR(r.makespan_us, 20);
+    CHECK_EQ_U(r.transfer_bytes, 3000);
+    CHECK_EQ_U(r.n_transfers, 2);
+    CHECK_EQ_U(r.devices_used, 2);
+    CHECK_EQ_U(r.barriers, 0);
+    /* fastest times a 5, b 10, c 2.5: critical path max(5, 10) + 2.5 = 12.5
+     * beats the spread (5 + 10 + 2.5) / 2 = 8.75 */
+    CHECK_NEAR(r.makespan_lb_us, 12.5);
+    /* gpu0 by position: x 1000 (0..2: read by the copy at b's position 2),
+     * a 4000 (1..3), b's copy 2000 (3), c 100 (3, output): 1000, 5000, 5000,
+     * 6100.  gpu1: x's copy 1000 (2), b 2000 (2..3, read by the copy at c's
+     * position): 0, 0, 3000, 2000. */
+    CHECK_EQ_U(r.dev_peak_bytes[0], 6100);
+    CHECK_EQ_U(r.dev_peak_bytes[1], 3000);
+    CHECK_EQ_U(r.peak_mem_bytes, 6100);
+    CHECK_EQ_U(r.peak_pos, 3);
+    CHECK_EQ_U(r.mem_bytes[1], 5000);
+    /* gpu1 holds 2500 bytes: 3000 is over */
+    CHECK_EQ_U(r.over_capacity, 1);
+    sb_sim_result_free(&r);
+
+    /* barrier after a (position 1): b cannot start before 10 although x's
+     * copy is there at 3; b 10..20, its copy 20..22, c 22..27 */
+    sim_two(g, 1, &r);
+    CHECK_NEAR(r.makespan_us, 27);
+    CHECK_EQ_U(r.barriers, 1);
+    sb_sim_result_free(&r);
+    sb_graph_free(g);
+    sb_machine_free((struct sb_machine *)m);
+}
+
+/* A device whose op list leaves an op out cannot run it; a pre-assigned
+ * device the machine lacks is refused when the machine is applied. */
+static void test_ops(void)
+{
+    struct sb_err e;
+    struct sb_machine *m = load_text("devices:\n  - {name: g0}\n  - {name: g1, ops: [mm]}\n"
+                                     "links: {default: {gbps: 1}}\n", &e);
+    struct sb_graph *g = sb_graph_load(SB_TEST_DATA "/two_dev.csv", &e);
+    struct sb_cost_params c;
+    CHECK(m && g);
+    if (!m || !g)
+        goto out;
+    sb_cost_defaults(&c);
+    sb_cost_apply(&c, g);
+    CHECK(sb_machine_apply(m, g, &e) == 0);
+    /* b (conv) is 20 us on g0 and impossible on g1; a (mm) 10 on both */
+    CHECK_NEAR(g->v.dev_dur_us[2 * 2 + 0], 20);
+    CHECK(isinf(g->v.dev_dur_us[2 * 2 + 1]));
+    CHECK_NEAR(g->v.dev_dur_us[1 * 2 + 1], 10);
+    struct sb_schedule s;
+    sb_schedule_init(&s, g, 2);
+    for (uint32_t i = 0; i < 4; i++)
+        s.order[i] = i;
+    s.device[2] = 1;
+    CHECK(sb_schedule_validate(&g->v, &s, &e) != 0);
+    CHECK(strstr(e.msg, "does not support op conv") != NULL);
+    sb_schedule_free(&s);
+    g->device[3] = 5;
+    CHECK(sb_machine_apply(m, g, &e) != 0);
+    CHECK(strstr(e.msg, "pre-assigned to device 5") != NULL);
+out:
+    sb_graph_free(g);
+    sb_machine_free(m);
+}
+
+int main(void)
+{
+    test_good();
+    test_bad();
+    test_two_devices();
+    test_ops();
+    return check_report();
+}
