@@ -96,7 +96,7 @@ struct sb_sim_result {
     double exposed_comm_us; /* stream time spent waiting at dones */
     double compute_us;      /* sum of compute durations */
     double comm_us;         /* sum of collective durations */
-    double makespan_lb_us;  /* max(critical path, compute_us / n_devices) */
+    double makespan_lb_us;  /* sb_sim_lower_bound */
     uint64_t peak_mem_bytes;
     uint32_t peak_pos;      /* first schedule position reaching the peak */
     uint32_t n_pos;
@@ -114,8 +114,8 @@ struct sb_sim_result {
 void sb_sim_run(const struct sb_graph *g, const struct sb_schedule *s,
                 const struct sb_sim_config *c, struct sb_sim_result *r);
 void sb_sim_result_free(struct sb_sim_result *r);
-double sb_sim_lower_bound(const struct sb_graph_view *g, double edge_lat_us,
-                          uint32_t n_devices);
+/* A makespan no schedule of g under c can beat (harness/src/bound.c). */
+double sb_sim_lower_bound(const struct sb_graph_view *g, const struct sb_sim_config *c);
 
 /* Memory of `order` (n entries, one device) in position order: mem[i] is the
  * bytes live while position i runs.  Returns the peak; *peak_pos its first

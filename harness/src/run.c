@@ -21,7 +21,7 @@
 const char *const sb_result_columns[] = {
     "workload", "scheduler", "status", "nodes", "collectives", "makespan_us",
     "peak_mem_bytes", "exposed_comm_us", "compute_us", "comm_us", "makespan_lb_us",
-    "sched_ms", "peak_pos", "edges", "cost_model", "cell", NULL};
+    "sched_ms", "peak_pos", "edges", "cost_model", "cell", "lb_gap_pct", NULL};
 
 /* ---- workload paths --------------------------------------------------------- */
 
@@ -336,6 +336,14 @@ static void write_row(FILE *f, const struct sb_graph *g, const char *sched,
     sb_csv_fieldf(f, 0, "%u", g->v.n_edges);
     sb_csv_field(f, o->cost.model == SB_COST_APPROX ? "approx" : "analytical", 0);
     sb_csv_fieldf(f, 0, "%llu", (unsigned long long)cell);
+    /* how far above the floor: 0 means provably optimal */
+    if (r && r->makespan_lb_us > 0) {
+        double gap = 100.0 * (r->makespan_us - r->makespan_lb_us) / r->makespan_lb_us;
+        /* the bound sums in another order than the simulator: at equality the
+         * last bits may differ, which must not print as -0.000 */
+        sb_csv_fieldf(f, 0, "%.3f", gap < 0 && gap > -1e-9 ? 0.0 : gap);
+    } else
+        sb_csv_field(f, "", 0);
     sb_csv_end(f);
 }
 
