@@ -63,10 +63,12 @@ struct sb_cost_params {
     double step_lat_us;               /* latency of one ring step */
     double bus_gbps[SB_COLL_COUNT];   /* bus bandwidth per collective type, GB/s */
     uint32_t default_ranks;           /* group size when a start gives none */
+    uint32_t bw_typed;                /* bit t: bw_<coll t> was given; bw_gbps leaves it */
 };
 
 void sb_cost_defaults(struct sb_cost_params *c);
-/* "key=value,..." overrides: lat_us, bw_gbps (all types), bw_<coll>, ranks. */
+/* "key=value,..." overrides: lat_us, bw_gbps (the network types), bw_<coll>
+ * (one type; wins over bw_gbps in any order), ranks. */
 int sb_cost_parse(struct sb_cost_params *c, const char *spec, struct sb_err *e);
 /* Duration of the collective issued by start node i. */
 double sb_cost_coll_us(const struct sb_cost_params *c, const struct sb_graph_view *g,
