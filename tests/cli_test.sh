@@ -183,10 +183,10 @@ expect_rc 2 "run bad machine" "$BIN" run -w "$DATA/two_dev.csv" -s original --ma
 # original keeps everything on gpu0: a 0..10, b 10..30, c 30..35; gpu0 holds
 # x 1000 (0..2), a 4000 (1..3), b 2000 (2..3), c 100 (3): peak 7000 at b
 expect_rc 0 "run machine" "$BIN" run -w "$DATA/two_dev.csv" -s original --machine "$M" -o "$WORK/m1.csv" --quiet
-same "$(field "$WORK/m1.csv" 1 17),$(field "$WORK/m1.csv" 1 21)" "devices_used,over_capacity" "placement columns"
+same "$(field "$WORK/m1.csv" 1 18),$(field "$WORK/m1.csv" 1 22)" "devices_used,over_capacity" "placement columns"
 same "$(field "$WORK/m1.csv" 2 6)" 35.000 "machine makespan"
 same "$(field "$WORK/m1.csv" 2 11)" 12.500 "machine lower bound"
-same "$(field "$WORK/m1.csv" 2 17),$(field "$WORK/m1.csv" 2 18),$(field "$WORK/m1.csv" 2 20),$(field "$WORK/m1.csv" 2 21)" "1,0,7000;0,0" "machine one device used"
+same "$(field "$WORK/m1.csv" 2 18),$(field "$WORK/m1.csv" 2 19),$(field "$WORK/m1.csv" 2 21),$(field "$WORK/m1.csv" 2 22)" "1,0,7000;0,0" "machine one device used"
 # a pre-assigned device: b on gpu1 is the two-transfer case (makespan 20)
 sed 's/^id,name,kind,inputs,op,cost_us,out_bytes,flags$/&,device/; s/^2,b,compute,0,conv,20,2000,$/&,1/; s/^\([013],.*\)$/\1,/' "$DATA/two_dev.csv" >"$WORK/pre.csv"
 expect_rc 1 "pre-assigned without machine" "$BIN" run -w "$WORK/pre.csv" -s original -o "$WORK/m2.csv" --quiet
@@ -194,7 +194,7 @@ contains "$WORK/m2.csv" "outside 0..0" "pre-assigned without machine"
 expect_rc 0 "pre-assigned with machine" "$BIN" run -w "$WORK/pre.csv" -s original --machine "$M" -o "$WORK/m3.csv" --quiet
 # compute_us: each node on its own device, 10 + 20/2 + 5
 same "$(field "$WORK/m3.csv" 2 9)" 25.000 "pre-assigned compute"
-same "$(field "$WORK/m3.csv" 2 6),$(field "$WORK/m3.csv" 2 18),$(field "$WORK/m3.csv" 2 20),$(field "$WORK/m3.csv" 2 21)" "20.000,3000,6100;3000,1" "pre-assigned figures"
+same "$(field "$WORK/m3.csv" 2 6),$(field "$WORK/m3.csv" 2 19),$(field "$WORK/m3.csv" 2 21),$(field "$WORK/m3.csv" 2 22)" "20.000,3000,6100;3000,1" "pre-assigned figures"
 # compare: a row that newly exceeds a device's capacity regresses even when faster
 printf 'workload,scheduler,status,makespan_us,peak_mem_bytes,exposed_comm_us,over_capacity\nw,s,ok,10,5,0,0\n' >"$WORK/c0.csv"
 printf 'workload,scheduler,status,makespan_us,peak_mem_bytes,exposed_comm_us,over_capacity\nw,s,ok,9,5,0,1\n' >"$WORK/c1.csv"

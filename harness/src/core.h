@@ -64,10 +64,12 @@ struct sb_cost_params {
     double step_lat_us;               /* latency of one ring step */
     double bus_gbps[SB_COLL_COUNT];   /* bus bandwidth per collective type, GB/s */
     uint32_t default_ranks;           /* group size when a start gives none */
+    uint32_t bw_typed;                /* bit t: bw_<coll t> was given; bw_gbps leaves it */
 };
 
 void sb_cost_defaults(struct sb_cost_params *c);
-/* "key=value,..." overrides: lat_us, bw_gbps (all types), bw_<coll>, ranks. */
+/* "key=value,..." overrides: lat_us, bw_gbps (the network types), bw_<coll>
+ * (one type; wins over bw_gbps in any order), ranks. */
 int sb_cost_parse(struct sb_cost_params *c, const char *spec, struct sb_err *e);
 /* Duration of the collective issued by start node i. */
 double sb_cost_coll_us(const struct sb_cost_params *c, const struct sb_graph_view *g,
@@ -97,7 +99,7 @@ struct sb_sim_result {
     double exposed_comm_us; /* stream time spent waiting at dones */
     double compute_us;      /* sum of compute durations */
     double comm_us;         /* sum of collective durations */
-    double makespan_lb_us;  /* max(critical path, compute_us / n_devices) */
+    double makespan_lb_us;  /* sb_sim_lower_bound */
     uint64_t peak_mem_bytes;
     uint32_t peak_pos;      /* first schedule position reaching the peak */
     uint32_t n_pos;
@@ -123,8 +125,8 @@ struct sb_sim_result {
 void sb_sim_run(const struct sb_graph *g, const struct sb_schedule *s,
                 const struct sb_sim_config *c, struct sb_sim_result *r);
 void sb_sim_result_free(struct sb_sim_result *r);
-double sb_sim_lower_bound(const struct sb_graph_view *g, double edge_lat_us,
-                          uint32_t n_devices);
+/* A makespan no schedule of g under c can beat (harness/src/bound.c). */
+double sb_sim_lower_bound(const struct sb_graph_view *g, const struct sb_sim_config *c);
 /* With several devices: max(critical path with every node on its fastest
  * device, sum of fastest times / n_devices); transfers are left out. */
 double sb_sim_device_bound(const struct sb_graph_view *g, double edge_lat_us);

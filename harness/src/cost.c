@@ -58,6 +58,13 @@ static int parse_pos(const char *key, const char *val, double *out, struct sb_er
     return 0;
 }
 
+/* bw_gbps is the network's bus bandwidth: host transfers cross PCIe and a
+ * copy stays in HBM, each with its own default and its own bw_<coll> key. */
+static int is_network(int t)
+{
+    return t != SB_COLL_SEND_HOST && t != SB_COLL_RECV_HOST && t != SB_COLL_COPY;
+}
+
 static int cost_set(struct sb_cost_params *c, const char *key, const char *val,
                     struct sb_err *e)
 {
@@ -79,11 +86,13 @@ static int cost_set(struct sb_cost_params *c, const char *key, const char *val,
         return sb_errf(e, "cost parameter %s: bandwidth must be positive", key);
     if (strcmp(key, "bw_gbps") == 0) {
         for (int k = 1; k < SB_COLL_COUNT; k++)
-            c->bus_gbps[k] = v;
+            if (is_network(k) && !(c->bw_typed & (1u << k)))
+                c->bus_gbps[k] = v;
         return 0;
     }
     if (strncmp(key, "bw_", 3) == 0 && sb_coll_parse(key + 3, &t) == 0) {
         c->bus_gbps[t] = v;
+        c->bw_typed |= 1u << t;
         return 0;
     }
     return sb_errf(e, "unknown cost parameter '%s' (known: lat_us, bw_gbps, "

@@ -757,6 +757,30 @@ static void feed(struct loader *L, struct csv_parser *p, const char *buf, size_t
         csv_fini(p, on_field, on_row, L);
 }
 
+/* "# ranks=" sets every collective's default group size (docs/cost-model.md):
+ * a value the cost model cannot read would silently make every ring
+ * collective free, so it is refused like a bad group field.  Checks the
+ * metadata line just added. */
+static int check_ranks_meta(struct loader *L)
+{
+    struct sb_graph *g = L->g;
+    uint64_t v;
+    if (!g->n_meta)
+        return 0;
+    const char *k = g->meta_key[g->n_meta - 1], *val = g->meta_val[g->n_meta - 1];
+    size_t kl = strlen(k);
+    while (kl && (k[kl - 1] == ' ' || k[kl - 1] == '\t'))
+        kl--;
+    if (kl != 5 || strncmp(k, "ranks", 5) != 0)
+        return 0;
+    L->row_line = L->line;
+    if (k[5])
+        return fail(L, 0, "metadata 'ranks': no space before '=' ('# ranks=N')");
+    if (parse_u64(val, UINT32_MAX - 1, &v) != 0 || v < 1)
+        return fail(L, 0, "metadata ranks '%s' is not a rank count in 1..2^32-2", val);
+    return 0;
+}
+
 static const char *skip_metadata(struct loader *L, const char *buf, const char *end)
 {
     while (buf < end) {
@@ -769,6 +793,8 @@ static const char *skip_metadata(struct loader *L, const char *buf, const char *
             break;
         if (t < eol)
             meta_add(L->g, t, (size_t)(eol - t));
+        if (t < eol && check_ranks_meta(L))
+            return NULL;
         buf = nl ? nl + 1 : end;
         L->line++;
     }
@@ -816,6 +842,11 @@ struct sb_graph *sb_graph_load_mem(const char *path, const char *buf, size_t n,
     L.g->op_names[0] = sb_xstrdup("");
     L.g->n_ops = 1;
     const char *body = skip_metadata(&L, buf, buf + n);
+    if (!body) {
+        free(L.op_tab);
+        sb_graph_free(L.g);
+        return NULL;
+    }
     presize(&L, body, (size_t)(buf + n - body));
     SB_ASSERT(csv_init(&p, CSV_APPEND_NULL) == 0);
     feed(&L, &p, body, (size_t)(buf + n - body));

@@ -518,7 +518,7 @@ void sb_sim_run(const struct sb_graph *G, const struct sb_schedule *s,
     r->mem_bytes = sb_xmalloc((size_t)r->n_pos * sizeof *r->mem_bytes);
     if (nd == 1) {
         run_order(&S, s, r);
-        r->makespan_lb_us = sb_sim_lower_bound(g, c->edge_lat_us, 1);
+        r->makespan_lb_us = sb_sim_lower_bound(g, c);
         r->peak_mem_bytes = sb_mem_profile(g, s->order, s->n_nodes, r->mem_bytes,
                                            &r->peak_pos);
         r->dev_peak_bytes[0] = r->peak_mem_bytes;
@@ -544,37 +544,4 @@ void sb_sim_result_free(struct sb_sim_result *r)
     free(r->coll_lane);
     free(r->dev_peak_bytes);
     memset(r, 0, sizeof *r);
-}
-
-/* Critical path with collective durations on their start->done edges, and
- * infinite resources; id order is topological. */
-double sb_sim_lower_bound(const struct sb_graph_view *g, double edge_lat_us,
-                          uint32_t n_devices)
-{
-    double *fin = sb_xcalloc(g->n_nodes, sizeof *fin);
-    double cp = 0, compute = 0;
-    for (uint32_t v = 0; v < g->n_nodes; v++) {
-        double t = 0;
-        uint32_t e = g->pred_off[v] + (g->kind[v] == SB_KIND_DONE);
-        for (; e < g->pred_off[v + 1]; e++)
-            if (fin[g->pred[e]] + edge_lat_us > t)
-                t = fin[g->pred[e]] + edge_lat_us;
-        if (g->kind[v] == SB_KIND_INPUT)
-            t = 0;
-        else if (g->kind[v] == SB_KIND_COMPUTE) {
-            t += g->dur_us[v];
-            compute += g->dur_us[v];
-        } else if (g->kind[v] == SB_KIND_DONE) {
-            uint32_t s = g->partner[v];
-            double end = fin[s] + g->dur_us[s];
-            if (end > t)
-                t = end;
-        }
-        fin[v] = t;
-        if (t > cp)
-            cp = t;
-    }
-    free(fin);
-    double per_dev = compute / (n_devices ? n_devices : 1);
-    return cp > per_dev ? cp : per_dev;
 }

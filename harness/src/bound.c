@@ -1,0 +1,186 @@
+/* The makespan lower bound (docs/cost-model.md, "Lower bound").
+ *
+ * Every schedule the simulator can replay obeys two kinds of constraint: a node
+ * waits for its inputs (the critical path), and a resource serves at most its
+ * slots at once (the compute stream one node, a communication resource `limit`
+ * collectives).  The bound is the largest of:
+ *   - the critical path, each collective's duration on its start->done edge;
+ *   - per resource, head + work / slots + tail over any set of its jobs, where
+ *     head is the earliest any of them can begin (the critical path to it) and
+ *     tail the least time that must still pass after any of them ends (the
+ *     critical path from it to the end).  The jobs all run inside
+ *     [head, makespan - tail], and the resource does `work` in that window at
+ *     a rate of at most `slots`.  Sets are taken as "every job whose head is at
+ *     least h" and "every job whose tail is at least q", for each h and q.
+ * With several devices and no placement known, compute and collectives may go
+ * to any device, so the per-resource terms divide by the device count and
+ * drop head and tail (the old compute / devices term). */
+#define _POSIX_C_SOURCE 200809L
+#include "core.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+struct job {
+    double head, work, tail;
+};
+
+static int by_head_desc(const void *a, const void *b)
+{
+    double x = ((const struct job *)a)->head, y = ((const struct job *)b)->head;
+    return (x < y) - (x > y);
+}
+
+static int by_tail_desc(const void *a, const void *b)
+{
+    double x = ((const struct job *)a)->tail, y = ((const struct job *)b)->tail;
+    return (x < y) - (x > y);
+}
+
+/* max over h of h + work(head >= h) / slots + min tail(head >= h), and the
+ * same with the roles of head and tail swapped.  Sorts j. */
+static double resource_bound(struct job *j, uint32_t n, double slots)
+{
+    double best = 0, work = 0, other = 0;
+    if (!n)
+        return 0;
+    qsort(j, n, sizeof *j, by_head_desc);
+    other = j[0].tail;
+    for (uint32_t i = 0; i < n; i++) {
+        work += j[i].work;
+        if (j[i].tail < other)
+            other = j[i].tail;
+        double b = j[i].head + work / slots + other;
+        if (b > best)
+            best = b;
+    }
+    qsort(j, n, sizeof *j, by_tail_desc);
+    work = 0;
+    other = j[0].head;
+    for (uint32_t i = 0; i < n; i++) {
+        work += j[i].work;
+        if (j[i].head < other)
+            other = j[i].head;
+        double b = j[i].tail + work / slots + other;
+        if (b > best)
+            best = b;
+    }
+    return best;
+}
+
+/* fin[v]: earliest v can finish (a start: be issued) with unlimited resources;
+ * id order is topological.  Mirrors sim.c's inputs_ready. */
+static double forward(const struct sb_graph_view *g, double lat, double *fin)
+{
+    double cp = 0;
+    for (uint32_t v = 0; v < g->n_nodes; v++) {
+        double t = 0;
+        uint32_t e = g->pred_off[v] + (g->kind[v] == SB_KIND_DONE);
+        for (; e < g->pred_off[v + 1]; e++)
+            if (fin[g->pred[e]] + lat > t)
+                t = fin[g->pred[e]] + lat;
+        if (g->kind[v] == SB_KIND_INPUT)
+            t = 0;
+        else if (g->kind[v] == SB_KIND_COMPUTE)
+            t += g->dur_us[v];
+        else if (g->kind[v] == SB_KIND_DONE) {
+            uint32_t s = g->partner[v];
+            if (fin[s] + g->dur_us[s] > t)
+                t = fin[s] + g->dur_us[s];
+        }
+        fin[v] = t;
+        if (t > cp)
+            cp = t;
+    }
+    return cp;
+}
+
+/* after[v]: least time between v finishing and the makespan.  The edge from a
+ * start (finished = issued) to its done carries the collective's duration;
+ * every other edge the latency plus the consumer's duration. */
+static void backward(const struct sb_graph_view *g, double lat, double *after)
+{
+    for (uint32_t v = g->n_nodes; v-- > 0;) {
+        double q = 0;
+        for (uint32_t e = g->succ_off[v]; e < g->succ_off[v + 1]; e++) {
+            uint32_t w = g->succ[e];
+            double d;
+            if (g->kind[w] == SB_KIND_DONE && g->partner[w] == v)
+                d = g->dur_us[v] + after[w];
+            else
+                d = lat + (g->kind[w] == SB_KIND_COMPUTE ? g->dur_us[w] : 0) + after[w];
+            if (d > q)
+                q = d;
+        }
+        after[v] = q;
+    }
+}
+
+/* Collectives of one resource (type t, or all when shared), one device. */
+static double comm_bound(const struct sb_graph_view *g, const struct sb_sim_config *c,
+                         const double *fin, const double *after, struct job *j, int t)
+{
+    uint32_t n = 0;
+    for (uint32_t v = 0; v < g->n_nodes; v++) {
+        if (g->kind[v] != SB_KIND_START || (!c->shared && g->coll[v] != t))
+            continue;
+        j[n++] = (struct job){fin[v], g->dur_us[v], after[g->partner[v]]};
+    }
+    return resource_bound(j, n, c->shared ? c->limit[0] : c->limit[t]);
+}
+
+static double compute_bound(const struct sb_graph_view *g, const double *fin,
+                            const double *after, struct job *j)
+{
+    uint32_t n = 0;
+    for (uint32_t v = 0; v < g->n_nodes; v++)
+        if (g->kind[v] == SB_KIND_COMPUTE)
+            j[n++] = (struct job){fin[v] - g->dur_us[v], g->dur_us[v], after[v]};
+    return resource_bound(j, n, 1);
+}
+
+/* Several devices, placement unknown: each resource's work over all copies. */
+static double spread_bound(const struct sb_graph_view *g, const struct sb_sim_config *c)
+{
+    double compute = 0, comm[SB_COLL_COUNT] = {0}, best = 0;
+    uint32_t nd = c->n_devices;
+    for (uint32_t v = 0; v < g->n_nodes; v++) {
+        if (g->kind[v] == SB_KIND_COMPUTE)
+            compute += g->dur_us[v];
+        else if (g->kind[v] == SB_KIND_START)
+            comm[c->shared ? 0 : g->coll[v]] += g->dur_us[v];
+    }
+    best = compute / nd;
+    for (int t = 0; t < SB_COLL_COUNT; t++) {
+        double b = comm[t] / ((double)nd * c->limit[t]);
+        if (b > best)
+            best = b;
+    }
+    return best;
+}
+
+static double max2(double a, double b)
+{
+    return a > b ? a : b;
+}
+
+double sb_sim_lower_bound(const struct sb_graph_view *g, const struct sb_sim_config *c)
+{
+    double lat = c->edge_lat_us, best;
+    double *fin = sb_xcalloc(g->n_nodes, sizeof *fin);
+    double *after = sb_xcalloc(g->n_nodes, sizeof *after);
+    struct job *j = sb_xmalloc(((size_t)g->n_nodes + 1) * sizeof *j);
+    best = forward(g, lat, fin);
+    if (c->n_devices > 1) {
+        best = max2(best, spread_bound(g, c));
+    } else {
+        backward(g, lat, after);
+        best = max2(best, compute_bound(g, fin, after, j));
+        for (int t = 0; t < (c->shared ? 1 : SB_COLL_COUNT); t++)
+            best = max2(best, comm_bound(g, c, fin, after, j, t));
+    }
+    free(fin);
+    free(after);
+    free(j);
+    return best;
+}
