@@ -284,6 +284,7 @@ struct ovl_params {
     double peak_ratio;              /* OVL_FALLBACK_PEAK: fraction of the original peak */
     int fresh_scores;               /* re-score on-path nodes when popped */
     int compute_rule;               /* enum ovl_compute_rule */
+    int single_queue;               /* one ready queue: off-path nodes sort last */
 };
 
 struct ovl_cand {
@@ -380,7 +381,11 @@ static inline int ovl_ready(struct ovl *S, uint32_t v)
         if (ovl_heap_push(&S->byidx, k))
             return -1;
     }
-    if (ovl_is_off(S, v))
+    /* Before pytorch/pytorch#169838 and #169840 ("Separate queue for off-path
+     * scheduling") every node shared one queue scored by domination, where an
+     * off-path node's index is the largest: it drifted to the end (the memory
+     * regression investigation ran that revision). */
+    if (ovl_is_off(S, v) && !S->P->single_queue)
         return ovl_heap_push(&S->off, ovl_off_score(S, v));
     return ovl_heap_push(&S->on, ovl_on_score(S, v));
 }

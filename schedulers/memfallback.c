@@ -37,6 +37,8 @@ static const struct sb_param memfallback_params[] = {
      "stale-score finding); 0 = Inductor's queue-time scores"},
     {"compute_nodes", SB_PARAM_ENUM, 0, 0, 0, "flops|all",
      "what keeps its order and blocks prefetch paths (as `overlap`)"},
+    {"queues", SB_PARAM_ENUM, 0, 0, 0, "two|one",
+     "ready queues (as `overlap`): one = the earlier single queue, off-path nodes last"},
 };
 #define MEMFALLBACK_N_PARAMS (sizeof memfallback_params / sizeof memfallback_params[0])
 
@@ -55,6 +57,7 @@ static int memfallback_init(const double *param, void **state, char *err, size_t
     P->peak_ratio = param[7];
     P->fresh_scores = param[8] != 0;
     P->compute_rule = (int)param[9];
+    P->single_queue = param[10] == 1;
     *state = P;
     return 0;
 }

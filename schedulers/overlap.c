@@ -32,6 +32,10 @@ static const struct sb_param overlap_params[] = {
      "what keeps its order and blocks prefetch paths: flops = matmul, convolution "
      "and attention ops (Inductor's is_compute_node, flop registry); all = every "
      "compute node"},
+    {"queues", SB_PARAM_ENUM, 0, 0, 0, "two|one",
+     "two = separate on-path and off-path ready queues (pytorch/pytorch#169838, "
+     "#169840); one = the earlier single queue where off-path nodes drift to the end "
+     "(the memory regression investigation's revision)"},
 };
 #define OVERLAP_N_PARAMS (sizeof overlap_params / sizeof overlap_params[0])
 
@@ -47,6 +51,7 @@ static int overlap_init(const double *param, void **state, char *err, size_t n_e
     P->overlap_mult = param[4];
     P->fallback = OVL_FALLBACK_NONE;
     P->compute_rule = (int)param[5];
+    P->single_queue = param[6] == 1;
     *state = P;
     return 0;
 }

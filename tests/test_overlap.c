@@ -252,6 +252,35 @@ static void test_rs_prefetch(void)
     sb_graph_free(g);
 }
 
+/* queues=one (Inductor before "Separate queue for off-path scheduling",
+ * pytorch/pytorch#169838): on ovl_rs_prefetch.csv without prefetch, the
+ * reduce_scatter start feeds no compute node, so it is off-path; in one queue
+ * its domination index is the largest and it waits behind z: g x y z rs
+ * rs.done o.  Times: g 0..10, x 10..50, y 50..60, z 60..70, rs 70..100, the
+ * done waits 70..100 (30 exposed).  Memory: g 4G until rs.done, x 1G at 1..2,
+ * y 1G at 2..3, z 1G from 3, rs 0.5G from 4: 4, 5, 6, 6, 5.5, ... peak 6G at
+ * position 2 (two queues: 6.5G, above). */
+static void test_single_queue(void)
+{
+    struct sb_graph *g = load("ovl_rs_prefetch.csv");
+    struct outcome o;
+    if (!g) {
+        CHECK(0);
+        return;
+    }
+    static const uint32_t one[] = {0, 1, 5, 6, 2, 3, 4};
+    CHECK(measure(g, "overlap:prefetch=0,queues=one", &o) == 0 && same_order(&o, one, 7));
+    CHECK_NEAR(o.makespan_us, 100);
+    CHECK_NEAR(o.exposed_us, 30);
+    CHECK_EQ_U(o.peak_bytes, 6 * G);
+    CHECK_EQ_U(o.peak_pos, 2);
+    /* memfallback inherits it: with headroom enough that its fallback never
+     * engages, the same order */
+    CHECK(measure(g, "memfallback:prefetch=0,queues=one,headroom_gb=100", &o) == 0 &&
+          same_order(&o, one, 7));
+    sb_graph_free(g);
+}
+
 /* ovl_stale_score.csv: 0 w (weight), 1 ag (all_gather of w, 10us, 1G), 2 c0
  * (compute 20us), 3 ag.done, 4 n (nop reading c0, 1G), 5 c1 (reads ag.done and
  * n).  c0 runs first (domination 0 against 1); at c0 the all_gather is
@@ -526,6 +555,7 @@ int main(void)
     test_deferred_wait();
     test_fallback_threshold();
     test_rs_prefetch();
+    test_single_queue();
     test_stale_score();
     test_membound_cap();
     test_ag_hoist();
