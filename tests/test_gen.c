@@ -304,6 +304,86 @@ static uint32_t find_node(const struct sb_graph_view *v, const char *name)
     return SB_NONE;
 }
 
+static int is_input(const struct sb_graph_view *v, const char *name)
+{
+    uint32_t i = find_node(v, name);
+    return i != SB_NONE && v->kind[i] == SB_KIND_INPUT;
+}
+
+static uint64_t bytes_of(const struct sb_graph_view *v, const char *name)
+{
+    uint32_t i = find_node(v, name);
+    return i == SB_NONE ? 0 : v->out_bytes[i];
+}
+
+/* Issue 13: the backward as torchtitan builds it, on one layer of 8B (T = 8192
+ * tokens, H 4096, F 14336, kv width 1024, V 128256, bf16). */
+static void test_llama_bwd_torchtitan(void)
+{
+    const uint64_t T = 8192, H = 4096, F = 14336, V = 128256;
+    struct sb_graph *g = gen_load("llama-bwd --layers 1 --loss external");
+    if (!g) {
+        CHECK(0);
+        return;
+    }
+    /* external loss: the graph starts from d(logits) in bf16, T x V x 2 bytes,
+     * and holds no fp32 cross-entropy node */
+    CHECK(is_input(&g->v, "head.dlogits"));
+    CHECK_EQ_U(bytes_of(&g->v, "head.dlogits"), T * V * 2);
+    CHECK(find_node(&g->v, "head.dlogits32") == SB_NONE);
+    CHECK(find_node(&g->v, "head.onehot") == SB_NONE);
+    sb_graph_free(g);
+
+    g = gen_load("llama-bwd --layers 1 --ac op");
+    if (!g) {
+        CHECK(0);
+        return;
+    }
+    /* op SAC saves x, the wq, wv, w1 outputs, the attention output and lse */
+    CHECK(is_input(&g->v, "L0.x") && is_input(&g->v, "L0.q_mm"));
+    CHECK(is_input(&g->v, "L0.v") && is_input(&g->v, "L0.a1"));
+    CHECK(is_input(&g->v, "L0.attn_out") && is_input(&g->v, "L0.lse"));
+    /* and recomputes wk, wo and w3, the norms (no saved 1/rms) and RoPE */
+    CHECK(find_node(&g->v, "L0.a3") == SB_NONE);
+    CHECK(find_node(&g->v, "L0.k_rot") == SB_NONE);
+    CHECK(find_node(&g->v, "L0.rstd1") == SB_NONE);
+    CHECK(find_node(&g->v, "L0.rc.wk.mm") != SB_NONE);
+    CHECK(find_node(&g->v, "L0.rc.wo.mm") != SB_NONE);
+    CHECK(find_node(&g->v, "L0.rc.w3.mm") != SB_NONE);
+    CHECK(find_node(&g->v, "L0.rc.wq.mm") == SB_NONE);
+    CHECK(find_node(&g->v, "L0.rc.rope_k.rot") != SB_NONE);
+    sb_graph_free(g);
+
+    g = gen_load("llama-bwd --layers 1 --ac full");
+    if (!g) {
+        CHECK(0);
+        return;
+    }
+    /* full AC saves only the block input; the flash forward and every
+     * projection but w2 run again */
+    CHECK(is_input(&g->v, "L0.x"));
+    CHECK(find_node(&g->v, "L0.q_mm") == SB_NONE && find_node(&g->v, "L0.a1") == SB_NONE);
+    CHECK(find_node(&g->v, "L0.rc.flash") != SB_NONE);
+    CHECK(find_node(&g->v, "L0.rc.wq.mm") != SB_NONE);
+    CHECK(find_node(&g->v, "L0.rc.w1.mm") != SB_NONE);
+    CHECK(find_node(&g->v, "L0.rc.w2.mm") == SB_NONE);
+    sb_graph_free(g);
+
+    g = gen_load("llama-bwd --layers 1 --opmath fp32");
+    if (!g) {
+        CHECK(0);
+        return;
+    }
+    /* fp32 opmath: SiLU on an fp32 copy of a1 (T x F x 4), the embedding
+     * gradient in fp32 (V x H x 4) reduced without a cast */
+    CHECK_EQ_U(bytes_of(&g->v, "L0.a1_f32"), T * F * 4);
+    CHECK_EQ_U(bytes_of(&g->v, "L0.sig"), T * F * 4);
+    CHECK_EQ_U(bytes_of(&g->v, "emb.dw"), V * H * 4);
+    CHECK(find_node(&g->v, "emb.embedding.gcast") == SB_NONE);
+    CHECK_EQ_U(bytes_of(&g->v, "L0.attn_norm.dw_sum"), H * 4);
+    sb_graph_free(g);
+}
+
 static void test_other_kinds(void)
 {
     struct sb_graph *g;
@@ -490,6 +570,7 @@ int main(void)
 {
     test_llama_bwd_default();
     test_llama_bwd_variants();
+    test_llama_bwd_torchtitan();
     test_other_kinds();
     test_determinism();
     test_refusals();

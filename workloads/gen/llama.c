@@ -19,12 +19,18 @@
 
 enum {
     O_MODEL, O_LAYERS, O_HIDDEN, O_FFN, O_HEADS, O_KV_HEADS, O_VOCAB, O_SEQ,
-    O_BATCH, O_DTYPE_BYTES, O_RANKS, O_PARAM_BYTES, O_BUCKET, N_FSDP_OPTS
+    O_BATCH, O_DTYPE_BYTES, O_RANKS, O_PARAM_BYTES, O_BUCKET, N_FSDP_OPTS,
+    /* llama-bwd only (issue 13: the backward as torchtitan builds it) */
+    O_LOSS = N_FSDP_OPTS, O_AC, O_OPMATH, N_BWD_OPTS
 };
 #define N_TP_OPTS (O_RANKS + 1) /* llama-tp has neither master weights nor buckets */
 
 static const char *const models[] = {"llama3-8b", "llama3-70b", NULL};
 static const char *const buckets[] = {"none", "layer", NULL};
+static const char *const losses[] = {"internal", "external", NULL};
+static const char *const acs[] = {"none", "op", "full", NULL};
+static const char *const opmaths[] = {"bf16", "fp32", NULL};
+enum { AC_NONE, AC_OP, AC_FULL };
 
 /* The options the three kinds share, in O_ order: the model's shape. */
 #define SHAPE_OPTS                                                             \
@@ -44,17 +50,40 @@ static const char *const buckets[] = {"none", "layer", NULL};
      "bytes per element of activations, gathered weights and gradients "       \
      "(2: bf16)"}
 
-static const struct sb_gen_opt fsdp_opts[N_FSDP_OPTS] = {
-    SHAPE_OPTS,
-    {"ranks", SB_OPT_INT, 64, 1, 1 << 20, NULL,
-     "ranks every parameter is sharded over (FSDP / ZeRO-3 group)"},
-    {"param-bytes", SB_OPT_INT, 4, 1, 8, NULL,
-     "bytes per element of the sharded master weights and of the gradient "
-     "reduction (4: fp32 master weights, reduce in fp32, as torchtitan's "
-     "default mixed precision; equal to --dtype-bytes: no casts)"},
-    {"bucket", SB_OPT_CHOICE, 0, 0, 0, buckets,
-     "none: one all_gather and one reduce_scatter per parameter; layer: one "
-     "of each per layer"},
+#define FSDP_OPTS                                                              \
+    SHAPE_OPTS,                                                                \
+    {"ranks", SB_OPT_INT, 64, 1, 1 << 20, NULL,                                \
+     "ranks every parameter is sharded over (FSDP / ZeRO-3 group)"},           \
+    {"param-bytes", SB_OPT_INT, 4, 1, 8, NULL,                                 \
+     "bytes per element of the sharded master weights and of the gradient "   \
+     "reduction (4: fp32 master weights, reduce in fp32, as torchtitan's "     \
+     "default mixed precision; equal to --dtype-bytes: no casts)"},            \
+    {"bucket", SB_OPT_CHOICE, 0, 0, 0, buckets,                                \
+     "none: one all_gather and one reduce_scatter per parameter; layer: one "  \
+     "of each per layer"}
+
+static const struct sb_gen_opt fsdp_opts[N_FSDP_OPTS] = {FSDP_OPTS};
+
+/* Sources: torchtitan's Llama 3 training defaults (activation_checkpoint
+ * mode "selective" with option "op"; mixed precision bf16 parameters, fp32
+ * reduce) and the FX backward the memory-regression investigation dumped
+ * (pytorch/pytorch, llama1d_bwd.py).  Defaults keep the earlier graph. */
+static const struct sb_gen_opt bwd_opts[N_BWD_OPTS] = {
+    FSDP_OPTS,
+    {"loss", SB_OPT_CHOICE, 0, 0, 0, losses,
+     "internal: the fp32 cross-entropy backward is in the graph; external: the "
+     "graph starts from the bf16 gradient of the logits (torchtitan compiles "
+     "the loss separately, as in llama1d_bwd.py)"},
+    {"ac", SB_OPT_CHOICE, 0, 0, 0, acs,
+     "activation checkpointing. none: the min-cut partitioner's saved set; op: "
+     "torchtitan's op-level selective AC (saves the block input, the wq, wv and "
+     "w1 outputs and the attention output with its log-sum-exp; recomputes wk, "
+     "wo, w3, the norms, RoPE and SiLU); full: saves only the block input and "
+     "recomputes the block's forward"},
+    {"opmath", SB_OPT_CHOICE, 0, 0, 0, opmaths,
+     "fp32: SiLU and its backward, the RMSNorm weight gradient and the "
+     "embedding gradient in fp32 (Inductor upcasts bf16 pointwise math, as in "
+     "llama1d_bwd.py); bf16: in the activation dtype"},
 };
 
 static const struct sb_gen_opt tp_opts[N_TP_OPTS] = {
@@ -149,7 +178,11 @@ static void fsdp_name(const struct sb_gen_args *a, const char *pass, char *buf, 
 
 static void bwd_name(const struct sb_gen_args *a, char *buf, size_t n)
 {
-    fsdp_name(a, "bwd", buf, n);
+    static const char *const ac_tag[] = {"", "-sac", "-fullac"};
+    char base[96];
+    fsdp_name(a, "bwd", base, sizeof base);
+    snprintf(buf, n, "%s%s%s%s", base, a->v[O_LOSS] ? "-extloss" : "",
+             ac_tag[a->v[O_AC]], a->v[O_OPMATH] ? "-fp32" : "");
 }
 
 static void fwd_name(const struct sb_gen_args *a, char *buf, size_t n)
@@ -171,6 +204,7 @@ struct shape {
     uint64_t db, pb, ranks;               /* dtype, master/reduce bytes, ranks */
     int bucket;
     uint64_t hd, kvd, T;                  /* head dim, k/v width, tokens */
+    int ext_loss, ac, fp32;               /* llama-bwd: --loss, --ac, --opmath */
 };
 
 static void shape_init(struct shape *s, const struct sb_gen_args *a, int fsdp)
@@ -190,6 +224,7 @@ static void shape_init(struct shape *s, const struct sb_gen_args *a, int fsdp)
     s->hd = s->H / s->nh;
     s->kvd = s->nkv * s->hd;
     s->T = s->seq * s->b;
+    s->ext_loss = s->ac = s->fp32 = 0;
 }
 
 /* Parameter count of the model: per layer the four attention projections,
@@ -349,13 +384,14 @@ static uint32_t param_get(struct llama *m, struct pgroup *G, uint32_t i)
 /* The full gradient of parameter i is ready: cast it to the reduce dtype and
  * reduce-scatter it right away (or queue it for the group's bucket).  The
  * shard it leaves is the program's output. */
-static void grad_put(struct llama *m, struct pgroup *G, uint32_t i, uint32_t grad)
+static void grad_put_typed(struct llama *m, struct pgroup *G, uint32_t i, uint32_t grad,
+                           uint64_t grad_bytes)
 {
     struct sb_gen *g = m->g;
     struct param *p = &G->p[i];
     uint64_t padded = shard_numel(&m->s, p) * m->s.ranks;
     uint32_t src = grad;
-    if (m->s.pb != m->s.db)
+    if (m->s.pb != grad_bytes)
         src = sb_gen_elem(g, "convert", padded * m->s.pb, IN1(grad), "%s.%s.gcast",
                           G->pfx, p->name);
     if (m->s.bucket) {
@@ -365,6 +401,12 @@ static void grad_put(struct llama *m, struct pgroup *G, uint32_t i, uint32_t gra
     sb_gen_coll(g, SB_COLL_REDUCE_SCATTER, IN1(src),
                 shard_numel(&m->s, p) * m->s.pb, padded * m->s.pb,
                 (uint32_t)m->s.ranks, SB_FLAG_OUTPUT, "%s.%s.rs", G->pfx, p->name);
+}
+
+/* A gradient in the activation dtype. */
+static void grad_put(struct llama *m, struct pgroup *G, uint32_t i, uint32_t grad)
+{
+    grad_put_typed(m, G, i, grad, m->s.db);
 }
 
 /* --bucket layer: the group's one reduce_scatter, once all its gradients exist. */
@@ -495,10 +537,12 @@ static uint32_t norm_bwd(struct llama *m, struct pgroup *G, struct norm *N, uint
     norm_recompute(m, G, N);
     uint32_t w = param_get(m, G, N->pi);
 
-    uint32_t t1 = sb_gen_elem(g, "mul", TH * s->db, IN2(dy, N->n), "%s.%s.dw_mul", P, t);
-    uint32_t dws = sb_gen_elem(g, "sum", s->H * s->db, IN1(t1), "%s.%s.dw_sum", P, t);
+    /* --opmath fp32: the weight gradient is reduced in fp32 */
+    uint64_t wb = s->fp32 ? 4 : s->db;
+    uint32_t t1 = sb_gen_elem(g, "mul", TH * wb, IN2(dy, N->n), "%s.%s.dw_mul", P, t);
+    uint32_t dws = sb_gen_elem(g, "sum", s->H * wb, IN1(t1), "%s.%s.dw_sum", P, t);
     uint32_t dw = sb_gen_view(g, "view", dws, 0, "%s.%s.dw", P, t);
-    grad_put(m, G, N->pi, dw);
+    grad_put_typed(m, G, N->pi, dw, wb);
 
     uint32_t gn = sb_gen_elem(g, "mul", TH * s->db, IN2(dy, w), "%s.%s.gn", P, t);
     uint32_t gn32 = sb_gen_elem(g, "convert", TH * 4, IN1(gn), "%s.%s.gn32", P, t);
@@ -595,38 +639,184 @@ static uint32_t repeat_kv_bwd(struct llama *m, const char *P, const char *t, uin
 
 /* ---- llama-bwd ------------------------------------------------------------ */
 
+/* What a block's backward reads from its forward.  SB_NONE: saved, an input
+ * created where the backward first reads it (--ac none, the earlier graph's
+ * order); otherwise saved or recomputed by recompute_op / recompute_full at
+ * the start of the block's backward, where torch's checkpointing unpacks
+ * them.  n1, n2 are the two norms, with their recomputed outputs. */
+struct acts {
+    uint32_t x, q, k, v, ao, lse, h, a1, a3;
+    struct norm n1, n2;
+    int has_norms;
+};
+
+/* 1/rms of x recomputed: the forward's first five norm ops. */
+static uint32_t norm_rstd(struct llama *m, const char *P, const char *t, uint32_t x)
+{
+    struct sb_gen *g = m->g;
+    uint64_t TH4 = m->s.T * m->s.H * 4, T4 = m->s.T * 4;
+    uint32_t x32 = sb_gen_elem(g, "convert", TH4, IN1(x), "%s.%s.rc_x32", P, t);
+    uint32_t sq = sb_gen_elem(g, "pow", TH4, IN1(x32), "%s.%s.rc_sq", P, t);
+    uint32_t ms = sb_gen_elem(g, "mean", T4, IN1(sq), "%s.%s.rc_ms", P, t);
+    uint32_t ae = sb_gen_elem(g, "add", T4, IN1(ms), "%s.%s.rc_ms_eps", P, t);
+    return sb_gen_elem(g, "rsqrt", T4, IN1(ae), "%s.%s.rc_rstd", P, t);
+}
+
+/* Recomputed forward ops get the group prefix "<L>.rc" so that their names
+ * differ from the backward's ops of the same weight; the weights themselves
+ * are gathered first, under their own names. */
+static void rc_begin(struct llama *m, struct pgroup *G, const uint32_t *params,
+                     uint32_t n, char *saved_pfx)
+{
+    for (uint32_t i = 0; i < n; i++)
+        param_get(m, G, params[i]);
+    strcpy(saved_pfx, G->pfx);
+    strncat(G->pfx, ".rc", sizeof G->pfx - strlen(G->pfx) - 1);
+}
+
+/* The rotated q or k, recomputed: not saved, unlike the forward's. */
+static uint32_t rope_rc(struct llama *m, const char *P, const char *t, uint32_t x,
+                        uint32_t freqs, uint64_t n)
+{
+    uint32_t r = rope_fwd(m, P, t, x, freqs, n);
+    m->g->flags[r] &= ~(uint32_t)SB_FLAG_OUTPUT;
+    return r;
+}
+
+/* The norms recomputed from the block input x and from h. */
+static void norms_rc(struct llama *m, struct pgroup *G, struct acts *A, int second)
+{
+    if (!second) {
+        norm_init(&A->n1, P_ATTN_NORM, "attn_norm", A->x,
+                  norm_rstd(m, G->pfx, "attn_norm", A->x));
+        norm_y(m, G, &A->n1);
+        return;
+    }
+    norm_init(&A->n2, P_FFN_NORM, "ffn_norm", A->h, norm_rstd(m, G->pfx, "ffn_norm", A->h));
+    norm_y(m, G, &A->n2);
+    A->has_norms = 1;
+}
+
+/* --ac op, torchtitan's op-level selective checkpointing: the block input,
+ * the wq, wv and w1 matmul outputs and the attention output with its
+ * log-sum-exp are saved; wk, wo and w3 (every other matmul), the norms and
+ * RoPE are recomputed (SiLU is recomputed by mlp_bwd in every mode). */
+static void recompute_op(struct llama *m, struct pgroup *G, struct acts *A)
+{
+    static const uint32_t used[] = {P_ATTN_NORM, P_WK, P_WO, P_FFN_NORM, P_W3};
+    struct sb_gen *g = m->g;
+    const struct shape *s = &m->s;
+    uint64_t TH = s->T * s->H * s->db, TKV = s->T * s->kvd * s->db;
+    const char *P = G->pfx;
+    char own[24];
+    A->x = sb_gen_input(g, TH, 0, "%s.x", P);
+    uint32_t q3 = sb_gen_input(g, TH, 0, "%s.q_mm", P);
+    A->v = sb_gen_input(g, TKV, 0, "%s.v", P);
+    A->ao = sb_gen_input(g, TH, 0, "%s.attn_out", P);
+    A->lse = sb_gen_input(g, s->b * s->nh * s->seq * 4, 0, "%s.lse", P);
+    A->a1 = sb_gen_input(g, s->T * s->F * s->db, 0, "%s.a1", P);
+    norms_rc(m, G, A, 0);
+    rc_begin(m, G, used, sizeof used / sizeof *used, own);
+    uint32_t k3 = linear_fwd(m, G, P_WK, A->n1.y, s->H, s->kvd);
+    uint32_t fv = sb_gen_view(g, "view", m->freqs, 0, "%s.freqs", P);
+    A->q = rope_rc(m, P, "q", sb_gen_view(g, "view", q3, 0, "%s.q4d", P), fv, s->nh);
+    A->k = rope_rc(m, P, "k", sb_gen_view(g, "view", k3, 0, "%s.k4d", P), fv, s->nkv);
+    uint32_t o3 = sb_gen_view(g, "view", A->ao, 0, "%s.attn_out3d", P);
+    uint32_t wo = linear_fwd(m, G, P_WO, o3, s->H, s->H);
+    A->h = sb_gen_elem(g, "add", TH, IN2(A->x, wo), "%s.h", P);
+    strcpy(G->pfx, own);
+    norms_rc(m, G, A, 1);
+    strncat(G->pfx, ".rc", sizeof G->pfx - strlen(G->pfx) - 1);
+    A->a3 = linear_fwd(m, G, P_W3, A->n2.y, s->H, s->F);
+    strcpy(G->pfx, own);
+}
+
+/* --ac full: only the block input is saved; the block's forward runs again up
+ * to the last tensor the backward reads (torch.utils.checkpoint stops there:
+ * w2 and the residual are not recomputed). */
+static void recompute_full(struct llama *m, struct pgroup *G, struct acts *A)
+{
+    static const uint32_t used[] = {P_ATTN_NORM, P_WQ, P_WK, P_WV, P_WO, P_FFN_NORM,
+                                    P_W1, P_W3};
+    struct sb_gen *g = m->g;
+    const struct shape *s = &m->s;
+    uint64_t TH = s->T * s->H * s->db;
+    uint64_t lse_bytes = s->b * s->nh * s->seq * 4;
+    const char *P = G->pfx;
+    char own[24];
+    A->x = sb_gen_input(g, TH, 0, "%s.x", P);
+    norms_rc(m, G, A, 0);
+    rc_begin(m, G, used, sizeof used / sizeof *used, own);
+    uint32_t q3 = linear_fwd(m, G, P_WQ, A->n1.y, s->H, s->H);
+    uint32_t k3 = linear_fwd(m, G, P_WK, A->n1.y, s->H, s->kvd);
+    uint32_t v3 = linear_fwd(m, G, P_WV, A->n1.y, s->H, s->kvd);
+    uint32_t fv = sb_gen_view(g, "view", m->freqs, 0, "%s.freqs", P);
+    A->q = rope_rc(m, P, "q", sb_gen_view(g, "view", q3, 0, "%s.q4d", P), fv, s->nh);
+    A->k = rope_rc(m, P, "k", sb_gen_view(g, "view", k3, 0, "%s.k4d", P), fv, s->nkv);
+    A->v = sb_gen_view(g, "view", v3, 0, "%s.v4d", P);
+    uint32_t qt = sb_gen_view(g, "transpose", A->q, 0, "%s.q_t", P);
+    uint32_t kt = sb_gen_view(g, "transpose", repeat_kv(m, P, "k", A->k), 0, "%s.k_t", P);
+    uint32_t vt = sb_gen_view(g, "transpose", repeat_kv(m, P, "v", A->v), 0, "%s.v_t", P);
+    double by = (double)(4 * TH + lse_bytes);
+    uint32_t fa = sb_gen_compute(g, "flash_attn",
+                                 sb_dev_time_us(attn_fwd_flops(s), SB_DEV_ATTN_FWD_EFF, by),
+                                 TH + lse_bytes, IN3(qt, kt, vt), "%s.flash", P);
+    uint32_t o = sb_gen_view(g, "getitem", fa, TH, "%s.attn_out_t", P);
+    A->lse = sb_gen_view(g, "getitem", fa, lse_bytes, "%s.lse", P);
+    A->ao = sb_gen_view(g, "transpose", o, 0, "%s.attn_out", P);
+    uint32_t o3 = sb_gen_view(g, "view", A->ao, 0, "%s.attn_out3d", P);
+    uint32_t wo = linear_fwd(m, G, P_WO, o3, s->H, s->H);
+    A->h = sb_gen_elem(g, "add", TH, IN2(A->x, wo), "%s.h", P);
+    strcpy(G->pfx, own);
+    norms_rc(m, G, A, 1);
+    strncat(G->pfx, ".rc", sizeof G->pfx - strlen(G->pfx) - 1);
+    A->a1 = linear_fwd(m, G, P_W1, A->n2.y, s->H, s->F);
+    A->a3 = linear_fwd(m, G, P_W3, A->n2.y, s->H, s->F);
+    strcpy(G->pfx, own);
+}
+
 /* Backward of a block's MLP, out = h + w2(silu(w1 hn) * w3 hn), given
  * dy = d(out); returns d(h).  a1 and a3 are saved, the gate product is
  * recomputed; autograd runs w2, then the w3 branch before the SiLU and w1. */
-static uint32_t mlp_bwd(struct llama *m, struct pgroup *G, uint32_t dy)
+static uint32_t mlp_bwd(struct llama *m, struct pgroup *G, struct acts *A, uint32_t dy)
 {
     struct sb_gen *g = m->g;
     const struct shape *s = &m->s;
     const char *P = G->pfx;
     uint64_t TH = s->T * s->H * s->db, TF = s->T * s->F * s->db;
+    /* --opmath fp32: SiLU and its backward on an fp32 copy of a1 */
+    uint64_t TS = s->fp32 ? s->T * s->F * 4 : TF;
     struct norm N;
 
-    uint32_t a1 = sb_gen_input(g, TF, 0, "%s.a1", P);
-    uint32_t a3 = sb_gen_input(g, TF, 0, "%s.a3", P);
-    uint32_t sg = sb_gen_elem(g, "sigmoid", TF, IN1(a1), "%s.sig", P);
-    uint32_t sl = sb_gen_elem(g, "mul", TF, IN2(a1, sg), "%s.silu", P);
+    uint32_t a1 = A->a1 != SB_NONE ? A->a1 : sb_gen_input(g, TF, 0, "%s.a1", P);
+    uint32_t a3 = A->a3 != SB_NONE ? A->a3 : sb_gen_input(g, TF, 0, "%s.a3", P);
+    uint32_t x1 = s->fp32 ? sb_gen_elem(g, "convert", TS, IN1(a1), "%s.a1_f32", P) : a1;
+    uint32_t sg = sb_gen_elem(g, "sigmoid", TS, IN1(x1), "%s.sig", P);
+    uint32_t sl = sb_gen_elem(g, "mul", TS, IN2(x1, sg), "%s.silu", P);
     uint32_t gg = sb_gen_elem(g, "mul", TF, IN2(sl, a3), "%s.gate", P);
     uint32_t dg = linear_bwd(m, G, P_W2, dy, gg, s->F, s->H);
-    uint32_t ds = sb_gen_elem(g, "mul", TF, IN2(dg, a3), "%s.dsilu", P);
+    uint32_t ds = sb_gen_elem(g, "mul", TS, IN2(dg, a3), "%s.dsilu", P);
     uint32_t da3 = sb_gen_elem(g, "mul", TF, IN2(dg, sl), "%s.da3", P);
-    uint32_t h = sb_gen_input(g, TH, 0, "%s.h", P);
-    norm_init(&N, P_FFN_NORM, "ffn_norm", h, sb_gen_input(g, s->T * 4, 0, "%s.rstd2", P));
+    if (A->has_norms) {
+        N = A->n2;
+    } else {
+        uint32_t h = sb_gen_input(g, TH, 0, "%s.h", P);
+        norm_init(&N, P_FFN_NORM, "ffn_norm", h,
+                  sb_gen_input(g, s->T * 4, 0, "%s.rstd2", P));
+    }
     uint32_t dn3 = linear_bwd(m, G, P_W3, da3, norm_y(m, G, &N), s->H, s->F);
     /* silu_backward decomposed: dy * sig * (1 + x * (1 - sig)), sig = 1/(1+e^-x) */
-    uint32_t ne = sb_gen_elem(g, "neg", TF, IN1(a1), "%s.silu_neg", P);
-    uint32_t ex = sb_gen_elem(g, "exp", TF, IN1(ne), "%s.silu_exp", P);
-    uint32_t d1 = sb_gen_elem(g, "add", TF, IN1(ex), "%s.silu_den", P);
-    uint32_t sr = sb_gen_elem(g, "reciprocal", TF, IN1(d1), "%s.silu_sig", P);
-    uint32_t gs = sb_gen_elem(g, "mul", TF, IN2(ds, sr), "%s.silu_gs", P);
-    uint32_t om = sb_gen_elem(g, "rsub", TF, IN1(sr), "%s.silu_1ms", P);
-    uint32_t xo = sb_gen_elem(g, "mul", TF, IN2(a1, om), "%s.silu_xo", P);
-    uint32_t ap = sb_gen_elem(g, "add", TF, IN1(xo), "%s.silu_1pxo", P);
-    uint32_t da1 = sb_gen_elem(g, "mul", TF, IN2(gs, ap), "%s.da1", P);
+    uint32_t ne = sb_gen_elem(g, "neg", TS, IN1(x1), "%s.silu_neg", P);
+    uint32_t ex = sb_gen_elem(g, "exp", TS, IN1(ne), "%s.silu_exp", P);
+    uint32_t d1 = sb_gen_elem(g, "add", TS, IN1(ex), "%s.silu_den", P);
+    uint32_t sr = sb_gen_elem(g, "reciprocal", TS, IN1(d1), "%s.silu_sig", P);
+    uint32_t gs = sb_gen_elem(g, "mul", TS, IN2(ds, sr), "%s.silu_gs", P);
+    uint32_t om = sb_gen_elem(g, "rsub", TS, IN1(sr), "%s.silu_1ms", P);
+    uint32_t xo = sb_gen_elem(g, "mul", TS, IN2(x1, om), "%s.silu_xo", P);
+    uint32_t ap = sb_gen_elem(g, "add", TS, IN1(xo), "%s.silu_1pxo", P);
+    uint32_t da1 = sb_gen_elem(g, "mul", TS, IN2(gs, ap), "%s.da1", P);
+    if (s->fp32)
+        da1 = sb_gen_elem(g, "convert", TF, IN1(da1), "%s.da1_bf16", P);
     uint32_t dn1 = linear_bwd(m, G, P_W1, da1, norm_y(m, G, &N), s->H, s->F);
     uint32_t dhn = sb_gen_elem(g, "add", TH, IN2(dn3, dn1), "%s.dhn", P);
     uint32_t dxn = norm_bwd(m, G, &N, dhn);
@@ -636,7 +826,7 @@ static uint32_t mlp_bwd(struct llama *m, struct pgroup *G, uint32_t dy)
 /* Backward of a block's attention, h = x + wo(flash(rope(wq xn), rope(wk xn),
  * wv xn)), given dh = d(h); returns d(x).  Autograd order: wo, flash
  * attention, the k/v repeat and RoPE, then the v, k, q projections. */
-static uint32_t attn_bwd(struct llama *m, struct pgroup *G, uint32_t dh)
+static uint32_t attn_bwd(struct llama *m, struct pgroup *G, struct acts *A, uint32_t dh)
 {
     struct sb_gen *g = m->g;
     const struct shape *s = &m->s;
@@ -647,19 +837,19 @@ static uint32_t attn_bwd(struct llama *m, struct pgroup *G, uint32_t dh)
 
     /* pass 1: the output projection, then flash attention's backward on the
      * saved q, the re-expanded k and v, the output and its log-sum-exp */
-    uint32_t ao = sb_gen_input(g, TH, 0, "%s.attn_out", P);
+    uint32_t ao = A->ao != SB_NONE ? A->ao : sb_gen_input(g, TH, 0, "%s.attn_out", P);
     uint32_t ao3 = sb_gen_view(g, "view", ao, 0, "%s.attn_out3d", P);
     uint32_t da = linear_bwd(m, G, P_WO, dh, ao3, s->H, s->H);
     uint32_t d4 = sb_gen_view(g, "view", da, 0, "%s.dattn4d", P);
     uint32_t dt = sb_gen_view(g, "transpose", d4, 0, "%s.dattn_t", P);
-    uint32_t q = sb_gen_input(g, TH, 0, "%s.q_rot", P);
+    uint32_t q = A->q != SB_NONE ? A->q : sb_gen_input(g, TH, 0, "%s.q_rot", P);
     uint32_t qt = sb_gen_view(g, "transpose", q, 0, "%s.q_t", P);
-    uint32_t k = sb_gen_input(g, TKV, 0, "%s.k_rot", P);
+    uint32_t k = A->k != SB_NONE ? A->k : sb_gen_input(g, TKV, 0, "%s.k_rot", P);
     uint32_t kt = sb_gen_view(g, "transpose", repeat_kv(m, P, "k", k), 0, "%s.k_t", P);
-    uint32_t v = sb_gen_input(g, TKV, 0, "%s.v", P);
+    uint32_t v = A->v != SB_NONE ? A->v : sb_gen_input(g, TKV, 0, "%s.v", P);
     uint32_t vt = sb_gen_view(g, "transpose", repeat_kv(m, P, "v", v), 0, "%s.v_t", P);
     uint32_t ot = sb_gen_view(g, "transpose", ao, 0, "%s.attn_out_t", P);
-    uint32_t lse = sb_gen_input(g, lse_bytes, 0, "%s.lse", P);
+    uint32_t lse = A->lse != SB_NONE ? A->lse : sb_gen_input(g, lse_bytes, 0, "%s.lse", P);
     /* five matmuls in the backward against two in the forward; reads dO, q,
      * k, v, O and writes dq, dk, dv (k and v at full head count) */
     double fl = 2.5 * attn_fwd_flops(s);
@@ -686,8 +876,13 @@ static uint32_t attn_bwd(struct llama *m, struct pgroup *G, uint32_t dh)
 
     /* pass 3: the v, k, q projections on the recomputed norm output, the
      * norm's backward, the residual */
-    uint32_t x = sb_gen_input(g, TH, 0, "%s.x", P);
-    norm_init(&N, P_ATTN_NORM, "attn_norm", x, sb_gen_input(g, s->T * 4, 0, "%s.rstd1", P));
+    if (A->has_norms) {
+        N = A->n1;
+    } else {
+        uint32_t x = sb_gen_input(g, TH, 0, "%s.x", P);
+        norm_init(&N, P_ATTN_NORM, "attn_norm", x,
+                  sb_gen_input(g, s->T * 4, 0, "%s.rstd1", P));
+    }
     uint32_t gv = linear_bwd(m, G, P_WV, dvh, norm_y(m, G, &N), s->H, s->kvd);
     uint32_t gk = linear_bwd(m, G, P_WK, dkh, norm_y(m, G, &N), s->H, s->kvd);
     uint32_t gq = linear_bwd(m, G, P_WQ, dqh, norm_y(m, G, &N), s->H, s->H);
@@ -702,22 +897,28 @@ static uint32_t attn_bwd(struct llama *m, struct pgroup *G, uint32_t dh)
 static uint32_t layer_bwd(struct llama *m, uint64_t l, uint32_t dy)
 {
     struct pgroup G;
+    struct acts A = {.x = SB_NONE, .q = SB_NONE, .k = SB_NONE, .v = SB_NONE,
+                     .ao = SB_NONE, .lse = SB_NONE, .h = SB_NONE, .a1 = SB_NONE,
+                     .a3 = SB_NONE};
     group_layer(&G, &m->s, l);
-    uint32_t dh = mlp_bwd(m, &G, dy);
-    uint32_t dx = attn_bwd(m, &G, dh);
+    if (m->s.ac == AC_OP)
+        recompute_op(m, &G, &A);
+    else if (m->s.ac == AC_FULL)
+        recompute_full(m, &G, &A);
+    uint32_t dh = mlp_bwd(m, &G, &A, dy);
+    uint32_t dx = attn_bwd(m, &G, &A, dh);
     group_flush(m, &G);
     return dx;
 }
 
-/* Loss, output projection and final norm: returns d(last block output).  The
+/* The cross-entropy backward (--loss internal): d(logits) in the dtype.  The
  * forward saved the bf16 logits with the row max and log-sum-exp; log_softmax
  * is recomputed where its backward needs it. */
-static uint32_t head_bwd(struct llama *m, struct pgroup *G)
+static uint32_t loss_bwd(struct llama *m)
 {
     struct sb_gen *g = m->g;
     const struct shape *s = &m->s;
     uint64_t TV4 = s->T * s->V * 4, T4 = s->T * 4;
-    struct norm N;
 
     /* pass 1: nll_loss_backward decomposed: a one-hot of -1/T at the labels */
     uint32_t dl = sb_gen_input(g, 4, 0, "head.dloss");
@@ -741,7 +942,27 @@ static uint32_t head_bwd(struct llama *m, struct pgroup *G)
     uint32_t d32 = sb_gen_elem(g, "sub", TV4, IN2(dlp, pd), "head.dlogits32");
     uint32_t d16 = sb_gen_elem(g, "convert", s->T * s->V * s->db, IN1(d32),
                                "head.dlogits");
-    uint32_t d3 = sb_gen_view(g, "view", d16, 0, "head.dlogits3d");
+    return sb_gen_view(g, "view", d16, 0, "head.dlogits3d");
+}
+
+/* Loss (unless external), output projection and final norm: returns d(last
+ * block output). */
+static uint32_t head_bwd(struct llama *m, struct pgroup *G)
+{
+    struct sb_gen *g = m->g;
+    const struct shape *s = &m->s;
+    uint64_t T4 = s->T * 4;
+    struct norm N;
+    uint32_t d3;
+
+    if (s->ext_loss) {
+        /* --loss external: the loss is compiled on its own; this graph starts
+         * from the bf16 gradient of the logits it hands over */
+        uint32_t d16 = sb_gen_input(g, s->T * s->V * s->db, 0, "head.dlogits");
+        d3 = sb_gen_view(g, "view", d16, 0, "head.dlogits3d");
+    } else {
+        d3 = loss_bwd(m);
+    }
     /* pass 3: output projection and final norm */
     uint32_t x = sb_gen_input(g, s->T * s->H * s->db, 0, "head.x");
     norm_init(&N, P_FINAL_NORM, "final_norm", x, sb_gen_input(g, T4, 0, "head.rstd"));
@@ -756,7 +977,8 @@ static void emb_bwd(struct llama *m, struct pgroup *G, uint32_t dx)
 {
     struct sb_gen *g = m->g;
     const struct shape *s = &m->s;
-    uint64_t VH = s->V * s->H * s->db;
+    uint64_t eb = s->fp32 ? 4 : s->db; /* --opmath fp32: accumulate in fp32 */
+    uint64_t VH = s->V * s->H * eb;
     /* the backward never reads the embedding, so it is not gathered; its
      * shard stays resident all the same */
     struct param *p = &G->p[P_EMB];
@@ -768,7 +990,7 @@ static void emb_bwd(struct llama *m, struct pgroup *G, uint32_t dx)
     double by = (double)(VH + 2 * s->T * s->H * s->db + s->T * 8);
     uint32_t dw = sb_gen_compute(g, "index_put", sb_dev_time_us(0, 1, by), VH,
                                  IN3(z, tok, dx), "emb.dw");
-    grad_put(m, G, P_EMB, dw);
+    grad_put_typed(m, G, P_EMB, dw, eb);
     group_flush(m, G);
 }
 
@@ -796,6 +1018,9 @@ static void build_bwd(const struct sb_gen_args *a, struct sb_gen *g)
     struct llama m;
     struct pgroup head, emb;
     shape_init(&m.s, a, 1);
+    m.s.ext_loss = (int)a->v[O_LOSS];
+    m.s.ac = (int)a->v[O_AC];
+    m.s.fp32 = (int)a->v[O_OPMATH];
     m.g = g;
     fsdp_meta(g, &m.s, "backward");
     m.freqs = sb_gen_input(g, m.s.seq * (m.s.hd / 2) * 8, 0, "freqs_cis");
@@ -1136,7 +1361,7 @@ const struct sb_gen_kind sb_gen_llama_bwd = {
     "all_gather of each parameter right before its first use and a "
     "reduce_scatter of each weight gradient right after it is produced, saved "
     "activations as inputs.  Costs from an H100 roofline.",
-    fsdp_opts, N_FSDP_OPTS, llama_preset, fsdp_check_bwd, bwd_name, build_bwd,
+    bwd_opts, N_BWD_OPTS, llama_preset, fsdp_check_bwd, bwd_name, build_bwd,
 };
 
 const struct sb_gen_kind sb_gen_llama_fwd = {
