@@ -26,7 +26,7 @@ static struct sb_graph *graph(const char *csv)
     return g;
 }
 
-static double bound(const struct sb_graph *g, const char *sim, uint32_t devices)
+static double bound(const struct sb_graph *g, const char *sim)
 {
     struct sb_sim_config c;
     struct sb_err e;
@@ -35,7 +35,6 @@ static double bound(const struct sb_graph *g, const char *sim, uint32_t devices)
         fprintf(stderr, "%s\n", e.msg);
         return -1;
     }
-    c.n_devices = devices;
     return sb_sim_lower_bound(&g->v, &c);
 }
 
@@ -53,13 +52,11 @@ static void test_head_work_tail(void)
     /* critical path a 5 + one collective 10 + b 3 = 18; the one shared slot
      * cannot start before a ends (head 5), carries 10 + 10, and b must follow
      * the last (tail 3): 5 + 20 + 3 = 28 */
-    CHECK_NEAR(bound(g, NULL, 1), 28);
+    CHECK_NEAR(bound(g, NULL), 28);
     /* two slots: 5 + 20 / 2 + 3 = 18, the critical path again */
-    CHECK_NEAR(bound(g, "inflight=2", 1), 18);
+    CHECK_NEAR(bound(g, "inflight=2"), 18);
     /* one resource per type, one slot each: 5 + 10 + 3 = 18 */
-    CHECK_NEAR(bound(g, "all_gather=1", 1), 18);
-    /* two devices, placement unknown: max(18, compute 8 / 2, comm 20 / 2) */
-    CHECK_NEAR(bound(g, NULL, 2), 18);
+    CHECK_NEAR(bound(g, "all_gather=1"), 18);
     sb_graph_free(g);
 }
 
@@ -76,7 +73,7 @@ static void test_compute_head(void)
         { CHECK(0); return; }
     /* critical path 10 + 5 = 15, total compute 11; but x and y cannot begin
      * before 10 and share one stream: 10 + 5 + 5 = 20 */
-    CHECK_NEAR(bound(g, NULL, 1), 20);
+    CHECK_NEAR(bound(g, NULL), 20);
     sb_graph_free(g);
 }
 
@@ -92,7 +89,7 @@ static void test_compute_tail(void)
         { CHECK(0); return; }
     /* critical path 5 + 10 = 15; x and y share the stream (10) and 10 us of
      * collective must follow both: 0 + 10 + 10 = 20 */
-    CHECK_NEAR(bound(g, NULL, 1), 20);
+    CHECK_NEAR(bound(g, NULL), 20);
     sb_graph_free(g);
 }
 
@@ -174,6 +171,43 @@ static int holds(const struct sb_graph *g, const struct sb_schedule *s, const ch
     return bad;
 }
 
+/* Two devices (tests/data/heft.yaml): heft's placement and a random order
+ * with random devices must not beat the bound either. */
+static int two_devices(struct sb_graph *g)
+{
+    struct sb_err e;
+    struct sb_machine *m = sb_machine_load(SB_TEST_DATA "/heft.yaml", &e);
+    uint64_t seed = 0x2545f4914f6cdd1dull;
+    int bad = 0;
+    if (!m || sb_machine_apply(m, g, &e)) {
+        fprintf(stderr, "%s: %s\n", g->name, e.msg);
+        sb_machine_free(m);
+        return 1;
+    }
+    for (int k = 0; k < 2; k++) {
+        struct sb_schedule s;
+        struct sb_sched sc;
+        sb_schedule_init(&s, g, 2);
+        if (k == 0) {
+            if (sb_sched_parse(&sc, "heft", &e) || sb_sched_run(&sc, g, &s, &e)) {
+                fprintf(stderr, "%s heft: %s\n", g->name, e.msg);
+                bad++;
+            } else {
+                bad += holds(g, &s, "heft");
+            }
+            sb_sched_free(&sc);
+        } else {
+            random_order(&g->v, &seed, s.order);
+            for (uint32_t v = 0; v < g->v.n_nodes; v++)
+                s.device[v] = (int32_t)(rng_next(&seed) % 2);
+            bad += holds(g, &s, "random order on two devices");
+        }
+        sb_schedule_free(&s);
+    }
+    sb_machine_free(m);
+    return bad;
+}
+
 static int corpus_graph(const char *path)
 {
     struct sb_err e;
@@ -216,6 +250,7 @@ static int corpus_graph(const char *path)
         bad += holds(g, &s, "random order");
         sb_schedule_free(&s);
     }
+    bad += two_devices(g);
     sb_graph_free(g);
     sb_machine_free(m);
     return bad;

@@ -12,9 +12,11 @@
  *     [head, makespan - tail], and the resource does `work` in that window at
  *     a rate of at most `slots`.  Sets are taken as "every job whose head is at
  *     least h" and "every job whose tail is at least q", for each h and q.
- * With several devices and no placement known, compute and collectives may go
- * to any device, so the per-resource terms divide by the device count and
- * drop head and tail (the old compute / devices term). */
+ * With several devices (a --machine), compute may run on any device at that
+ * device's speed: the critical path and compute terms are sb_sim_device_bound's
+ * (fastest device per node, total fastest time over the devices), and each
+ * device's collectives have their own resource, so the collectives' total
+ * over devices x slots is a bound too; head and tail are dropped. */
 #define _POSIX_C_SOURCE 200809L
 #include "core.h"
 
@@ -139,18 +141,14 @@ static double compute_bound(const struct sb_graph_view *g, const double *fin,
     return resource_bound(j, n, 1);
 }
 
-/* Several devices, placement unknown: each resource's work over all copies. */
-static double spread_bound(const struct sb_graph_view *g, const struct sb_sim_config *c)
+/* Several devices: the collectives' work over every device's slots. */
+static double comm_spread(const struct sb_graph_view *g, const struct sb_sim_config *c,
+                          uint32_t nd)
 {
-    double compute = 0, comm[SB_COLL_COUNT] = {0}, best = 0;
-    uint32_t nd = c->n_devices;
-    for (uint32_t v = 0; v < g->n_nodes; v++) {
-        if (g->kind[v] == SB_KIND_COMPUTE)
-            compute += g->dur_us[v];
-        else if (g->kind[v] == SB_KIND_START)
+    double comm[SB_COLL_COUNT] = {0}, best = 0;
+    for (uint32_t v = 0; v < g->n_nodes; v++)
+        if (g->kind[v] == SB_KIND_START)
             comm[c->shared ? 0 : g->coll[v]] += g->dur_us[v];
-    }
-    best = compute / nd;
     for (int t = 0; t < SB_COLL_COUNT; t++) {
         double b = comm[t] / ((double)nd * c->limit[t]);
         if (b > best)
@@ -167,18 +165,19 @@ static double max2(double a, double b)
 double sb_sim_lower_bound(const struct sb_graph_view *g, const struct sb_sim_config *c)
 {
     double lat = c->edge_lat_us, best;
+    uint32_t nd = g->machine ? g->machine->n_devices : 1;
+    if (nd > 1) {
+        best = sb_sim_device_bound(g, lat);
+        return max2(best, comm_spread(g, c, nd));
+    }
     double *fin = sb_xcalloc(g->n_nodes, sizeof *fin);
     double *after = sb_xcalloc(g->n_nodes, sizeof *after);
     struct job *j = sb_xmalloc(((size_t)g->n_nodes + 1) * sizeof *j);
     best = forward(g, lat, fin);
-    if (c->n_devices > 1) {
-        best = max2(best, spread_bound(g, c));
-    } else {
-        backward(g, lat, after);
-        best = max2(best, compute_bound(g, fin, after, j));
-        for (int t = 0; t < (c->shared ? 1 : SB_COLL_COUNT); t++)
-            best = max2(best, comm_bound(g, c, fin, after, j, t));
-    }
+    backward(g, lat, after);
+    best = max2(best, compute_bound(g, fin, after, j));
+    for (int t = 0; t < (c->shared ? 1 : SB_COLL_COUNT); t++)
+        best = max2(best, comm_bound(g, c, fin, after, j, t));
     free(fin);
     free(after);
     free(j);

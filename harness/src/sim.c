@@ -524,7 +524,7 @@ void sb_sim_run(const struct sb_graph *G, const struct sb_schedule *s,
         r->dev_peak_bytes[0] = r->peak_mem_bytes;
     } else {
         run_devices(&S, s, r);
-        r->makespan_lb_us = sb_sim_device_bound(g, c->edge_lat_us);
+        r->makespan_lb_us = sb_sim_lower_bound(g, c);
     }
     sum_durations(g, s, r);
     count_devices(g, s, r);
