@@ -452,6 +452,59 @@ static void test_other_kinds(void)
 
 /* ---- determinism, refusals, corpus --------------------------------------- */
 
+/* Placement kinds (workloads/gen/place.c): node counts by hand, the machine
+ * line, and pre-assigned devices. */
+static void test_placement_kinds(void)
+{
+    struct sb_graph *g;
+    /* one graph input + 50 compute nodes; layer 0 reads only x */
+    if ((g = gen_load("dag --nodes 50 --layers 5"))) {
+        CHECK_EQ_U(g->v.n_nodes, 51);
+        CHECK(!strcmp(sb_graph_meta(g, "machine"), "../machines/gpu4-nvlink.yaml"));
+        for (uint32_t v = 1; v <= 10; v++)
+            CHECK(g->v.pred_off[v + 1] - g->v.pred_off[v] == 1 && g->v.pred[g->v.pred_off[v]] == 0);
+        for (uint32_t v = 11; v < 51; v++) {
+            uint32_t k = g->v.pred_off[v + 1] - g->v.pred_off[v];
+            CHECK(k >= 1 && k <= 3);
+        }
+        sb_graph_free(g);
+    }
+    /* weights: embedding, head, 2 per layer (10); per micro-batch tokens,
+     * embedding, 2 forward and 2 backward kernels per layer, loss (19, twice);
+     * one optimizer pass per layer (4): 52.  Even split over 4 GPUs: layer l
+     * on device l, the head on the last layer's device. */
+    if ((g = gen_load("llama-step --layers 4 --microbatches 2 --split even"))) {
+        CHECK_EQ_U(g->v.n_nodes, 52);
+        for (uint32_t v = 0; v < g->v.n_nodes; v++) {
+            const char *nm = g->names + g->name_off[v];
+            if (!strcmp(nm, "head.w") || !strcmp(nm, "mb1.l3.attn_bwd"))
+                CHECK_EQ_U((uint32_t)g->device[v], 3);
+            if (!strcmp(nm, "mb0.l2.attn") || !strcmp(nm, "l2.adamw"))
+                CHECK_EQ_U((uint32_t)g->device[v], 2);
+            CHECK(g->device[v] >= 0);
+        }
+        sb_graph_free(g);
+    }
+    if ((g = gen_load("llama-step --layers 4 --microbatches 2"))) {
+        for (uint32_t v = 0; v < g->v.n_nodes; v++)
+            CHECK(g->device[v] == -1);
+        sb_graph_free(g);
+    }
+    /* dense, ids, 4 x (table, lookup), bottom weight and kernel, interaction,
+     * 2 towers x 3 x (weight, kernel), loss, 2 x 3 backward kernels, the
+     * interaction's and bottom's backward, 4 updates: 38.  On cpu-gpu the
+     * embedding ops, their tables and the ids are on the CPU (device 1). */
+    if ((g = gen_load("towers --towers 2 --depth 3 --tables 4 --machine cpu-gpu"))) {
+        CHECK_EQ_U(g->v.n_nodes, 38);
+        uint32_t on_cpu = 0;
+        for (uint32_t v = 0; v < g->v.n_nodes; v++)
+            on_cpu += g->device[v] == 1;
+        CHECK_EQ_U(on_cpu, 1 + 4 * 3);
+        CHECK(!strcmp(sb_graph_meta(g, "machine"), "../machines/cpu-gpu.yaml"));
+        sb_graph_free(g);
+    }
+}
+
 static void test_determinism(void)
 {
     struct sb_err e;
@@ -572,6 +625,7 @@ int main(void)
     test_llama_bwd_variants();
     test_llama_bwd_torchtitan();
     test_other_kinds();
+    test_placement_kinds();
     test_determinism();
     test_refusals();
     test_corpus();

@@ -315,9 +315,10 @@ void sb_gen_write(const struct sb_gen *g, FILE *f)
         field_u64(f, g->kind[v] == SB_KIND_START ? g->comm_bytes[v] : 0);
         field_u64(f, g->kind[v] == SB_KIND_START ? g->group[v] : 0);
         sb_csv_field(f, "", 0); /* comm_us: left to the harness's cost model */
-        if (g->device[v] >= 0) /* pre-assigned (placement workloads) */
-            field_u64(f, (uint64_t)g->device[v]);
-        else
+        if (g->device[v] >= 0) { /* pre-assigned (placement workloads); 0 too */
+            snprintf(num, sizeof num, "%d", g->device[v]);
+            sb_csv_field(f, num, 0);
+        } else
             sb_csv_field(f, "", 0);
         field_flags(f, g->flags[v]);
         sb_csv_end(f);
