@@ -221,23 +221,19 @@ static void place(struct heft *H, uint32_t v)
     H->dev[v] = (int32_t)best;
     H->ast[v] = best_est;
     H->aft[v] = best_eft;
+    /* an input not placed yet goes with its first-placed consumer; later
+     * consumers elsewhere pay its copy */
+    for (uint32_t e = g->pred_off[v]; e < g->pred_off[v + 1]; e++)
+        if (g->kind[g->pred[e]] == SB_KIND_INPUT && H->dev[g->pred[e]] < 0)
+            H->dev[g->pred[e]] = (int32_t)best;
 }
 
-/* Inputs go to the device of their first-placed consumer. */
-static void place_inputs(struct heft *H, const struct key *order)
+/* Inputs nobody reads stay on device 0. */
+static void place_inputs(struct heft *H)
 {
-    const struct sb_graph_view *g = H->g;
-    for (uint32_t i = 0; i < g->n_nodes; i++) {
-        uint32_t v = order[i].id;
-        for (uint32_t e = g->pred_off[v]; e < g->pred_off[v + 1]; e++) {
-            uint32_t p = g->pred[e];
-            if (g->kind[p] == SB_KIND_INPUT && H->dev[p] < 0)
-                H->dev[p] = H->dev[v];
-        }
-    }
-    for (uint32_t v = 0; v < g->n_nodes; v++)
+    for (uint32_t v = 0; v < H->g->n_nodes; v++)
         if (H->dev[v] < 0)
-            H->dev[v] = 0; /* an input nobody reads */
+            H->dev[v] = 0;
 }
 
 static int heft_run(void *state, const struct sb_graph_view *g, struct sb_schedule *out)
@@ -245,6 +241,11 @@ static int heft_run(void *state, const struct sb_graph_view *g, struct sb_schedu
     (void)state;
     uint32_t n = g->n_nodes;
     struct heft H = {.g = g, .nd = g->machine->n_devices};
+    for (uint32_t v = 0; v < n; v++)
+        if (g->device[v] >= (int32_t)H.nd)
+            return sb_plugin_fail(out->err, out->n_err,
+                                  "heft: node %u is pre-assigned to device %d; the machine "
+                                  "has %u (run it with its --machine)", v, g->device[v], H.nd);
     H.root = malloc(((size_t)n + 1) * sizeof *H.root);
     H.rank = malloc(((size_t)n + 1) * sizeof *H.rank);
     H.aft = calloc((size_t)n + 1, sizeof *H.aft);
@@ -268,7 +269,7 @@ static int heft_run(void *state, const struct sb_graph_view *g, struct sb_schedu
     for (uint32_t i = 0; i < n; i++)
         if (g->kind[k[i].id] != SB_KIND_INPUT)
             place(&H, k[i].id);
-    place_inputs(&H, k);
+    place_inputs(&H);
     /* by planned start; ties in rank order, which puts producers first */
     for (uint32_t i = 0; i < n; i++)
         k[i] = (struct key){g->kind[k[i].id] == SB_KIND_INPUT ? -1 : H.ast[k[i].id], k[i].id, i};

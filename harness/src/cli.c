@@ -132,8 +132,9 @@ static int cmd_validate(int argc, char **argv)
         if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
             printf("usage: schedbench validate [--machine FILE.yaml] FILE...\n"
                    "Loads each graph, checks it, prints node, edge and collective\n"
-                   "counts.  With --machine, checks the machine description and the\n"
-                   "graphs' pre-assigned devices against it (docs/machines.md).\n"
+                   "counts.  With --machine (or a workload's '# machine=' line), checks\n"
+                   "the machine description and the graph's pre-assigned devices against\n"
+                   "it (docs/machines.md).\n"
                    "Exit status 2 if any file is rejected.\n");
             sb_machine_free(m);
             return 0;
@@ -152,11 +153,13 @@ static int cmd_validate(int argc, char **argv)
             continue;
         }
         struct sb_graph *g = sb_graph_load(argv[i], &e);
+        struct sb_machine *own = NULL; /* the one its '# machine=' line names */
         n++;
-        if (g && m && sb_machine_apply(m, g, &e)) {
+        if (g && (m ? sb_machine_apply(m, g, &e) : sb_machine_of_graph(g, &own, &e))) {
             sb_graph_free(g);
             g = NULL;
         }
+        sb_machine_free(own);
         if (!g) {
             fprintf(stderr, "%s\n", e.msg);
             rc = 2;

@@ -449,3 +449,29 @@ int sb_machine_apply(const struct sb_machine *m, struct sb_graph *g, struct sb_e
     g->v.machine = &m->v;
     return 0;
 }
+
+int sb_machine_of_graph(struct sb_graph *g, struct sb_machine **out, struct sb_err *e)
+{
+    const char *rel = sb_graph_meta(g, "machine");
+    char path[4096];
+    *out = NULL;
+    if (!rel)
+        return 0;
+    const char *slash = strrchr(g->path, '/');
+    if (rel[0] == '/' || !slash)
+        snprintf(path, sizeof path, "%s", rel);
+    else
+        snprintf(path, sizeof path, "%.*s/%s", (int)(slash - g->path), g->path, rel);
+    struct sb_machine *m = sb_machine_load(path, e);
+    if (!m) {
+        char msg[sizeof e->msg];
+        snprintf(msg, sizeof msg, "%s", e->msg);
+        return sb_errf(e, "%s: machine=%s: %s", g->path, rel, msg);
+    }
+    if (sb_machine_apply(m, g, e)) {
+        sb_machine_free(m);
+        return -1;
+    }
+    *out = m;
+    return 0;
+}

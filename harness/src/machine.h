@@ -34,4 +34,9 @@ void sb_machine_free(struct sb_machine *m);
  * run its node. */
 int sb_machine_apply(const struct sb_machine *m, struct sb_graph *g, struct sb_err *e);
 
+/* The machine a workload's '# machine=' line names (a path relative to the
+ * workload file), loaded and applied to g.  Returns 0 with *out = NULL when
+ * the workload names none; -1 with the message in e on error. */
+int sb_machine_of_graph(struct sb_graph *g, struct sb_machine **out, struct sb_err *e);
+
 #endif

@@ -479,6 +479,7 @@ struct workload {
     int state;            /* 0 not loaded, 1 loaded, -1 failed */
     uint32_t cells_left;  /* this shard's cells still to run */
     char *name;           /* the graph's name, kept after it is freed */
+    struct sb_machine *machine; /* from its '# machine=' line, without --machine */
     struct sb_err err;
 };
 
@@ -497,6 +498,15 @@ struct sweep {
     int progress;
 };
 
+/* The machine a workload runs on: --machine, else the one its '# machine='
+ * line names (a path relative to the workload file), else one device. */
+static int place(const struct run_opts *o, struct workload *W, struct sb_err *e)
+{
+    if (o->machine)
+        return sb_machine_apply(o->machine, W->g, e);
+    return sb_machine_of_graph(W->g, &W->machine, e);
+}
+
 static struct sb_graph *acquire(struct sweep *S, uint32_t w)
 {
     struct workload *W = &S->wl[w];
@@ -506,15 +516,16 @@ static struct sb_graph *acquire(struct sweep *S, uint32_t w)
         W->state = W->g ? 1 : -1;
         if (W->g) {
             sb_cost_apply(&S->o->cost, W->g);
-            if (S->o->machine && sb_machine_apply(S->o->machine, W->g, &W->err)) {
+            if (place(S->o, W, &W->err)) {
                 sb_graph_free(W->g);
                 W->g = NULL;
+                sb_machine_free(W->machine);
+                W->machine = NULL;
                 W->state = -1;
             }
         }
-        if (W->g) {
+        if (W->g)
             W->name = sb_xstrdup(W->g->name);
-        }
     }
     struct sb_graph *g = W->g;
     pthread_mutex_unlock(&W->mu);
@@ -528,6 +539,8 @@ static void release(struct sweep *S, uint32_t w)
     if (--W->cells_left == 0) {
         sb_graph_free(W->g);
         W->g = NULL;
+        sb_machine_free(W->machine);
+        W->machine = NULL;
     }
     pthread_mutex_unlock(&W->mu);
 }

@@ -49,6 +49,7 @@ struct sb_gen {
     uint64_t *val_bytes;    /* logical size of the node's value, views included:
                                what a consumer reads, for roofline costs */
     uint64_t *comm_bytes;   /* on starts */
+    int32_t *device;        /* pre-assigned device, -1 (written empty) for none */
     uint32_t *in_off;       /* [n_nodes + 1], CSR by consumer */
     uint32_t *in;           /* [n_in] producers, each an earlier node */
     uint32_t n_in, cap_in;
@@ -150,6 +151,9 @@ extern const struct sb_gen_kind sb_gen_llama_tp;
 extern const struct sb_gen_kind sb_gen_moe;
 extern const struct sb_gen_kind sb_gen_pipeline;
 extern const struct sb_gen_kind sb_gen_ddp;
+extern const struct sb_gen_kind sb_gen_dag;
+extern const struct sb_gen_kind sb_gen_llama_step;
+extern const struct sb_gen_kind sb_gen_towers;
 
 /* sb_gen_main without printing: on failure returns 2 with the message in e. */
 int sb_gen_run(int argc, char **argv, struct sb_err *e);

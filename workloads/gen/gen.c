@@ -42,6 +42,7 @@ static void grow_nodes(struct sb_gen *g)
     g->out_bytes = sb_xrealloc(g->out_bytes, cap * sizeof *g->out_bytes);
     g->val_bytes = sb_xrealloc(g->val_bytes, cap * sizeof *g->val_bytes);
     g->comm_bytes = sb_xrealloc(g->comm_bytes, cap * sizeof *g->comm_bytes);
+    g->device = sb_xrealloc(g->device, cap * sizeof *g->device);
     g->name_off = sb_xrealloc(g->name_off, cap * sizeof *g->name_off);
     g->in_off = sb_xrealloc(g->in_off, ((size_t)cap + 1) * sizeof *g->in_off);
     g->cap = cap;
@@ -65,6 +66,7 @@ void sb_gen_free(struct sb_gen *g)
     free(g->out_bytes);
     free(g->val_bytes);
     free(g->comm_bytes);
+    free(g->device);
     free(g->name_off);
     free(g->in_off);
     free(g->in);
@@ -122,6 +124,7 @@ static uint32_t node_new(struct sb_gen *g, enum sb_kind k, const char *op,
     g->out_bytes[id] = 0;
     g->val_bytes[id] = 0;
     g->comm_bytes[id] = 0;
+    g->device[id] = -1;
     if (g->n_in + n_in > g->cap_in) {
         uint32_t cap = g->cap_in ? g->cap_in * 2 : 8192;
         while (cap < g->n_in + n_in)
@@ -312,7 +315,10 @@ void sb_gen_write(const struct sb_gen *g, FILE *f)
         field_u64(f, g->kind[v] == SB_KIND_START ? g->comm_bytes[v] : 0);
         field_u64(f, g->kind[v] == SB_KIND_START ? g->group[v] : 0);
         sb_csv_field(f, "", 0); /* comm_us: left to the harness's cost model */
-        sb_csv_field(f, "", 0); /* device: unassigned */
+        if (g->device[v] >= 0) /* pre-assigned (placement workloads) */
+            field_u64(f, (uint64_t)g->device[v]);
+        else
+            sb_csv_field(f, "", 0);
         field_flags(f, g->flags[v]);
         sb_csv_end(f);
     }
@@ -324,6 +330,7 @@ void sb_gen_write(const struct sb_gen *g, FILE *f)
 static const struct sb_gen_kind *const kinds[] = {
     &sb_gen_llama_bwd, &sb_gen_llama_fwd, &sb_gen_llama_tp,
     &sb_gen_moe,       &sb_gen_pipeline,  &sb_gen_ddp,
+    &sb_gen_dag,       &sb_gen_llama_step, &sb_gen_towers,
 };
 #define N_KINDS (sizeof kinds / sizeof kinds[0])
 
