@@ -37,6 +37,12 @@ printf 'id,name,kind,inputs\n0,a,compute,\n1,b,compute,7\n' >"$WORK/bad.csv"
 expect_rc 2 "validate bad" "$BIN" validate "$WORK/bad.csv"
 contains "$WORK/err" "bad.csv:3:4: input 7 is not an earlier row" "validate bad"
 
+# a malformed '# ranks=' is refused with file and line (issue 13), no result file
+printf '# name=r\n# ranks=4x\nid,name,kind\n0,a,input\n' >"$WORK/ranks.csv"
+expect_rc 2 "run bad ranks" "$BIN" run -w "$WORK/ranks.csv" -s original -o "$WORK/ranks_out.csv" --quiet
+contains "$WORK/err" "ranks.csv:2: metadata ranks '4x'" "run bad ranks"
+if [ -e "$WORK/ranks_out.csv" ]; then bad "run bad ranks: result file written"; else ok; fi
+
 # run: the leading columns and the hand-derived figures
 expect_rc 0 run "$BIN" run -w "$DATA/chain.csv" -w "$DATA/overlap.csv" -s original -o "$WORK/r1.csv"
 same "$(head -1 "$WORK/r1.csv" | cut -d, -f1-12)" \
