@@ -201,6 +201,11 @@ expect_rc 0 "pre-assigned with machine" "$BIN" run -w "$WORK/pre.csv" -s origina
 # compute_us: each node on its own device, 10 + 20/2 + 5
 same "$(field "$WORK/m3.csv" 2 9)" 25.000 "pre-assigned compute"
 same "$(field "$WORK/m3.csv" 2 6),$(field "$WORK/m3.csv" 2 19),$(field "$WORK/m3.csv" 2 21),$(field "$WORK/m3.csv" 2 22)" "20.000,3000,6100;3000,1" "pre-assigned figures"
+# the Chrome trace gives each device its own process: b runs on gpu1 (pid 2)
+mkdir -p "$WORK/mtr"
+expect_rc 0 "machine trace" "$BIN" run -w "$WORK/pre.csv" -s original --machine "$M" --trace-dir "$WORK/mtr" -o "$WORK/m4.csv" --quiet
+contains "$WORK/mtr/pre__original.json" '"name":"b","cat":"compute","ph":"X","pid":2' "machine trace"
+contains "$WORK/mtr/pre__original.json" '"name":"pre / original / gpu1"' "machine trace"
 # compare: a row that newly exceeds a device's capacity regresses even when faster
 printf 'workload,scheduler,status,makespan_us,peak_mem_bytes,exposed_comm_us,over_capacity\nw,s,ok,10,5,0,0\n' >"$WORK/c0.csv"
 printf 'workload,scheduler,status,makespan_us,peak_mem_bytes,exposed_comm_us,over_capacity\nw,s,ok,9,5,0,1\n' >"$WORK/c1.csv"

@@ -1,8 +1,10 @@
 /* Chrome trace event JSON of one simulated schedule (`run --trace-dir`), which
  * opens in Perfetto and chrome://tracing: one lane for the compute stream
  * (compute nodes, and the waits at dones as "exposed" slices), one lane per
- * communication slot, and memory as a counter track.  Events are written in
- * time order. */
+ * communication slot, and memory as a counter track.  With several devices
+ * (run --machine) each device is a process of its own (pid 1 + device index)
+ * with those lanes; the memory track is the device with the largest peak.
+ * Events are written in time order. */
 #define _POSIX_C_SOURCE 200809L
 #include "trace.h"
 
@@ -68,35 +70,57 @@ static struct ev *collect(const struct sb_graph_view *g, const struct sb_schedul
     return ev;
 }
 
-static void write_lane_names(FILE *f, const struct sb_graph *G, const char *sched,
-                             const struct sb_sim_result *r, int shared)
+static void write_device_names(FILE *f, const struct sb_graph *G, const char *sched,
+                               uint32_t d, int first)
 {
-    const struct sb_graph_view *g = &G->v;
+    const struct sb_machine_view *m = G->v.machine;
     char title[1024];
-    snprintf(title, sizeof title, "%s / %s", G->name, sched);
-    fprintf(f, "{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":%d,\"tid\":0,"
-               "\"args\":{\"name\":", PID);
+    if (m->n_devices > 1)
+        snprintf(title, sizeof title, "%s / %s / %s", G->name, sched, m->dev_name[d]);
+    else
+        snprintf(title, sizeof title, "%s / %s", G->name, sched);
+    fprintf(f, "%s{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":%u,\"tid\":0,"
+               "\"args\":{\"name\":", first ? "" : ",\n", PID + d);
     json_str(f, title);
-    fprintf(f, "}},\n{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":%d,\"tid\":%d,"
-               "\"args\":{\"name\":\"compute stream\"}}", PID, TID_COMPUTE);
-    /* one name per communication slot that was used, in lane order */
-    uint8_t *used = sb_xcalloc(SB_COLL_COUNT * SB_SIM_MAX_INFLIGHT, 1);
-    for (uint32_t v = 0; v < g->n_nodes; v++)
-        if (g->kind[v] == SB_KIND_START)
-            used[r->coll_lane[v]] = 1;
-    for (uint32_t l = 0; l < SB_COLL_COUNT * SB_SIM_MAX_INFLIGHT; l++) {
-        if (!used[l])
-            continue;
-        uint32_t res = l / SB_SIM_MAX_INFLIGHT, slot = l % SB_SIM_MAX_INFLIGHT;
-        fprintf(f, ",\n{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":%d,\"tid\":%u,"
-                   "\"args\":{\"name\":\"comm %s slot %u\"}}",
-                PID, TID_COMM0 + l, shared ? "shared" : sb_coll_name((enum sb_coll)res),
-                slot);
-    }
-    free(used);
+    fprintf(f, "}},\n{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":%u,\"tid\":%d,"
+               "\"args\":{\"name\":\"compute stream\"}}", PID + d, TID_COMPUTE);
 }
 
-static void write_event(FILE *f, const struct sb_graph_view *g,
+static void write_lane_names(FILE *f, const struct sb_graph *G, const char *sched,
+                             const struct sb_schedule *s, const struct sb_sim_result *r,
+                             int shared)
+{
+    const struct sb_graph_view *g = &G->v;
+    uint32_t nd = g->machine->n_devices, lanes = SB_COLL_COUNT * SB_SIM_MAX_INFLIGHT;
+    uint8_t *dev_used = sb_xcalloc(nd, 1);
+    dev_used[0] = 1; /* the first process always exists: it holds the memory track */
+    for (uint32_t v = 0; v < g->n_nodes; v++)
+        dev_used[s->device[v]] = 1;
+    for (uint32_t d = 0, first = 1; d < nd; d++)
+        if (dev_used[d]) {
+            write_device_names(f, G, sched, d, (int)first);
+            first = 0;
+        }
+    /* one name per communication slot that was used, in lane order */
+    uint8_t *used = sb_xcalloc((size_t)nd * lanes, 1);
+    for (uint32_t v = 0; v < g->n_nodes; v++)
+        if (g->kind[v] == SB_KIND_START)
+            used[(size_t)s->device[v] * lanes + r->coll_lane[v]] = 1;
+    for (uint32_t d = 0; d < nd; d++)
+        for (uint32_t l = 0; l < lanes; l++) {
+            if (!used[(size_t)d * lanes + l])
+                continue;
+            uint32_t res = l / SB_SIM_MAX_INFLIGHT, slot = l % SB_SIM_MAX_INFLIGHT;
+            fprintf(f, ",\n{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":%u,\"tid\":%u,"
+                       "\"args\":{\"name\":\"comm %s slot %u\"}}",
+                    PID + d, TID_COMM0 + l,
+                    shared ? "shared" : sb_coll_name((enum sb_coll)res), slot);
+        }
+    free(used);
+    free(dev_used);
+}
+
+static void write_event(FILE *f, const struct sb_graph_view *g, const struct sb_schedule *s,
                         const struct sb_sim_result *r, const struct ev *e)
 {
     uint32_t v = e->idx;
@@ -114,9 +138,9 @@ static void write_event(FILE *f, const struct sb_graph_view *g,
                                             : sb_coll_name((enum sb_coll)g->coll[v]);
     fprintf(f, ",\n{\"name\":");
     json_str(f, g->names + g->name_off[v]);
-    fprintf(f, ",\"cat\":\"%s\",\"ph\":\"X\",\"pid\":%d,\"tid\":%u,\"ts\":%.3f,"
+    fprintf(f, ",\"cat\":\"%s\",\"ph\":\"X\",\"pid\":%u,\"tid\":%u,\"ts\":%.3f,"
                "\"dur\":%.3f,\"args\":{\"id\":%u",
-            cat, PID, tid, e->ts, dur, v);
+            cat, PID + (uint32_t)s->device[v], tid, e->ts, dur, v);
     if (e->kind == EV_COLL)
         fprintf(f, ",\"comm_bytes\":%llu", (unsigned long long)g->comm_bytes[v]);
     else if (g->op[v]) {
@@ -137,9 +161,9 @@ int sb_trace_write(const char *path, const struct sb_graph *G, const char *sched
         return -1;
     struct ev *ev = collect(&G->v, s, r, &n_ev);
     fprintf(out.f, "{\"displayTimeUnit\":\"ns\",\"traceEvents\":[\n");
-    write_lane_names(out.f, G, sched, r, shared);
+    write_lane_names(out.f, G, sched, s, r, shared);
     for (uint32_t i = 0; i < n_ev; i++)
-        write_event(out.f, &G->v, r, &ev[i]);
+        write_event(out.f, &G->v, s, r, &ev[i]);
     fprintf(out.f, "\n]}\n");
     free(ev);
     return sb_atomic_commit(&out, e);
