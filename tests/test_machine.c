@@ -219,11 +219,68 @@ out:
     sb_machine_free(m);
 }
 
+/* The optional columns units and cost_us.<device>. */
+static void test_columns(void)
+{
+    struct sb_err e;
+    struct sb_cost_params c;
+    const struct sb_machine *m;
+    struct sb_graph *two = load_two(&m); /* for the machine only */
+    sb_graph_free(two);
+    if (!m) {
+        CHECK(0);
+        return;
+    }
+    static const char csv[] =
+        "id,name,kind,inputs,op,cost_us,units,cost_us.gpu1\n"
+        "0,x,input,,,,,\n"
+        "1,a,compute,0,mm,10,2,3\n"
+        "2,b,compute,1,mm,8,,\n";
+    struct sb_graph *g = sb_graph_load_mem("cols.csv", csv, sizeof csv - 1, &e);
+    CHECK(g != NULL);
+    if (!g) {
+        fprintf(stderr, "%s\n", e.msg);
+        sb_machine_free((struct sb_machine *)m);
+        return;
+    }
+    sb_cost_defaults(&c);
+    sb_cost_apply(&c, g);
+    CHECK(sb_machine_apply(m, g, &e) == 0);
+    /* a: 10 on gpu0, 3 as given on gpu1 (not 10 / speed 2); b: 8 and 8 / 2 */
+    CHECK_NEAR(g->v.dev_dur_us[1 * 2 + 0], 10);
+    CHECK_NEAR(g->v.dev_dur_us[1 * 2 + 1], 3);
+    CHECK_NEAR(g->v.dev_dur_us[2 * 2 + 1], 4);
+    CHECK_EQ_U(g->v.units_used[1], 2);
+    CHECK_EQ_U(g->v.units_used[2], 1);
+    /* written back and read again: the same columns */
+    char path[600];
+    snprintf(path, sizeof path, "%s/cols_out.csv", SB_TEST_TMP);
+    CHECK(sb_graph_write(g, path, &e) == 0);
+    struct sb_graph *h = sb_graph_load(path, &e);
+    CHECK(h && h->n_dev_cost == 1 && h->units_used[1] == 2 &&
+          h->dev_cost_us[1] == 3 && h->dev_cost_us[2] == -1);
+    sb_graph_free(h);
+    sb_graph_free(g);
+    /* a column naming a device the machine lacks, and bad values */
+    static const char no_dev[] = "id,name,kind,inputs,cost_us.tpu0\n0,a,compute,,1\n";
+    g = sb_graph_load_mem("nodev.csv", no_dev, sizeof no_dev - 1, &e);
+    CHECK(g && sb_machine_apply(m, g, &e) != 0 && strstr(e.msg, "no device 'tpu0'"));
+    sb_graph_free(g);
+    static const char bad_units[] = "id,name,kind,inputs,units\n0,a,compute,,0\n";
+    CHECK(sb_graph_load_mem("u.csv", bad_units, sizeof bad_units - 1, &e) == NULL);
+    CHECK(strstr(e.msg, "u.csv:2:5: units '0' is not an integer in 1..10^6") != NULL);
+    static const char bad_cost[] = "id,name,kind,inputs,cost_us.g\n0,a,compute,,-2\n";
+    CHECK(sb_graph_load_mem("c.csv", bad_cost, sizeof bad_cost - 1, &e) == NULL);
+    CHECK(strstr(e.msg, "c.csv:2:5: cost_us.g '-2' is negative") != NULL);
+    sb_machine_free((struct sb_machine *)m);
+}
+
 int main(void)
 {
     test_good();
     test_bad();
     test_two_devices();
     test_ops();
+    test_columns();
     return check_report();
 }

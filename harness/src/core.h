@@ -20,6 +20,11 @@ struct sb_graph {
     int32_t *device;
     uint32_t *units_used; /* r(v), 1 unless a machine or column says otherwise */
     double *dev_dur_us;   /* t(v, a) under a --machine; NULL: the view uses dur_us */
+    /* cost_us.<device> columns: names, and [n_nodes * n_dev_cost] times (-1
+     * where a row leaves the field empty) */
+    uint32_t n_dev_cost;
+    char **dev_cost_name;
+    double *dev_cost_us;
     char *names;
     char **op_names;
     uint32_t n_ops;

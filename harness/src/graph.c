@@ -56,14 +56,15 @@ int sb_coll_parse(const char *s, enum sb_coll *out)
 
 enum col {
     COL_ID, COL_NAME, COL_KIND, COL_INPUTS, COL_OP, COL_COST_US, COL_OUT_BYTES,
-    COL_COLL, COL_COMM_BYTES, COL_GROUP, COL_COMM_US, COL_DEVICE, COL_FLAGS,
+    COL_COLL, COL_COMM_BYTES, COL_GROUP, COL_COMM_US, COL_DEVICE, COL_FLAGS, COL_UNITS,
     COL_COUNT,
-    COL_EXTRA = COL_COUNT /* an x_ column: read and ignored */
+    COL_EXTRA = COL_COUNT,       /* an x_ column: read and ignored */
+    COL_DEV_COST = COL_COUNT + 1 /* cost_us.<device> (docs/machines.md) */
 };
 
 static const char *const col_names[COL_COUNT] = {
     "id", "name", "kind", "inputs", "op", "cost_us", "out_bytes", "coll",
-    "comm_bytes", "group", "comm_us", "device", "flags"};
+    "comm_bytes", "group", "comm_us", "device", "flags", "units"};
 
 #define N_REQUIRED_COLS 4 /* id, name, kind, inputs */
 #define MAX_COLS 256      /* a header wider than this is surely not a graph */
@@ -80,6 +81,7 @@ struct loader {
     uint32_t n_cols;
     uint8_t col_of[MAX_COLS];   /* field index -> enum col */
     int field_of[COL_COUNT];    /* enum col -> field index, -1 if absent */
+    uint32_t dev_cost_field[SB_MAX_DEVICES]; /* field of each cost_us.<device> */
     /* the current row: fields NUL-terminated in rowbuf */
     char *rowbuf;
     size_t row_len, row_cap;
@@ -146,6 +148,10 @@ static void grow_nodes(struct loader *L, uint32_t want)
     g->comm_bytes = sb_xrealloc(g->comm_bytes, cap * sizeof *g->comm_bytes);
     g->name_off = sb_xrealloc(g->name_off, cap * sizeof *g->name_off);
     g->device = sb_xrealloc(g->device, cap * sizeof *g->device);
+    g->units_used = sb_xrealloc(g->units_used, cap * sizeof *g->units_used);
+    if (g->n_dev_cost)
+        g->dev_cost_us = sb_xrealloc(g->dev_cost_us,
+                                     (size_t)cap * g->n_dev_cost * sizeof *g->dev_cost_us);
     L->line_of = sb_xrealloc(L->line_of, cap * sizeof *L->line_of);
     L->cap = cap;
 }
@@ -406,6 +412,48 @@ static int read_inputs(struct loader *L, uint32_t id)
 
 /* ---- rows --------------------------------------------------------------- */
 
+/* cost_us.<device>: t(v, device) given per node, matched to the machine's
+ * device names when a machine is applied (docs/machines.md). */
+static int read_dev_cost_header(struct loader *L, uint32_t f, const char *dev)
+{
+    struct sb_graph *g = L->g;
+    for (uint32_t k = 0; k < g->n_dev_cost; k++)
+        if (!strcmp(g->dev_cost_name[k], dev))
+            return fail(L, f + 1, "duplicate column 'cost_us.%s'", dev);
+    if (g->n_dev_cost == SB_MAX_DEVICES)
+        return fail(L, f + 1, "more than %d cost_us.<device> columns", SB_MAX_DEVICES);
+    g->dev_cost_name = sb_xrealloc(g->dev_cost_name,
+                                   (g->n_dev_cost + 1) * sizeof *g->dev_cost_name);
+    g->dev_cost_name[g->n_dev_cost] = sb_xstrdup(dev);
+    L->dev_cost_field[g->n_dev_cost++] = f;
+    L->col_of[f] = COL_DEV_COST;
+    g->dev_cost_us = sb_xrealloc(g->dev_cost_us, ((size_t)L->cap * g->n_dev_cost + 1) *
+                                                     sizeof *g->dev_cost_us);
+    return 0;
+}
+
+/* units (r(v), default 1) and the cost_us.<device> fields (-1 when empty). */
+static int read_placement(struct loader *L, uint32_t id)
+{
+    struct sb_graph *g = L->g;
+    const char *s = field(L, COL_UNITS);
+    uint64_t u = 1;
+    if (*s && (parse_u64(s, 1000000, &u) != 0 || u < 1))
+        return fail(L, fnum(L, COL_UNITS), "units '%s' is not an integer in 1..10^6", s);
+    g->units_used[id] = (uint32_t)u;
+    for (uint32_t k = 0; k < g->n_dev_cost; k++) {
+        const char *c = L->rowbuf + L->fld_off[L->dev_cost_field[k]];
+        double *out = &g->dev_cost_us[(size_t)id * g->n_dev_cost + k];
+        const char *why = *c ? parse_nonneg(c, out) : NULL;
+        if (!*c)
+            *out = -1;
+        if (why)
+            return fail(L, L->dev_cost_field[k] + 1, "cost_us.%s '%s' %s",
+                        g->dev_cost_name[k], c, why);
+    }
+    return 0;
+}
+
 static int read_header(struct loader *L)
 {
     if (L->n_fld > MAX_COLS)
@@ -417,6 +465,11 @@ static int read_header(struct loader *L)
         int c = 0;
         while (c < COL_COUNT && strcmp(s, col_names[c]) != 0)
             c++;
+        if (c == COL_COUNT && !strncmp(s, "cost_us.", 8) && s[8]) {
+            if (read_dev_cost_header(L, f, s + 8))
+                return -1;
+            continue;
+        }
         if (c == COL_COUNT) {
             if (strncmp(s, "x_", 2) != 0)
                 return fail(L, f + 1,
@@ -567,7 +620,7 @@ static int read_row(struct loader *L)
         read_u64(L, COL_COMM_BYTES, &g->comm_bytes[id]) ||
         read_group(L, &g->group_size[id]) ||
         read_double(L, COL_COMM_US, -1, &g->comm_us[id]) || read_device(L, id) ||
-        read_flags(L, &g->flags[id]))
+        read_flags(L, &g->flags[id]) || read_placement(L, id))
         return -1;
     g->op[id] = op_intern(L, field(L, COL_OP));
     g->v.n_nodes = id + 1;
@@ -948,6 +1001,10 @@ void sb_graph_free(struct sb_graph *g)
     free(g->device);
     free(g->units_used);
     free(g->dev_dur_us);
+    for (uint32_t k = 0; k < g->n_dev_cost; k++)
+        free(g->dev_cost_name[k]);
+    free(g->dev_cost_name);
+    free(g->dev_cost_us);
     free(g->names);
     for (uint32_t i = 0; i < g->n_ops; i++)
         free(g->op_names[i]);

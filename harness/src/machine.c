@@ -420,11 +420,32 @@ static double speed_of(const struct sb_machine *m, uint32_t d, const char *op)
     return m->speed[d];
 }
 
+/* Device index of each cost_us.<device> column; -1 with a message when the
+ * machine has no such device. */
+static int match_cost_columns(const struct sb_machine *m, const struct sb_graph *g,
+                              int *dev, struct sb_err *e)
+{
+    for (uint32_t k = 0; k < g->n_dev_cost; k++) {
+        dev[k] = -1;
+        for (uint32_t d = 0; d < m->v.n_devices; d++)
+            if (!strcmp(m->name[d], g->dev_cost_name[k]))
+                dev[k] = (int)d;
+        if (dev[k] < 0)
+            return sb_errf(e, "%s: column cost_us.%s: the machine (%s) has no device '%s'",
+                           g->path, g->dev_cost_name[k], m->path, g->dev_cost_name[k]);
+    }
+    return 0;
+}
+
 /* Only compute nodes scale with a device's speed and are restricted by its op
- * list: inputs and nops are free, and a collective's duration is the network's. */
+ * list: inputs and nops are free, and a collective's duration is the network's.
+ * A cost_us.<device> value replaces the scaled time on that device. */
 int sb_machine_apply(const struct sb_machine *m, struct sb_graph *g, struct sb_err *e)
 {
-    uint32_t nd = m->v.n_devices, n = g->v.n_nodes;
+    uint32_t nd = m->v.n_devices, n = g->v.n_nodes, K = g->n_dev_cost;
+    int col_dev[SB_MAX_DEVICES];
+    if (match_cost_columns(m, g, col_dev, e))
+        return -1;
     double *t = sb_xmalloc(((size_t)n * nd + 1) * sizeof *t);
     for (uint32_t v = 0; v < n; v++) {
         const char *op = g->op_names[g->op[v]];
@@ -433,6 +454,12 @@ int sb_machine_apply(const struct sb_machine *m, struct sb_graph *g, struct sb_e
             if (g->kind[v] == SB_KIND_COMPUTE)
                 x = supports(m, d, op) ? x / speed_of(m, d, op) : INFINITY;
             t[(size_t)v * nd + d] = x;
+        }
+        for (uint32_t k = 0; k < K && g->kind[v] == SB_KIND_COMPUTE; k++) {
+            double given = g->dev_cost_us[(size_t)v * K + k];
+            size_t i = (size_t)v * nd + (uint32_t)col_dev[k];
+            if (given >= 0 && isfinite(t[i]))
+                t[i] = given;
         }
         int32_t pre = g->device[v];
         if (pre >= 0 && ((uint32_t)pre >= nd || isinf(t[(size_t)v * nd + (uint32_t)pre]))) {

@@ -40,6 +40,28 @@ static void write_flags(FILE *f, uint32_t flags)
     sb_csv_field(f, buf, 0);
 }
 
+/* units and cost_us.<device> (docs/machines.md), only when the graph has them */
+static int has_units(const struct sb_graph *G)
+{
+    for (uint32_t v = 0; v < G->v.n_nodes; v++)
+        if (G->units_used[v] != 1)
+            return 1;
+    return 0;
+}
+
+static void write_placement(FILE *f, const struct sb_graph *G, uint32_t v)
+{
+    if (has_units(G))
+        sb_csv_fieldf(f, 0, "%u", G->units_used[v]);
+    for (uint32_t k = 0; k < G->n_dev_cost; k++) {
+        double c = G->dev_cost_us[(size_t)v * G->n_dev_cost + k];
+        if (c >= 0)
+            sb_csv_fieldf(f, 0, "%.17g", c);
+        else
+            sb_csv_field(f, "", 0);
+    }
+}
+
 static void write_node(FILE *f, const struct sb_graph *G, uint32_t v)
 {
     const struct sb_graph_view *g = &G->v;
@@ -75,6 +97,7 @@ static void write_node(FILE *f, const struct sb_graph *G, uint32_t v)
     else
         sb_csv_field(f, "", 0);
     write_flags(f, g->flags[v]);
+    write_placement(f, G, v);
     sb_csv_end(f);
 }
 
@@ -88,7 +111,16 @@ int sb_graph_write(const struct sb_graph *g, const char *path, struct sb_err *e)
         if (strcmp(g->meta_key[i], "name") != 0)
             fprintf(out.f, "# %s=%s\n", g->meta_key[i], g->meta_val[i]);
     fprintf(out.f, "id,name,kind,inputs,op,cost_us,out_bytes,coll,comm_bytes,group,"
-                   "comm_us,device,flags\n");
+                   "comm_us,device,flags");
+    if (has_units(g))
+        fprintf(out.f, ",units");
+    for (uint32_t k = 0; k < g->n_dev_cost; k++) {
+        fprintf(out.f, ",");
+        char col[300];
+        snprintf(col, sizeof col, "cost_us.%s", g->dev_cost_name[k]);
+        sb_csv_field(out.f, col, 1);
+    }
+    fprintf(out.f, "\n");
     for (uint32_t v = 0; v < g->v.n_nodes; v++)
         write_node(out.f, g, v);
     return sb_atomic_commit(&out, e);
