@@ -219,6 +219,46 @@ out:
     sb_machine_free(m);
 }
 
+/* One link direction carries one copy at a time: x and y both go gpu0 -> gpu1
+ * (1000 B at 1 GB/s + 2 us = 3 us each): x 0..3, y queued 3..6.  a (2 us, 1
+ * on the twice-as-fast gpu1) 3..4; b waits for y: 6..7.  Copies in parallel
+ * would give b 4..5. */
+static void test_fifo_link(void)
+{
+    struct sb_err e;
+    struct sb_cost_params c;
+    struct sb_sim_config sc;
+    struct sb_sim_result r;
+    const struct sb_machine *m;
+    struct sb_graph *two = load_two(&m);
+    sb_graph_free(two);
+    static const char csv[] = "id,name,kind,inputs,op,cost_us,out_bytes,device\n"
+                              "0,x,input,,,,1000,0\n"
+                              "1,y,input,,,,1000,0\n"
+                              "2,a,compute,0,mm,2,0,1\n"
+                              "3,b,compute,1,mm,2,0,1\n";
+    struct sb_graph *g = m ? sb_graph_load_mem("fifo.csv", csv, sizeof csv - 1, &e) : NULL;
+    CHECK(g != NULL);
+    if (g) {
+        sb_cost_defaults(&c);
+        sb_cost_apply(&c, g);
+        CHECK(sb_machine_apply(m, g, &e) == 0);
+        struct sb_schedule s;
+        sb_schedule_init(&s, g, 2);
+        for (uint32_t i = 0; i < 4; i++)
+            s.order[i] = i;
+        CHECK(sb_schedule_validate(&g->v, &s, &e) == 0);
+        sb_sim_defaults(&sc);
+        sb_sim_run(g, &s, &sc, &r);
+        CHECK_NEAR(r.makespan_us, 7);
+        CHECK_EQ_U(r.n_transfers, 2);
+        sb_sim_result_free(&r);
+        sb_schedule_free(&s);
+    }
+    sb_graph_free(g);
+    sb_machine_free((struct sb_machine *)m);
+}
+
 /* The optional columns units and cost_us.<device>. */
 static void test_columns(void)
 {
@@ -282,5 +322,6 @@ int main(void)
     test_two_devices();
     test_ops();
     test_columns();
+    test_fifo_link();
     return check_report();
 }
