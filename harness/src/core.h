@@ -93,7 +93,7 @@ struct sb_sim_config {
     int shared;
     uint32_t limit[SB_COLL_COUNT];
     double edge_lat_us; /* added on every edge but start->done (sb_cost_edge_lat) */
-    uint32_t n_devices; /* compute streams; 1 until placement policies land */
+    uint32_t n_devices; /* unused: the device count is g->machine->n_devices */
     int record;         /* fill the per-node times of sb_sim_result (timelines) */
 };
 void sb_sim_defaults(struct sb_sim_config *c);
