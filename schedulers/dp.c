@@ -1,0 +1,911 @@
+/* dp: the design note's grouper + placer (docs/dp.md).
+ *
+ * The schedule is a sequence of groups separated by barriers: after a group
+ * every device synchronises.  A grouper proposes candidate groups on the
+ * frontier of what is left (the first k unfinished tasks of one of several
+ * topological orders: a prefix of a topological order is closed under
+ * predecessors, so it can run once everything before it has); a placer lists a
+ * group's tasks in upward-rank order and puts each on the device where it
+ * finishes first, counting copies over the links exactly as the simulator
+ * does.  Over the remaining set C,
+ *
+ *     DP(C) = min over candidate groups g of  profile(placer(g)) + DP(C - g),
+ *     DP(empty) = 0.
+ *
+ * The note writes max; the makespan is what we minimise, so the best
+ * continuation is the smallest one: min.  The recurrence is evaluated forwards,
+ * memoised on the set of finished tasks, bucket by bucket in the number of
+ * finished tasks, so every state is final before it is expanded.  A group's
+ * profile depends on where earlier groups put the data it reads, so keeping one
+ * state per finished set is exact only when copies cost nothing; the beam
+ * (best `beam` states per bucket) and the state cap bound the search on large
+ * graphs. */
+#define _POSIX_C_SOURCE 200809L /* clock_gettime */
+#include "dp-impl.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+enum { ORD_ORIGINAL, ORD_BFS, ORD_DFS, ORD_CRITICAL, N_ORDERS };
+
+enum {
+    P_MIN_GROUP, P_MAX_GROUP, P_BEAM, P_MAX_PLANS, P_TIME_MS, P_EXHAUSTIVE, P_COUNT
+};
+
+static const struct sb_param dp_params[] = {
+    {"min_group", SB_PARAM_INT, 1, 1, 1 << 20, NULL, "smallest group, in tasks"},
+    {"max_group", SB_PARAM_INT, 64, 1, 1 << 20, NULL,
+     "largest group, in tasks; sizes tried are min_group, doubling, and max_group"},
+    {"beam", SB_PARAM_INT, 4, 0, 1 << 16, NULL,
+     "states kept per number of finished tasks; 0 keeps every state (exact search)"},
+    {"max_plans", SB_PARAM_INT, 20000, 0, 1e12, NULL,
+     "candidate groups placed before the search turns greedy (0: no cap); "
+     "deterministic"},
+    {"time_ms", SB_PARAM_DOUBLE, 0, 0, 1e9, NULL,
+     "wall-clock budget before the search turns greedy (0: none); makes results "
+     "depend on the machine's speed, so off by default"},
+    {"exhaustive", SB_PARAM_BOOL, 0, 0, 1, NULL,
+     "groups are every closed subset of what is left, not order prefixes "
+     "(graphs of at most 16 tasks; for tests)"},
+};
+
+struct dp_conf {
+    uint32_t min_group, max_group, beam, exhaustive;
+    uint64_t max_plans;
+    double time_ms;
+};
+
+/* ---- graph-wide facts ----------------------------------------------------- */
+
+static int is_view(const struct sb_graph_view *g, uint32_t v)
+{
+    return (g->flags[v] & SB_FLAG_ALIAS) || g->kind[v] == SB_KIND_DONE;
+}
+
+static double mean_cost(const struct dp_ctx *c, uint32_t v)
+{
+    if (c->g->kind[v] != SB_KIND_COMPUTE)
+        return 0;
+    double sum = 0;
+    uint32_t k = 0;
+    for (uint32_t a = 0; a < c->nd; a++) {
+        double t = c->g->dev_dur_us[(size_t)v * c->nd + a];
+        if (isfinite(t))
+            sum += t, k++;
+    }
+    return k ? sum / k : 0;
+}
+
+/* HEFT's upward rank: ids are topological, so one reverse pass suffices.  It
+ * orders a group's tasks (rank never grows along an edge, ids break ties, so
+ * the order is topological) and defines the critical-path-first order. */
+static void upward_rank(struct dp_ctx *c)
+{
+    const struct sb_graph_view *g = c->g;
+    const struct sb_machine_view *m = g->machine;
+    double lat = 0, inv = 0;
+    uint32_t k = 0;
+    for (uint32_t a = 0; a < c->nd; a++)
+        for (uint32_t b = 0; b < c->nd; b++)
+            if (a != b && !m->can_read[(size_t)b * c->nd + a]) {
+                lat += m->link_lat_us[(size_t)a * c->nd + b];
+                inv += 1.0 / (m->link_gbps[(size_t)a * c->nd + b] * 1e3);
+                k++;
+            }
+    if (k)
+        lat /= k, inv /= k;
+    for (uint32_t v = c->n; v-- > 0;) {
+        double tail = 0, w = lat + (double)g->out_bytes[c->root[v]] * inv;
+        for (uint32_t e = g->succ_off[v]; e < g->succ_off[v + 1]; e++) {
+            uint32_t s = g->succ[e];
+            double x = g->kind[v] == SB_KIND_START && g->partner[v] == s ? g->dur_us[v] : w;
+            if (x + c->rank[s] > tail)
+                tail = x + c->rank[s];
+        }
+        c->rank[v] = mean_cost(c, v) + tail;
+    }
+}
+
+int sb_dp_ctx_init(struct dp_ctx *c, const struct sb_graph_view *g)
+{
+    uint32_t n = g->n_nodes, nd = g->machine->n_devices;
+    memset(c, 0, sizeof *c);
+    c->g = g, c->n = n, c->nd = nd;
+    c->root = malloc(((size_t)n + 1) * sizeof *c->root);
+    c->rank = malloc(((size_t)n + 1) * sizeof *c->rank);
+    c->stamp = calloc((size_t)n + 1, sizeof *c->stamp);
+    c->dev = malloc(((size_t)n + 1) * sizeof *c->dev);
+    c->fin = malloc(((size_t)n + 1) * sizeof *c->fin);
+    c->cend = malloc(((size_t)n + 1) * sizeof *c->cend);
+    c->copy = malloc(((size_t)n * nd + 1) * sizeof *c->copy);
+    c->sorted = malloc(((size_t)n + 1) * sizeof *c->sorted);
+    c->newin = malloc(((size_t)n + 1) * sizeof *c->newin);
+    c->stream = malloc(nd * sizeof *c->stream);
+    c->res = malloc(nd * sizeof *c->res);
+    c->link = malloc((size_t)nd * nd * sizeof *c->link);
+    if (!c->root || !c->rank || !c->stamp || !c->dev || !c->fin || !c->cend || !c->copy ||
+        !c->sorted || !c->newin || !c->stream || !c->res || !c->link) {
+        sb_dp_ctx_free(c);
+        return -1;
+    }
+    for (uint32_t v = 0; v < n; v++) {
+        c->root[v] = is_view(g, v) && g->pred_off[v] < g->pred_off[v + 1]
+                         ? c->root[g->pred[g->pred_off[v]]] : v;
+        c->n_tasks += g->kind[v] != SB_KIND_INPUT;
+    }
+    upward_rank(c);
+    return 0;
+}
+
+void sb_dp_ctx_free(struct dp_ctx *c)
+{
+    free(c->root), free(c->rank), free(c->stamp), free(c->dev), free(c->fin);
+    free(c->cend), free(c->copy), free(c->sorted), free(c->newin), free(c->stream);
+    free(c->res);
+    free(c->link);
+    memset(c, 0, sizeof *c);
+}
+
+/* ---- states --------------------------------------------------------------- */
+
+static size_t words(const struct dp_ctx *c) { return ((size_t)c->n + 63) / 64; }
+
+static int is_done(const uint64_t *d, uint32_t v) { return (int)(d[v / 64] >> (v % 64) & 1); }
+
+static struct dp_state *state_new(const struct dp_ctx *c, uint32_t n_orders)
+{
+    struct dp_state *s = calloc(1, sizeof *s);
+    if (!s)
+        return NULL;
+    s->done = calloc(words(c) + 1, sizeof *s->done);
+    s->link = calloc((size_t)c->nd * c->nd, sizeof *s->link);
+    s->cursor = calloc(n_orders + 1, sizeof *s->cursor);
+    if (!s->done || !s->link || !s->cursor) {
+        sb_dp_state_free(s);
+        return NULL;
+    }
+    return s;
+}
+
+struct dp_state *sb_dp_initial(const struct dp_ctx *c, uint32_t n_orders)
+{
+    return state_new(c, n_orders);
+}
+
+static void cut_free(struct dp_cut *k)
+{
+    free(k->node), free(k->dev), free(k->fin), free(k->cend), free(k->copy);
+    memset(k, 0, sizeof *k);
+}
+
+/* The search drops a state's working data once it is expanded and keeps only
+ * what reconstruction needs. */
+static void state_shrink(struct dp_state *s)
+{
+    cut_free(&s->cut);
+    free(s->done), free(s->link), free(s->cursor);
+    s->done = NULL, s->link = NULL, s->cursor = NULL;
+}
+
+void sb_dp_state_free(struct dp_state *s)
+{
+    if (!s)
+        return;
+    state_shrink(s);
+    free(s->group), free(s->gdev), free(s->in_node), free(s->in_dev);
+    free(s);
+}
+
+/* ---- the placer: one group after a barrier, mirroring harness/src/sim.c ---- */
+
+static int reads_in_place(const struct dp_ctx *c, uint32_t b, uint32_t a)
+{
+    return a == b || c->g->machine->can_read[(size_t)b * c->nd + a];
+}
+
+static int known(const struct dp_ctx *c, uint32_t v) { return c->stamp[v] == c->epoch; }
+
+static void mark(struct dp_ctx *c, uint32_t v, int32_t d, double fin, double cend)
+{
+    c->stamp[v] = c->epoch;
+    c->dev[v] = d, c->fin[v] = fin, c->cend[v] = cend;
+    for (uint32_t b = 0; b < c->nd; b++)
+        c->copy[(size_t)v * c->nd + b] = -1;
+}
+
+/* Load the parent's cut and links into the scratch arrays. */
+static void load(struct dp_ctx *c, const struct dp_state *s)
+{
+    if (++c->epoch == 0) { /* wrapped: forget every stamp */
+        memset(c->stamp, 0, (size_t)c->n * sizeof *c->stamp);
+        c->epoch = 1;
+    }
+    for (uint32_t i = 0; i < s->cut.n; i++) {
+        uint32_t v = s->cut.node[i];
+        mark(c, v, s->cut.dev[i], s->cut.fin[i], s->cut.cend[i]);
+        memcpy(&c->copy[(size_t)v * c->nd], &s->cut.copy[(size_t)i * c->nd],
+               c->nd * sizeof *c->copy);
+    }
+    memcpy(c->link, s->link, (size_t)c->nd * c->nd * sizeof *c->link);
+    for (uint32_t a = 0; a < c->nd; a++)
+        c->stream[a] = c->res[a] = s->t;
+}
+
+/* When p's output is on device b if v is placed there.  The sim makes a copy
+ * once per (node, device) when its first consumer there is reached, on the
+ * link's FIFO; `lf` holds the links into b, updated as this node's copies
+ * queue; `commit` records the copy. */
+static double arrival(struct dp_ctx *c, uint32_t p, uint32_t b, double *lf, int commit)
+{
+    const struct sb_machine_view *m = c->g->machine;
+    if (!known(c, p)) /* an input nobody has placed: it goes with this consumer */
+        return 0;
+    uint32_t a = (uint32_t)c->dev[p];
+    if (reads_in_place(c, b, a))
+        return c->fin[p];
+    double *cp = &c->copy[(size_t)p * c->nd + b];
+    if (*cp >= 0)
+        return *cp;
+    size_t L = (size_t)a * c->nd + b;
+    double begin = c->fin[p] > lf[a] ? c->fin[p] : lf[a];
+    double end = begin + m->link_lat_us[L] + (double)c->g->out_bytes[c->root[p]] /
+                                                 (m->link_gbps[L] * 1e3);
+    lf[a] = end;
+    if (commit)
+        *cp = end;
+    return end;
+}
+
+/* Finish (and start) of v on device b; INFINITY when b cannot take it. */
+static double try_on(struct dp_ctx *c, uint32_t v, uint32_t b, double barrier, int commit,
+                     double *start)
+{
+    const struct sb_graph_view *g = c->g;
+    double lf[SB_MAX_DEVICES], t = 0;
+    for (uint32_t a = 0; a < c->nd; a++)
+        lf[a] = c->link[(size_t)a * c->nd + b];
+    uint32_t e = g->pred_off[v] + (g->kind[v] == SB_KIND_DONE);
+    for (; e < g->pred_off[v + 1]; e++) {
+        double r = arrival(c, g->pred[e], b, lf, commit) + g->edge_lat_us;
+        if (r > t)
+            t = r;
+    }
+    if (commit)
+        for (uint32_t a = 0; a < c->nd; a++)
+            c->link[(size_t)a * c->nd + b] = lf[a];
+    if (t < c->stream[b])
+        t = c->stream[b];
+    if (t < barrier)
+        t = barrier;
+    *start = t;
+    switch ((enum sb_kind)g->kind[v]) {
+    case SB_KIND_COMPUTE:
+        return t + g->dev_dur_us[(size_t)v * c->nd + b];
+    case SB_KIND_START: /* one collective at a time per device, as the default --sim */
+        return (t > c->res[b] ? t : c->res[b]) + g->dur_us[v];
+    case SB_KIND_DONE: {
+        double end = c->cend[g->partner[v]];
+        return end > t ? end : t;
+    }
+    default:
+        return t;
+    }
+}
+
+static int allowed(const struct dp_ctx *c, uint32_t v, uint32_t b)
+{
+    const struct sb_graph_view *g = c->g;
+    if (g->units_used && g->units_used[v] > g->machine->units[b])
+        return 0;
+    return g->kind[v] != SB_KIND_COMPUTE || isfinite(g->dev_dur_us[(size_t)v * c->nd + b]);
+}
+
+/* Earliest-finish device of v; -1 when none can run it. */
+static int32_t best_device(struct dp_ctx *c, uint32_t v, double barrier)
+{
+    const struct sb_graph_view *g = c->g;
+    uint32_t lo = 0, hi = c->nd;
+    if (g->device[v] >= 0)
+        lo = (uint32_t)g->device[v], hi = lo + 1;
+    else if (g->kind[v] == SB_KIND_DONE)
+        lo = (uint32_t)c->dev[g->partner[v]], hi = lo + 1;
+    int32_t best = -1;
+    double best_end = INFINITY, st;
+    for (uint32_t b = lo; b < hi && b < c->nd; b++) {
+        if (!allowed(c, v, b))
+            continue;
+        double end = try_on(c, v, b, barrier, 0, &st);
+        if (end < best_end)
+            best_end = end, best = (int32_t)b;
+    }
+    return best;
+}
+
+struct rk {
+    double r;
+    uint32_t v;
+};
+
+static int by_rank(const void *x, const void *y)
+{
+    const struct rk *a = x, *b = y;
+    if (a->r != b->r)
+        return a->r > b->r ? -1 : 1;
+    return a->v < b->v ? -1 : a->v > b->v;
+}
+
+static int still_read(const struct dp_ctx *c, const uint64_t *done, uint32_t v)
+{
+    const struct sb_graph_view *g = c->g;
+    for (uint32_t e = g->succ_off[v]; e < g->succ_off[v + 1]; e++)
+        if (!is_done(done, g->succ[e]))
+            return 1;
+    return 0;
+}
+
+static int cmp_u32(const void *x, const void *y)
+{
+    uint32_t a = *(const uint32_t *)x, b = *(const uint32_t *)y;
+    return a < b ? -1 : a > b;
+}
+
+/* The new state's cut: known nodes some unfinished node still reads. */
+static int build_cut(struct dp_ctx *c, const struct dp_state *s, struct dp_state *o)
+{
+    uint32_t cap = s->cut.n + o->k + o->n_in, n = 0;
+    uint32_t *cand = malloc(((size_t)cap + 1) * sizeof *cand);
+    if (!cand)
+        return -1;
+    for (uint32_t i = 0; i < s->cut.n; i++)
+        cand[n++] = s->cut.node[i];
+    for (uint32_t i = 0; i < o->k; i++)
+        cand[n++] = o->group[i];
+    for (uint32_t i = 0; i < o->n_in; i++)
+        cand[n++] = o->in_node[i];
+    qsort(cand, n, sizeof *cand, cmp_u32);
+    uint32_t m = 0;
+    for (uint32_t i = 0; i < n; i++)
+        if (still_read(c, o->done, cand[i]))
+            cand[m++] = cand[i];
+    struct dp_cut *k = &o->cut;
+    k->n = m;
+    k->node = cand;
+    k->dev = malloc(((size_t)m + 1) * sizeof *k->dev);
+    k->fin = malloc(((size_t)m + 1) * sizeof *k->fin);
+    k->cend = malloc(((size_t)m + 1) * sizeof *k->cend);
+    k->copy = malloc(((size_t)m * c->nd + 1) * sizeof *k->copy);
+    if (!k->dev || !k->fin || !k->cend || !k->copy)
+        return -1;
+    for (uint32_t i = 0; i < m; i++) {
+        uint32_t v = cand[i];
+        k->dev[i] = c->dev[v], k->fin[i] = c->fin[v], k->cend[i] = c->cend[v];
+        memcpy(&k->copy[(size_t)i * c->nd], &c->copy[(size_t)v * c->nd],
+               c->nd * sizeof *k->copy);
+    }
+    return 0;
+}
+
+static struct dp_state *make_state(struct dp_ctx *c, const struct dp_state *s,
+                                   uint32_t k, double t,
+                                   uint32_t n_orders)
+{
+    struct dp_state *o = state_new(c, n_orders);
+    if (!o)
+        return NULL;
+    o->t = t, o->parent = s, o->k = k, o->n_done = s->n_done + k;
+    memcpy(o->done, s->done, words(c) * sizeof *o->done);
+    memcpy(o->cursor, s->cursor, n_orders * sizeof *o->cursor);
+    memcpy(o->link, c->link, (size_t)c->nd * c->nd * sizeof *o->link);
+    o->group = malloc(((size_t)k + 1) * sizeof *o->group);
+    o->gdev = malloc(((size_t)k + 1) * sizeof *o->gdev);
+    o->in_node = malloc(((size_t)c->n_newin + 1) * sizeof *o->in_node);
+    o->in_dev = malloc(((size_t)c->n_newin + 1) * sizeof *o->in_dev);
+    if (!o->group || !o->gdev || !o->in_node || !o->in_dev) {
+        sb_dp_state_free(o);
+        return NULL;
+    }
+    for (uint32_t i = 0; i < k; i++) {
+        uint32_t v = c->sorted[i];
+        o->group[i] = v, o->gdev[i] = c->dev[v];
+        o->done[v / 64] |= 1ull << (v % 64);
+    }
+    o->n_in = c->n_newin;
+    for (uint32_t i = 0; i < c->n_newin; i++)
+        o->in_node[i] = c->newin[i], o->in_dev[i] = c->dev[c->newin[i]];
+    if (build_cut(c, s, o)) {
+        sb_dp_state_free(o);
+        return NULL;
+    }
+    return o;
+}
+
+double sb_dp_plan(struct dp_ctx *c, const struct dp_state *s, const uint32_t *group,
+                  uint32_t k, struct dp_state **out, uint32_t n_orders)
+{
+    const struct sb_graph_view *g = c->g;
+    struct rk *r = malloc(((size_t)k + 1) * sizeof *r);
+    if (!r)
+        return -1;
+    for (uint32_t i = 0; i < k; i++)
+        r[i] = (struct rk){c->rank[group[i]], group[i]};
+    qsort(r, k, sizeof *r, by_rank);
+    load(c, s);
+    c->n_newin = 0;
+    double end_all = s->t;
+    for (uint32_t i = 0; i < k; i++) {
+        uint32_t v = r[i].v;
+        c->sorted[i] = v;
+        int32_t d = best_device(c, v, s->t);
+        if (d < 0) {
+            free(r);
+            return -1;
+        }
+        double st, end = try_on(c, v, (uint32_t)d, s->t, 1, &st);
+        /* inputs nobody placed yet go with this consumer */
+        for (uint32_t e = g->pred_off[v]; e < g->pred_off[v + 1]; e++)
+            if (!known(c, g->pred[e])) {
+                mark(c, g->pred[e], d, 0, 0);
+                c->newin[c->n_newin++] = g->pred[e];
+            }
+        if (g->kind[v] == SB_KIND_START) {
+            c->res[d] = end;
+            mark(c, v, d, st, end);
+            c->stream[d] = st;
+        } else {
+            mark(c, v, d, end, 0);
+            c->stream[d] = end;
+        }
+        if (end > end_all)
+            end_all = end;
+    }
+    free(r);
+    if (out) {
+        *out = make_state(c, s, k, end_all, n_orders);
+        if (!*out)
+            return -1;
+    }
+    return end_all;
+}
+
+/* ---- the grouper's orders --------------------------------------------------- */
+
+/* Kahn's algorithm over tasks (inputs count as finished): FIFO gives a
+ * breadth-first order, LIFO a depth-first one. */
+static void kahn(const struct dp_ctx *c, uint32_t *ord, uint32_t *indeg, uint32_t *q, int lifo)
+{
+    const struct sb_graph_view *g = c->g;
+    uint32_t head = 0, tail = 0, n = 0;
+    for (uint32_t v = 0; v < c->n; v++) {
+        indeg[v] = 0;
+        for (uint32_t e = g->pred_off[v]; e < g->pred_off[v + 1]; e++)
+            indeg[v] += g->kind[g->pred[e]] != SB_KIND_INPUT;
+    }
+    for (uint32_t v = 0; v < c->n; v++)
+        if (g->kind[v] != SB_KIND_INPUT && indeg[v] == 0)
+            q[tail++] = v;
+    while (head < tail) {
+        uint32_t v = lifo ? q[--tail] : q[head++];
+        ord[n++] = v;
+        /* successors pushed in decreasing id when LIFO, so the smallest id pops first */
+        uint32_t e0 = g->succ_off[v], e1 = g->succ_off[v + 1];
+        for (uint32_t i = 0; i < e1 - e0; i++) {
+            uint32_t s = g->succ[lifo ? e1 - 1 - i : e0 + i];
+            if (--indeg[s] == 0)
+                q[tail++] = s;
+        }
+        if (lifo && head > 0) { /* keep the stack at the front of q */
+            memmove(q, q + head, (tail - head) * sizeof *q);
+            tail -= head, head = 0;
+        }
+    }
+}
+
+static int make_orders(const struct dp_ctx *c, uint32_t **ord)
+{
+    const struct sb_graph_view *g = c->g;
+    uint32_t *indeg = malloc(((size_t)c->n + 1) * sizeof *indeg);
+    uint32_t *q = malloc(((size_t)c->n + 1) * sizeof *q);
+    struct rk *r = malloc(((size_t)c->n + 1) * sizeof *r);
+    int rc = -1;
+    for (int o = 0; o < N_ORDERS; o++)
+        ord[o] = malloc(((size_t)c->n_tasks + 1) * sizeof **ord);
+    if (!indeg || !q || !r || !ord[0] || !ord[1] || !ord[2] || !ord[3])
+        goto out;
+    uint32_t n = 0;
+    for (uint32_t v = 0; v < c->n; v++)
+        if (g->kind[v] != SB_KIND_INPUT) {
+            ord[ORD_ORIGINAL][n] = v;
+            r[n++] = (struct rk){c->rank[v], v};
+        }
+    qsort(r, n, sizeof *r, by_rank); /* topological: see upward_rank */
+    for (uint32_t i = 0; i < n; i++)
+        ord[ORD_CRITICAL][i] = r[i].v;
+    kahn(c, ord[ORD_BFS], indeg, q, 0);
+    kahn(c, ord[ORD_DFS], indeg, q, 1);
+    rc = 0;
+out:
+    free(indeg), free(q), free(r);
+    return rc;
+}
+
+/* ---- the search ---------------------------------------------------------- */
+
+struct bucket {
+    struct dp_state **s;
+    uint32_t n, cap;
+};
+
+struct search {
+    struct dp_ctx c;
+    struct dp_conf conf;
+    uint32_t *ord[N_ORDERS];
+    uint64_t *key;        /* [n] Zobrist keys: a finished set's hash is their xor */
+    struct bucket *b;     /* [n_tasks + 1], by number of finished tasks */
+    uint32_t *grp;        /* candidate group */
+    uint64_t *tmp_done;   /* scratch bitset */
+    uint64_t seq, plans;
+    struct timespec t0;
+    int oom;
+};
+
+static uint64_t splitmix(uint64_t x)
+{
+    x += 0x9e3779b97f4a7c15ull;
+    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+    x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+    return x ^ (x >> 31);
+}
+
+static int worse(const struct dp_state *a, const struct dp_state *b)
+{
+    return a->t > b->t || (a->t == b->t && a->seq > b->seq);
+}
+
+/* The candidate's finished set equals s's? */
+static int same_done(struct search *S, const struct dp_state *parent, uint32_t k,
+                     const struct dp_state *s)
+{
+    size_t w = words(&S->c);
+    memcpy(S->tmp_done, parent->done, w * sizeof *S->tmp_done);
+    for (uint32_t i = 0; i < k; i++)
+        S->tmp_done[S->grp[i] / 64] |= 1ull << (S->grp[i] % 64);
+    return memcmp(S->tmp_done, s->done, w * sizeof *S->tmp_done) == 0;
+}
+
+static int bucket_put(struct bucket *B, struct dp_state *s, uint32_t at)
+{
+    if (at == B->n) {
+        if (B->n == B->cap) {
+            uint32_t cap = B->cap ? 2 * B->cap : 8;
+            struct dp_state **ns = realloc(B->s, cap * sizeof *ns);
+            if (!ns)
+                return -1;
+            B->s = ns, B->cap = cap;
+        }
+        B->n++;
+    } else {
+        sb_dp_state_free(B->s[at]);
+    }
+    B->s[at] = s;
+    return 0;
+}
+
+/* Plan the candidate S->grp[0..k) after `parent` and keep it if it is the best
+ * way found to its finished set and fits the beam. */
+static void offer(struct search *S, const struct dp_state *parent, uint64_t ph, uint32_t k)
+{
+    double t = sb_dp_plan(&S->c, parent, S->grp, k, NULL, N_ORDERS);
+    S->plans++;
+    if (t < 0) {
+        S->oom = 1;
+        return;
+    }
+    uint64_t h = ph;
+    for (uint32_t i = 0; i < k; i++)
+        h ^= S->key[S->grp[i]];
+    struct bucket *B = &S->b[parent->n_done + k];
+    uint32_t at = B->n;
+    for (uint32_t i = 0; i < B->n; i++)
+        if (B->s[i]->hash == h && same_done(S, parent, k, B->s[i])) {
+            if (t >= B->s[i]->t) /* ties keep the first found: deterministic */
+                return;
+            at = i;
+            break;
+        }
+    if (at == B->n && S->conf.beam && B->n >= S->conf.beam) {
+        at = 0;
+        for (uint32_t i = 1; i < B->n; i++)
+            if (worse(B->s[i], B->s[at]))
+                at = i;
+        if (t >= B->s[at]->t)
+            return;
+    }
+    struct dp_state *s = make_state(&S->c, parent, k, t, N_ORDERS);
+    if (!s || bucket_put(B, s, at)) {
+        sb_dp_state_free(s);
+        S->oom = 1;
+        return;
+    }
+    s->seq = S->seq++;
+    s->hash = h;
+}
+
+/* Groups of the prefix kind: the first k unfinished tasks of each order. */
+/* The first `want` unfinished tasks of order o into S->grp; returns how many. */
+static uint32_t prefix(struct search *S, struct dp_state *s, int o, uint32_t want)
+{
+    const uint32_t *ord = S->ord[o];
+    uint32_t k = 0;
+    while (s->cursor[o] < S->c.n_tasks && is_done(s->done, ord[s->cursor[o]]))
+        s->cursor[o]++;
+    for (uint32_t p = s->cursor[o]; p < S->c.n_tasks && k < want; p++)
+        if (!is_done(s->done, ord[p]))
+            S->grp[k++] = ord[p];
+    return k;
+}
+
+static void expand_prefixes(struct search *S, struct dp_state *s, uint64_t h)
+{
+    uint32_t left = S->c.n_tasks - s->n_done;
+    uint32_t want = S->conf.max_group < left ? S->conf.max_group : left;
+    for (int o = 0; o < N_ORDERS && !S->oom; o++) {
+        uint32_t k = prefix(S, s, o, want), size = S->conf.min_group;
+        for (; k > 0 && size < k && !S->oom; size *= 2)
+            offer(S, s, h, size);
+        if (k > 0 && !S->oom)
+            offer(S, s, h, k);
+    }
+}
+
+/* Groups of the exhaustive kind: every closed subset of what is left. */
+static void expand_all(struct search *S, struct dp_state *s, uint64_t h)
+{
+    const struct sb_graph_view *g = S->c.g;
+    uint32_t rem[16], r = 0, predmask[16];
+    for (uint32_t v = 0; v < S->c.n; v++)
+        if (g->kind[v] != SB_KIND_INPUT && !is_done(s->done, v))
+            rem[r++] = v;
+    for (uint32_t i = 0; i < r; i++) {
+        predmask[i] = 0;
+        for (uint32_t e = g->pred_off[rem[i]]; e < g->pred_off[rem[i] + 1]; e++)
+            for (uint32_t j = 0; j < r; j++)
+                if (rem[j] == g->pred[e])
+                    predmask[i] |= 1u << j;
+    }
+    for (uint32_t mask = 1; mask < (1u << r) && !S->oom; mask++) {
+        uint32_t k = 0, closed = 1;
+        for (uint32_t i = 0; i < r; i++)
+            if (mask >> i & 1) {
+                closed &= (predmask[i] & ~mask) == 0;
+                S->grp[k++] = rem[i];
+            }
+        if (closed && k >= S->conf.min_group && k <= S->conf.max_group)
+            offer(S, s, h, k);
+    }
+}
+
+static double elapsed_ms(const struct timespec *t0)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)(t.tv_sec - t0->tv_sec) * 1e3 + (double)(t.tv_nsec - t0->tv_nsec) / 1e6;
+}
+
+static int by_t(const void *x, const void *y)
+{
+    const struct dp_state *a = *(const struct dp_state *const *)x;
+    const struct dp_state *b = *(const struct dp_state *const *)y;
+    return worse(a, b) ? 1 : worse(b, a) ? -1 : 0;
+}
+
+static int spent(const struct search *S)
+{
+    return (S->conf.max_plans && S->plans >= S->conf.max_plans) ||
+           (S->conf.time_ms > 0 && elapsed_ms(&S->t0) > S->conf.time_ms);
+}
+
+/* Once the budget is spent: from s, repeatedly take the order whose next
+ * max_group tasks finish first.  Each step places N_ORDERS groups, so the rest
+ * of a large graph costs about N_ORDERS * n / max_group placements. */
+static const struct dp_state *greedy(struct search *S, struct dp_state *s)
+{
+    while (s->n_done < S->c.n_tasks && !S->oom) {
+        uint32_t left = S->c.n_tasks - s->n_done;
+        uint32_t want = S->conf.max_group < left ? S->conf.max_group : left;
+        int best_o = -1;
+        double best_t = INFINITY;
+        for (int o = 0; o < N_ORDERS; o++) {
+            uint32_t k = prefix(S, s, o, want);
+            double t = sb_dp_plan(&S->c, s, S->grp, k, NULL, N_ORDERS);
+            S->plans++;
+            if (t >= 0 && t < best_t)
+                best_t = t, best_o = o;
+        }
+        if (best_o < 0) {
+            S->oom = 1;
+            break;
+        }
+        uint32_t k = prefix(S, s, best_o, want);
+        struct dp_state *c = NULL;
+        if (sb_dp_plan(&S->c, s, S->grp, k, &c, N_ORDERS) < 0 ||
+            bucket_put(&S->b[c->n_done], c, S->b[c->n_done].n)) {
+            sb_dp_state_free(c);
+            S->oom = 1;
+            break;
+        }
+        c->seq = S->seq++;
+        state_shrink(s);
+        s = c;
+    }
+    return S->oom ? NULL : s;
+}
+
+/* Expands bucket by bucket, best states first; once the budget is spent the
+ * best state of the next bucket is completed greedily. */
+static const struct dp_state *search(struct search *S)
+{
+    for (uint32_t n = 0; n < S->c.n_tasks && !S->oom; n++) {
+        struct bucket *B = &S->b[n];
+        if (!B->n)
+            continue;
+        qsort(B->s, B->n, sizeof *B->s, by_t);
+        if (spent(S))
+            return greedy(S, B->s[0]);
+        for (uint32_t i = 0; i < B->n && !S->oom; i++) {
+            if (S->conf.exhaustive)
+                expand_all(S, B->s[i], B->s[i]->hash);
+            else
+                expand_prefixes(S, B->s[i], B->s[i]->hash);
+            state_shrink(B->s[i]);
+        }
+    }
+    const struct bucket *F = &S->b[S->c.n_tasks];
+    const struct dp_state *best = NULL;
+    for (uint32_t i = 0; i < F->n; i++)
+        if (!best || worse(best, F->s[i]))
+            best = F->s[i];
+    return best;
+}
+
+/* ---- the schedule ----------------------------------------------------------- */
+
+/* Inputs first (each where its first consumer was placed; unread ones on
+ * their pre-assigned device or 0), then the groups in order, a barrier after
+ * every group but the last. */
+static int emit(const struct search *S, const struct dp_state *best, struct sb_schedule *out)
+{
+    const struct sb_graph_view *g = S->c.g;
+    uint32_t n_groups = 0, pos = 0;
+    for (const struct dp_state *s = best; s && s->parent; s = s->parent)
+        n_groups++;
+    const struct dp_state **chain = malloc(((size_t)n_groups + 1) * sizeof *chain);
+    if (!chain)
+        return -1;
+    uint32_t i = n_groups;
+    for (const struct dp_state *s = best; s && s->parent; s = s->parent)
+        chain[--i] = s;
+    for (uint32_t v = 0; v < g->n_nodes; v++)
+        if (g->kind[v] == SB_KIND_INPUT) {
+            out->order[pos++] = v;
+            out->device[v] = g->device[v] >= 0 ? g->device[v] : 0;
+        }
+    for (i = 0; i < n_groups; i++) {
+        const struct dp_state *s = chain[i];
+        for (uint32_t j = 0; j < s->n_in; j++)
+            out->device[s->in_node[j]] = s->in_dev[j];
+        for (uint32_t j = 0; j < s->k; j++) {
+            out->order[pos] = s->group[j];
+            out->device[s->group[j]] = s->gdev[j];
+            pos++;
+        }
+        if (i + 1 < n_groups && out->barrier)
+            out->barrier[pos - 1] = 1;
+    }
+    free(chain);
+    return 0;
+}
+
+static void search_free(struct search *S)
+{
+    if (S->b)
+        for (uint32_t n = 0; n <= S->c.n_tasks; n++) {
+            for (uint32_t i = 0; i < S->b[n].n; i++)
+                sb_dp_state_free(S->b[n].s[i]);
+            free(S->b[n].s);
+        }
+    free(S->b);
+    for (int o = 0; o < N_ORDERS; o++)
+        free(S->ord[o]);
+    free(S->key), free(S->grp), free(S->tmp_done);
+    sb_dp_ctx_free(&S->c);
+}
+
+static int check_graph(const struct sb_graph_view *g, const struct dp_conf *conf,
+                       uint32_t n_tasks, struct sb_schedule *out)
+{
+    uint32_t nd = g->machine->n_devices;
+    for (uint32_t v = 0; v < g->n_nodes; v++)
+        if (g->device[v] >= (int32_t)nd)
+            return sb_plugin_fail(out->err, out->n_err,
+                                  "dp: node %u is pre-assigned to device %d; the machine "
+                                  "has %u (run it with its --machine)", v, g->device[v], nd);
+    if (conf->exhaustive && n_tasks > 16)
+        return sb_plugin_fail(out->err, out->n_err,
+                              "dp: exhaustive=1 enumerates every subset and takes graphs of "
+                              "at most 16 non-input nodes; this one has %u", n_tasks);
+    return 0;
+}
+
+static int dp_run(void *state, const struct sb_graph_view *g, struct sb_schedule *out)
+{
+    struct search S = {.conf = *(const struct dp_conf *)state};
+    if (sb_dp_ctx_init(&S.c, g))
+        return sb_plugin_fail(out->err, out->n_err, "dp: out of memory");
+    if (check_graph(g, &S.conf, S.c.n_tasks, out)) {
+        sb_dp_ctx_free(&S.c);
+        return -1;
+    }
+    clock_gettime(CLOCK_MONOTONIC, &S.t0);
+    S.key = malloc(((size_t)g->n_nodes + 1) * sizeof *S.key);
+    S.grp = malloc(((size_t)S.c.n_tasks + 1) * sizeof *S.grp);
+    S.tmp_done = malloc((words(&S.c) + 1) * sizeof *S.tmp_done);
+    S.b = calloc((size_t)S.c.n_tasks + 1, sizeof *S.b);
+    struct dp_state *init = sb_dp_initial(&S.c, N_ORDERS);
+    if (!S.key || !S.grp || !S.tmp_done || !S.b || !init || make_orders(&S.c, S.ord) ||
+        bucket_put(&S.b[0], init, 0)) {
+        if (!S.b || !S.b[0].n)
+            sb_dp_state_free(init);
+        search_free(&S);
+        return sb_plugin_fail(out->err, out->n_err, "dp: out of memory");
+    }
+    for (uint32_t v = 0; v < g->n_nodes; v++)
+        S.key[v] = splitmix(v);
+    const struct dp_state *best = search(&S);
+    int rc = 0;
+    if (S.oom || !best)
+        rc = sb_plugin_fail(out->err, out->n_err,
+                            "dp: a node no device can run, or out of memory");
+    else if (emit(&S, best, out))
+        rc = sb_plugin_fail(out->err, out->n_err, "dp: out of memory");
+    search_free(&S);
+    return rc;
+}
+
+static int dp_init(const double *p, void **state, char *err, size_t n_err)
+{
+    if (p[P_MIN_GROUP] > p[P_MAX_GROUP])
+        return sb_plugin_fail(err, n_err, "dp: min_group %g is larger than max_group %g",
+                              p[P_MIN_GROUP], p[P_MAX_GROUP]);
+    struct dp_conf *c = malloc(sizeof *c);
+    if (!c)
+        return sb_plugin_fail(err, n_err, "dp: out of memory");
+    c->min_group = (uint32_t)p[P_MIN_GROUP];
+    c->max_group = (uint32_t)p[P_MAX_GROUP];
+    c->beam = (uint32_t)p[P_BEAM];
+    c->max_plans = (uint64_t)p[P_MAX_PLANS];
+    c->time_ms = p[P_TIME_MS];
+    c->exhaustive = (uint32_t)p[P_EXHAUSTIVE];
+    *state = c;
+    return 0;
+}
+
+static void dp_free(void *state) { free(state); }
+
+static const struct sb_plugin dp = {
+    .abi = SB_PLUGIN_ABI,
+    .size = sizeof(struct sb_plugin),
+    .name = "dp",
+    .summary = "grouper + placer: DP over groups of the frontier, each placed by earliest "
+               "finish, a barrier after each",
+    .params = dp_params,
+    .n_params = P_COUNT,
+    .init = dp_init,
+    .run = dp_run,
+    .free = dp_free,
+};
+
+const struct sb_plugin *sb_plugin_dp(void) { return &dp; }
+
+SB_PLUGIN_EXPORT(sb_plugin_dp)

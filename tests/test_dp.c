@@ -1,0 +1,322 @@
+/* dp (schedulers/dp.c, docs/dp.md): a graph solved by hand, then random
+ * graphs of up to 9 nodes where
+ *   1. exhaustive dp equals a brute force over every sequence of groups, made
+ *      here by recursion with the same placer (exact when copies are free;
+ *      otherwise dp keeps one state per finished set and may only be worse);
+ *   2. the simulator reproduces the makespan the placer planned for the groups
+ *      dp chose (replayed from the returned barriers);
+ *   3. nothing beats an exhaustive optimum over every placement and every
+ *      topological order without barriers, computed here with the simulator;
+ *      the gap of the group-and-synchronise model to it is printed. */
+#include <stdlib.h>
+
+#include "../schedulers/dp-impl.h"
+#include "check.h"
+#include "core.h"
+#include "machine.h"
+
+struct rng {
+    uint64_t s;
+};
+
+static uint32_t rnd(struct rng *r, uint32_t n)
+{
+    r->s = r->s * 6364136223846793005ull + 1442695040888963407ull;
+    return (uint32_t)(r->s >> 33) % n;
+}
+
+static struct sb_graph *load(const char *name, const char *csv, size_t n,
+                             const struct sb_machine *m)
+{
+    struct sb_err e;
+    struct sb_cost_params c;
+    struct sb_graph *g = csv ? sb_graph_load_mem(name, csv, n, &e) : sb_graph_load(name, &e);
+    if (!g) {
+        fprintf(stderr, "%s\n", e.msg);
+        return NULL;
+    }
+    sb_cost_defaults(&c);
+    sb_cost_apply(&c, g);
+    if (sb_machine_apply(m, g, &e)) {
+        fprintf(stderr, "%s\n", e.msg);
+        sb_graph_free(g);
+        return NULL;
+    }
+    return g;
+}
+
+/* Simulated makespan of a policy's schedule; -1 when it fails or is invalid. */
+static double run(const struct sb_graph *g, const char *spec, struct sb_schedule *s)
+{
+    struct sb_err e;
+    struct sb_sched sched;
+    struct sb_sim_config sc;
+    struct sb_sim_result r;
+    if (sb_sched_parse(&sched, spec, &e))
+        return fprintf(stderr, "%s\n", e.msg), -1;
+    sb_schedule_init(s, g, g->v.machine->n_devices);
+    int rc = sb_sched_run(&sched, g, s, &e);
+    sb_sched_free(&sched);
+    if (rc || sb_schedule_validate(&g->v, s, &e))
+        return fprintf(stderr, "%s: %s\n", spec, e.msg), -1;
+    sb_sim_defaults(&sc);
+    sb_sim_run(g, s, &sc, &r);
+    double t = r.makespan_us;
+    sb_sim_result_free(&r);
+    return t;
+}
+
+/* a(10) -> b(10) and c(20) on two identical devices, free copies.  Upward
+ * ranks a = c = 20, b = 10: a group places a, c, b.
+ *   one group {a,b,c}: a g0 0..10, c g1 0..20 (g0 would end at 30), b g0
+ *     10..20: 20, which the default (order prefixes) finds too;
+ *   at most two per group: {a,c} then {b}: 20 + 10 = 30; {a} then {c,b}: 10,
+ *     then c g0 10..30, b g1 10..20: 30; {a,b} then {c}: 20 + 20 = 40;
+ *     singletons 40; so 30. */
+static void hand(void)
+{
+    struct sb_err e;
+    struct sb_schedule s;
+    struct sb_machine *m = sb_machine_load(SB_TEST_DATA "/dp-hand.yaml", &e);
+    struct sb_graph *g = m ? load(SB_TEST_DATA "/dp-hand.csv", NULL, 0, m) : NULL;
+    CHECK(g != NULL);
+    if (!g) {
+        sb_machine_free(m);
+        return;
+    }
+    CHECK_NEAR(run(g, "dp", &s), 20);
+    CHECK_EQ_U((uint32_t)s.device[3], 1); /* c on g1 */
+    sb_schedule_free(&s);
+    CHECK_NEAR(run(g, "dp:exhaustive=1,beam=0,max_group=2", &s), 30);
+    uint32_t barriers = 0;
+    for (uint32_t i = 0; i < g->v.n_nodes; i++)
+        barriers += s.barrier[i];
+    CHECK_EQ_U(barriers, 1);
+    sb_schedule_free(&s);
+    CHECK_NEAR(run(g, "dp:exhaustive=1,beam=0", &s), 20);
+    sb_schedule_free(&s);
+    sb_graph_free(g);
+    sb_machine_free(m);
+}
+
+/* A random DAG of `tasks` tasks after one input, sometimes with a collective
+ * (start, done) in the middle; outputs of `bytes` when bytes is set. */
+static size_t random_graph(struct rng *r, uint32_t tasks, int bytes, char *buf, size_t cap)
+{
+    size_t n = (size_t)snprintf(buf, cap,
+                                "id,name,kind,inputs,op,cost_us,out_bytes,coll,comm_us\n"
+                                "0,x,input,,,,%d,,\n", bytes ? 2000 : 0);
+    uint32_t coll_at = rnd(r, 2) && tasks >= 4 ? 1 + rnd(r, tasks - 2) : 0;
+    for (uint32_t v = 1; v <= tasks; v++) {
+        char in[128] = "";
+        size_t k = 0;
+        uint64_t out = bytes ? 1000 * (1 + rnd(r, 5)) : 0;
+        if (coll_at && v == coll_at + 1) { /* the done of the start at coll_at */
+            n += (size_t)snprintf(buf + n, cap - n, "%u,n%u,done,%u,,,0,all_gather,\n", v, v,
+                                  v - 1);
+            continue;
+        }
+        for (uint32_t p = 1; p < v; p++)
+            if (rnd(r, 100) < 35 && !(coll_at && p == coll_at))
+                k += (size_t)snprintf(in + k, sizeof in - k, "%s%u", k ? " " : "", p);
+        if (!k)
+            snprintf(in, sizeof in, "0");
+        if (coll_at && v == coll_at)
+            n += (size_t)snprintf(buf + n, cap - n, "%u,n%u,start,%s,,,%llu,all_gather,%u\n",
+                                  v, v, in, (unsigned long long)out, 1 + rnd(r, 8));
+        else
+            n += (size_t)snprintf(buf + n, cap - n, "%u,n%u,compute,%s,mm,%u,%llu,,\n", v, v,
+                                  in, 1 + rnd(r, 10), (unsigned long long)out);
+    }
+    return n;
+}
+
+/* ---- brute force over every sequence of closed groups ---------------------- */
+
+static double brute(struct dp_ctx *c, const struct dp_state *s, uint32_t max_group)
+{
+    const struct sb_graph_view *g = c->g;
+    if (s->n_done == c->n_tasks)
+        return s->t;
+    uint32_t rem[16], r = 0, grp[16];
+    for (uint32_t v = 0; v < g->n_nodes; v++)
+        if (g->kind[v] != SB_KIND_INPUT && !(s->done[v / 64] >> (v % 64) & 1))
+            rem[r++] = v;
+    double best = INFINITY;
+    for (uint32_t mask = 1; mask < (1u << r); mask++) {
+        uint32_t k = 0, closed = 1;
+        for (uint32_t i = 0; i < r; i++) {
+            if (!(mask >> i & 1))
+                continue;
+            grp[k++] = rem[i];
+            for (uint32_t e = g->pred_off[rem[i]]; e < g->pred_off[rem[i] + 1]; e++)
+                for (uint32_t j = 0; j < r; j++)
+                    if (rem[j] == g->pred[e] && !(mask >> j & 1))
+                        closed = 0;
+        }
+        if (!closed || k > max_group)
+            continue;
+        struct dp_state *next = NULL;
+        if (sb_dp_plan(c, s, grp, k, &next, 4) < 0)
+            return -1;
+        double t = brute(c, next, max_group);
+        sb_dp_state_free(next);
+        if (t < best)
+            best = t;
+    }
+    return best;
+}
+
+/* The placer's makespan for the groups a schedule's barriers delimit. */
+static double replay(struct dp_ctx *c, const struct sb_schedule *s)
+{
+    const struct sb_graph_view *g = c->g;
+    struct dp_state *st = sb_dp_initial(c, 4);
+    uint32_t grp[64], k = 0;
+    double t = 0;
+    for (uint32_t i = 0; i < s->n_nodes && st; i++) {
+        uint32_t v = s->order[i];
+        if (g->kind[v] != SB_KIND_INPUT)
+            grp[k++] = v;
+        if ((s->barrier[i] || i + 1 == s->n_nodes) && k) {
+            struct dp_state *next = NULL;
+            t = sb_dp_plan(c, st, grp, k, &next, 4);
+            sb_dp_state_free(st);
+            st = next;
+            k = 0;
+        }
+    }
+    sb_dp_state_free(st);
+    return t;
+}
+
+/* ---- exhaustive optimum over placements and orders ------------------------- */
+
+struct opt {
+    const struct sb_graph *g;
+    struct sb_schedule s;
+    uint32_t *indeg;
+    uint8_t *used;
+    double best;
+};
+
+static void orders(struct opt *o, uint32_t pos)
+{
+    const struct sb_graph_view *g = &o->g->v;
+    if (pos == g->n_nodes) {
+        struct sb_sim_config sc;
+        struct sb_sim_result r;
+        sb_sim_defaults(&sc);
+        sb_sim_run(o->g, &o->s, &sc, &r);
+        if (r.makespan_us < o->best)
+            o->best = r.makespan_us;
+        sb_sim_result_free(&r);
+        return;
+    }
+    for (uint32_t v = 0; v < g->n_nodes; v++) {
+        if (o->used[v] || o->indeg[v])
+            continue;
+        o->used[v] = 1;
+        o->s.order[pos] = v;
+        for (uint32_t e = g->succ_off[v]; e < g->succ_off[v + 1]; e++)
+            o->indeg[g->succ[e]]--;
+        orders(o, pos + 1);
+        for (uint32_t e = g->succ_off[v]; e < g->succ_off[v + 1]; e++)
+            o->indeg[g->succ[e]]++;
+        o->used[v] = 0;
+    }
+}
+
+static double optimum(const struct sb_graph *g)
+{
+    const struct sb_graph_view *v = &g->v;
+    struct opt o = {.g = g, .best = INFINITY};
+    sb_schedule_init(&o.s, g, 2);
+    o.indeg = calloc(v->n_nodes, sizeof *o.indeg);
+    o.used = calloc(v->n_nodes, 1);
+    for (uint32_t p = 0; p < (1u << v->n_nodes); p++) {
+        int ok = 1;
+        for (uint32_t i = 0; i < v->n_nodes; i++) {
+            o.s.device[i] = (int32_t)(p >> i & 1);
+            /* a done runs where its start does */
+            if (v->kind[i] == SB_KIND_DONE && o.s.device[i] != o.s.device[v->partner[i]])
+                ok = 0;
+        }
+        if (!ok)
+            continue;
+        for (uint32_t i = 0; i < v->n_nodes; i++)
+            o.indeg[i] = v->pred_off[i + 1] - v->pred_off[i];
+        orders(&o, 0);
+    }
+    free(o.indeg), free(o.used);
+    sb_schedule_free(&o.s);
+    return o.best;
+}
+
+static void random_graphs(const struct sb_machine *m)
+{
+    struct rng r = {42};
+    char buf[4096];
+    uint32_t equal_free = 0, n_free = 0, equal_bytes = 0, n_bytes = 0, n_opt = 0;
+    double gap_sum = 0, gap_max = 0;
+    for (uint32_t i = 0; i < 60; i++) {
+        int bytes = i % 2;
+        uint32_t tasks = 4 + rnd(&r, 4); /* 4..7 tasks, 5..8 nodes */
+        size_t n = random_graph(&r, tasks, bytes, buf, sizeof buf);
+        struct sb_graph *g = load("random.csv", buf, n, m);
+        CHECK(g != NULL);
+        if (!g)
+            continue;
+        struct sb_schedule s;
+        double got = run(g, "dp:exhaustive=1,beam=0,max_plans=0", &s);
+        struct dp_ctx c;
+        CHECK(sb_dp_ctx_init(&c, &g->v) == 0);
+        struct dp_state *st = sb_dp_initial(&c, 4);
+        double want = brute(&c, st, 64);
+        sb_dp_state_free(st);
+        CHECK_NEAR(replay(&c, &s), got); /* the placer mirrors the simulator */
+        if (bytes) {
+            CHECK(want <= got + 1e-9);
+            equal_bytes += fabs(want - got) < 1e-9, n_bytes++;
+        } else {
+            CHECK_NEAR(got, want);
+            equal_free += fabs(want - got) < 1e-9, n_free++;
+        }
+        /* and the default search, prefixes of four orders, within its model */
+        struct sb_schedule d;
+        double def = run(g, "dp", &d);
+        CHECK(def >= want - 1e-9);
+        CHECK_NEAR(replay(&c, &d), def);
+        sb_schedule_free(&d);
+        if (g->v.n_nodes <= 8) {
+            double opt = optimum(g);
+            CHECK(opt <= got + 1e-9);
+            double gap = (got - opt) / opt * 100;
+            gap_sum += gap, n_opt++;
+            if (gap > gap_max)
+                gap_max = gap;
+        }
+        sb_dp_ctx_free(&c);
+        sb_schedule_free(&s);
+        sb_graph_free(g);
+    }
+    printf("exhaustive dp = brute force: %u of %u graphs with free copies, %u of %u with "
+           "copies\n", equal_free, n_free, equal_bytes, n_bytes);
+    printf("group-and-synchronise vs exhaustive optimum over placements and orders "
+           "(%u graphs of <= 8 nodes, 2 devices): mean gap %.1f%%, max %.1f%%\n",
+           n_opt, n_opt ? gap_sum / n_opt : 0, gap_max);
+}
+
+int main(void)
+{
+    struct sb_err e;
+    sb_registry_add_builtins();
+    hand();
+    struct sb_machine *m = sb_machine_load(SB_TEST_DATA "/dp2.yaml", &e);
+    CHECK(m != NULL);
+    if (m)
+        random_graphs(m);
+    sb_machine_free(m);
+    sb_registry_clear();
+    return check_report();
+}
