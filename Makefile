@@ -50,7 +50,7 @@ test: build build-asan
 bench: build
 	./$(BUILD)/bench/bench_core --benchmark_out=$(BUILD)/bench_core.json --benchmark_out_format=json
 	./$(BUILD)/bench/bench_sweep --benchmark_out=$(BUILD)/bench_sweep.json --benchmark_out_format=json
-	./$(BUILD)/bench/bench_heft --benchmark_out=$(BUILD)/bench_heft.json --benchmark_out_format=json
+	./$(BUILD)/bench/bench_place --benchmark_out=$(BUILD)/bench_place.json --benchmark_out_format=json
 
 clean:
 	rm -rf $(BUILD) $(ASAN_BUILD)
