@@ -123,6 +123,26 @@ static void print_counts(const struct sb_graph *g)
     printf("\n");
 }
 
+/* Loads one graph on m (or the machine its '# machine=' line names). */
+static int validate_one(const char *path, const struct sb_machine *m)
+{
+    struct sb_err e;
+    struct sb_graph *g = sb_graph_load(path, &e);
+    struct sb_machine *own = NULL;
+    if (g && (m ? sb_machine_apply(m, g, &e) : sb_machine_of_graph(g, &own, &e))) {
+        sb_graph_free(g);
+        g = NULL;
+    }
+    sb_machine_free(own);
+    if (!g) {
+        fprintf(stderr, "%s\n", e.msg);
+        return -1;
+    }
+    print_counts(g);
+    sb_graph_free(g);
+    return 0;
+}
+
 static int cmd_validate(int argc, char **argv)
 {
     int rc = 0, n = 0;
@@ -130,8 +150,8 @@ static int cmd_validate(int argc, char **argv)
     struct sb_err e;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
-            printf("usage: schedbench validate [--machine FILE.yaml] FILE...\n"
-                   "Loads each graph, checks it, prints node, edge and collective\n"
+            printf("usage: schedbench validate [--machine FILE.yaml] FILE|DIR...\n"
+                   "Loads each graph (every workload file of a DIR, as run -w does), checks it, prints node, edge and collective\n"
                    "counts.  With --machine (or a workload's '# machine=' line), checks\n"
                    "the machine description and the graph's pre-assigned devices against\n"
                    "it (docs/machines.md).\n"
@@ -152,21 +172,16 @@ static int cmd_validate(int argc, char **argv)
             printf("%s: %u devices\n", argv[i], m->v.n_devices);
             continue;
         }
-        struct sb_graph *g = sb_graph_load(argv[i], &e);
-        struct sb_machine *own = NULL; /* the one its '# machine=' line names */
+        struct sb_paths w = {0};
         n++;
-        if (g && (m ? sb_machine_apply(m, g, &e) : sb_machine_of_graph(g, &own, &e))) {
-            sb_graph_free(g);
-            g = NULL;
-        }
-        sb_machine_free(own);
-        if (!g) {
+        if (sb_paths_add(&w, argv[i], &e)) { /* a folder gives every workload in it */
             fprintf(stderr, "%s\n", e.msg);
             rc = 2;
-            continue;
         }
-        print_counts(g);
-        sb_graph_free(g);
+        for (uint32_t k = 0; k < w.n; k++)
+            if (validate_one(w.path[k], m))
+                rc = 2;
+        sb_paths_free(&w);
     }
     if (!n && !m) {
         fprintf(stderr, "schedbench validate: no files given\n");

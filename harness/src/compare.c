@@ -31,6 +31,7 @@ struct side {
     struct sb_table t;
     int c_workload, c_scheduler, c_status, c_metric[M_COUNT];
     int c_over; /* over_capacity (placement); -1 in files from before it */
+    int c_model; /* cost_model; -1 in files from before it */
 };
 
 struct row {
@@ -39,12 +40,15 @@ struct row {
     int have_old, have_new;
     double old_v[M_COUNT], new_v[M_COUNT];
     unsigned long old_over, new_over; /* devices over their memory capacity */
+    const char *note; /* an error row's status, with its message */
 };
 
 struct opts {
     double mem_tol_pct, time_tol_pct;
     const char *format;
     const char *base, *next;
+    int changes_only;        /* print only rows whose verdict is not ok */
+    const char *schedulers;  /* comma list: judge only these policies, or NULL */
 };
 
 static int open_side(struct side *s, const char *path, struct sb_err *e)
@@ -55,6 +59,7 @@ static int open_side(struct side *s, const char *path, struct sb_err *e)
     s->c_scheduler = sb_table_col(&s->t, "scheduler");
     s->c_status = sb_table_col(&s->t, "status");
     s->c_over = sb_table_col(&s->t, "over_capacity");
+    s->c_model = sb_table_col(&s->t, "cost_model");
     const char *missing = s->c_workload < 0    ? "workload"
                           : s->c_scheduler < 0 ? "scheduler"
                           : s->c_status < 0    ? "status"
@@ -90,6 +95,11 @@ static int read_metrics(const struct side *s, uint32_t r, double *out, struct sb
         if (end == f || *end || !isfinite(out[m]))
             return sb_errf(e, "%s:%u: %s '%s' is not a number", s->t.path,
                            s->t.line[r + 1], metric_cols[m], f);
+        /* no time or memory is negative; a tolerance taken from one would
+         * call a file regressed against itself */
+        if (out[m] < 0)
+            return sb_errf(e, "%s:%u: %s '%s' is negative", s->t.path, s->t.line[r + 1],
+                           metric_cols[m], f);
     }
     return 0;
 }
@@ -139,11 +149,45 @@ static enum verdict judge(const struct row *x, const struct opts *o)
     return V_OK;
 }
 
+/* Is the policy of a scheduler column ("name" or "name:k=v,...") in the
+ * comma list? */
+static int selected(const struct opts *o, const char *sched)
+{
+    if (!o->schedulers)
+        return 1;
+    size_t n = strcspn(sched, ":");
+    for (const char *c = o->schedulers; *c;) {
+        size_t len = strcspn(c, ",");
+        if (len == n && !strncmp(c, sched, n))
+            return 1;
+        c += len + (c[len] == ',');
+    }
+    return 0;
+}
+
+/* Units differ between cost models (us against XLA's abstract units). */
+static int same_model(const struct side *b, uint32_t rb, const struct side *n, uint32_t rn,
+                      struct sb_err *e)
+{
+    if (b->c_model < 0 || n->c_model < 0)
+        return 0;
+    const char *x = get(b, rb, b->c_model), *y = get(n, rn, n->c_model);
+    if (!strcmp(x, y))
+        return 0;
+    return sb_errf(e, "%s:%u: cost model '%s', but %s:%u has '%s' for workload '%s', "
+                      "scheduler '%s': results in different units cannot be compared "
+                      "(rerun with the same --cost-model)", n->t.path, n->t.line[rn + 1], y,
+                   b->t.path, b->t.line[rb + 1], x, get(b, rb, b->c_workload),
+                   get(b, rb, b->c_scheduler));
+}
+
 static int match(const struct side *b, const struct side *n, const struct opts *o,
                  struct row *rows, uint32_t *n_rows, struct sb_err *e)
 {
     uint32_t k = 0;
     for (uint32_t r = 0; r < b->t.n_rows; r++) {
+        if (!selected(o, get(b, r, b->c_scheduler)))
+            continue;
         struct row *x = &rows[k++];
         memset(x, 0, sizeof *x);
         x->workload = get(b, r, b->c_workload);
@@ -155,17 +199,23 @@ static int match(const struct side *b, const struct side *n, const struct opts *
         x->old_over = read_over(b, r);
         if (q < 0) {
             x->v = V_MISSING;
+            if (!x->have_old)
+                x->note = get(b, r, b->c_status);
             continue;
         }
+        if (same_model(b, r, n, (uint32_t)q, e))
+            return -1;
         x->have_new = row_ok(n, (uint32_t)q);
         if (x->have_new && read_metrics(n, (uint32_t)q, x->new_v, e))
             return -1;
+        if (!x->have_new)
+            x->note = get(n, (uint32_t)q, n->c_status);
         x->new_over = read_over(n, (uint32_t)q);
         x->v = !x->have_new ? V_ERROR : !x->have_old ? V_IMPROVED : judge(x, o);
     }
     for (uint32_t r = 0; r < n->t.n_rows; r++) {
         const char *w = get(n, r, n->c_workload), *sc = get(n, r, n->c_scheduler);
-        if (find_row(b, w, sc, 0) >= 0)
+        if (find_row(b, w, sc, 0) >= 0 || !selected(o, sc))
             continue;
         struct row *x = &rows[k++];
         memset(x, 0, sizeof *x);
@@ -173,6 +223,8 @@ static int match(const struct side *b, const struct side *n, const struct opts *
         x->scheduler = sc;
         x->v = V_NEW;
         x->have_new = row_ok(n, r);
+        if (!x->have_new)
+            x->note = get(n, r, n->c_status);
         if (x->have_new && read_metrics(n, r, x->new_v, e))
             return -1;
     }
@@ -202,11 +254,11 @@ static void fmt_delta(char *buf, size_t n, const struct row *x, enum metric m)
         snprintf(buf, n, "%+.2f%%", 100 * (x->new_v[m] - x->old_v[m]) / x->old_v[m]);
 }
 
-#define N_OUT_COLS 12
+#define N_OUT_COLS 13
 static const char *const out_cols[N_OUT_COLS] = {
     "workload", "scheduler", "verdict", "peak_mem_old", "peak_mem_new", "peak_mem_change",
     "makespan_old", "makespan_new", "makespan_change", "exposed_old", "exposed_new",
-    "exposed_change"};
+    "exposed_change", "note"};
 
 static void row_fields(const struct row *x, char f[N_OUT_COLS][256])
 {
@@ -218,15 +270,18 @@ static void row_fields(const struct row *x, char f[N_OUT_COLS][256])
         fmt_num(f[4 + 3 * m], 256, x->have_new, x->new_v[m], (enum metric)m);
         fmt_delta(f[5 + 3 * m], 256, x, (enum metric)m);
     }
+    snprintf(f[12], 256, "%s", x->note ? x->note : "");
 }
 
-static void print_csv(const struct row *rows, uint32_t n)
+static void print_csv(const struct row *rows, uint32_t n, const struct opts *o)
 {
     char f[N_OUT_COLS][256];
     for (int c = 0; c < N_OUT_COLS; c++)
         sb_csv_field(stdout, out_cols[c], c == 0);
     sb_csv_end(stdout);
     for (uint32_t i = 0; i < n; i++) {
+        if (o->changes_only && rows[i].v == V_OK)
+            continue;
         row_fields(&rows[i], f);
         for (int c = 0; c < N_OUT_COLS; c++)
             sb_csv_field(stdout, f[c], c == 0);
@@ -234,16 +289,18 @@ static void print_csv(const struct row *rows, uint32_t n)
     }
 }
 
-static void print_markdown(const struct row *rows, uint32_t n)
+static void print_markdown(const struct row *rows, uint32_t n, const struct opts *o)
 {
     char f[N_OUT_COLS][256];
     for (int c = 0; c < N_OUT_COLS; c++)
         printf("| %s ", out_cols[c]);
     printf("|\n");
     for (int c = 0; c < N_OUT_COLS; c++)
-        printf(c < 3 ? "|---" : "|---:");
+        printf(c < 3 || c == N_OUT_COLS - 1 ? "|---" : "|---:");
     printf("|\n");
     for (uint32_t i = 0; i < n; i++) {
+        if (o->changes_only && rows[i].v == V_OK)
+            continue;
         row_fields(&rows[i], f);
         for (int c = 0; c < N_OUT_COLS; c++)
             printf("| %s ", f[c]);
@@ -251,25 +308,29 @@ static void print_markdown(const struct row *rows, uint32_t n)
     }
 }
 
-static void print_text(const struct row *rows, uint32_t n)
+static void print_text(const struct row *rows, uint32_t n, const struct opts *o)
 {
     char f[N_OUT_COLS][256];
     int w[N_OUT_COLS];
     for (int c = 0; c < N_OUT_COLS; c++)
         w[c] = (int)strlen(out_cols[c]);
     for (uint32_t i = 0; i < n; i++) {
+        if (o->changes_only && rows[i].v == V_OK)
+            continue;
         row_fields(&rows[i], f);
         for (int c = 0; c < N_OUT_COLS; c++)
             if ((int)strlen(f[c]) > w[c])
                 w[c] = (int)strlen(f[c]);
     }
     for (int c = 0; c < N_OUT_COLS; c++)
-        printf(c < 3 ? "%-*s  " : "%*s  ", w[c], out_cols[c]);
+        printf(c < 3 || c == N_OUT_COLS - 1 ? "%-*s  " : "%*s  ", w[c], out_cols[c]);
     printf("\n");
     for (uint32_t i = 0; i < n; i++) {
+        if (o->changes_only && rows[i].v == V_OK)
+            continue;
         row_fields(&rows[i], f);
         for (int c = 0; c < N_OUT_COLS; c++)
-            printf(c < 3 ? "%-*s  " : "%*s  ", w[c], f[c]);
+            printf(c < 3 || c == N_OUT_COLS - 1 ? "%-*s  " : "%*s  ", w[c], f[c]);
         printf("\n");
     }
 }
@@ -279,7 +340,8 @@ static void print_text(const struct row *rows, uint32_t n)
 static int compare_help(void)
 {
     printf("usage: schedbench compare BASE.csv NEW.csv [--mem-tol PCT] [--time-tol PCT]\n"
-           "                          [--format text|csv|markdown]\n"
+           "                          [--format text|csv|markdown] [--changes-only]\n"
+           "                          [--schedulers NAME[,NAME...]]\n"
            "\n"
            "Matches rows by (workload, scheduler) and prints old, new and relative\n"
            "change of peak memory, makespan and exposed communication, each row marked\n"
@@ -288,7 +350,13 @@ static int compare_help(void)
            "communication grows by more than --time-tol %% (default 2) of the base\n"
            "makespan, or when more devices exceed their memory capacity (column\n"
            "over_capacity, --machine runs).  Exit status: 0 nothing regressed, went missing or turned into an\n"
-           "error; 1 otherwise; 2 unusable input.\n");
+           "error; 1 otherwise; 2 unusable input, or rows priced by different cost\n"
+           "models (column cost_model: the units differ).\n"
+           "\n"
+           "  --changes-only   print only rows whose verdict is not ok\n"
+           "  --schedulers L   judge only these policies (names before any ':'); the\n"
+           "                   others are neither printed nor counted\n"
+           "An error row's status (error:/invalid: and the message) is in column note.\n");
     return 0;
 }
 
@@ -316,6 +384,13 @@ static int parse_compare_args(struct opts *o, int argc, char **argv, struct sb_e
             if (!v || (strcmp(v, "text") && strcmp(v, "csv") && strcmp(v, "markdown")))
                 return sb_errf(e, "schedbench compare: --format is text, csv or markdown");
             o->format = v;
+            i++;
+        } else if (!strcmp(a, "--changes-only")) {
+            o->changes_only = 1;
+        } else if (!strcmp(a, "--schedulers")) {
+            if (!v || !*v)
+                return sb_errf(e, "schedbench compare: --schedulers needs a comma list");
+            o->schedulers = v;
             i++;
         } else if (a[0] == '-' && a[1]) {
             return sb_errf(e, "schedbench compare: unknown option '%s'", a);
@@ -373,11 +448,11 @@ int sb_cmd_compare(int argc, char **argv)
         rc = 2;
     } else {
         if (!strcmp(o.format, "csv"))
-            print_csv(rows, n_rows);
+            print_csv(rows, n_rows, &o);
         else if (!strcmp(o.format, "markdown"))
-            print_markdown(rows, n_rows);
+            print_markdown(rows, n_rows, &o);
         else
-            print_text(rows, n_rows);
+            print_text(rows, n_rows, &o);
         rc = summarize(rows, n_rows);
     }
     free(rows);

@@ -166,7 +166,7 @@ void sb_registry_clear(void); /* unloads modules; for tests and exit */
 /* A configured scheduler: plugin plus parsed parameters, from "name:k=v,...". */
 struct sb_sched {
     const struct sb_plugin *p;
-    char *spec;     /* as given, for the results' scheduler column */
+    char *spec;     /* canonical name plus parameters as given: the scheduler column */
     double *param;  /* [p->n_params] */
 };
 int sb_sched_parse(struct sb_sched *s, const char *spec, struct sb_err *e);

@@ -894,6 +894,9 @@ struct sb_graph *sb_graph_load_mem(const char *path, const char *buf, size_t n,
     L.g->op_names = sb_xmalloc(L.ops_cap * sizeof *L.g->op_names);
     L.g->op_names[0] = sb_xstrdup("");
     L.g->n_ops = 1;
+    /* a UTF-8 byte-order mark (spreadsheet exports write one) is not data */
+    if (n >= 3 && !memcmp(buf, "\xef\xbb\xbf", 3))
+        buf += 3, n -= 3;
     const char *body = skip_metadata(&L, buf, buf + n);
     if (!body) {
         free(L.op_tab);
@@ -945,10 +948,27 @@ static const struct importer *importer_for(const char *path)
 
 int sb_graph_is_workload(const char *path) { return importer_for(path) != NULL; }
 
+/* "csv, hlo": the extensions importers[] reads, for messages. */
+static void list_formats(char *out, size_t n)
+{
+    size_t k = 0;
+    out[0] = 0;
+    for (size_t i = 0; i < sizeof importers / sizeof importers[0] && k < n; i++)
+        k += (size_t)snprintf(out + k, n - k, "%s%s", i ? ", " : "", importers[i].ext);
+}
+
 struct sb_graph *sb_graph_load(const char *path, struct sb_err *e)
 {
     const struct importer *imp = importer_for(path);
-    if (imp && imp->load)
+    if (!imp) {
+        char fmts[256];
+        const char *dot = strrchr(path, '.'), *slash = strrchr(path, '/');
+        list_formats(fmts, sizeof fmts);
+        sb_errf(e, "%s: unsupported format '%s' (schedbench reads %s)", path,
+                dot && (!slash || dot > slash) ? dot : "no extension", fmts);
+        return NULL;
+    }
+    if (imp->load)
         return imp->load(path, e);
     FILE *f = fopen(path, "rb");
     if (!f) {

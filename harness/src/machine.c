@@ -482,6 +482,12 @@ int sb_machine_of_graph(struct sb_graph *g, struct sb_machine **out, struct sb_e
     const char *rel = sb_graph_meta(g, "machine");
     char path[4096];
     *out = NULL;
+    if (!rel) /* one device: a pre-assigned device beyond 0 is bad input, not a cell failure */
+        for (uint32_t v = 0; v < g->v.n_nodes; v++)
+            if (g->device[v] > 0)
+                return sb_errf(e, "%s: node %u (%s) is pre-assigned to device %d, but with no "
+                                  "--machine and no '# machine=' line the run has one device "
+                                  "(0)", g->path, v, g->names + g->name_off[v], g->device[v]);
     if (!rel)
         return 0;
     const char *slash = strrchr(g->path, '/');

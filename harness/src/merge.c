@@ -1,7 +1,10 @@
 /* `schedbench merge A.csv B.csv ... -o ALL.csv`: joins the results of
  * `run --shard K/N` runs.  Rows are put back in sweep order by their `cell`
  * column, so merging every shard of a sweep gives the file one unsharded run
- * would have written (timing columns aside). */
+ * would have written (timing columns aside).  Every row carries its shard,
+ * its sweep's identity and cell count, so a missing shard, a shard of another
+ * sweep (other cost model, schedulers, workloads) or a gap is refused instead
+ * of merged. */
 #define _POSIX_C_SOURCE 200809L
 #include "commands.h"
 #include "table.h"
@@ -32,39 +35,133 @@ static int same_header(const struct sb_table *a, const struct sb_table *b, struc
     return 0;
 }
 
+/* A cell index: decimal digits only (strtoull would take "-1" as 2^64 - 1). */
+static int parse_u64(const char *s, uint64_t *out)
+{
+    if (!*s || strspn(s, "0123456789") != strlen(s) || strlen(s) > 19)
+        return -1;
+    *out = strtoull(s, NULL, 10);
+    return 0;
+}
+
+struct ident {
+    int c_cell, c_shard, c_id, c_cells;
+    const char *id;      /* of the first row: every row must agree */
+    uint64_t cells;      /* cells in the whole sweep */
+    uint32_t shards;     /* N of --shard K/N */
+    uint8_t *have_shard; /* [shards + 1] */
+};
+
+static int columns(const struct sb_table *t, struct ident *I, struct sb_err *e)
+{
+    I->c_cell = sb_table_col(t, "cell");
+    I->c_shard = sb_table_col(t, "shard");
+    I->c_id = sb_table_col(t, "sweep_id");
+    I->c_cells = sb_table_col(t, "sweep_cells");
+    if (I->c_cell < 0)
+        return sb_errf(e, "%s:1: no 'cell' column: not a schedbench run results file",
+                       t->path);
+    if (I->c_shard < 0 || I->c_id < 0 || I->c_cells < 0)
+        return sb_errf(e, "%s:1: no shard/sweep_id/sweep_cells columns: written by an "
+                          "older schedbench; rerun the shards", t->path);
+    return 0;
+}
+
+/* One row against the sweep of the first: same identity, a shard of the same
+ * N, a cell inside the sweep. */
+static int check_row(const struct sb_table *t, uint32_t r, struct ident *I, uint64_t *cell,
+                     struct sb_err *e)
+{
+    unsigned line = t->line[r + 1];
+    const char *id = sb_table_get(t, r, (uint32_t)I->c_id);
+    const char *cs = sb_table_get(t, r, (uint32_t)I->c_cells);
+    const char *sh = sb_table_get(t, r, (uint32_t)I->c_shard);
+    const char *c = sb_table_get(t, r, (uint32_t)I->c_cell);
+    uint64_t cells;
+    unsigned k, n;
+    char end;
+    if (parse_u64(c, cell))
+        return sb_errf(e, "%s:%u: cell '%s' is not a non-negative integer", t->path, line, c);
+    if (parse_u64(cs, &cells))
+        return sb_errf(e, "%s:%u: sweep_cells '%s' is not a non-negative integer", t->path,
+                       line, cs);
+    if (sscanf(sh, "%u/%u%c", &k, &n, &end) != 2 || k < 1 || k > n)
+        return sb_errf(e, "%s:%u: shard '%s' is not K/N", t->path, line, sh);
+    if (!I->id) {
+        I->id = id, I->cells = cells, I->shards = n;
+        I->have_shard = sb_xcalloc((size_t)n + 1, 1);
+    }
+    if (strcmp(id, I->id) || cells != I->cells)
+        return sb_errf(e, "%s:%u: this row is from another sweep (sweep_id %s, %llu cells; "
+                          "the first file's is %s, %llu cells): shards of runs with other "
+                          "workloads, schedulers, cost model, --cost, --sim or --machine "
+                          "cannot be merged", t->path, line, id, (unsigned long long)cells,
+                       I->id, (unsigned long long)I->cells);
+    if (n != I->shards)
+        return sb_errf(e, "%s:%u: shard %s, but the first file's rows are of %u shards",
+                       t->path, line, sh, I->shards);
+    if (*cell >= cells)
+        return sb_errf(e, "%s:%u: cell %llu is outside the sweep's %llu cells", t->path, line,
+                       (unsigned long long)*cell, (unsigned long long)cells);
+    I->have_shard[k] = 1;
+    return 0;
+}
+
+/* After sorting: every cell of the sweep exactly once. */
+static int complete(struct sb_table *t, const struct mrow *m, uint64_t k, const struct ident *I,
+                    struct sb_err *e)
+{
+    for (uint64_t i = 1; i < k; i++)
+        if (m[i].cell == m[i - 1].cell)
+            return sb_errf(e, "%s:%u: cell %llu also in %s:%u (the same shard twice?)",
+                           t[m[i].file].path, t[m[i].file].line[m[i].row + 1],
+                           (unsigned long long)m[i].cell, t[m[i - 1].file].path,
+                           t[m[i - 1].file].line[m[i - 1].row + 1]);
+    if (k == I->cells)
+        return 0;
+    char missing[256] = "";
+    size_t off = 0;
+    for (uint32_t s = 1; s <= I->shards && off < sizeof missing - 16; s++)
+        if (!I->have_shard[s])
+            off += (size_t)snprintf(missing + off, sizeof missing - off, "%s%u/%u",
+                                    off ? ", " : "", s, I->shards);
+    if (off)
+        return sb_errf(e, "merge: %llu of %llu cells: shard %s not given",
+                       (unsigned long long)k, (unsigned long long)I->cells, missing);
+    uint64_t gap = 0;
+    while (gap < k && m[gap].cell == gap)
+        gap++;
+    return sb_errf(e, "merge: %llu of %llu cells: cell %llu is missing (a shard's file is "
+                      "incomplete)", (unsigned long long)k, (unsigned long long)I->cells,
+                   (unsigned long long)gap);
+}
+
 static int collect(struct sb_table *t, uint32_t n, struct mrow **out, uint64_t *n_out,
                    struct sb_err *e)
 {
-    int cc = sb_table_col(&t[0], "cell");
-    if (cc < 0)
-        return sb_errf(e, "%s:1: no 'cell' column: not a schedbench run results file",
-                       t[0].path);
+    struct ident I = {0};
+    if (columns(&t[0], &I, e))
+        return -1;
     uint64_t total = 0, k = 0;
     for (uint32_t f = 0; f < n; f++)
         total += t[f].n_rows;
     struct mrow *m = sb_xmalloc((total + 1) * sizeof *m);
-    for (uint32_t f = 0; f < n; f++)
-        for (uint32_t r = 0; r < t[f].n_rows; r++) {
-            const char *s = sb_table_get(&t[f], r, (uint32_t)cc);
-            char *end;
-            m[k] = (struct mrow){strtoull(s, &end, 10), f, r};
-            if (end == s || *end) {
-                free(m);
-                return sb_errf(e, "%s:%u: cell '%s' is not an integer", t[f].path,
-                               t[f].line[r + 1], s);
-            }
+    int rc = 0;
+    for (uint32_t f = 0; f < n && !rc; f++)
+        for (uint32_t r = 0; r < t[f].n_rows && !rc; r++) {
+            rc = check_row(&t[f], r, &I, &m[k].cell, e);
+            m[k].file = f, m[k].row = r;
             k++;
         }
-    qsort(m, k, sizeof *m, cmp_mrow);
-    for (uint64_t i = 1; i < k; i++)
-        if (m[i].cell == m[i - 1].cell) {
-            sb_errf(e, "%s:%u: cell %llu also in %s:%u (the same shard twice?)",
-                    t[m[i].file].path, t[m[i].file].line[m[i].row + 1],
-                    (unsigned long long)m[i].cell, t[m[i - 1].file].path,
-                    t[m[i - 1].file].line[m[i - 1].row + 1]);
-            free(m);
-            return -1;
-        }
+    if (!rc) {
+        qsort(m, k, sizeof *m, cmp_mrow);
+        rc = complete(t, m, k, &I, e);
+    }
+    free(I.have_shard);
+    if (rc) {
+        free(m);
+        return -1;
+    }
     *out = m;
     *n_out = k;
     return 0;

@@ -225,7 +225,12 @@ int sb_sched_parse(struct sb_sched *s, const char *spec, struct sb_err *e)
         free(dup);
         return -1;
     }
-    s->spec = sb_xstrdup(spec);
+    /* the canonical name, so an alias (lhs) and its policy (aggressive) give
+     * the same results rows and compare matches them */
+    const char *rest = strchr(spec, ':');
+    size_t len = strlen(s->p->name) + (rest ? strlen(rest) : 0) + 1;
+    s->spec = sb_xmalloc(len);
+    snprintf(s->spec, len, "%s%s", s->p->name, rest ? rest : "");
     s->param = sb_xcalloc(s->p->n_params + 1, sizeof *s->param);
     for (uint32_t i = 0; i < s->p->n_params; i++)
         s->param[i] = s->p->params[i].def;

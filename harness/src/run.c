@@ -25,6 +25,11 @@ const char *const sb_result_columns[] = {
     "sched_ms", "peak_pos", "edges", "cost_model", "cell", "lb_gap_pct",
     /* placement (docs/machines.md) */
     "devices_used", "transfer_bytes", "barriers", "dev_peak_bytes", "over_capacity",
+    /* which sweep the row belongs to, so merge can refuse gaps and mixtures:
+     * the run's --shard K/N, a hash of everything that decides the cells and
+     * their results (workloads, schedulers, cost model, --cost, --sim,
+     * --machine), and the number of cells in the whole sweep */
+    "shard", "sweep_id", "sweep_cells",
     NULL};
 
 /* ---- workload paths --------------------------------------------------------- */
@@ -100,11 +105,14 @@ struct run_opts {
     struct sb_sim_config sim;
     int all;
     int quiet;
+    int keep_going;            /* a workload that fails to load gets error rows */
     uint32_t jobs;
     uint32_t shard_k, shard_n; /* this run is slice shard_k (1-based) of shard_n */
     uint32_t n_lists;
     const char **lists;        /* -s values, parsed once every --plugin is loaded */
     struct sb_machine *machine; /* --machine, or NULL: one device */
+    char *ident;                /* the options that define the sweep, as given */
+    uint64_t sweep_id;          /* FNV-1a of ident, the workloads and schedulers */
 };
 
 static int run_help(void)
@@ -113,14 +121,15 @@ static int run_help(void)
            "                      [--cost-model analytical|approx] [--cost K=V,...]\n"
            "                      [--sim K=V,...] [--plugin X.so ...] [--mem-dir DIR]\n"
            "                      [--trace-dir DIR] [--jobs N] [--shard K/N] [--quiet]\n"
-           "                      [--machine FILE.yaml]\n"
+           "                      [--machine FILE.yaml] [--keep-going]\n"
            "\n"
            "Simulates every workload with every scheduler and writes one CSV row each.\n"
            "With no -w, runs the default corpus (%s); with no -s, every\n"
            "scheduler; with no -o, writes %s.\n"
            "\n"
-           "  -w FILE|DIR       a workload (.csv, or .hlo via the importer), or a\n"
-           "                    directory: every such file in it, in name order\n"
+           "  -w FILE|DIR ...   workloads (.csv, or .hlo via the importer), or a\n"
+           "                    directory: every such file in it, in name order;\n"
+           "                    several after one -w, or -w repeated\n"
            "  -s SPEC           name[:key=value,...]; several separated by commas, e.g.\n"
            "                    -s original,lhs:all_gather_overlap_limit=2; 'all' = every one\n"
            "  -o OUT.csv        results file (written to a temporary file, then renamed)\n"
@@ -143,6 +152,9 @@ static int run_help(void)
            "  --shard K/N       run only the K-th of N deterministic slices of the cells\n"
            "                    (join the parts with schedbench merge)\n"
            "  --quiet           no progress bar (shown on a terminal after one second)\n"
+           "  --keep-going, -k  a workload that fails to load gets a row per scheduler\n"
+           "                    with status error:<message>; the rest of the sweep runs\n"
+           "                    and the file is written (exit status still 2)\n"
            "\n"
            "Exit status: 0 all cells ok, 1 some cell invalid or failed, 2 bad input.\n",
            SB_DEFAULT_CORPUS, SB_DEFAULT_RESULTS);
@@ -216,6 +228,30 @@ static int parse_shard(struct run_opts *o, const char *v, struct sb_err *e)
     return 0;
 }
 
+static void ident_add(struct run_opts *o, const char *a, const char *v)
+{
+    size_t n = o->ident ? strlen(o->ident) : 0, k = strlen(a) + strlen(v) + 3;
+    o->ident = sb_xrealloc(o->ident, n + k);
+    snprintf(o->ident + n, k, "%s=%s;", a, v);
+}
+
+static uint64_t fnv(uint64_t h, const char *s)
+{
+    for (; *s; s++)
+        h = (h ^ (unsigned char)*s) * 1099511628211ull;
+    return (h ^ 0xff) * 1099511628211ull; /* a separator, so "ab","c" != "a","bc" */
+}
+
+static void sweep_identity(struct run_opts *o)
+{
+    uint64_t h = fnv(14695981039346656037ull, o->ident ? o->ident : "");
+    for (uint32_t i = 0; i < o->w.n; i++)
+        h = fnv(h, o->w.path[i]);
+    for (uint32_t i = 0; i < o->n_sched; i++)
+        h = fnv(h, o->sched[i].spec);
+    o->sweep_id = h;
+}
+
 static int parse_run_args(struct run_opts *o, int argc, char **argv, struct sb_err *e)
 {
     for (int i = 1; i < argc; i++) {
@@ -223,6 +259,10 @@ static int parse_run_args(struct run_opts *o, int argc, char **argv, struct sb_e
         const char *v = i + 1 < argc ? argv[i + 1] : NULL;
         if (!strcmp(a, "--quiet") || !strcmp(a, "-q")) {
             o->quiet = 1;
+            continue;
+        }
+        if (!strcmp(a, "--keep-going") || !strcmp(a, "-k")) {
+            o->keep_going = 1;
             continue;
         }
         int takes = !strcmp(a, "-w") || !strcmp(a, "-s") || !strcmp(a, "-o") ||
@@ -237,8 +277,15 @@ static int parse_run_args(struct run_opts *o, int argc, char **argv, struct sb_e
             return sb_errf(e, "schedbench run: %s needs a value", a);
         i++;
         int rc = 0;
-        if (!strcmp(a, "-w"))
+        if (!strcmp(a, "--cost-model") || !strcmp(a, "--cost") || !strcmp(a, "--sim") ||
+            !strcmp(a, "--machine"))
+            ident_add(o, a, v);
+        if (!strcmp(a, "-w")) {
+            /* -w a.csv b.csv ... (a shell glob): every argument up to the next option */
             rc = sb_paths_add(&o->w, v, e);
+            while (!rc && i + 1 < argc && argv[i + 1][0] != '-')
+                rc = sb_paths_add(&o->w, argv[++i], e);
+        }
         else if (!strcmp(a, "-s")) {
             o->lists = sb_xrealloc(o->lists, (o->n_lists + 1) * sizeof *o->lists);
             o->lists[o->n_lists++] = v;
@@ -302,6 +349,7 @@ static int finish_opts(struct run_opts *o, struct sb_err *e)
         o->shard_k = o->shard_n = 1;
     o->sim.edge_lat_us = sb_cost_edge_lat(&o->cost);
     o->sim.record = o->trace_dir != NULL;
+    sweep_identity(o);
     return 0;
 }
 
@@ -312,6 +360,7 @@ static void free_opts(struct run_opts *o)
         sb_sched_free(&o->sched[i]);
     free(o->sched);
     free(o->lists);
+    free(o->ident);
     sb_machine_free(o->machine);
 }
 
@@ -344,6 +393,13 @@ static void write_placement(FILE *f, const struct sb_sim_result *r)
     }
     sb_csv_field(f, buf, 0);
     sb_csv_fieldf(f, 0, "%u", r->over_capacity);
+}
+
+static void write_sweep(FILE *f, const struct run_opts *o)
+{
+    sb_csv_fieldf(f, 0, "%u/%u", o->shard_k, o->shard_n);
+    sb_csv_fieldf(f, 0, "%016llx", (unsigned long long)o->sweep_id);
+    sb_csv_fieldf(f, 0, "%llu", (unsigned long long)o->w.n * o->n_sched);
 }
 
 static void write_row(FILE *f, const struct sb_graph *g, const char *sched,
@@ -383,6 +439,35 @@ static void write_row(FILE *f, const struct sb_graph *g, const char *sched,
     } else
         sb_csv_field(f, "", 0);
     write_placement(f, r);
+    write_sweep(f, o);
+    sb_csv_end(f);
+}
+
+/* The row of a cell whose workload did not load (--keep-going): the file path
+ * stands for the workload name, and only the identity columns are filled. */
+static void write_load_error(FILE *f, const char *path, const char *sched, const char *msg,
+                             const struct run_opts *o, uint64_t cell)
+{
+    char status[sizeof((struct sb_err *)0)->msg + 8];
+    snprintf(status, sizeof status, "error:%s", msg);
+    for (int i = 0; sb_result_columns[i]; i++) {
+        const char *c = sb_result_columns[i];
+        if (!strcmp(c, "workload"))
+            sb_csv_field(f, path, i == 0);
+        else if (!strcmp(c, "scheduler"))
+            sb_csv_field(f, sched, 0);
+        else if (!strcmp(c, "status"))
+            sb_csv_field(f, status, 0);
+        else if (!strcmp(c, "cost_model"))
+            sb_csv_field(f, o->cost.model == SB_COST_APPROX ? "approx" : "analytical", 0);
+        else if (!strcmp(c, "cell"))
+            sb_csv_fieldf(f, 0, "%llu", (unsigned long long)cell);
+        else if (!strcmp(c, "shard")) {
+            write_sweep(f, o);
+            break; /* shard, sweep_id, sweep_cells end the row */
+        } else
+            sb_csv_field(f, "", i == 0);
+    }
     sb_csv_end(f);
 }
 
@@ -579,6 +664,15 @@ static void do_cell(struct sweep *S, uint64_t i)
             S->io_failed = 1;
             pthread_mutex_unlock(&S->mu);
         }
+    } else if (S->o->keep_going) {
+        char *buf = NULL;
+        size_t len = 0;
+        FILE *f = open_memstream(&buf, &len);
+        SB_ASSERT(f);
+        write_load_error(f, S->o->w.path[w], S->o->sched[k].spec, S->wl[w].err.msg, S->o, c);
+        fclose(f);
+        S->row[i] = buf;
+        S->status[i] = 1;
     }
     release(S, w);
 }
@@ -675,14 +769,15 @@ static void sweep_free(struct sweep *S)
     free(S->wl);
 }
 
-/* Returns 0 all ok, 1 some cell invalid or failed, 2 bad input (message in e). */
+/* Returns 0 all ok, 1 some cell invalid or failed, 2 bad input (message in e),
+ * 3 bad input with --keep-going: the rows are written all the same. */
 static int sweep(FILE *f, struct run_opts *o, struct sb_err *e)
 {
     struct sweep S = {0};
     plan(&S, o);
     execute(&S);
-    int rc = 0;
-    if (input_error(&S, e))
+    int rc = 0, bad_input = input_error(&S, e) != 0;
+    if (bad_input && !o->keep_going)
         rc = 2;
     else if (S.io_failed) {
         *e = S.io_err;
@@ -693,6 +788,8 @@ static int sweep(FILE *f, struct run_opts *o, struct sb_err *e)
     for (uint64_t i = 0; i < S.n_cells && !rc; i++)
         if (S.status[i] == 1)
             rc = 1;
+    if (bad_input && rc != 2)
+        rc = 3;
     sweep_free(&S);
     return rc;
 }
@@ -719,7 +816,15 @@ int sb_cmd_run(int argc, char **argv)
     }
     write_header(out.f);
     int rc = sweep(out.f, &o, &e);
-    if (rc == 2) {
+    if (rc == 3) { /* --keep-going: the file holds every row, the exit says bad input */
+        fprintf(stderr, "%s\n", e.msg);
+        if (sb_atomic_commit(&out, &e))
+            fprintf(stderr, "schedbench run: %s\n", e.msg);
+        else if (!o.quiet)
+            fprintf(stderr, "schedbench: %u workloads x %u schedulers -> %s (some workloads "
+                            "did not load: see status)\n", o.w.n, o.n_sched, o.out);
+        rc = 2;
+    } else if (rc == 2) {
         fprintf(stderr, "%s\n", e.msg);
         sb_atomic_abort(&out);
     } else if (sb_atomic_commit(&out, &e)) {

@@ -1,0 +1,109 @@
+#!/usr/bin/env bash
+# Output a user can trust (issue 15): merge, compare, loading and validate
+# refuse what would otherwise come back incomplete or mislabelled with exit 0.
+# Arguments: schedbench BIN, test data DIR, scratch DIR.
+set -u
+BIN=$1 DATA=$2 WORK=$3/trust_work
+rm -rf "$WORK" && mkdir -p "$WORK"
+pass=0 fail=0
+ok() { pass=$((pass + 1)); }
+bad() { fail=$((fail + 1)); echo "FAIL: $*" >&2; }
+expect_rc() { # want_rc description command...
+    local want=$1 what=$2; shift 2
+    "$@" >"$WORK/out" 2>"$WORK/err"; local rc=$?
+    if [ "$rc" = "$want" ]; then ok; else bad "$what: exit $rc, wanted $want"; cat "$WORK/err" >&2; fi
+}
+contains() { # file needle description
+    if grep -qF -- "$2" "$1"; then ok; else bad "$3: '$2' not in $1"; cat "$1" >&2; fi
+}
+lacks() { if grep -qF -- "$2" "$1"; then bad "$3: '$2' in $1"; else ok; fi; }
+col() { # csv column-name row(2 = first data row): by header name, not position
+    awk -F, -v n="$2" -v r="$3" 'NR == 1 { for (i = 1; i <= NF; i++) if ($i == n) c = i }
+                                 NR == r { print $c }' "$1"
+}
+same() { if [ "$1" = "$2" ]; then ok; else bad "$3: got '$1', wanted '$2'"; fi; }
+C="$DATA/chain.csv" O="$DATA/overlap.csv"
+
+# ---- loading ----------------------------------------------------------------
+# a UTF-8 byte-order mark loads
+printf '\xef\xbb\xbf' >"$WORK/bom.csv" && cat "$C" >>"$WORK/bom.csv"
+expect_rc 0 "BOM" "$BIN" validate "$WORK/bom.csv"
+contains "$WORK/out" "4 nodes, 4 edges" "BOM"
+# an unknown extension is an unsupported format, not CSV with odd columns
+printf 'MICRO\n1\n' >"$WORK/w.txtx"
+expect_rc 2 "unsupported format" "$BIN" validate "$WORK/w.txtx"
+contains "$WORK/err" "w.txtx: unsupported format '.txtx'" "unsupported format"
+expect_rc 2 "unsupported format run" "$BIN" run -q -w "$WORK/w.txtx" -s original -o "$WORK/u.csv"
+if [ -e "$WORK/u.csv" ]; then bad "unsupported format: result written"; else ok; fi
+# validate DIR, as run -w DIR
+mkdir -p "$WORK/dir" && cp "$C" "$O" "$WORK/dir/"
+expect_rc 0 "validate DIR" "$BIN" validate "$WORK/dir"
+contains "$WORK/out" "chain: 4 nodes" "validate DIR"
+contains "$WORK/out" "overlap: 5 nodes" "validate DIR"
+# -w takes several files (a shell glob)
+expect_rc 0 "-w several" "$BIN" run -q -w "$C" "$O" -s original -o "$WORK/two.csv"
+same "$(wc -l <"$WORK/two.csv")" 3 "-w several: two rows"
+# a device the (one-device) run lacks is bad input, exit 2, not an invalid cell
+printf 'id,name,kind,inputs,op,cost_us,out_bytes,device\n0,a,compute,,mm,1,0,3\n' >"$WORK/dev.csv"
+expect_rc 2 "device beyond the machine: validate" "$BIN" validate "$WORK/dev.csv"
+contains "$WORK/err" "node 0 (a) is pre-assigned to device 3" "device: validate"
+expect_rc 2 "device beyond the machine: run" "$BIN" run -q -w "$WORK/dev.csv" -s original -o "$WORK/d.csv"
+# --keep-going: the bad file gets error rows, the rest runs, exit 2, file written
+printf 'id,name,kind,inputs\n0,a,compute,\n1,b,compute,7\n' >"$WORK/bad.csv"
+expect_rc 2 "keep-going" "$BIN" run -q -k -w "$WORK/bad.csv" "$C" -s original,heft -o "$WORK/k.csv"
+same "$(wc -l <"$WORK/k.csv")" 5 "keep-going: 4 rows"
+contains "$WORK/k.csv" "error:$WORK/bad.csv:3:4: input 7 is not an earlier row" "keep-going"
+same "$(col "$WORK/k.csv" status 4)" ok "keep-going: the good workload ran"
+expect_rc 2 "no keep-going" "$BIN" run -q -w "$WORK/bad.csv" "$C" -s original -o "$WORK/nk.csv"
+if [ -e "$WORK/nk.csv" ]; then bad "no keep-going: result written"; else ok; fi
+
+# ---- compare ----------------------------------------------------------------
+"$BIN" run -q -w "$C" -w "$O" -s original,lhs -o "$WORK/a.csv"
+# an alias is recorded under its policy's canonical name
+same "$(col "$WORK/a.csv" scheduler 3)" aggressive "canonical name"
+"$BIN" run -q -w "$C" -w "$O" -s original,aggressive -o "$WORK/b.csv"
+expect_rc 0 "alias vs name" "$BIN" compare "$WORK/a.csv" "$WORK/b.csv"
+contains "$WORK/err" "4 ok, 0 regressed, 0 improved, 0 new, 0 missing" "alias vs name"
+# different cost models: units differ, refused
+"$BIN" run -q -w "$C" -w "$O" -s original,aggressive --cost-model approx -o "$WORK/x.csv"
+expect_rc 2 "cost models" "$BIN" compare "$WORK/a.csv" "$WORK/x.csv"
+contains "$WORK/err" "cost model 'approx', but" "cost models"
+# --changes-only, --schedulers
+expect_rc 0 "changes-only" "$BIN" compare "$WORK/a.csv" "$WORK/b.csv" --changes-only --format csv
+same "$(wc -l <"$WORK/out")" 1 "changes-only: header only"
+expect_rc 0 "schedulers" "$BIN" compare "$WORK/a.csv" "$WORK/b.csv" --schedulers original
+contains "$WORK/err" "compare: 2 rows" "schedulers subset"
+# an error row's message is shown
+printf 'id,name,kind,inputs,op,cost_us,out_bytes,device\n0,a,compute,,mm,1,0,0\n' >"$WORK/one.csv"
+"$BIN" run -q -w "$WORK/one.csv" -s original -o "$WORK/e1.csv"
+sed 's/,ok,/,error:the policy gave up,/' "$WORK/e1.csv" >"$WORK/e2.csv"
+expect_rc 1 "error row" "$BIN" compare "$WORK/e1.csv" "$WORK/e2.csv"
+contains "$WORK/out" "error:the policy gave up" "error row's message"
+# a negative metric is bad input, not a regression against itself (issue 14)
+awk -F, 'BEGIN{OFS=","} NR==1{for(i=1;i<=NF;i++) if($i=="peak_mem_bytes") c=i} NR>1{$c="-5"} {print}' \
+    "$WORK/e1.csv" >"$WORK/neg.csv"
+expect_rc 2 "negative metric" "$BIN" compare "$WORK/neg.csv" "$WORK/neg.csv"
+contains "$WORK/err" "peak_mem_bytes '-5' is negative" "negative metric"
+
+# ---- merge --------------------------------------------------------------------
+for k in 1 2 3; do
+    "$BIN" run -q -w "$C" -w "$O" -s original,aggressive,heft --shard $k/3 -o "$WORK/p$k.csv"
+done
+expect_rc 2 "merge missing shard" "$BIN" merge "$WORK/p1.csv" "$WORK/p2.csv" -o "$WORK/m.csv"
+contains "$WORK/err" "merge: 4 of 6 cells: shard 3/3 not given" "merge missing shard"
+if [ -e "$WORK/m.csv" ]; then bad "merge missing shard: file written"; else ok; fi
+"$BIN" run -q -w "$C" -w "$O" -s original,aggressive,heft --shard 3/3 --cost bw_gbps=10 -o "$WORK/p3x.csv"
+expect_rc 2 "merge other sweep" "$BIN" merge "$WORK/p1.csv" "$WORK/p2.csv" "$WORK/p3x.csv" -o "$WORK/m.csv"
+contains "$WORK/err" "this row is from another sweep" "merge other sweep"
+awk -F, 'BEGIN{OFS=","} NR==1{for(i=1;i<=NF;i++) if($i=="cell") c=i} NR==2{$c="-1"} {print}' \
+    "$WORK/p1.csv" >"$WORK/pm.csv"
+expect_rc 2 "merge cell -1" "$BIN" merge "$WORK/pm.csv" "$WORK/p2.csv" "$WORK/p3.csv" -o "$WORK/m.csv"
+contains "$WORK/err" "cell '-1' is not a non-negative integer" "merge cell -1"
+expect_rc 0 "merge" "$BIN" merge "$WORK/p1.csv" "$WORK/p2.csv" "$WORK/p3.csv" -o "$WORK/m.csv"
+"$BIN" run -q -w "$C" -w "$O" -s original,aggressive,heft -o "$WORK/full.csv"
+# the merged file is the unsharded run's, apart from sched_ms and the shard column
+norm() { awk -F, 'BEGIN{OFS=","} NR==1{for(i=1;i<=NF;i++){if($i=="sched_ms")t=i; if($i=="shard")s=i}} {$t="";$s=""; print}' "$1"; }
+if cmp -s <(norm "$WORK/m.csv") <(norm "$WORK/full.csv"); then ok; else bad "merge != unsharded run"; fi
+
+echo "$pass passed, $fail failed"
+[ "$fail" = 0 ]
