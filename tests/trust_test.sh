@@ -105,5 +105,27 @@ expect_rc 0 "merge" "$BIN" merge "$WORK/p1.csv" "$WORK/p2.csv" "$WORK/p3.csv" -o
 norm() { awk -F, 'BEGIN{OFS=","} NR==1{for(i=1;i<=NF;i++){if($i=="sched_ms")t=i; if($i=="shard")s=i}} {$t="";$s=""; print}' "$1"; }
 if cmp -s <(norm "$WORK/m.csv") <(norm "$WORK/full.csv"); then ok; else bad "merge != unsharded run"; fi
 
+# ---- HLO-like graphs without costs, list, plugins, paths ------------------------
+printf 'id,name,kind,inputs\n0,a,compute,\n1,b,compute,0\n' >"$WORK/nocost.csv"
+expect_rc 0 "no cost" "$BIN" run -q -w "$WORK/nocost.csv" -s original -o "$WORK/nc.csv"
+contains "$WORK/err" "none of its 2 compute nodes has a cost_us" "no-cost warning"
+expect_rc 0 "list" "$BIN" list
+lacks "$WORK/out" "e+19" "list: no 1.84467e+19"
+contains "$WORK/out" "default none" "list: none"
+# the .so copy of a built-in loads under another name
+SO=$(dirname "$BIN")/plugins/sb_heft.so
+expect_rc 2 "duplicate plugin" "$BIN" run -q --plugin "$SO" -w "$C" -s heft -o "$WORK/pl.csv"
+contains "$WORK/err" "--plugin $SO=NAME" "duplicate plugin hint"
+expect_rc 0 "renamed plugin" "$BIN" run -q --plugin "$SO=heft_so" -w "$C" -s heft,heft_so -o "$WORK/pl.csv"
+same "$(col "$WORK/pl.csv" makespan_us 2)" "$(col "$WORK/pl.csv" makespan_us 3)" "renamed plugin: same result"
+# the default corpus from another folder
+(cd "$WORK" && "$BIN" run -q -s original -o "$WORK/anywhere.csv") >"$WORK/out" 2>"$WORK/err"
+same "$?" 0 "corpus from any folder"
+# --mem-dir and --trace-dir make their folders; -o names the missing folder
+expect_rc 0 "mem-dir made" "$BIN" run -q -w "$C" -s original -o "$WORK/md.csv" --mem-dir "$WORK/new/mem" --trace-dir "$WORK/new/trace"
+if [ -s "$WORK/new/mem/chain__original.csv" ] && [ -s "$WORK/new/trace/chain__original.json" ]; then ok; else bad "mem/trace dirs"; fi
+expect_rc 2 "-o in a missing folder" "$BIN" run -q -w "$C" -s original -o "$WORK/nope/r.csv"
+contains "$WORK/err" "$WORK/nope/r.csv: cannot create: folder '$WORK/nope' does not exist" "-o folder"
+
 echo "$pass passed, $fail failed"
 [ "$fail" = 0 ]

@@ -48,7 +48,7 @@ static const char *param_type_name(uint32_t t)
     return t <= SB_PARAM_ENUM ? names[t] : "?";
 }
 
-static void print_param(const struct sb_param *q)
+static void print_param(const struct sb_param *q, int key_w)
 {
     char def[64];
     if (q->type == SB_PARAM_ENUM) {
@@ -58,10 +58,12 @@ static void print_param(const struct sb_param *q)
         snprintf(def, sizeof def, "%.*s", (int)strcspn(c, "|"), c);
     } else if (q->type == SB_PARAM_BOOL) {
         snprintf(def, sizeof def, "%s", q->def ? "true" : "false");
+    } else if (q->def >= 1.8e19) { /* UINT64_MAX and the like: no limit */
+        snprintf(def, sizeof def, "none");
     } else {
-        snprintf(def, sizeof def, "%g", q->def);
+        snprintf(def, sizeof def, "%.15g", q->def);
     }
-    printf("      %-26s %-7s default %-10s %s", q->key, param_type_name(q->type), def,
+    printf("      %-*s %-7s default %-10s %s", key_w, q->key, param_type_name(q->type), def,
            q->doc ? q->doc : "");
     if (q->type == SB_PARAM_ENUM)
         printf(" [%s]", q->choices);
@@ -88,21 +90,35 @@ static int cmd_list(int argc, char **argv)
         fprintf(stderr, "schedbench list: unknown argument '%s'\n", argv[i]);
         return 2;
     }
+    /* columns as wide as the longest name and key, so long ones stay aligned */
+    int name_w = 12, key_w = 24;
+    for (uint32_t i = 0; i < sb_registry_count(); i++) {
+        const struct sb_plugin *p = sb_registry_at(i);
+        if ((int)strlen(p->name) > name_w)
+            name_w = (int)strlen(p->name);
+        for (uint32_t k = 0; k < p->n_params; k++)
+            if ((int)strlen(p->params[k].key) > key_w)
+                key_w = (int)strlen(p->params[k].key);
+    }
     printf("schedulers:\n");
     for (uint32_t i = 0; i < sb_registry_count(); i++) {
         const struct sb_plugin *p = sb_registry_at(i);
-        printf("  %-14s %s\n", p->name, p->summary ? p->summary : "");
+        printf("  %-*s %s\n", name_w, p->name, p->summary ? p->summary : "");
         for (uint32_t k = 0; k < p->n_params; k++)
-            print_param(&p->params[k]);
+            print_param(&p->params[k], key_w);
     }
     struct sb_paths w = {0};
     struct sb_err e;
-    printf("\nworkloads (%s):\n", SB_DEFAULT_CORPUS);
-    if (sb_paths_add(&w, SB_DEFAULT_CORPUS, &e) == 0)
+    const char *corpus = sb_default_corpus();
+    printf("\nworkloads (%s):\n", corpus ? corpus : "no default corpus found");
+    if (corpus && sb_paths_add(&w, corpus, &e) == 0)
         for (uint32_t i = 0; i < w.n; i++)
             printf("  %s\n", w.path[i]);
-    else
+    else if (corpus)
         printf("  (%s)\n", e.msg);
+    else
+        printf("  (looked in $SCHEDBENCH_CORPUS, ./%s, %s: pass -w to run)\n",
+               SB_DEFAULT_CORPUS, SB_SOURCE_CORPUS);
     sb_paths_free(&w);
     return 0;
 }

@@ -14,6 +14,9 @@ static struct {
     const struct sb_plugin *p[SB_MAX_PLUGINS];
     char *origin[SB_MAX_PLUGINS]; /* "built-in" or the .so path */
     void *dl[SB_MAX_PLUGINS];     /* dlopen handle, NULL for built-ins */
+    /* a renamed copy of a module's descriptor (--plugin X.so=NAME), else NULL */
+    struct sb_plugin *renamed[SB_MAX_PLUGINS];
+    char *name[SB_MAX_PLUGINS];
 } reg;
 
 static int valid_name(const char *s, const char *extra)
@@ -62,8 +65,9 @@ int sb_registry_add(const struct sb_plugin *p, const char *origin, struct sb_err
         return -1;
     for (uint32_t i = 0; i < reg.n; i++)
         if (strcmp(reg.p[i]->name, p->name) == 0)
-            return sb_errf(e, "%s: duplicate scheduler name '%s', already registered by %s",
-                           origin, p->name, reg.origin[i]);
+            return sb_errf(e, "%s: duplicate scheduler name '%s', already registered by %s "
+                              "(load it under another name: --plugin %s=NAME)",
+                           origin, p->name, reg.origin[i], origin);
     if (reg.n == SB_MAX_PLUGINS)
         return sb_errf(e, "%s: more than %d schedulers", origin, SB_MAX_PLUGINS);
     reg.p[reg.n] = p;
@@ -73,10 +77,21 @@ int sb_registry_add(const struct sb_plugin *p, const char *origin, struct sb_err
     return 0;
 }
 
-int sb_registry_load(const char *so_path, struct sb_err *e)
+/* "X.so=NAME": registers the module under NAME, so that the .so copy of a
+ * built-in (build/plugins/sb_dp.so) loads beside it as, say, dp_so. */
+int sb_registry_load(const char *arg, struct sb_err *e)
 {
+    char spec[4096];
+    snprintf(spec, sizeof spec, "%s", arg);
+    char *rename = strrchr(spec, '=');
+    if (rename) {
+        *rename++ = 0;
+        if (!valid_name(rename, "_-"))
+            return sb_errf(e, "%s: the name after '=' must be [a-z0-9_-]+", arg);
+    }
+    const char *so_path = spec;
     /* dlopen searches the library path for a bare name; a plugin is a file */
-    char buf[4096];
+    char buf[sizeof spec + 2];
     const char *path = so_path;
     if (!strchr(so_path, '/')) {
         snprintf(buf, sizeof buf, "./%s", so_path);
@@ -93,11 +108,24 @@ int sb_registry_load(const char *so_path, struct sb_err *e)
     sb_plugin_entry_fn entry;
     /* POSIX guarantees a data pointer from dlsym converts to a function pointer */
     memcpy(&entry, &sym, sizeof entry);
-    if (sb_registry_add(entry(), so_path, e)) {
+    const struct sb_plugin *p = entry();
+    struct sb_plugin *copy = NULL;
+    char *name = NULL;
+    if (rename && p && p->abi == SB_PLUGIN_ABI && p->size >= sizeof *p) {
+        copy = sb_xmalloc(sizeof *copy);
+        *copy = *p; /* the fields this host knows; it reads no others */
+        copy->size = sizeof *copy;
+        copy->name = name = sb_xstrdup(rename);
+        p = copy;
+    }
+    if (sb_registry_add(p, so_path, e)) {
+        free(copy), free(name);
         dlclose(h);
         return -1;
     }
     reg.dl[reg.n - 1] = h;
+    reg.renamed[reg.n - 1] = copy;
+    reg.name[reg.n - 1] = name;
     return 0;
 }
 
@@ -128,6 +156,9 @@ void sb_registry_clear(void)
 {
     for (uint32_t i = 0; i < reg.n; i++) {
         free(reg.origin[i]);
+        free(reg.renamed[i]);
+        free(reg.name[i]);
+        reg.renamed[i] = NULL, reg.name[i] = NULL;
         if (reg.dl[i])
             dlclose(reg.dl[i]);
     }

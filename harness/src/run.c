@@ -83,6 +83,18 @@ int sb_paths_add(struct sb_paths *w, const char *path, struct sb_err *e)
     return 0;
 }
 
+const char *sb_default_corpus(void)
+{
+    const char *env = getenv("SCHEDBENCH_CORPUS");
+    const char *where[] = {env && *env ? env : NULL, SB_DEFAULT_CORPUS, SB_SOURCE_CORPUS,
+                           SB_INSTALL_CORPUS};
+    struct stat st;
+    for (size_t i = 0; i < sizeof where / sizeof where[0]; i++)
+        if (where[i] && stat(where[i], &st) == 0 && S_ISDIR(st.st_mode))
+            return where[i];
+    return NULL;
+}
+
 void sb_paths_free(struct sb_paths *w)
 {
     for (uint32_t i = 0; i < w->n; i++)
@@ -124,7 +136,8 @@ static int run_help(void)
            "                      [--machine FILE.yaml] [--keep-going]\n"
            "\n"
            "Simulates every workload with every scheduler and writes one CSV row each.\n"
-           "With no -w, runs the default corpus (%s); with no -s, every\n"
+           "With no -w, runs the default corpus (%s, else $SCHEDBENCH_CORPUS, the\n"
+           "source tree's or the installed one); with no -s, every\n"
            "scheduler; with no -o, writes %s.\n"
            "\n"
            "  -w FILE|DIR ...   workloads (.csv, or .hlo via the importer), or a\n"
@@ -141,7 +154,8 @@ static int run_help(void)
            "                    in any order), ranks (default group size)\n"
            "  --sim K=V,...     collectives in flight: inflight=N (one shared resource,\n"
            "                    default 1) or <coll>=N,... (one resource per type)\n"
-           "  --plugin X.so     load an external scheduler (repeatable)\n"
+           "  --plugin X.so[=NAME]  load an external scheduler (repeatable); =NAME\n"
+           "                    registers it under another name (a .so copy of a built-in)\n"
            "  --machine FILE    place onto the devices of a machine description\n"
            "                    (docs/machines.md); default: one device\n"
            "  --mem-dir DIR     also write each cell's memory timeline as\n"
@@ -327,8 +341,16 @@ static int finish_opts(struct run_opts *o, struct sb_err *e)
     for (uint32_t i = 0; i < o->n_lists; i++)
         if (add_sched_list(o, o->lists[i], e))
             return -1;
-    if (!o->w.n && sb_paths_add(&o->w, SB_DEFAULT_CORPUS, e))
-        return -1;
+    if (!o->w.n) {
+        const char *corpus = sb_default_corpus();
+        if (!corpus)
+            return sb_errf(e, "schedbench run: no -w given and no default corpus found (looked "
+                              "in $SCHEDBENCH_CORPUS, ./%s, %s, %s): pass -w FILE|DIR or set "
+                              "SCHEDBENCH_CORPUS", SB_DEFAULT_CORPUS, SB_SOURCE_CORPUS,
+                           SB_INSTALL_CORPUS);
+        if (sb_paths_add(&o->w, corpus, e))
+            return -1;
+    }
     if (o->all || !o->n_sched) {
         /* 'all' is every registered scheduler with defaults, after any named
          * ones that it does not repeat */
@@ -349,6 +371,9 @@ static int finish_opts(struct run_opts *o, struct sb_err *e)
         o->shard_k = o->shard_n = 1;
     o->sim.edge_lat_us = sb_cost_edge_lat(&o->cost);
     o->sim.record = o->trace_dir != NULL;
+    /* the extra outputs' folders are made, as `plot -o` makes its own */
+    if ((o->mem_dir && sb_mkdirs(o->mem_dir, e)) || (o->trace_dir && sb_mkdirs(o->trace_dir, e)))
+        return -1;
     sweep_identity(o);
     return 0;
 }
@@ -592,6 +617,26 @@ static int place(const struct run_opts *o, struct workload *W, struct sb_err *e)
     return sb_machine_of_graph(W->g, &W->machine, e);
 }
 
+/* An imported graph (HLO) may carry no compute costs: under the analytical
+ * model every compute_us would then be 0 and the comparison meaningless. */
+static void warn_no_cost(const struct run_opts *o, const struct sb_graph *g)
+{
+    if (o->cost.model != SB_COST_ANALYTICAL)
+        return;
+    uint32_t compute = 0;
+    for (uint32_t v = 0; v < g->v.n_nodes; v++)
+        if (g->kind[v] == SB_KIND_COMPUTE) {
+            if (g->cost_us[v] > 0)
+                return;
+            compute++;
+        }
+    if (compute)
+        fprintf(stderr, "schedbench run: warning: %s: none of its %u compute nodes has a "
+                        "cost_us, so under the analytical cost model they all take 0 us; "
+                        "use --cost-model approx (XLA's estimator) for HLO\n", g->path,
+                compute);
+}
+
 static struct sb_graph *acquire(struct sweep *S, uint32_t w)
 {
     struct workload *W = &S->wl[w];
@@ -601,6 +646,7 @@ static struct sb_graph *acquire(struct sweep *S, uint32_t w)
         W->state = W->g ? 1 : -1;
         if (W->g) {
             sb_cost_apply(&S->o->cost, W->g);
+            warn_no_cost(S->o, W->g);
             if (place(S->o, W, &W->err)) {
                 sb_graph_free(W->g);
                 W->g = NULL;

@@ -4,6 +4,7 @@
 #include <csv.h>
 #include <errno.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -48,6 +49,26 @@ char *sb_xstrdup(const char *s)
     return memcpy(sb_xmalloc(n), s, n);
 }
 
+int sb_mkdirs(const char *path, struct sb_err *e)
+{
+    char buf[4096];
+    struct stat st;
+    snprintf(buf, sizeof buf, "%s", path);
+    for (char *p = buf + 1;; p++) {
+        int end = *p == 0;
+        if (*p == '/' || end) {
+            *p = 0;
+            if (mkdir(buf, 0777) != 0 && errno != EEXIST)
+                return sb_errf(e, "%s: cannot create folder: %s", buf, strerror(errno));
+            if (stat(buf, &st) != 0 || !S_ISDIR(st.st_mode))
+                return sb_errf(e, "%s: exists and is not a folder", buf);
+            if (end)
+                return 0;
+            *p = '/';
+        }
+    }
+}
+
 int sb_atomic_open(struct sb_atomic *a, const char *path, struct sb_err *e)
 {
     size_t n = strlen(path) + 32;
@@ -56,7 +77,17 @@ int sb_atomic_open(struct sb_atomic *a, const char *path, struct sb_err *e)
     snprintf(a->tmp, n, "%s.tmp.%ld", path, (long)getpid());
     a->f = fopen(a->tmp, "wb");
     if (!a->f) {
-        sb_errf(e, "%s: cannot create: %s", a->tmp, strerror(errno));
+        /* name the file the user asked for, and its folder when that is what
+         * is missing, not the temporary file */
+        int err = errno;
+        const char *slash = strrchr(path, '/');
+        struct stat st;
+        char dir[4096];
+        snprintf(dir, sizeof dir, "%.*s", slash ? (int)(slash - path) : 1, slash ? path : ".");
+        if (err == ENOENT && slash && stat(dir, &st) != 0)
+            sb_errf(e, "%s: cannot create: folder '%s' does not exist", path, dir);
+        else
+            sb_errf(e, "%s: cannot create: %s", path, strerror(err));
         free(a->path);
         free(a->tmp);
         a->path = a->tmp = NULL;

@@ -40,6 +40,8 @@ struct sb_atomic {
     char *path;
     char *tmp;
 };
+/* mkdir -p: every missing folder of path. */
+int sb_mkdirs(const char *path, struct sb_err *e);
 int sb_atomic_open(struct sb_atomic *a, const char *path, struct sb_err *e);
 int sb_atomic_commit(struct sb_atomic *a, struct sb_err *e); /* closes, renames */
 void sb_atomic_abort(struct sb_atomic *a);                    /* closes, unlinks */
