@@ -127,5 +127,16 @@ if [ -s "$WORK/new/mem/chain__original.csv" ] && [ -s "$WORK/new/trace/chain__or
 expect_rc 2 "-o in a missing folder" "$BIN" run -q -w "$C" -s original -o "$WORK/nope/r.csv"
 contains "$WORK/err" "$WORK/nope/r.csv: cannot create: folder '$WORK/nope' does not exist" "-o folder"
 
+# ---- minmem: a memory floor ------------------------------------------------------
+# tiny-memory by hand (its header): x a1 b1 a2 b2 y peaks at 1,110 B, the file order at 2,100
+CORPUS=$(cd "$DATA/../../workloads/corpus" && pwd)
+expect_rc 0 "minmem" "$BIN" run -q -w "$CORPUS/tiny-memory.csv" -s original,minmem -o "$WORK/mm.csv"
+same "$(col "$WORK/mm.csv" peak_mem_bytes 2),$(col "$WORK/mm.csv" peak_mem_bytes 3)" "2100,1110" "minmem on tiny-memory"
+# it never ends above the file order, which is one of its candidates
+expect_rc 0 "minmem corpus" "$BIN" run -q -w "$CORPUS" -s original,minmem -o "$WORK/mmc.csv"
+above=$(awk -F, 'NR==1{for(i=1;i<=NF;i++){if($i=="peak_mem_bytes")p=i; if($i=="scheduler")s=i}}
+                 NR>1 && $s=="original"{o=$p} NR>1 && $s=="minmem" && $p+0 > o+0 {n++} END{print n+0}' "$WORK/mmc.csv")
+same "$above" 0 "minmem never above original"
+
 echo "$pass passed, $fail failed"
 [ "$fail" = 0 ]
