@@ -127,6 +127,41 @@ if [ -s "$WORK/new/mem/chain__original.csv" ] && [ -s "$WORK/new/trace/chain__or
 expect_rc 2 "-o in a missing folder" "$BIN" run -q -w "$C" -s original -o "$WORK/nope/r.csv"
 contains "$WORK/err" "$WORK/nope/r.csv: cannot create: folder '$WORK/nope' does not exist" "-o folder"
 
+# ---- plot: says what it drew and skipped ----------------------------------------
+mkdir -p "$WORK/pl"
+"$BIN" run -q -w "$C" -w "$O" -s original,aggressive -o "$WORK/pl/r.csv" --mem-dir "$WORK/pl/mem"
+expect_rc 0 "plot" "$BIN" plot "$WORK/pl/r.csv" -o "$WORK/pl/out" --mem-cap 0.000005
+for f in overlap.memory overlap.bars overlap.scatter pareto heatmap; do
+    contains "$WORK/out" "plot: wrote $WORK/pl/out/$f" "plot wrote $f"
+done
+if command -v gnuplot >/dev/null; then
+    for f in overlap.memory.png overlap.scatter.svg heatmap.png; do
+        if [ -s "$WORK/pl/out/$f" ]; then ok; else bad "plot: $f missing"; fi
+    done
+fi
+contains "$WORK/pl/out/overlap.memory.gp" "simulated time (us)" "memory over time"
+contains "$WORK/pl/out/overlap.memory.gp" "memory cap" "cap line"
+contains "$WORK/pl/out/overlap.bars.gp" "lower bound" "bars: lower bound"
+# an explicit --mem-dir that does not exist is an error; the default one is a skip
+expect_rc 2 "plot mem-dir missing" "$BIN" plot "$WORK/pl/r.csv" -o "$WORK/pl/o2" --mem-dir "$WORK/none"
+contains "$WORK/err" "--mem-dir $WORK/none: no such folder" "plot mem-dir missing"
+cp "$WORK/pl/r.csv" "$WORK/r-nomem.csv"
+expect_rc 0 "plot default mem-dir missing" "$BIN" plot "$WORK/r-nomem.csv" -o "$WORK/pl/o3"
+contains "$WORK/out" "plot: skipped every memory plot: no timelines folder" "plot skips memory"
+# no original row: left out of the relative plots, and said so
+grep -v ',original,' "$WORK/pl/r.csv" >"$WORK/pl/noorig.csv"
+expect_rc 0 "plot no original" "$BIN" plot "$WORK/pl/noorig.csv" -o "$WORK/pl/o4" --mem-dir "$WORK/pl/mem"
+contains "$WORK/out" "skipped chain in pareto and heatmap: no ok 'original' row" "plot no original"
+contains "$WORK/out" "skipped pareto" "plot no original: pareto"
+# --workload restricts the relative plots too
+expect_rc 0 "plot --workload" "$BIN" plot "$WORK/pl/r.csv" -o "$WORK/pl/o5" --workload chain --mem-dir "$WORK/pl/mem"
+lacks "$WORK/out" "overlap." "plot --workload: no other workload"
+contains "$WORK/pl/o5/pareto.gp" "(1 workloads)" "plot --workload: pareto of one"
+# approx results are in XLA's units, not ms
+"$BIN" run -q -w "$C" -s original --cost-model approx -o "$WORK/pl/ax.csv"
+expect_rc 0 "plot approx" "$BIN" plot "$WORK/pl/ax.csv" -o "$WORK/pl/o6"
+contains "$WORK/pl/o6/chain.bars.gp" "XLA approx cost units" "approx units"
+
 # ---- minmem: a memory floor ------------------------------------------------------
 # tiny-memory by hand (its header): x a1 b1 a2 b2 y peaks at 1,110 B, the file order at 2,100
 CORPUS=$(cd "$DATA/../../workloads/corpus" && pwd)

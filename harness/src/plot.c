@@ -1,16 +1,21 @@
 /* `schedbench plot RESULTS.csv -o DIR`: the plots a report needs, drawn by
  * gnuplot from data files this command writes next to each image:
  *
- *   <workload>.memory.{png,svg}  memory over schedule position per scheduler,
- *                                each peak marked (needs `run --mem-dir`);
- *   <workload>.bars.{png,svg}    peak memory and exposed communication per
- *                                scheduler;
- *   pareto.{png,svg}             makespan against peak memory, both relative
- *                                to `original`, one point per (workload,
- *                                scheduler), with the Pareto front.
+ *   <workload>.memory.{png,svg}   memory over simulated time per scheduler,
+ *                                 peaks marked, a cap line with --mem-cap
+ *                                 (needs `run --mem-dir`);
+ *   <workload>.bars.{png,svg}     makespan with its lower bound, peak memory
+ *                                 and exposed communication, values on bars;
+ *   <workload>.scatter.{png,svg}  makespan against peak memory, points
+ *                                 labelled by scheduler, the front drawn;
+ *   pareto.{png,svg}              both relative to `original`, all workloads;
+ *   heatmap.{png,svg}             makespan and peak relative to `original`,
+ *                                 workloads x schedulers.
  *
- * Without gnuplot the .dat and .gp files are still written and the command
- * says how to draw them. */
+ * Memory is in decimal units (GB = 10^9 bytes) and says so on the axis; time is
+ * in us or ms, or in XLA's abstract units for `--cost-model approx` rows.  The
+ * command prints every file it wrote and every plot it skipped, with why.
+ * Without gnuplot the .dat and .gp files are still written. */
 #define _POSIX_C_SOURCE 200809L
 #include "commands.h"
 #include "table.h"
@@ -24,11 +29,13 @@
 
 struct plot_opts {
     const char *results, *out_dir, *workload, *mem_dir;
+    int have_mem;   /* the timelines folder exists */
+    double cap;     /* --mem-cap in bytes, 0 = none */
 };
 
 struct res {
     struct sb_table t;
-    int c_w, c_s, c_status, c_mem, c_span, c_exp, c_peak_pos;
+    int c_w, c_s, c_status, c_mem, c_span, c_exp, c_peak_pos, c_lb, c_model;
 };
 
 /* ---- helpers --------------------------------------------------------------- */
@@ -119,7 +126,16 @@ static int finish(struct sb_atomic *gp, const char *dir, const char *base, int d
     char *script = sb_strf("%s.gp", base);
     int rc = draw ? run_gnuplot(dir, script, e) : 0;
     free(script);
+    if (!rc && draw)
+        printf("plot: wrote %s/%s.png and %s/%s.svg\n", dir, base, dir, base);
+    else if (!rc)
+        printf("plot: wrote %s/%s.gp and its data (no gnuplot to draw it)\n", dir, base);
     return rc;
+}
+
+static void skipped(const char *what, const char *why)
+{
+    printf("plot: skipped %s: %s\n", what, why);
 }
 
 static int open_results(struct res *r, const char *path, struct sb_err *e)
@@ -133,6 +149,8 @@ static int open_results(struct res *r, const char *path, struct sb_err *e)
     r->c_span = sb_table_col(&r->t, "makespan_us");
     r->c_exp = sb_table_col(&r->t, "exposed_comm_us");
     r->c_peak_pos = sb_table_col(&r->t, "peak_pos");
+    r->c_lb = sb_table_col(&r->t, "makespan_lb_us");
+    r->c_model = sb_table_col(&r->t, "cost_model");
     if (r->c_w < 0 || r->c_s < 0 || r->c_status < 0 || r->c_mem < 0 || r->c_span < 0 ||
         r->c_exp < 0 || r->c_peak_pos < 0) {
         sb_table_free(&r->t);
@@ -156,45 +174,113 @@ static double num(const struct res *r, uint32_t row, int c)
     return strtod(F(r, row, c), NULL);
 }
 
-/* ---- memory over position -------------------------------------------------- */
+/* ---- units ------------------------------------------------------------------- */
+
+struct unit {
+    double scale;     /* raw units per plotted unit */
+    const char *name; /* for axes and labels */
+};
+
+static int in_scope(const struct plot_opts *o, const char *w)
+{
+    return !o->workload || !strcmp(o->workload, w);
+}
+
+/* The largest decimal unit below the largest peak of w (all workloads when w
+ * is NULL), so that toy graphs and 100 GB training graphs both read well. */
+static struct unit mem_unit(const struct res *r, const char *w)
+{
+    static const struct unit u[] = {{1e9, "GB (10^9 bytes)"}, {1e6, "MB (10^6 bytes)"},
+                                    {1e3, "KB (10^3 bytes)"}, {1, "bytes"}};
+    double hi = 0;
+    for (uint32_t i = 0; i < r->t.n_rows; i++)
+        if ((!w || !strcmp(F(r, i, r->c_w), w)) && ok_row(r, i) && num(r, i, r->c_mem) > hi)
+            hi = num(r, i, r->c_mem);
+    int k = 0;
+    while (k < 3 && hi < u[k].scale)
+        k++;
+    return u[k];
+}
+
+/* Microseconds, or milliseconds for training graphs; XLA's approximate
+ * estimator prices in abstract units that are not time at all. */
+static struct unit time_unit(const struct res *r, const char *w)
+{
+    double hi = 0;
+    for (uint32_t i = 0; i < r->t.n_rows; i++) {
+        if (strcmp(F(r, i, r->c_w), w) || !ok_row(r, i))
+            continue;
+        if (r->c_model >= 0 && !strcmp(F(r, i, r->c_model), "approx"))
+            return (struct unit){1, "XLA approx cost units (not time)"};
+        if (num(r, i, r->c_span) > hi)
+            hi = num(r, i, r->c_span);
+    }
+    return hi >= 1e3 ? (struct unit){1e3, "ms"} : (struct unit){1, "us"};
+}
+
+static void scheduler_str(FILE *f, const char *s)
+{
+    fputc('"', f);
+    for (; *s; s++)
+        fputc(*s == '"' ? '\'' : *s, f);
+    fputc('"', f);
+}
+
+static void remove_file(const char *dir, const char *base, const char *ext)
+{
+    char *path = sb_strf("%s/%s.%s", dir, base, ext);
+    unlink(path);
+    free(path);
+}
+
+/* ---- memory over time ---------------------------------------------------------- */
 
 struct series {
     uint32_t n;
-    char **title;     /* legend: scheduler and its peak */
-    double scale;     /* bytes per plotted unit */
-    const char *unit;
+    char **title;   /* legend: scheduler, its peak, and what it coincides with */
+    uint64_t *hash; /* of the timeline, to tell coinciding lines apart */
+    int by_time;    /* x is simulated time (else schedule position) */
 };
-
-/* The largest decimal unit below the largest peak, so that tiny test graphs
- * and 100 GB training graphs both get readable axes. */
-static void pick_unit(const struct res *r, const char *w, struct series *S)
-{
-    static const double scale[] = {1e9, 1e6, 1e3, 1};
-    static const char *const unit[] = {"GB", "MB", "KB", "bytes"};
-    double hi = 0;
-    for (uint32_t i = 0; i < r->t.n_rows; i++)
-        if (!strcmp(F(r, i, r->c_w), w) && ok_row(r, i) && num(r, i, r->c_mem) > hi)
-            hi = num(r, i, r->c_mem);
-    int k = 0;
-    while (k < 3 && hi < scale[k])
-        k++;
-    S->scale = scale[k];
-    S->unit = unit[k];
-}
 
 static void series_free(struct series *S)
 {
     for (uint32_t i = 0; i < S->n; i++)
         free(S->title[i]);
     free(S->title);
+    free(S->hash);
 }
 
-/* One block per scheduler in <base>.dat (position, GB), its peak as the same
- * block index in <base>.peaks.dat. */
-static int memory_data(const struct res *r, const char *w, const struct plot_opts *o,
-                       const char *base, struct series *S, struct sb_err *e)
+/* One timeline into dat (x, memory) and its peak into pk; returns the hash of
+ * what was written. */
+static uint64_t one_timeline(const struct sb_table *tl, FILE *dat, struct unit mu,
+                             struct unit tu, int by_time)
 {
-    char sw[256], ss[256], title[600];
+    int cm = sb_table_col(tl, "mem_bytes"), cb = sb_table_col(tl, "begin_us");
+    uint64_t h = 14695981039346656037ull;
+    double reached = 0;
+    for (uint32_t k = 0; cm >= 0 && k < tl->n_rows; k++) {
+        double m = strtod(sb_table_get(tl, k, (uint32_t)cm), NULL);
+        /* memory is accounted by position; position k is reached when the
+         * latest node before it has begun (a running maximum keeps x monotone
+         * where a collective's done began waiting earlier) */
+        if (by_time) {
+            double b = strtod(sb_table_get(tl, k, (uint32_t)cb), NULL) / tu.scale;
+            reached = b > reached ? b : reached;
+        }
+        double x = by_time ? reached : k;
+        fprintf(dat, "%.6f %.6f\n", x, m / mu.scale);
+        uint64_t bits;
+        memcpy(&bits, &m, sizeof bits);
+        h = (h ^ bits) * 1099511628211ull;
+    }
+    return h;
+}
+
+static int memory_data(const struct res *r, const char *w, const struct plot_opts *o,
+                       const char *base, struct series *S, struct unit mu, struct unit tu,
+                       struct sb_err *e)
+{
+    char sw[256], ss[256], title[700];
     struct sb_atomic dat, pk;
     sb_safe_name(sw, sizeof sw, w);
     if (open_out(&dat, o->out_dir, base, "dat", e))
@@ -207,7 +293,8 @@ static int memory_data(const struct res *r, const char *w, const struct plot_opt
         return -1;
     }
     S->title = sb_xcalloc(r->t.n_rows + 1, sizeof *S->title);
-    pick_unit(r, w, S);
+    S->hash = sb_xcalloc(r->t.n_rows + 1, sizeof *S->hash);
+    S->by_time = 1;
     for (uint32_t i = 0; i < r->t.n_rows; i++) {
         if (strcmp(F(r, i, r->c_w), w) || !ok_row(r, i))
             continue;
@@ -219,16 +306,29 @@ static int memory_data(const struct res *r, const char *w, const struct plot_opt
         free(path);
         if (missing)
             continue; /* this cell was run without --mem-dir */
-        int cm = sb_table_col(&tl, "mem_bytes");
+        /* timelines from before begin_us existed are drawn by position */
+        if (sb_table_col(&tl, "begin_us") < 0)
+            S->by_time = 0;
         const char *sep = S->n ? "\n\n" : "";
         fprintf(dat.f, "%s# %s\n", sep, F(r, i, r->c_s));
-        for (uint32_t k = 0; cm >= 0 && k < tl.n_rows; k++)
-            fprintf(dat.f, "%u %.6f\n", k,
-                    strtod(sb_table_get(&tl, k, (uint32_t)cm), NULL) / S->scale);
-        fprintf(pk.f, "%s%s %.6f\n", sep, F(r, i, r->c_peak_pos),
-                num(r, i, r->c_mem) / S->scale);
-        snprintf(title, sizeof title, "%s (peak %.2f %s)", F(r, i, r->c_s),
-                 num(r, i, r->c_mem) / S->scale, S->unit);
+        S->hash[S->n] = one_timeline(&tl, dat.f, mu, tu, S->by_time);
+        uint32_t pp = (uint32_t)num(r, i, r->c_peak_pos);
+        int cb = sb_table_col(&tl, "begin_us");
+        double px = pp;
+        if (S->by_time && cb >= 0) /* the running maximum of one_timeline */
+            for (uint32_t k = 0, first = 1; k <= pp && k < tl.n_rows; k++, first = 0) {
+                double b = strtod(sb_table_get(&tl, k, (uint32_t)cb), NULL) / tu.scale;
+                if (first || b > px)
+                    px = b;
+            }
+        fprintf(pk.f, "%s%.6f %.6f\n", sep, px, num(r, i, r->c_mem) / mu.scale);
+        int n = snprintf(title, sizeof title, "%s (peak %.3g %.2s)", F(r, i, r->c_s),
+                         num(r, i, r->c_mem) / mu.scale, mu.name);
+        for (uint32_t k = 0; k < S->n && n < (int)sizeof title - 40; k++)
+            if (S->hash[k] == S->hash[S->n]) { /* drawn on top of an earlier line */
+                n += snprintf(title + n, sizeof title - (size_t)n, ", same as line %u", k + 1);
+                break;
+            }
         S->title[S->n++] = sb_xstrdup(title);
         sb_table_free(&tl);
     }
@@ -239,120 +339,129 @@ static int memory_data(const struct res *r, const char *w, const struct plot_opt
     return rc;
 }
 
-static void remove_file(const char *dir, const char *base, const char *ext)
-{
-    char *path = sb_strf("%s/%s.%s", dir, base, ext);
-    unlink(path);
-    free(path);
-}
-
 static int memory_plot(const struct res *r, const char *w, const struct plot_opts *o,
                        int draw, struct sb_err *e)
 {
     char base[300], sw[256];
     struct series S = {0};
     struct sb_atomic gp;
+    struct unit mu = mem_unit(r, w), tu = time_unit(r, w);
     sb_safe_name(sw, sizeof sw, w);
     snprintf(base, sizeof base, "%s.memory", sw);
-    if (memory_data(r, w, o, base, &S, e)) {
+    if (!o->have_mem)
+        return 0; /* said once for all workloads */
+    if (memory_data(r, w, o, base, &S, mu, tu, e)) {
         series_free(&S);
         return -1;
     }
     if (!S.n || open_out(&gp, o->out_dir, base, "gp", e)) {
-        int failed = S.n != 0; /* no timelines is not an error: nothing to draw */
+        int failed = S.n != 0;
         remove_file(o->out_dir, base, "dat");
         remove_file(o->out_dir, base, "peaks.dat");
+        if (!failed) {
+            char what[400];
+            snprintf(what, sizeof what, "%s's memory plot", w);
+            skipped(what, "no timelines of its cells in the --mem-dir folder");
+        }
         series_free(&S);
         return failed ? -1 : 0;
     }
-    fprintf(gp.f, "# memory over schedule position, one line per scheduler, peaks marked\n");
+    fprintf(gp.f, "# live memory over simulated time, one line style per scheduler\n");
     gp_terminals(gp.f, base, 1100, 600);
     fprintf(gp.f, "  set title ");
     gp_str(gp.f, w);
-    fprintf(gp.f, "\n  set xlabel 'schedule position (nodes run so far)'\n"
-                  "  set ylabel 'live memory (%s)'\n"
-                  "  set key outside right top\n  set grid\n  set yrange [0:*]\n"
-                  "  plot \\\n", S.unit);
+    if (S.by_time)
+        fprintf(gp.f, "\n  set xlabel 'simulated time (%s)'\n", tu.name);
+    else
+        fprintf(gp.f, "\n  set xlabel 'schedule position (timelines without times)'\n");
+    fprintf(gp.f, "  set ylabel 'live memory (%s)'\n"
+                  "  set key outside right top\n  set grid\n  set yrange [0:*]\n", mu.name);
+    if (o->cap > 0)
+        fprintf(gp.f, "  set arrow 1 from graph 0, first %.6f to graph 1, first %.6f nohead "
+                      "lw 2 dt 2 lc rgb '#cc0000'\n"
+                      "  set label 1 'memory cap %.3g %.2s' at graph 0.01, first %.6f offset 0,0.6 "
+                      "tc rgb '#cc0000'\n", o->cap / mu.scale, o->cap / mu.scale,
+                o->cap / mu.scale, mu.name, o->cap / mu.scale);
+    fprintf(gp.f, "  plot \\\n");
     for (uint32_t k = 0; k < S.n; k++) {
-        fprintf(gp.f, "    '%s.dat' index %u using 1:2 with steps lw 1.5 lc %u title ",
-                base, k, k + 1);
+        /* a dash type and width per line, so coinciding lines stay visible */
+        fprintf(gp.f, "    '%s.dat' index %u using 1:2 with steps lw %.1f dt %u lc %u title ",
+                base, k, 1.2 + 0.8 * (double)(S.n - 1 - k) / (S.n > 1 ? S.n - 1 : 1), k % 5 + 1,
+                k + 1);
         gp_str(gp.f, S.title[k]);
-        fprintf(gp.f, ", \\\n    '%s.peaks.dat' index %u using 1:2 with points pt 7 "
-                      "ps 1.2 lc %u notitle%s\n", base, k, k + 1, k + 1 < S.n ? ", \\" : "");
+        fprintf(gp.f, ", \\\n    '%s.peaks.dat' index %u using 1:2 with points pt %u "
+                      "ps 1.3 lc %u notitle%s\n", base, k, 5 + 2 * (k % 4), k + 1,
+                k + 1 < S.n ? ", \\" : "");
     }
     fprintf(gp.f, "  unset output\n}\n");
     series_free(&S);
     return finish(&gp, o->out_dir, base, draw, e);
 }
 
-/* ---- bars ------------------------------------------------------------------- */
+/* ---- bars -------------------------------------------------------------------- */
 
 static int bars_plot(const struct res *r, const char *w, const struct plot_opts *o,
                      int draw, struct sb_err *e)
 {
     char base[300], sw[256];
     struct sb_atomic dat, gp;
+    struct unit mu = mem_unit(r, w), tu = time_unit(r, w);
     sb_safe_name(sw, sizeof sw, w);
     snprintf(base, sizeof base, "%s.bars", sw);
     if (open_out(&dat, o->out_dir, base, "dat", e))
         return -1;
     uint32_t n = 0;
-    double lo = INFINITY, hi = 0, hi_span = 0;
-    struct series U = {0};
-    pick_unit(r, w, &U);
-    for (uint32_t i = 0; i < r->t.n_rows; i++)
-        if (!strcmp(F(r, i, r->c_w), w) && ok_row(r, i) && num(r, i, r->c_exp) > hi_span)
-            hi_span = num(r, i, r->c_exp);
-    /* milliseconds for training graphs, microseconds for toy ones */
-    double t_scale = hi_span >= 1e3 ? 1e3 : 1;
-    fprintf(dat.f, "# scheduler peak_mem_%s exposed_comm_%s\n", U.unit,
-            t_scale > 1 ? "ms" : "us");
+    fprintf(dat.f, "# scheduler makespan lower_bound above_bound_pct peak exposed\n");
     for (uint32_t i = 0; i < r->t.n_rows; i++) {
         if (strcmp(F(r, i, r->c_w), w) || !ok_row(r, i))
             continue;
-        double x = num(r, i, r->c_exp) / t_scale;
-        fputc('"', dat.f);
-        for (const char *c = F(r, i, r->c_s); *c; c++)
-            fputc(*c == '"' ? '\'' : *c, dat.f);
-        fprintf(dat.f, "\" %.6f %.6f\n", num(r, i, r->c_mem) / U.scale, x);
-        if (x > 0 && x < lo)
-            lo = x;
-        if (x > hi)
-            hi = x;
+        double span = num(r, i, r->c_span), lb = r->c_lb >= 0 ? num(r, i, r->c_lb) : 0;
+        scheduler_str(dat.f, F(r, i, r->c_s));
+        fprintf(dat.f, " %.6f %.6f %.2f %.6f %.6f\n", span / tu.scale, lb / tu.scale,
+                lb > 0 ? 100 * (span - lb) / lb : 0, num(r, i, r->c_mem) / mu.scale,
+                num(r, i, r->c_exp) / tu.scale);
         n++;
     }
     if (sb_atomic_commit(&dat, e))
         return -1;
     if (!n || open_out(&gp, o->out_dir, base, "gp", e)) {
         remove_file(o->out_dir, base, "dat");
+        if (!n) {
+            char what[400];
+            snprintf(what, sizeof what, "%s's bars", w);
+            skipped(what, "no ok rows");
+        }
         return n ? -1 : 0;
     }
-    /* exposed communication spans decades between policies: log scale then */
-    int logy = hi > 0 && lo < INFINITY && hi / lo > 100;
-    fprintf(gp.f, "# peak memory and exposed communication per scheduler\n");
-    gp_terminals(gp.f, base, 1100, 500);
-    fprintf(gp.f, "  set multiplot layout 1,2 title ");
+    fprintf(gp.f, "# makespan (with the lower bound), peak memory, exposed communication\n");
+    gp_terminals(gp.f, base, 1500, 520);
+    fprintf(gp.f, "  set multiplot layout 1,3 title ");
     gp_str(gp.f, w);
-    fprintf(gp.f, "\n  set style data histograms\n  set style fill solid 0.8 border -1\n"
-                  "  set boxwidth 0.8\n  set grid ytics\n  set xtics rotate by -35\n"
-                  "  set offsets 0, 0, graph 0.08, 0\n"
-                  "  unset key\n"
+    fprintf(gp.f, "\n  set style fill solid 0.8 border -1\n  set boxwidth 0.7\n"
+                  "  set grid ytics\n  set xtics rotate by -35\n  unset key\n"
+                  "  set yrange [0:*]\n  set offsets 0.5, 0.5, graph 0.12, 0\n"
+                  "  set xrange [-0.5:%u-0.5]\n"
+                  "  set title 'makespan (+ marks the lower bound; %% above it)'\n"
+                  "  set ylabel '%s'\n"
+                  "  plot '%s.dat' using 0:2:xtic(1) with boxes lc 1, \\\n"
+                  "       '' using 0:3 with points pt 1 ps 3 lw 2 lc rgb '#000000', \\\n"
+                  "       '' using 0:2:(sprintf('%%.4g\\n+%%.1f%%%%', $2, $4)) with labels "
+                  "offset 0,1.6\n"
                   "  set title 'peak memory'\n  set ylabel '%s'\n"
-                  "  set yrange [0:*]\n"
-                  "  plot '%s.dat' using 2:xtic(1) lc 1\n"
+                  "  plot '%s.dat' using 0:5:xtic(1) with boxes lc 2, \\\n"
+                  "       '' using 0:5:(sprintf('%%.4g', $5)) with labels offset 0,0.7\n"
                   "  set title 'exposed communication'\n  set ylabel '%s'\n"
-                  "  %s\n"
-                  "  plot '%s.dat' using 3:xtic(1) lc 2\n"
-                  "  unset multiplot\n  unset logscale y\n  unset output\n}\n",
-            U.unit, base, t_scale > 1 ? "ms" : "us",
-            logy ? "set logscale y\n  set yrange [*:*]" : "set yrange [0:*]", base);
+                  "  plot '%s.dat' using 0:6:xtic(1) with boxes lc 3, \\\n"
+                  "       '' using 0:6:(sprintf('%%.4g', $6)) with labels offset 0,0.7\n"
+                  "  unset multiplot\n  unset output\n}\n",
+            n, tu.name, base, mu.name, base, tu.name, base);
     return finish(&gp, o->out_dir, base, draw, e);
 }
 
-/* ---- Pareto ----------------------------------------------------------------- */
+/* ---- fronts ------------------------------------------------------------------- */
 
 struct pt {
-    double x, y; /* peak memory and makespan, each relative to original */
+    double x, y;
 };
 
 static int cmp_pt(const void *a, const void *b)
@@ -361,6 +470,20 @@ static int cmp_pt(const void *a, const void *b)
     if (p->x != q->x)
         return p->x < q->x ? -1 : 1;
     return (p->y > q->y) - (p->y < q->y);
+}
+
+/* The points no other beats on both axes, in x order, then a blank line. */
+static void front(struct pt *buf, uint32_t n, FILE *f)
+{
+    qsort(buf, n, sizeof *buf, cmp_pt);
+    double best = INFINITY;
+    for (uint32_t i = 0; i < n; i++)
+        if (buf[i].y < best) {
+            best = buf[i].y;
+            fprintf(f, "%.6f %.6f\n", buf[i].x, buf[i].y);
+        }
+    if (n)
+        fprintf(f, "\n");
 }
 
 /* Row of `original` on workload w, or -1. */
@@ -383,100 +506,206 @@ static int rel_point(const struct res *r, uint32_t i, struct pt *p)
     return 0;
 }
 
-/* Writes workload w's Pareto front to f: its points that no other point of
- * the same workload beats on both axes, in x order, then a blank line so that
- * gnuplot does not join one workload's front to the next.  A front across
- * workloads would compare schedules of different programs. */
-static void workload_front(const struct res *r, const char *w, struct pt *buf, FILE *f)
+/* ---- per-workload scatter ------------------------------------------------------- */
+
+static int scatter_plot(const struct res *r, const char *w, const struct plot_opts *o,
+                        int draw, struct sb_err *e)
 {
+    char base[300], sw[256];
+    struct sb_atomic dat, fr, gp;
+    struct unit mu = mem_unit(r, w), tu = time_unit(r, w);
+    sb_safe_name(sw, sizeof sw, w);
+    snprintf(base, sizeof base, "%s.scatter", sw);
+    char *fbase = sb_strf("%s.front", base);
+    if (open_out(&dat, o->out_dir, base, "dat", e) ||
+        open_out(&fr, o->out_dir, fbase, "dat", e)) {
+        free(fbase);
+        return -1;
+    }
+    free(fbase);
+    struct pt *buf = sb_xmalloc((r->t.n_rows + 1) * sizeof *buf);
     uint32_t n = 0;
-    struct pt p;
-    for (uint32_t i = 0; i < r->t.n_rows; i++)
-        if (!strcmp(F(r, i, r->c_w), w) && !rel_point(r, i, &p))
-            buf[n++] = p;
-    qsort(buf, n, sizeof *buf, cmp_pt);
-    double best = INFINITY;
-    for (uint32_t i = 0; i < n; i++)
-        if (buf[i].y < best) {
-            best = buf[i].y;
-            fprintf(f, "%.6f %.6f\n", buf[i].x, buf[i].y);
-        }
-    if (n)
-        fprintf(f, "\n");
+    for (uint32_t i = 0; i < r->t.n_rows; i++) {
+        if (strcmp(F(r, i, r->c_w), w) || !ok_row(r, i))
+            continue;
+        buf[n] = (struct pt){num(r, i, r->c_mem) / mu.scale, num(r, i, r->c_span) / tu.scale};
+        fprintf(dat.f, "%.6f %.6f ", buf[n].x, buf[n].y);
+        scheduler_str(dat.f, F(r, i, r->c_s));
+        fprintf(dat.f, "\n");
+        n++;
+    }
+    front(buf, n, fr.f);
+    free(buf);
+    int rc = sb_atomic_commit(&dat, e);
+    struct sb_err e2;
+    if (sb_atomic_commit(&fr, rc ? &e2 : e))
+        rc = -1;
+    if (rc || !n || open_out(&gp, o->out_dir, base, "gp", e))
+        return rc || n ? -1 : 0;
+    fprintf(gp.f, "# makespan against peak memory, one labelled point per scheduler\n");
+    gp_terminals(gp.f, base, 900, 650);
+    fprintf(gp.f, "  set title ");
+    gp_str(gp.f, w);
+    fprintf(gp.f, "\n  set xlabel 'peak memory (%s)'\n  set ylabel 'makespan (%s)'\n"
+                  "  set grid\n  set key bottom right\n  set offsets graph 0.1, graph 0.2, "
+                  "graph 0.1, graph 0.1\n"
+                  "  plot '%s.front.dat' using 1:2 with lines lw 1.5 lc rgb '#999999' "
+                  "title 'front (nothing beats it on both)', \\\n"
+                  "       '%s.dat' using 1:2 with points pt 7 ps 1.4 lc 1 notitle, \\\n"
+                  "       '%s.dat' using 1:2:3 with labels offset 0.8,0.8 left notitle\n"
+                  "  unset output\n}\n", mu.name, tu.name, base, base, base);
+    return finish(&gp, o->out_dir, base, draw, e);
 }
 
-/* <base>.dat: one block per scheduler (all its workloads); <base>.front.dat:
- * each workload's front. */
-static uint32_t pareto_data(const struct res *r, struct sb_atomic *dat,
-                            struct sb_atomic *front, char ***names)
+/* ---- across workloads ------------------------------------------------------------ */
+
+/* Distinct values of column c among the rows in scope with an original row,
+ * in first-seen order. */
+static uint32_t distinct(const struct res *r, const struct plot_opts *o, int c, const char **out)
 {
-    uint32_t n_names = 0;
-    struct pt *buf = sb_xmalloc((r->t.n_rows + 1) * sizeof *buf), p;
-    *names = sb_xcalloc(r->t.n_rows + 1, sizeof **names);
+    uint32_t n = 0;
     for (uint32_t i = 0; i < r->t.n_rows; i++) {
-        const char *s = F(r, i, r->c_s);
-        uint32_t k = 0;
-        while (k < n_names && strcmp((*names)[k], s))
-            k++;
-        if (k < n_names || rel_point(r, i, &p))
+        const char *w = F(r, i, r->c_w), *v = F(r, i, c);
+        if (!in_scope(o, w) || original_row(r, w) < 0 || !ok_row(r, i))
             continue;
-        (*names)[n_names++] = sb_xstrdup(s);
-        fprintf(dat->f, "%s# %s\n", k ? "\n\n" : "", s);
-        for (uint32_t j = i; j < r->t.n_rows; j++)
-            if (!strcmp(F(r, j, r->c_s), s) && !rel_point(r, j, &p))
-                fprintf(dat->f, "%.6f %.6f\n", p.x, p.y);
+        uint32_t k = 0;
+        while (k < n && strcmp(out[k], v))
+            k++;
+        if (k == n)
+            out[n++] = v;
     }
+    return n;
+}
+
+static void say_no_original(const struct res *r, const struct plot_opts *o)
+{
     for (uint32_t i = 0; i < r->t.n_rows; i++) {
         const char *w = F(r, i, r->c_w);
         uint32_t j = 0;
         while (j < i && strcmp(F(r, j, r->c_w), w))
             j++;
-        if (j == i)
-            workload_front(r, w, buf, front->f);
+        if (j == i && in_scope(o, w) && original_row(r, w) < 0) {
+            char what[400];
+            snprintf(what, sizeof what, "%s in pareto and heatmap", w);
+            skipped(what, "no ok 'original' row to be relative to");
+        }
     }
-    free(buf);
-    return n_names;
 }
 
 static int pareto_plot(const struct res *r, const struct plot_opts *o, int draw,
                        struct sb_err *e)
 {
-    struct sb_atomic dat, front, gp;
-    char **names;
-    if (open_out(&dat, o->out_dir, "pareto", "dat", e))
-        return -1;
-    if (open_out(&front, o->out_dir, "pareto.front", "dat", e)) {
+    struct sb_atomic dat, fr, gp;
+    const char **sch = sb_xcalloc(r->t.n_rows + 1, sizeof *sch);
+    const char **wl = sb_xcalloc(r->t.n_rows + 1, sizeof *wl);
+    uint32_t ns = distinct(r, o, r->c_s, sch), nw = distinct(r, o, r->c_w, wl);
+    struct pt *buf = sb_xmalloc((r->t.n_rows + 1) * sizeof *buf), p;
+    int rc = 0;
+    if (!ns) {
+        skipped("pareto", "no workload in scope has an ok 'original' row");
+        goto out;
+    }
+    if ((rc = open_out(&dat, o->out_dir, "pareto", "dat", e)))
+        goto out;
+    if ((rc = open_out(&fr, o->out_dir, "pareto.front", "dat", e))) {
         sb_atomic_abort(&dat);
-        return -1;
+        goto out;
     }
-    uint32_t n = pareto_data(r, &dat, &front, &names);
-    int rc = sb_atomic_commit(&dat, e) | sb_atomic_commit(&front, e);
-    if (!rc && n && !open_out(&gp, o->out_dir, "pareto", "gp", e)) {
-        fprintf(gp.f, "# makespan against peak memory, both relative to original\n");
-        gp_terminals(gp.f, "pareto", 900, 650);
-        fprintf(gp.f, "  set title 'makespan vs peak memory, relative to original "
-                      "(one point per workload)'\n"
-                      "  set xlabel 'peak memory / original peak memory'\n"
-                      "  set ylabel 'makespan / original makespan'\n"
-                      "  set key outside right top\n  set grid\n"
-                      "  set arrow 1 from graph 0, first 1 to graph 1, first 1 nohead dt 2\n"
-                      "  set arrow 2 from first 1, graph 0 to first 1, graph 1 nohead dt 2\n"
-                      "  plot 'pareto.front.dat' using 1:2 with lines lw 1.5 lc rgb '#999999' "
-                      "title 'Pareto front of each workload', \\\n");
-        for (uint32_t k = 0; k < n; k++) {
-            fprintf(gp.f, "    'pareto.dat' index %u using 1:2 with points pt %u ps 1.4 "
-                          "lc %u title ", k, 5 + k % 8, k + 1);
-            gp_str(gp.f, names[k]);
-            fprintf(gp.f, "%s\n", k + 1 < n ? ", \\" : "");
-        }
-        fprintf(gp.f, "  unset output\n}\n");
-        rc = finish(&gp, o->out_dir, "pareto", draw, e);
-    } else if (!rc && n) {
-        rc = -1;
+    for (uint32_t k = 0; k < ns; k++) {
+        fprintf(dat.f, "%s# %s\n", k ? "\n\n" : "", sch[k]);
+        for (uint32_t i = 0; i < r->t.n_rows; i++)
+            if (in_scope(o, F(r, i, r->c_w)) && !strcmp(F(r, i, r->c_s), sch[k]) &&
+                !rel_point(r, i, &p))
+                fprintf(dat.f, "%.6f %.6f\n", p.x, p.y);
     }
-    for (uint32_t k = 0; k < n; k++)
-        free(names[k]);
-    free(names);
+    for (uint32_t k = 0; k < nw; k++) {
+        uint32_t n = 0;
+        for (uint32_t i = 0; i < r->t.n_rows; i++)
+            if (!strcmp(F(r, i, r->c_w), wl[k]) && !rel_point(r, i, &p))
+                buf[n++] = p;
+        front(buf, n, fr.f); /* one front per workload: a front across programs is meaningless */
+    }
+    rc = sb_atomic_commit(&dat, e) | sb_atomic_commit(&fr, e);
+    if (rc || (rc = open_out(&gp, o->out_dir, "pareto", "gp", e)))
+        goto out;
+    fprintf(gp.f, "# makespan against peak memory, both relative to original\n");
+    gp_terminals(gp.f, "pareto", 900, 650);
+    fprintf(gp.f, "  set title 'makespan vs peak memory, relative to original (%u workloads)'\n"
+                  "  set xlabel 'peak memory / original peak memory'\n"
+                  "  set ylabel 'makespan / original makespan'\n"
+                  "  set key outside right top\n  set grid\n"
+                  "  set arrow 1 from graph 0, first 1 to graph 1, first 1 nohead dt 2\n"
+                  "  set arrow 2 from first 1, graph 0 to first 1, graph 1 nohead dt 2\n"
+                  "  plot 'pareto.front.dat' using 1:2 with lines lw 1.5 lc rgb '#999999' "
+                  "title 'Pareto front of each workload', \\\n", nw);
+    for (uint32_t k = 0; k < ns; k++) {
+        fprintf(gp.f, "    'pareto.dat' index %u using 1:2 with points pt %u ps 1.4 "
+                      "lc %u title ", k, 5 + k % 8, k + 1);
+        gp_str(gp.f, sch[k]);
+        fprintf(gp.f, "%s\n", k + 1 < ns ? ", \\" : "");
+    }
+    fprintf(gp.f, "  unset output\n}\n");
+    rc = finish(&gp, o->out_dir, "pareto", draw, e);
+out:
+    free(sch), free(wl), free(buf);
+    return rc;
+}
+
+/* Workloads x schedulers, coloured by log2 of the ratio to original (green
+ * better, red worse), each cell labelled with the ratio. */
+static int heatmap_plot(const struct res *r, const struct plot_opts *o, int draw,
+                        struct sb_err *e)
+{
+    struct sb_atomic dat, gp;
+    const char **sch = sb_xcalloc(r->t.n_rows + 1, sizeof *sch);
+    const char **wl = sb_xcalloc(r->t.n_rows + 1, sizeof *wl);
+    uint32_t ns = distinct(r, o, r->c_s, sch), nw = distinct(r, o, r->c_w, wl);
+    struct pt p;
+    int rc = 0;
+    if (!ns) {
+        skipped("heatmap", "no workload in scope has an ok 'original' row");
+        goto out;
+    }
+    if ((rc = open_out(&dat, o->out_dir, "heatmap", "dat", e)))
+        goto out;
+    fprintf(dat.f, "# scheduler_index workload_index makespan_ratio peak_ratio\n");
+    for (uint32_t i = 0; i < r->t.n_rows; i++) {
+        if (!in_scope(o, F(r, i, r->c_w)) || rel_point(r, i, &p))
+            continue;
+        uint32_t x = 0, y = 0;
+        while (x < ns && strcmp(sch[x], F(r, i, r->c_s)))
+            x++;
+        while (y < nw && strcmp(wl[y], F(r, i, r->c_w)))
+            y++;
+        fprintf(dat.f, "%u %u %.6f %.6f\n", x, y, p.y, p.x);
+    }
+    if ((rc = sb_atomic_commit(&dat, e)) || (rc = open_out(&gp, o->out_dir, "heatmap", "gp", e)))
+        goto out;
+    fprintf(gp.f, "# makespan and peak memory relative to original, workloads x schedulers\n");
+    gp_terminals(gp.f, "heatmap", 700 + 110 * (int)ns, 200 + 26 * (int)nw);
+    fprintf(gp.f, "  set multiplot layout 1,2\n"
+                  "  set palette defined (-1 '#1a9850', 0 '#ffffff', 1 '#d73027')\n"
+                  "  set cbrange [-1:1]\n  set cblabel 'log2(ratio to original)'\n"
+                  "  set xrange [-0.5:%u-0.5]\n  set yrange [-0.5:%u-0.5] reverse\n"
+                  "  set xtics rotate by -35 (", ns, nw);
+    for (uint32_t k = 0; k < ns; k++) {
+        gp_str(gp.f, sch[k]);
+        fprintf(gp.f, " %u%s", k, k + 1 < ns ? ", " : ")\n  set ytics (");
+    }
+    for (uint32_t k = 0; k < nw; k++) {
+        gp_str(gp.f, wl[k]);
+        fprintf(gp.f, " %u%s", k, k + 1 < nw ? ", " : ")\n");
+    }
+    for (int panel = 0; panel < 2; panel++)
+        fprintf(gp.f, "  set title '%s / original'\n"
+                      "  plot 'heatmap.dat' using 1:2:(0.5):(0.5):(log($%d)/log(2)) with "
+                      "boxxyerror fs solid 1.0 noborder lc palette notitle, \\\n"
+                      "       '' using 1:2:(sprintf('%%.2f', $%d)) with labels notitle\n",
+                panel ? "peak memory" : "makespan", panel ? 4 : 3, panel ? 4 : 3);
+    fprintf(gp.f, "  unset multiplot\n  unset output\n}\n");
+    rc = finish(&gp, o->out_dir, "heatmap", draw, e);
+out:
+    free(sch), free(wl);
     return rc;
 }
 
@@ -485,16 +714,23 @@ static int pareto_plot(const struct res *r, const struct plot_opts *o, int draw,
 static int plot_help(void)
 {
     printf("usage: schedbench plot RESULTS.csv [-o DIR] [--workload W] [--mem-dir DIR]\n"
+           "                       [--mem-cap GB]\n"
            "\n"
            "Writes PNG and SVG plots, with the .dat and .gp files gnuplot draws them\n"
-           "from, into DIR (default plots/):\n"
-           "  <workload>.memory   memory over schedule position per scheduler, peaks\n"
-           "                      marked (timelines from `run --mem-dir`; default\n"
-           "                      <dir of RESULTS>/mem)\n"
-           "  <workload>.bars     peak memory and exposed communication per scheduler\n"
-           "  pareto              makespan against peak memory relative to original\n"
-           "Without gnuplot on PATH the data and scripts are written and the command\n"
-           "says so.\n");
+           "from, into DIR (default plots/), and prints each file it wrote and each\n"
+           "plot it skipped with the reason:\n"
+           "  <workload>.memory   live memory over simulated time per scheduler, peaks\n"
+           "                      marked, a line per dash style (timelines from `run\n"
+           "                      --mem-dir`; default <dir of RESULTS>/mem); --mem-cap\n"
+           "                      draws a cap line (GB = 10^9 bytes)\n"
+           "  <workload>.bars     makespan with its lower bound and %% above it, peak\n"
+           "                      memory, exposed communication; values on the bars\n"
+           "  <workload>.scatter  makespan against peak memory, labelled, with the front\n"
+           "  pareto              makespan against peak, relative to original\n"
+           "  heatmap             makespan and peak relative to original, workloads x\n"
+           "                      schedulers\n"
+           "--workload W restricts every plot to W.  Without gnuplot on PATH the data\n"
+           "and scripts are written and the command says so.\n");
     return 0;
 }
 
@@ -502,15 +738,22 @@ static int parse_plot_args(struct plot_opts *o, int argc, char **argv, char *mem
                            size_t n_mem, struct sb_err *e)
 {
     o->out_dir = "plots";
+    int given = 0;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+        char *end;
         if (!strcmp(a, "-o") && v)
             o->out_dir = argv[++i];
         else if (!strcmp(a, "--workload") && v)
             o->workload = argv[++i];
         else if (!strcmp(a, "--mem-dir") && v)
-            o->mem_dir = argv[++i];
-        else if (a[0] != '-' && !o->results)
+            o->mem_dir = argv[++i], given = 1;
+        else if (!strcmp(a, "--mem-cap") && v) {
+            o->cap = strtod(argv[++i], &end) * 1e9;
+            if (end == v || *end || !isfinite(o->cap) || o->cap <= 0)
+                return sb_errf(e, "schedbench plot: --mem-cap '%s' is not a positive number "
+                                  "of GB", v);
+        } else if (a[0] != '-' && !o->results)
             o->results = a;
         else
             return sb_errf(e, "schedbench plot: unexpected argument '%s'", a);
@@ -522,6 +765,16 @@ static int parse_plot_args(struct plot_opts *o, int argc, char **argv, char *mem
         int n = slash ? (int)(slash - o->results) : 1;
         snprintf(mem_buf, n_mem, "%.*s/mem", n, slash ? o->results : ".");
         o->mem_dir = mem_buf;
+    }
+    struct stat st;
+    o->have_mem = stat(o->mem_dir, &st) == 0 && S_ISDIR(st.st_mode);
+    if (!o->have_mem && given)
+        return sb_errf(e, "schedbench plot: --mem-dir %s: no such folder", o->mem_dir);
+    if (!o->have_mem) {
+        char why[4200];
+        snprintf(why, sizeof why, "no timelines folder %s (run with --mem-dir to get them)",
+                 o->mem_dir);
+        skipped("every memory plot", why);
     }
     return 0;
 }
@@ -535,9 +788,10 @@ static int plot_workloads(const struct res *r, const struct plot_opts *o, int dr
         uint32_t j = 0;
         while (j < i && strcmp(F(r, j, r->c_w), w))
             j++;
-        if (j < i || (o->workload && strcmp(o->workload, w)))
+        if (j < i || !in_scope(o, w))
             continue; /* each workload once, in results order */
-        if (memory_plot(r, w, o, draw, e) || bars_plot(r, w, o, draw, e))
+        if (memory_plot(r, w, o, draw, e) || bars_plot(r, w, o, draw, e) ||
+            scatter_plot(r, w, o, draw, e))
             return -1;
         n_done++;
     }
@@ -560,13 +814,15 @@ int sb_cmd_plot(int argc, char **argv)
         fprintf(stderr, "%s\n", e.msg);
         return 2;
     }
-    if (mkdir(o.out_dir, 0777) != 0 && errno != EEXIST) {
-        fprintf(stderr, "schedbench plot: cannot create %s: %s\n", o.out_dir, strerror(errno));
+    if (sb_mkdirs(o.out_dir, &e)) {
+        fprintf(stderr, "schedbench plot: %s\n", e.msg);
         sb_table_free(&r.t);
         return 2;
     }
     int draw = have_gnuplot();
-    int rc = plot_workloads(&r, &o, draw, &e) || pareto_plot(&r, &o, draw, &e);
+    say_no_original(&r, &o);
+    int rc = plot_workloads(&r, &o, draw, &e) || pareto_plot(&r, &o, draw, &e) ||
+             heatmap_plot(&r, &o, draw, &e);
     if (rc)
         fprintf(stderr, "schedbench plot: %s\n", e.msg);
     else if (!draw)

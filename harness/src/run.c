@@ -370,7 +370,7 @@ static int finish_opts(struct run_opts *o, struct sb_err *e)
     if (!o->shard_n)
         o->shard_k = o->shard_n = 1;
     o->sim.edge_lat_us = sb_cost_edge_lat(&o->cost);
-    o->sim.record = o->trace_dir != NULL;
+    o->sim.record = o->trace_dir != NULL || o->mem_dir != NULL;
     /* the extra outputs' folders are made, as `plot -o` makes its own */
     if ((o->mem_dir && sb_mkdirs(o->mem_dir, e)) || (o->trace_dir && sb_mkdirs(o->trace_dir, e)))
         return -1;
@@ -515,13 +515,16 @@ static int write_timeline(const char *dir, const struct sb_graph *g, const char 
     struct sb_atomic out;
     if (sb_atomic_open(&out, path, e))
         return -1;
-    fprintf(out.f, "position,node,name,mem_bytes\n");
+    /* begin/end in the run's time unit, so plot can draw memory over time */
+    fprintf(out.f, "position,node,name,mem_bytes,begin_us,end_us\n");
     for (uint32_t i = 0; i < r->n_pos; i++) {
         uint32_t v = s->order[i];
         sb_csv_fieldf(out.f, 1, "%u", i);
         sb_csv_fieldf(out.f, 0, "%u", v);
         sb_csv_field(out.f, g->names + g->name_off[v], 0);
         sb_csv_fieldf(out.f, 0, "%llu", (unsigned long long)r->mem_bytes[i]);
+        sb_csv_fieldf(out.f, 0, "%.3f", r->begin_us ? r->begin_us[v] : 0);
+        sb_csv_fieldf(out.f, 0, "%.3f", r->end_us ? r->end_us[v] : 0);
         sb_csv_end(out.f);
     }
     return sb_atomic_commit(&out, e);
