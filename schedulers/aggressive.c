@@ -879,7 +879,7 @@ static int resource_of_node(const struct lhs_graph *G, uint32_t v)
 static int constrained(const struct lhs_state *S, uint32_t v)
 {
     int r = resource_of_node(S->G, v);
-    return r >= 0 && S->avail[r] == 0 && S->queued[r] > 0;
+    return r >= 0 && S->avail[r] <= 0 && S->queued[r] > 0;
 }
 
 static int releases(const struct lhs_graph *G, uint32_t v) { return G->relr[v] >= 0; }
@@ -1033,6 +1033,15 @@ static uint32_t select_scan(struct lhs_state *S)
     return best;
 }
 
+static uint32_t select_over_limit(struct lhs_state *S)
+{
+    uint32_t best = LHS_NONE;
+    for (uint32_t k = 0; k < S->n_ready; k++)
+        if (best == LHS_NONE || better(S, S->ready_set[k], best))
+            best = S->ready_set[k];
+    return best;
+}
+
 /* ---- pass 2c: one scheduling pass ---------------------------------------- */
 
 static uint32_t select_node(struct lhs_state *S);
@@ -1061,6 +1070,14 @@ static int schedule_pass(const struct sb_graph_view *g, const struct lhs_config 
             v = S.nops[--S.n_nops];
         } else {
             v = select_node(&S);
+            /* Every ready node waits for a resource that only a node behind
+             * them can free: a start that feeds another start does this under
+             * a limit of one (the bottom-up pass holds the later collective
+             * while its start waits for the earlier one's done).  XLA stops
+             * here; we take the best ready node over the limit, so a valid
+             * graph always gets a schedule (docs/aggressive.md). */
+            if (v == LHS_NONE)
+                v = select_over_limit(&S);
             if (v == LHS_NONE) {
                 rc = sb_plugin_fail(err, n_err, "no ready node fits the overlap limits "
                                                 "(%u waiting)", S.n_ready);

@@ -107,7 +107,7 @@ static char *read_all(const char *path, size_t *n)
 
 static int same_bytes(const char *a, const char *b)
 {
-    size_t na, nb;
+    size_t na = 0, nb = 0; /* read_all leaves them unset when it fails */
     char *x = read_all(a, &na), *y = read_all(b, &nb);
     int same = x && y && na == nb && !memcmp(x, y, na);
     free(x);

@@ -46,7 +46,15 @@ static const struct reject_case cases[] = {
     {"id,name,kind,inputs,cost_us\n0,a,compute,,1e999\n", "t.csv:2:5: cost_us '1e999' overflows"},
     {"id,name,kind,inputs,cost_us\n0,a,compute,,12us\n", "t.csv:2:5: cost_us '12us' is not a number"},
     {"id,name,kind,inputs,out_bytes\n0,a,compute,,18446744073709551616\n",
-     "t.csv:2:5: out_bytes '18446744073709551616' is not an integer in 0..2^64-1"},
+     "t.csv:2:5: out_bytes '18446744073709551616' is not an integer in 0..2^50 (1 PiB)"},
+    /* issue 14: bounds that keep sums finite and exact */
+    {"id,name,kind,inputs,out_bytes\n0,a,compute,,1125899906842625\n",
+     "t.csv:2:5: out_bytes '1125899906842625' is not an integer in 0..2^50 (1 PiB)"},
+    {"id,name,kind,inputs,out_bytes\n0,a,compute,,1125899906842624\n1,b,compute,,1125899906842624\n"
+     "2,c,compute,,1125899906842624\n3,d,compute,,1125899906842624\n4,e,compute,,1125899906842624\n", NULL},
+    {"id,name,kind,inputs,cost_us\n0,a,compute,,1e308\n",
+     "t.csv:2:5: cost_us '1e308' is above 10^12 (us)"},
+    {"id,name,kind,inputs,cost_us\n0,a,compute,,inf\n", "t.csv:2:5: cost_us 'inf' is not finite"},
     {"id,name,kind,inputs,out_bytes\n0,a,compute,,-8\n", "t.csv:2:5: out_bytes '-8' is negative"},
     {"id,name,kind,inputs,flags\n0,a,compute,,weight|shiny\n", "t.csv:2:5: unknown flag 'shiny'"},
     {"id,name,kind,inputs,device\n0,a,compute,,-1\n", "t.csv:2:5: device '-1' is not an index"},
@@ -61,6 +69,27 @@ static const struct reject_case cases[] = {
     {HDR "0,\"multi\nline\",compute,\n1,b,compute,\"0\"\n", NULL},
     {HDR "0,a,compute,\n\n1,b,compute,0\n", NULL},
 };
+
+/* NUL bytes (a field would end early) and the total of all buffers (the
+ * memory model's signed sums), which the table above cannot express. */
+static void test_bounds(void)
+{
+    struct sb_err e = {{0}};
+    static const char nul[] = "id,name,kind,inputs\n0,a,com\0pute,\n";
+    struct sb_graph *g = sb_graph_load_mem("t.csv", nul, sizeof nul - 1, &e);
+    CHECK(g == NULL);
+    CHECK_CONTAINS(e.msg, "t.csv:2:8: NUL byte");
+    /* 4097 buffers of 2^50 bytes: 2^62 + 2^50 in all */
+    size_t cap = 4200 * 40, n = 0;
+    char *buf = malloc(cap);
+    n += (size_t)snprintf(buf, cap, "id,name,kind,inputs,out_bytes\n");
+    for (int i = 0; i < 4097; i++)
+        n += (size_t)snprintf(buf + n, cap - n, "%d,n%d,compute,,1125899906842624\n", i, i);
+    g = sb_graph_load_mem("big.csv", buf, n, &e);
+    CHECK(g == NULL);
+    CHECK_CONTAINS(e.msg, "big.csv: the buffers' out_bytes sum to more than 2^62 bytes (at node 4096)");
+    free(buf);
+}
 
 static void test_cases(void)
 {
@@ -138,6 +167,7 @@ static void test_file(void)
 int main(void)
 {
     test_cases();
+    test_bounds();
     test_fields();
     test_file();
     return check_report();

@@ -96,7 +96,11 @@ static void read_line(struct expect *x, char *s, uint32_t line)
     } else if (!strcmp(w[0], "sizes") && k == 2) {
         snprintf(x->sizes, sizeof x->sizes, "%s", w[1]);
     } else if (!strcmp(w[0], "fixture") && x->n_fix < MAX_KV) {
-        snprintf(x->fixture[x->n_fix++], sizeof x->fixture[0], "%.159s", s + 8);
+        /* the text after the word, which a bare "fixture" line does not have:
+         * s + 8 would read past its end */
+        const char *rest = strstr(s, "fixture") + 7;
+        rest += strspn(rest, " \t");
+        snprintf(x->fixture[x->n_fix++], sizeof x->fixture[0], "%.159s", rest);
     } else if (!strcmp(w[0], "computation") && k == 2 && x->n_comp < 16) {
         snprintf(x->comp_name[x->n_comp++], sizeof x->comp_name[0], "%s", w[1]);
     } else if (!strcmp(w[0], "before") && k == 3) {

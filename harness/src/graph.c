@@ -260,6 +260,9 @@ static uint32_t op_intern(struct loader *L, const char *s)
 
 /* ---- field parsers ------------------------------------------------------ */
 
+#define SB_MAX_BYTES (1ull << 50)
+#define SB_MAX_TOTAL_BYTES (1ull << 62)
+
 /* Non-negative decimal integer, no sign, no trailing text. */
 static int parse_u64(const char *s, uint64_t max, uint64_t *out)
 {
@@ -288,6 +291,10 @@ static const char *parse_nonneg(const char *s, double *out)
         return "is not finite";
     if (v < 0 || (v == 0 && s[0] == '-'))
         return "is negative";
+    /* a duration of 1e308 us is finite, but two of them sum to inf, which
+     * would reach the results; 10^12 us (11.6 days) is beyond any kernel */
+    if (v > 1e12)
+        return "is above 10^12 (us)";
     *out = v;
     return NULL;
 }
@@ -324,8 +331,10 @@ static int read_u64(struct loader *L, enum col c, uint64_t *out)
         return 0;
     if (s[0] == '-')
         return fail(L, fnum(L, c), "%s '%s' is negative", col_names[c], s);
-    if (parse_u64(s, UINT64_MAX, out) != 0)
-        return fail(L, fnum(L, c), "%s '%s' is not an integer in 0..2^64-1",
+    /* 2^50 bytes (1 PiB) per buffer; the loader also bounds the sum of all
+     * of them, so the memory model's running totals cannot overflow */
+    if (parse_u64(s, SB_MAX_BYTES, out) != 0)
+        return fail(L, fnum(L, c), "%s '%s' is not an integer in 0..2^50 (1 PiB)",
                     col_names[c], s);
     return 0;
 }
@@ -881,9 +890,35 @@ static char *file_stem(const char *path)
     return memcpy(sb_xcalloc(n + 1, 1), base, n);
 }
 
+/* The memory model sums buffers in signed 64-bit: every importer's graph must
+ * keep the sum of all of them within 2^62. */
+static int check_total(const struct sb_graph *g, const char *path, struct sb_err *e)
+{
+    uint64_t total = 0;
+    for (uint32_t v = 0; v < g->v.n_nodes; v++) {
+        if (g->out_bytes[v] > SB_MAX_TOTAL_BYTES - total)
+            return sb_errf(e, "%s: the buffers' out_bytes sum to more than 2^62 bytes (at node "
+                              "%u): memory totals would overflow", path, v);
+        total += g->out_bytes[v];
+    }
+    return 0;
+}
+
 struct sb_graph *sb_graph_load_mem(const char *path, const char *buf, size_t n,
                                    struct sb_err *e)
 {
+    /* a UTF-8 byte-order mark (spreadsheet exports write one) is not data */
+    if (n >= 3 && !memcmp(buf, "\xef\xbb\xbf", 3))
+        buf += 3, n -= 3;
+    /* a NUL would silently end a field early in every C string after libcsv */
+    const char *nul = memchr(buf, 0, n);
+    if (nul) {
+        unsigned line = 1, col = 1;
+        for (const char *c = buf; c < nul; c++)
+            line += *c == '\n', col = *c == '\n' ? 1 : col + 1;
+        sb_errf(e, "%s:%u:%u: NUL byte: not a text file", path, line, col);
+        return NULL;
+    }
     struct loader L = {0};
     struct csv_parser p;
     L.path = path;
@@ -894,9 +929,6 @@ struct sb_graph *sb_graph_load_mem(const char *path, const char *buf, size_t n,
     L.g->op_names = sb_xmalloc(L.ops_cap * sizeof *L.g->op_names);
     L.g->op_names[0] = sb_xstrdup("");
     L.g->n_ops = 1;
-    /* a UTF-8 byte-order mark (spreadsheet exports write one) is not data */
-    if (n >= 3 && !memcmp(buf, "\xef\xbb\xbf", 3))
-        buf += 3, n -= 3;
     const char *body = skip_metadata(&L, buf, buf + n);
     if (!body) {
         free(L.op_tab);
@@ -914,6 +946,10 @@ struct sb_graph *sb_graph_load_mem(const char *path, const char *buf, size_t n,
     free(L.name_tab);
     free(L.op_tab);
     if (L.failed) {
+        sb_graph_free(L.g);
+        return NULL;
+    }
+    if (check_total(L.g, path, e)) {
         sb_graph_free(L.g);
         return NULL;
     }
@@ -968,8 +1004,14 @@ struct sb_graph *sb_graph_load(const char *path, struct sb_err *e)
                 dot && (!slash || dot > slash) ? dot : "no extension", fmts);
         return NULL;
     }
-    if (imp->load)
-        return imp->load(path, e);
+    if (imp->load) {
+        struct sb_graph *g = imp->load(path, e);
+        if (g && check_total(g, path, e)) {
+            sb_graph_free(g);
+            return NULL;
+        }
+        return g;
+    }
     FILE *f = fopen(path, "rb");
     if (!f) {
         sb_errf(e, "%s: cannot open: %s", path, strerror(errno));

@@ -434,7 +434,9 @@ static uint32_t first_group(const char *s, const char *e)
 
 static void read_attr(struct instr *in, const char *key, const char *s, const char *e)
 {
+    /* an attribute given twice keeps its last value (and frees the first) */
     if (!strcmp(key, "kind")) {
+        free(in->fusion_kind);
         in->fusion_kind = dup_range(s, e);
     } else if (!strcmp(key, "calls") || !strcmp(key, "to_apply") || !strcmp(key, "body") ||
                !strcmp(key, "condition") || !strcmp(key, "branch_computations") ||
@@ -444,6 +446,7 @@ static void read_attr(struct instr *in, const char *key, const char *s, const ch
     } else if (!strcmp(key, "control-predecessors")) {
         value_names(s, e, &in->ctrl, &in->n_ctrl);
     } else if (!strcmp(key, "frontend_attributes")) {
+        free(in->frontend);
         in->frontend = dup_range(s, e);
     } else if (!strcmp(key, "is_host_transfer")) {
         in->host_transfer = e - s == 4 && !strncmp(s, "true", 4);
@@ -456,8 +459,10 @@ static void read_attr(struct instr *in, const char *key, const char *s, const ch
         for (; p + 9 < e; p++)
             if (!strncmp(p, "op_name=\"", 9)) {
                 const char *q = memchr(p + 9, '"', (size_t)(e - p - 9));
-                if (q)
+                if (q) {
+                    free(in->op_name);
                     in->op_name = dup_range(p + 9, q);
+                }
                 break;
             }
     }
@@ -747,6 +752,7 @@ struct builder {
     uint8_t *coll;      /* [instr] enum sb_coll of starts, dones, splits */
     uint32_t n_nodes;
     uint32_t n_called_colls;
+    uint32_t *coll_memo; /* [m->n] count_colls per computation, UINT32_MAX unknown */
     uint32_t *tab;      /* open addressing: instruction index + 1 by name */
     uint32_t tab_cap;
     uint32_t n_alias;   /* extra edges (use, start) of a while body, see alias_edges */
@@ -830,20 +836,30 @@ static int check_names(struct builder *B)
     return 0;
 }
 
-/* Collectives (async or synchronous) in computation k and what it calls. */
-static uint32_t count_colls(const struct sb_hlo_module *m, int k, int depth)
+/* Collectives (async or synchronous) in computation k and what it calls.
+ * memo[k] holds k's count once known: a computation called from many places
+ * (or twice at every level) is walked once, not once per path, which is
+ * exponential; COUNTING marks one being walked, so a cycle counts 0. */
+#define COUNTING (UINT32_MAX - 1)
+static uint32_t count_colls(const struct sb_hlo_module *m, int k, uint32_t *memo)
 {
-    uint32_t n = 0;
-    if (k < 0 || depth > 64)
+    if (k < 0 || memo[k] == COUNTING)
         return 0;
+    if (memo[k] != UINT32_MAX)
+        return memo[k];
+    memo[k] = COUNTING;
+    uint32_t n = 0;
     for (uint32_t i = 0; i < m->c[k].n; i++) {
         const struct instr *in = &m->c[k].in[i];
         n += async_start_op(in->opcode) != NULL || sync_coll(in->opcode) != SB_COLL_NONE ||
              !strcmp(in->opcode, "reduce-scatter") || !strcmp(in->opcode, "all-to-all");
         if (strcmp(in->opcode, "fusion") != 0)
-            for (uint32_t j = 0; j < in->n_calls; j++)
-                n += count_colls(m, find_comp(m, in->calls[j]), depth + 1);
+            for (uint32_t j = 0; j < in->n_calls; j++) {
+                uint32_t c = count_colls(m, find_comp(m, in->calls[j]), memo);
+                n = c > UINT32_MAX - 2 - n ? UINT32_MAX - 2 : n + c; /* saturate */
+            }
     }
+    memo[k] = n;
     return n;
 }
 
@@ -953,7 +969,7 @@ static int classify(struct builder *B)
                     rc = bfail(B, in->line, "%s '%s' calls unknown computation '%s'", op,
                                in->name, in->calls[j]);
                 else if (strcmp(op, "async-start") != 0 && strcmp(op, "async-done") != 0)
-                    B->n_called_colls += count_colls(B->m, k, 0); /* wrapped: the pair */
+                    B->n_called_colls += count_colls(B->m, k, B->coll_memo); /* wrapped: the pair */
             }
     }
     for (uint32_t i = 0; i < c->n && !rc; i++)
@@ -1319,6 +1335,9 @@ int sb_hlo_build(const struct sb_hlo_module *m, const struct sb_hlo_opts *o,
     B.n_dones = sb_xcalloc(n, sizeof *B.n_dones);
     B.role = sb_xcalloc(n, 1);
     B.coll = sb_xcalloc(n, 1);
+    B.coll_memo = sb_xmalloc(((size_t)m->n + 1) * sizeof *B.coll_memo);
+    for (uint32_t i = 0; i < m->n; i++)
+        B.coll_memo[i] = UINT32_MAX;
     for (uint32_t i = 0; i < n; i++)
         B.start_of[i] = SB_NONE;
     char *buf = NULL;
@@ -1340,6 +1359,7 @@ int sb_hlo_build(const struct sb_hlo_module *m, const struct sb_hlo_opts *o,
     free(B.n_dones);
     free(B.role);
     free(B.coll);
+    free(B.coll_memo);
     free(B.tab);
     free(B.alias);
     return rc ? -1 : 0;

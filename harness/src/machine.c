@@ -87,7 +87,7 @@ static int read_speed(struct mload *L, yaml_node_t *n, uint32_t d)
     for (yaml_node_pair_t *p = n->data.mapping.pairs.start; p < n->data.mapping.pairs.top;
          p++) {
         const char *key = scalar(get(L, p, 1));
-        double f;
+        double f = 0;
         if (!key)
             return failn(L, get(L, p, 1), "%s", "speed keys must be op names");
         if (num(L, get(L, p, 0), "speed factor", 1e-9, &f))
@@ -127,7 +127,7 @@ static int read_device(struct mload *L, yaml_node_t *n, uint32_t d)
          p++) {
         const char *key = scalar(get(L, p, 1));
         yaml_node_t *val = get(L, p, 0);
-        double x;
+        double x = 0;
         int rc = 0;
         if (!key)
             return failn(L, get(L, p, 1), "%s", "device keys must be names");
@@ -148,7 +148,8 @@ static int read_device(struct mload *L, yaml_node_t *n, uint32_t d)
         } else if (!strcmp(key, "units")) {
             if (!(rc = num(L, val, "units", 1, &x)) && (x != floor(x) || x > 1e6))
                 rc = failn(L, val, "%s", "units must be an integer in 1..10^6");
-            m->units[d] = (uint32_t)x;
+            if (!rc) /* a refused value is never converted: (uint32_t)1e300 is undefined */
+                m->units[d] = (uint32_t)x;
         } else if (!strcmp(key, "ops")) {
             rc = str_list(L, val, "ops", &m->n_ops[d], &m->ops[d]);
         } else {

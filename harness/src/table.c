@@ -73,6 +73,16 @@ static void on_row(int c, void *data)
 
 static int parse_buf(struct reader *R, const char *buf, size_t n)
 {
+    /* a NUL would end a field early once it is a C string */
+    const char *nul = memchr(buf, 0, n);
+    if (nul) {
+        unsigned line = 1;
+        for (const char *c = buf; c < nul; c++)
+            line += *c == '\n';
+        sb_errf(R->e, "%s:%u: NUL byte: not a text file", R->t->path, line);
+        free(R->row);
+        return -1;
+    }
     struct csv_parser p;
     SB_ASSERT(csv_init(&p, 0) == 0);
     size_t pos = 0;

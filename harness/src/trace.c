@@ -52,16 +52,23 @@ static struct ev *collect(const struct sb_graph_view *g, const struct sb_schedul
     struct ev *ev = sb_xmalloc(((size_t)g->n_nodes * 2 + 1) * sizeof *ev);
     uint32_t n = 0;
     uint64_t prev = UINT64_MAX;
+    /* the sequence number is the event's index: assigned before n moves on
+     * (ev[n++] = {..., n, ...} reads and writes n unsequenced) */
     for (uint32_t i = 0; i < s->n_nodes; i++) {
         uint32_t v = s->order[i];
-        if (g->kind[v] == SB_KIND_COMPUTE && r->end_us[v] > r->begin_us[v])
-            ev[n++] = (struct ev){r->begin_us[v], n, EV_COMPUTE, v};
-        else if (g->kind[v] == SB_KIND_DONE && r->end_us[v] > r->begin_us[v])
-            ev[n++] = (struct ev){r->begin_us[v], n, EV_WAIT, v};
-        else if (g->kind[v] == SB_KIND_START)
-            ev[n++] = (struct ev){r->coll_begin_us[v], n, EV_COLL, v};
+        if (g->kind[v] == SB_KIND_COMPUTE && r->end_us[v] > r->begin_us[v]) {
+            ev[n] = (struct ev){r->begin_us[v], n, EV_COMPUTE, v};
+            n++;
+        } else if (g->kind[v] == SB_KIND_DONE && r->end_us[v] > r->begin_us[v]) {
+            ev[n] = (struct ev){r->begin_us[v], n, EV_WAIT, v};
+            n++;
+        } else if (g->kind[v] == SB_KIND_START) {
+            ev[n] = (struct ev){r->coll_begin_us[v], n, EV_COLL, v};
+            n++;
+        }
         if (r->mem_bytes[i] != prev) {
-            ev[n++] = (struct ev){r->begin_us[v], n, EV_MEM, i};
+            ev[n] = (struct ev){r->begin_us[v], n, EV_MEM, i};
+            n++;
             prev = r->mem_bytes[i];
         }
     }

@@ -137,7 +137,9 @@ static int needs_quotes(const char *s)
 {
     if (!*s)
         return 0;
-    if (s[0] == ' ' || s[0] == '\t' || s[0] == '#')
+    /* libcsv trims unquoted leading and trailing blanks when it reads */
+    size_t n = strlen(s);
+    if (s[0] == ' ' || s[0] == '\t' || s[0] == '#' || s[n - 1] == ' ' || s[n - 1] == '\t')
         return 1;
     return strpbrk(s, ",\"\r\n") != NULL;
 }
