@@ -11,7 +11,7 @@ CMAKE_FLAGS ?= -DSB_WERROR=ON
 PKGS := cmake make gcc g++ libcsv-dev gnuplot-nox libbenchmark-dev \
         libyaml-dev libjansson-dev libprotobuf-c-dev protobuf-c-compiler clang
 
-.PHONY: all deps build build-asan run test bench baseline gate clean
+.PHONY: all deps build build-asan build-release run test bench baseline gate fuzz clean
 
 all: build
 
@@ -21,6 +21,18 @@ deps:
 build: deps
 	cmake -S . -B $(BUILD) $(CMAKE_FLAGS)
 	cmake --build $(BUILD) -j $(JOBS)
+
+# Every build type must build warning-free (CI builds Release too).
+build-release: deps
+	cmake -S . -B build-release $(CMAKE_FLAGS) -DSB_BENCH=OFF -DCMAKE_BUILD_TYPE=Release
+	cmake --build build-release -j $(JOBS)
+
+# libFuzzer targets (clang, ASan+UBSan), FUZZ_SECONDS each (docs/fuzzing.md).
+FUZZ_SECONDS ?= 30
+fuzz: deps
+	CC=clang cmake -S . -B build-fuzz $(CMAKE_FLAGS) -DSB_FUZZ=ON -DSB_BENCH=OFF -DCMAKE_BUILD_TYPE=Debug
+	cmake --build build-fuzz -j $(JOBS) --target fuzz_workload fuzz_hlo fuzz_machine fuzz_results fuzz_options fuzz_expect
+	sh ci/fuzz.sh build-fuzz $(FUZZ_SECONDS)
 
 build-asan: deps
 	cmake -S . -B $(ASAN_BUILD) $(CMAKE_FLAGS) -DSB_SANITIZE=ON -DSB_BENCH=OFF -DCMAKE_BUILD_TYPE=Debug
@@ -53,4 +65,4 @@ bench: build
 	./$(BUILD)/bench/bench_place --benchmark_out=$(BUILD)/bench_place.json --benchmark_out_format=json
 
 clean:
-	rm -rf $(BUILD) $(ASAN_BUILD)
+	rm -rf $(BUILD) $(ASAN_BUILD) build-release build-fuzz

@@ -1,3 +1,4 @@
+#include <stdlib.h>
 /* The HLO text importer (files in tests/data/hlo_cases/, out of the way of
  * `run -w tests/data`): a module with the constructs XLA's scheduler tests
  * use, its graph worked out by hand from workloads/importers/hlo.md, and files
@@ -192,8 +193,28 @@ static void test_truncated(void)
     }
 }
 
+/* Found by fuzz_hlo (issue 14): an error message quoted up to 20 bytes after
+ * the parse position, past the end of a buffer that is not NUL-terminated.
+ * The buffer here has exactly the text's bytes, so the ASan build catches a
+ * read past it. */
+static void test_unterminated(void)
+{
+    static const char text[] = "HloModule m\n\nENTRY main {\n  p = f32[4] parameter(0)\n"
+                               "  ROOT r = f32[4] add(p, \n";
+    size_t n = sizeof text - 1;
+    char *buf = malloc(n);
+    memcpy(buf, text, n);
+    struct sb_err e;
+    struct sb_hlo_module *m = sb_hlo_parse("u.hlo", buf, n, &e);
+    CHECK(m == NULL);
+    CHECK_CONTAINS(e.msg, "u.hlo:6: expected an operand name in 'add', found ''");
+    sb_hlo_free(m);
+    free(buf);
+}
+
 int main(void)
 {
+    test_unterminated();
     test_basic();
     test_while();
     test_computation();

@@ -78,6 +78,7 @@ struct lex {
     uint32_t line;
     struct sb_err *e;
     int failed;
+    int depth; /* tuple shapes being parsed, bounded so the stack is */
 };
 
 static int lfail(struct lex *L, uint32_t line, const char *fmt, ...)
@@ -95,6 +96,13 @@ static int lfail(struct lex *L, uint32_t line, const char *fmt, ...)
     sb_errf(L->e, "%s:%u: %s", L->path, line, msg);
     L->failed = 1;
     return -1;
+}
+
+/* How much of the text after L->p a message may quote: at most n bytes and
+ * never past the end, since the buffer need not end in a NUL. */
+static int ahead(const struct lex *L, int n)
+{
+    return L->end - L->p < n ? (int)(L->end - L->p) : n;
 }
 
 /* Spaces, newlines and comments (block and line). */
@@ -141,7 +149,7 @@ static int expect(struct lex *L, char c, const char *what)
         return 0;
     if (L->p >= L->end)
         return lfail(L, L->line, "expected '%c' %s, found the end of the file", c, what);
-    return lfail(L, L->line, "expected '%c' %s, found '%.20s'", c, what, L->p);
+    return lfail(L, L->line, "expected '%c' %s, found '%.*s'", c, what, ahead(L, 20), L->p);
 }
 
 static int name_char(int c)
@@ -240,11 +248,24 @@ static int elem_bytes(const char *t, uint64_t *out)
 }
 
 static int parse_shape(struct lex *L, struct shape *s);
+static int tuple_elements(struct lex *L, struct shape *s);
+
+#define MAX_TUPLE_DEPTH 64
 
 static int parse_tuple_shape(struct lex *L, struct shape *s)
 {
     memset(s, 0, sizeof *s);
     s->tuple = 1;
+    if (L->depth >= MAX_TUPLE_DEPTH)
+        return lfail(L, L->line, "tuple shapes nested deeper than %d", MAX_TUPLE_DEPTH);
+    L->depth++;
+    int rc = tuple_elements(L, s);
+    L->depth--;
+    return rc;
+}
+
+static int tuple_elements(struct lex *L, struct shape *s)
+{
     L->p++; /* '(' */
     if (accept(L, ')'))
         return 0;
@@ -278,7 +299,7 @@ static int parse_dims(struct lex *L, uint64_t *elems)
         errno = 0;
         unsigned long long d = strtoull(L->p, &end, 10);
         if (end == L->p || errno)
-            return lfail(L, L->line, "bad dimension '%.10s' in a shape", L->p);
+            return lfail(L, L->line, "bad dimension '%.*s' in a shape", ahead(L, 10), L->p);
         L->p = end;
         if (d && *elems > UINT64_MAX / d)
             return lfail(L, L->line, "shape has too many elements");
@@ -296,7 +317,7 @@ static int parse_shape(struct lex *L, struct shape *s)
     char *t = word(L);
     uint64_t width;
     if (!t)
-        return lfail(L, line, "expected a shape, found '%.20s'", L->p);
+        return lfail(L, line, "expected a shape, found '%.*s'", ahead(L, 20), L->p);
     int bad = elem_bytes(t, &width);
     if (bad) {
         lfail(L, line, "unknown element type '%s' in a shape", t);
@@ -359,8 +380,8 @@ static int parse_operands(struct lex *L, struct instr *in)
         if (!w)
             w = word(L);
         if (!w)
-            return lfail(L, line, "expected an operand name in '%s', found '%.20s'",
-                         in->opcode, L->p);
+            return lfail(L, line, "expected an operand name in '%s', found '%.*s'",
+                         in->opcode, ahead(L, 20), L->p);
         push_str(&in->ops, &in->n_ops, w);
         in->op_line = sb_xrealloc(in->op_line, in->n_ops * sizeof *in->op_line);
         in->op_line[in->n_ops - 1] = line;
@@ -518,7 +539,7 @@ static int parse_instr(struct lex *L, struct comp *c)
         w = word(L);
     }
     if (!w)
-        return lfail(L, in.line, "expected an instruction, found '%.20s'", L->p);
+        return lfail(L, in.line, "expected an instruction, found '%.*s'", ahead(L, 20), L->p);
     in.name = w;
     int rc = expect(L, '=', "after an instruction name") || parse_shape(L, &in.sh);
     if (!rc) {
@@ -553,7 +574,7 @@ static int parse_computation(struct lex *L, struct sb_hlo_module *m)
         w = word(L);
     }
     if (!w)
-        return lfail(L, c.line, "expected a computation, found '%.20s'", L->p);
+        return lfail(L, c.line, "expected a computation, found '%.*s'", ahead(L, 20), L->p);
     c.name = w;
     int rc = 0;
     if (peek(L) == '(')

@@ -35,6 +35,23 @@ static yaml_node_t *get(struct mload *L, yaml_node_pair_t *p, int key)
     return yaml_document_get_node(&L->doc, key ? p->key : p->value);
 }
 
+/* YAML forbids a key twice in one map; reading it twice would also mean
+ * filling a table twice (a second `speed:` overran the first's). */
+static int dup_key(struct mload *L, yaml_node_t *map, yaml_node_pair_t *p)
+{
+    const char *k = scalar(get(L, p, 1));
+    for (yaml_node_pair_t *q = map->data.mapping.pairs.start; k && q < p; q++) {
+        const char *j = scalar(get(L, q, 1));
+        if (j && !strcmp(j, k)) {
+            char msg[300];
+            snprintf(msg, sizeof msg, "key '%.200s' given twice (first on line %lu)", k,
+                     (unsigned long)get(L, q, 1)->start_mark.line + 1);
+            return failn(L, get(L, p, 1), "%s", msg);
+        }
+    }
+    return 0;
+}
+
 static int num(struct mload *L, yaml_node_t *n, const char *what, double lo, double *out)
 {
     const char *s = scalar(n);
@@ -86,6 +103,8 @@ static int read_speed(struct mload *L, yaml_node_t *n, uint32_t d)
     m->op_speed[d] = sb_xcalloc(k + 1, sizeof *m->op_speed[d]);
     for (yaml_node_pair_t *p = n->data.mapping.pairs.start; p < n->data.mapping.pairs.top;
          p++) {
+        if (dup_key(L, n, p))
+            return -1;
         const char *key = scalar(get(L, p, 1));
         double f = 0;
         if (!key)
@@ -125,6 +144,8 @@ static int read_device(struct mload *L, yaml_node_t *n, uint32_t d)
     m->units[d] = 1;
     for (yaml_node_pair_t *p = n->data.mapping.pairs.start; p < n->data.mapping.pairs.top;
          p++) {
+        if (dup_key(L, n, p))
+            return -1;
         const char *key = scalar(get(L, p, 1));
         yaml_node_t *val = get(L, p, 0);
         double x = 0;
@@ -211,6 +232,8 @@ static int read_link(struct mload *L, yaml_node_t *n, int pair, double *gbps, do
     *both = 0;
     for (yaml_node_pair_t *p = n->data.mapping.pairs.start; p < n->data.mapping.pairs.top;
          p++) {
+        if (dup_key(L, n, p))
+            return -1;
         const char *key = scalar(get(L, p, 1));
         yaml_node_t *val = get(L, p, 0);
         int rc = 0;
@@ -254,6 +277,8 @@ static int read_links(struct mload *L, yaml_node_t *n)
         return failn(L, n, "%s", "links must be a map (default, pairs)");
     for (yaml_node_pair_t *p = n->data.mapping.pairs.start; p < n->data.mapping.pairs.top;
          p++) {
+        if (dup_key(L, n, p))
+            return -1;
         const char *key = scalar(get(L, p, 1));
         yaml_node_t *val = get(L, p, 0);
         int from, to, both;

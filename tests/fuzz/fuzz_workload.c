@@ -1,0 +1,44 @@
+/* The workload CSV loader, then every built-in policy on the graphs it
+ * accepts: validate the schedule and simulate it, as `run` does.  A crash or
+ * a sanitizer report inside a policy counts as much as one in the loader. */
+#include "fuzz.h"
+#include "machine.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t n)
+{
+    static int init;
+    if (!init)
+        sb_registry_add_builtins(), init = 1;
+    struct sb_err e;
+    struct sb_graph *g = sb_graph_load_mem("fuzz.csv", (const char *)data, n, &e);
+    if (!g)
+        return 0;
+    struct sb_cost_params c;
+    struct sb_machine *m = NULL;
+    sb_cost_defaults(&c);
+    sb_cost_apply(&c, g);
+    /* a '# machine=' line would read any file: keep to one device */
+    if (sb_graph_meta(g, "machine") || g->v.n_nodes > 200 || sb_machine_of_graph(g, &m, &e)) {
+        sb_graph_free(g);
+        return 0;
+    }
+    struct sb_sim_config sc;
+    sb_sim_defaults(&sc);
+    for (uint32_t p = 0; p < sb_registry_count(); p++) {
+        struct sb_sched s;
+        struct sb_schedule out;
+        if (sb_sched_parse(&s, sb_registry_at(p)->name, &e))
+            continue;
+        sb_schedule_init(&out, g, g->v.machine->n_devices);
+        if (!sb_sched_run(&s, g, &out, &e) && !sb_schedule_validate(&g->v, &out, &e)) {
+            struct sb_sim_result r;
+            sb_sim_run(g, &out, &sc, &r);
+            sb_sim_result_free(&r);
+        }
+        sb_schedule_free(&out);
+        sb_sched_free(&s);
+    }
+    sb_machine_free(m);
+    sb_graph_free(g);
+    return 0;
+}
