@@ -42,7 +42,7 @@ build-asan: deps
 # for the plots, then the plots.
 run: build
 	@mkdir -p results/mem plots
-	./$(BUILD)/schedbench run --jobs $(JOBS) -o results/latest.csv --mem-dir results/mem
+	./$(BUILD)/schedbench run --isolate --jobs $(JOBS) -o results/latest.csv --mem-dir results/mem
 	./$(BUILD)/schedbench plot results/latest.csv -o plots
 
 # Refresh the committed baseline the regression gate compares against: do it

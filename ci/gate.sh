@@ -9,7 +9,7 @@ BIN=${1:-./build/schedbench}
 BASE=${BASELINE:-results/baseline.csv}
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
-"$BIN" run --jobs 2 --quiet -o "$out/now.csv"
+"$BIN" run --isolate --jobs 2 --quiet -o "$out/now.csv"
 echo "regression gate: $BASE vs the current sweep (exact)"
 rc=0
 "$BIN" compare "$BASE" "$out/now.csv" --mem-tol 0 --time-tol 0 --format csv >"$out/cmp.csv" || rc=$?

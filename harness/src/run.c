@@ -9,6 +9,8 @@
 #include "run.h"
 #include "machine.h"
 #include "trace.h"
+#include "isolate.h"
+#include "table.h"
 
 #include <dirent.h>
 #include <pthread.h>
@@ -118,6 +120,9 @@ struct run_opts {
     int all;
     int quiet;
     int keep_going;            /* a workload that fails to load gets error rows */
+    int isolate;               /* each cell in a child process (isolate.c) */
+    double cell_timeout_s;     /* --cell-timeout, with --isolate */
+    int resume;                /* reuse the rows of OUT.partial from a killed run */
     uint32_t jobs;
     uint32_t shard_k, shard_n; /* this run is slice shard_k (1-based) of shard_n */
     uint32_t n_lists;
@@ -133,7 +138,8 @@ static int run_help(void)
            "                      [--cost-model analytical|approx] [--cost K=V,...]\n"
            "                      [--sim K=V,...] [--plugin X.so ...] [--mem-dir DIR]\n"
            "                      [--trace-dir DIR] [--jobs N] [--shard K/N] [--quiet]\n"
-           "                      [--machine FILE.yaml] [--keep-going]\n"
+           "                      [--machine FILE.yaml] [--keep-going] [--isolate]\n"
+           "                      [--cell-timeout S] [--resume]\n"
            "\n"
            "Simulates every workload with every scheduler and writes one CSV row each.\n"
            "With no -w, runs the default corpus (%s, else $SCHEDBENCH_CORPUS, the\n"
@@ -166,6 +172,13 @@ static int run_help(void)
            "  --shard K/N       run only the K-th of N deterministic slices of the cells\n"
            "                    (join the parts with schedbench merge)\n"
            "  --quiet           no progress bar (shown on a terminal after one second)\n"
+           "  --isolate         run each cell in a child process: a policy that crashes\n"
+           "                    or hangs gets status crash:<SIGNAL> or timeout and the\n"
+           "                    sweep goes on (make run and CI use it)\n"
+           "  --cell-timeout S  with --isolate, stop a cell after S seconds (default 600)\n"
+           "  --resume          reuse the rows a killed run of the same sweep left in\n"
+           "                    OUT.partial (the results file itself is only ever\n"
+           "                    replaced whole)\n"
            "  --keep-going, -k  a workload that fails to load gets a row per scheduler\n"
            "                    with status error:<message>; the rest of the sweep runs\n"
            "                    and the file is written (exit status still 2)\n"
@@ -279,12 +292,20 @@ static int parse_run_args(struct run_opts *o, int argc, char **argv, struct sb_e
             o->keep_going = 1;
             continue;
         }
+        if (!strcmp(a, "--isolate")) {
+            o->isolate = 1;
+            continue;
+        }
+        if (!strcmp(a, "--resume")) {
+            o->resume = 1;
+            continue;
+        }
         int takes = !strcmp(a, "-w") || !strcmp(a, "-s") || !strcmp(a, "-o") ||
                     !strcmp(a, "--cost-model") || !strcmp(a, "--cost") ||
                     !strcmp(a, "--sim") || !strcmp(a, "--plugin") ||
                     !strcmp(a, "--mem-dir") || !strcmp(a, "--trace-dir") ||
                     !strcmp(a, "--jobs") || !strcmp(a, "-j") || !strcmp(a, "--shard") ||
-                    !strcmp(a, "--machine");
+                    !strcmp(a, "--machine") || !strcmp(a, "--cell-timeout");
         if (!takes)
             return sb_errf(e, "schedbench run: unknown argument '%s' (see --help)", a);
         if (!v)
@@ -314,6 +335,13 @@ static int parse_run_args(struct run_opts *o, int argc, char **argv, struct sb_e
             rc = parse_jobs(o, v, e);
         else if (!strcmp(a, "--shard"))
             rc = parse_shard(o, v, e);
+        else if (!strcmp(a, "--cell-timeout")) {
+            char *end;
+            o->cell_timeout_s = strtod(v, &end);
+            if (end == v || *end || !(o->cell_timeout_s > 0) || o->cell_timeout_s > 1e6)
+                rc = sb_errf(e, "schedbench run: --cell-timeout '%s' is not a number of "
+                                "seconds in (0, 10^6]", v);
+        }
         else if (!strcmp(a, "--cost"))
             rc = sb_cost_parse(&o->cost, v, e);
         else if (!strcmp(a, "--sim"))
@@ -367,6 +395,11 @@ static int finish_opts(struct run_opts *o, struct sb_err *e)
         o->out = SB_DEFAULT_RESULTS;
     if (!o->jobs)
         o->jobs = 1;
+    if (o->cell_timeout_s > 0 && !o->isolate)
+        return sb_errf(e, "schedbench run: --cell-timeout needs --isolate (a cell can only be "
+                          "stopped in a process of its own)");
+    if (!o->cell_timeout_s)
+        o->cell_timeout_s = 600;
     if (!o->shard_n)
         o->shard_k = o->shard_n = 1;
     o->sim.edge_lat_us = sb_cost_edge_lat(&o->cost);
@@ -609,6 +642,9 @@ struct sweep {
     struct sb_err io_err;
     double t0_ms, last_draw_ms;
     int progress;
+    FILE *journal;        /* OUT.partial: rows as they finish (--resume) */
+    char *journal_path;
+    uint64_t n_reused;    /* rows taken from the journal of a killed run */
 };
 
 /* The machine a workload runs on: --machine, else the one its '# machine='
@@ -692,8 +728,148 @@ static void draw_progress(struct sweep *S)
             (double)S->done / el);
 }
 
+/* OUT.partial holds every finished row, appended and flushed as it completes,
+ * so that a sweep killed with SIGINT or SIGKILL can continue (--resume).  The
+ * results file is only ever replaced whole; the journal goes when it is. */
+static void journal(struct sweep *S, const char *row)
+{
+    if (!S->journal || !row)
+        return;
+    pthread_mutex_lock(&S->mu);
+    fputs(row, S->journal);
+    fflush(S->journal);
+    pthread_mutex_unlock(&S->mu);
+}
+
+static int find_cell(const struct sweep *S, uint64_t c, uint64_t *at)
+{
+    uint64_t lo = 0, hi = S->n_cells;
+    while (lo < hi) {
+        uint64_t mid = lo + (hi - lo) / 2;
+        if (S->cells[mid] < c)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    *at = lo;
+    return lo < S->n_cells && S->cells[lo] == c;
+}
+
+static char *table_row(const struct sb_table *t, uint32_t r)
+{
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    SB_ASSERT(f);
+    for (uint32_t c = 0; c < t->n_cols; c++)
+        sb_csv_field(f, sb_table_get(t, r, c), c == 0);
+    sb_csv_end(f);
+    fclose(f);
+    return buf;
+}
+
+/* Takes the rows of the same sweep from a killed run's journal; a last line
+ * cut short by the kill is dropped. */
+static void resume_from(struct sweep *S, const char *path)
+{
+    size_t n = 0;
+    char *buf = sb_read_file(path, &n);
+    if (!buf)
+        return;
+    while (n && buf[n - 1] != '\n')
+        n--;
+    char *tmp = sb_strf("%s.resume", path);
+    FILE *f = fopen(tmp, "wb");
+    struct sb_table t;
+    struct sb_err e;
+    int ok = f && fwrite(buf, 1, n, f) == n;
+    if (f)
+        fclose(f);
+    free(buf);
+    if (ok && !sb_table_read(&t, tmp, &e)) {
+        int cc = sb_table_col(&t, "cell"), ci = sb_table_col(&t, "sweep_id");
+        int cs = sb_table_col(&t, "status");
+        char id[32];
+        snprintf(id, sizeof id, "%016llx", (unsigned long long)S->o->sweep_id);
+        for (uint32_t r = 0; cc >= 0 && ci >= 0 && cs >= 0 && r < t.n_rows; r++) {
+            uint64_t at;
+            const char *cell = sb_table_get(&t, r, (uint32_t)cc);
+            if (strcmp(sb_table_get(&t, r, (uint32_t)ci), id) ||
+                !find_cell(S, strtoull(cell, NULL, 10), &at) || S->row[at])
+                continue;
+            S->row[at] = table_row(&t, r);
+            S->status[at] = strcmp(sb_table_get(&t, r, (uint32_t)cs), "ok") != 0;
+            S->wl[S->cells[at] / S->o->n_sched].cells_left--;
+            S->n_reused++;
+        }
+        sb_table_free(&t);
+    }
+    unlink(tmp);
+    free(tmp);
+}
+
+static void open_journal(struct sweep *S)
+{
+    S->journal_path = sb_strf("%s.partial", S->o->out);
+    if (S->o->resume)
+        resume_from(S, S->journal_path);
+    S->journal = fopen(S->journal_path, S->n_reused ? "ab" : "wb");
+    if (S->journal && !S->n_reused) {
+        for (int i = 0; sb_result_columns[i]; i++)
+            sb_csv_field(S->journal, sb_result_columns[i], i == 0);
+        sb_csv_end(S->journal);
+        fflush(S->journal);
+    }
+    if (S->n_reused && !S->o->quiet)
+        fprintf(stderr, "schedbench run: --resume: %llu of %llu cells taken from %s\n",
+                (unsigned long long)S->n_reused, (unsigned long long)S->n_cells,
+                S->journal_path);
+}
+
+struct cell_ctx {
+    const struct sb_graph *g;
+    const struct sb_sched *sc;
+    const struct run_opts *o;
+    uint64_t cell;
+};
+
+/* The child's side of an isolated cell; an output error is told on stderr,
+ * which parent and child share. */
+static int isolated_cell(FILE *f, void *arg)
+{
+    const struct cell_ctx *x = arg;
+    struct sb_err io;
+    int st = run_cell(f, x->g, x->sc, x->o, x->cell, &io);
+    if (st < 0)
+        fprintf(stderr, "%s\n", io.msg);
+    return st;
+}
+
+static int run_isolated(FILE *f, const struct sb_graph *g, const struct sb_sched *sc,
+                        const struct run_opts *o, uint64_t c, struct sb_err *io)
+{
+    struct cell_ctx x = {g, sc, o, c};
+    char *row, why_buf[64];
+    const char *why;
+    double t0 = sb_now_ms();
+    int st = sb_isolate(isolated_cell, &x, o->cell_timeout_s, &row, &why, why_buf,
+                        sizeof why_buf);
+    if (row) {
+        fputs(row, f);
+        free(row);
+    } else {
+        write_row(f, g, sc->spec, why, NULL, sb_now_ms() - t0, o, c);
+    }
+    if (st < 0)
+        sb_errf(io, "schedbench run: an isolated cell could not write its extra output "
+                    "(message above)");
+    return st;
+}
+
 static void do_cell(struct sweep *S, uint64_t i)
 {
+    if (S->row[i]) /* resumed */
+        return;
     uint64_t c = S->cells[i];
     uint32_t w = (uint32_t)(c / S->o->n_sched), k = (uint32_t)(c % S->o->n_sched);
     struct sb_graph *g = acquire(S, w);
@@ -703,9 +879,11 @@ static void do_cell(struct sweep *S, uint64_t i)
         struct sb_err io;
         FILE *f = open_memstream(&buf, &len);
         SB_ASSERT(f);
-        S->status[i] = run_cell(f, g, &S->o->sched[k], S->o, c, &io);
+        S->status[i] = S->o->isolate ? run_isolated(f, g, &S->o->sched[k], S->o, c, &io)
+                                     : run_cell(f, g, &S->o->sched[k], S->o, c, &io);
         fclose(f);
         S->row[i] = buf;
+        journal(S, buf);
         if (S->status[i] < 0) {
             pthread_mutex_lock(&S->mu);
             if (!S->io_failed)
@@ -762,6 +940,7 @@ static void plan(struct sweep *S, struct run_opts *o)
     pthread_mutex_init(&S->mu, NULL);
     S->t0_ms = sb_now_ms();
     S->progress = !o->quiet && isatty(2);
+    open_journal(S);
 }
 
 static void execute(struct sweep *S)
@@ -812,6 +991,9 @@ static void sweep_free(struct sweep *S)
         pthread_mutex_destroy(&S->wl[w].mu);
     }
     pthread_mutex_destroy(&S->mu);
+    if (S->journal)
+        fclose(S->journal);
+    free(S->journal_path);
     free(S->row);
     free(S->status);
     free(S->cells);
@@ -865,6 +1047,7 @@ int sb_cmd_run(int argc, char **argv)
     }
     write_header(out.f);
     int rc = sweep(out.f, &o, &e);
+    char *partial = sb_strf("%s.partial", o.out);
     if (rc == 3) { /* --keep-going: the file holds every row, the exit says bad input */
         fprintf(stderr, "%s\n", e.msg);
         if (sb_atomic_commit(&out, &e))
@@ -884,6 +1067,8 @@ int sb_cmd_run(int argc, char **argv)
                 o.n_sched, o.shard_n > 1 ? " (one shard)" : "", o.out,
                 rc ? " (some cells invalid or failed: see status)" : "");
     }
+    unlink(partial); /* the sweep ended: nothing left to resume */
+    free(partial);
     free_opts(&o);
     return rc;
 }

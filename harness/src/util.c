@@ -49,6 +49,24 @@ char *sb_xstrdup(const char *s)
     return memcpy(sb_xmalloc(n), s, n);
 }
 
+char *sb_read_file(const char *path, size_t *n)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return NULL;
+    size_t cap = 1 << 16, len = 0, got;
+    char *buf = sb_xmalloc(cap + 1);
+    while ((got = fread(buf + len, 1, cap - len, f)) > 0) {
+        len += got;
+        if (len == cap)
+            buf = sb_xrealloc(buf, (cap *= 2) + 1);
+    }
+    fclose(f);
+    buf[len] = 0;
+    *n = len;
+    return buf;
+}
+
 int sb_mkdirs(const char *path, struct sb_err *e)
 {
     char buf[4096];

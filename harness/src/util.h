@@ -40,6 +40,8 @@ struct sb_atomic {
     char *path;
     char *tmp;
 };
+/* The whole file, NUL-terminated (n excludes the NUL); NULL if unreadable. */
+char *sb_read_file(const char *path, size_t *n);
 /* mkdir -p: every missing folder of path. */
 int sb_mkdirs(const char *path, struct sb_err *e);
 int sb_atomic_open(struct sb_atomic *a, const char *path, struct sb_err *e);

@@ -1,6 +1,8 @@
 /* Test schedulers that go wrong in the ways the harness must survive:
  * mode 0 reverses the order (invalid), mode 1 returns an error, mode 2 fails
- * in init.  Also exercises every parameter type. */
+ * in init; for run --isolate, mode 3 dies of SIGSEGV, mode 4 never returns,
+ * mode 5 aborts.  Also exercises every parameter type. */
+#include <signal.h>
 #include <stdlib.h>
 
 #include "schedbench/plugin.h"
@@ -10,7 +12,7 @@ struct state {
 };
 
 static const struct sb_param params[] = {
-    {"mode", SB_PARAM_ENUM, 0, 0, 0, "reverse|fail|initfail", "how to misbehave"},
+    {"mode", SB_PARAM_ENUM, 0, 0, 0, "reverse|fail|initfail|crash|hang|abort", "how to misbehave"},
     {"scale", SB_PARAM_DOUBLE, 1.5, 0, 10, NULL, "a number in 0..10"},
     {"count", SB_PARAM_INT, 3, 1, 8, NULL, "an integer in 1..8"},
     {"loud", SB_PARAM_BOOL, 0, 0, 1, NULL, "a switch"},
@@ -33,6 +35,13 @@ static int run(void *state, const struct sb_graph_view *g, struct sb_schedule *o
     struct state *s = state;
     if (s->mode == 1)
         return sb_plugin_fail(out->err, out->n_err, "no schedule for %u nodes", g->n_nodes);
+    if (s->mode == 3)
+        raise(SIGSEGV);
+    if (s->mode == 4)
+        for (volatile int spin = 1; spin;)
+            ;
+    if (s->mode == 5)
+        abort();
     for (uint32_t i = 0; i < g->n_nodes; i++)
         out->order[i] = g->n_nodes - 1 - i;
     return 0;
