@@ -91,6 +91,10 @@ static int read_metrics(const struct side *s, uint32_t r, double *out, struct sb
     for (int m = 0; m < M_COUNT; m++) {
         const char *f = get(s, r, s->c_metric[m]);
         char *end;
+        if (m == M_MEM && !*f) { /* a trace without tensor sizes: memory not measured */
+            out[m] = 0;
+            continue;
+        }
         out[m] = strtod(f, &end);
         if (end == f || *end || !isfinite(out[m]))
             return sb_errf(e, "%s:%u: %s '%s' is not a number", s->t.path,

@@ -38,6 +38,10 @@ struct sb_graph {
  * an importer chosen by extension.  On error returns NULL and writes
  * "file:line:col: message" to e. */
 struct sb_graph *sb_graph_load(const char *path, struct sb_err *e);
+/* The same with the importers' options (import.h; NULL: defaults). */
+struct sb_import_opts;
+struct sb_graph *sb_graph_load_with(const char *path, const struct sb_import_opts *opts,
+                                    struct sb_err *e);
 /* Importer of XLA HLO text (harness/src/hlo.c, workloads/importers/hlo.md). */
 struct sb_graph *sb_hlo_load(const char *path, struct sb_err *e);
 /* Whether the file name has an extension sb_graph_load knows (.csv, or an

@@ -7,6 +7,7 @@
  * are read and the successor CSR by one counting pass at the end. */
 #define _POSIX_C_SOURCE 200809L
 #include "core.h"
+#include "import.h"
 
 #include <csv.h>
 #include <errno.h>
@@ -966,12 +967,49 @@ struct sb_graph *sb_graph_load_mem(const char *path, const char *buf, size_t n,
  * the same form as the CSV loader, with errors naming its own file and line. */
 struct importer {
     const char *ext;
-    struct sb_graph *(*load)(const char *path, struct sb_err *e);
+    struct sb_graph *(*load)(const char *path, const struct sb_import_opts *o, struct sb_err *e);
 };
+
+static struct sb_graph *load_hlo(const char *path, const struct sb_import_opts *o,
+                                 struct sb_err *e)
+{
+    (void)o;
+    return sb_hlo_load(path, e);
+}
+
+static struct sb_graph *load_chakra(const char *path, const struct sb_import_opts *o,
+                                    struct sb_err *e)
+{
+    size_t n;
+    char *buf = sb_read_file(path, &n);
+    if (!buf) {
+        sb_errf(e, "%s: cannot open: %s", path, strerror(errno));
+        return NULL;
+    }
+    struct sb_graph *g = sb_chakra_load_mem(path, (const uint8_t *)buf, n, o, e);
+    free(buf);
+    return g;
+}
+
+static struct sb_graph *load_astra_text(const char *path, const struct sb_import_opts *o,
+                                        struct sb_err *e)
+{
+    size_t n;
+    char *buf = sb_read_file(path, &n);
+    if (!buf) {
+        sb_errf(e, "%s: cannot open: %s", path, strerror(errno));
+        return NULL;
+    }
+    struct sb_graph *g = sb_astra_text_load_mem(path, buf, n, o, e);
+    free(buf);
+    return g;
+}
 
 static const struct importer importers[] = {
     {".csv", NULL}, /* format v1: sb_graph_load itself */
-    {".hlo", sb_hlo_load},
+    {".hlo", load_hlo},
+    {".et", load_chakra},       /* Chakra execution trace (workloads/importers/chakra.md) */
+    {".txt", load_astra_text},  /* ASTRA-sim 1.0 text workload (astra-text.md) */
 };
 
 static const struct importer *importer_for(const char *path)
@@ -998,6 +1036,17 @@ static void list_formats(char *out, size_t n)
 
 struct sb_graph *sb_graph_load(const char *path, struct sb_err *e)
 {
+    return sb_graph_load_with(path, NULL, e);
+}
+
+struct sb_graph *sb_graph_load_with(const char *path, const struct sb_import_opts *opts,
+                                    struct sb_err *e)
+{
+    struct sb_import_opts defaults;
+    if (!opts) {
+        sb_import_defaults(&defaults);
+        opts = &defaults;
+    }
     const struct importer *imp = importer_for(path);
     if (!imp) {
         char fmts[256];
@@ -1008,7 +1057,7 @@ struct sb_graph *sb_graph_load(const char *path, struct sb_err *e)
         return NULL;
     }
     if (imp->load) {
-        struct sb_graph *g = imp->load(path, e);
+        struct sb_graph *g = imp->load(path, opts, e);
         if (g && check_total(g, path, e)) {
             sb_graph_free(g);
             return NULL;

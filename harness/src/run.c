@@ -10,6 +10,7 @@
 #include "machine.h"
 #include "trace.h"
 #include "isolate.h"
+#include "import.h"
 #include "table.h"
 
 #include <dirent.h>
@@ -128,6 +129,7 @@ struct run_opts {
     uint32_t n_lists;
     const char **lists;        /* -s values, parsed once every --plugin is loaded */
     struct sb_machine *machine; /* --machine, or NULL: one device */
+    struct sb_import_opts imp;  /* --import: what traces from other tools leave out */
     char *ident;                /* the options that define the sweep, as given */
     uint64_t sweep_id;          /* FNV-1a of ident, the workloads and schedulers */
 };
@@ -146,7 +148,8 @@ static int run_help(void)
            "source tree's or the installed one); with no -s, every\n"
            "scheduler; with no -o, writes %s.\n"
            "\n"
-           "  -w FILE|DIR ...   workloads (.csv, or .hlo via the importer), or a\n"
+           "  -w FILE|DIR ...   workloads (.csv; .hlo, Chakra .et and ASTRA-sim .txt via\n"
+           "                    the importers, workloads/importers/), or a\n"
            "                    directory: every such file in it, in name order;\n"
            "                    several after one -w, or -w repeated\n"
            "  -s SPEC           name[:key=value,...]; several separated by commas, e.g.\n"
@@ -179,6 +182,9 @@ static int run_help(void)
            "  --resume          reuse the rows a killed run of the same sweep left in\n"
            "                    OUT.partial (the results file itself is only ever\n"
            "                    replaced whole)\n"
+           "  --import K=V,...  importer options: peak_tflops and mem_gbps (Chakra\n"
+           "                    roofline, default 989 and 3350), clock_ghz (ASTRA-sim\n"
+           "                    text cycles, default 1), npus (ASTRA-sim text, default 16)\n"
            "  --keep-going, -k  a workload that fails to load gets a row per scheduler\n"
            "                    with status error:<message>; the rest of the sweep runs\n"
            "                    and the file is written (exit status still 2)\n"
@@ -305,7 +311,8 @@ static int parse_run_args(struct run_opts *o, int argc, char **argv, struct sb_e
                     !strcmp(a, "--sim") || !strcmp(a, "--plugin") ||
                     !strcmp(a, "--mem-dir") || !strcmp(a, "--trace-dir") ||
                     !strcmp(a, "--jobs") || !strcmp(a, "-j") || !strcmp(a, "--shard") ||
-                    !strcmp(a, "--machine") || !strcmp(a, "--cell-timeout");
+                    !strcmp(a, "--machine") || !strcmp(a, "--cell-timeout") ||
+                    !strcmp(a, "--import");
         if (!takes)
             return sb_errf(e, "schedbench run: unknown argument '%s' (see --help)", a);
         if (!v)
@@ -313,7 +320,7 @@ static int parse_run_args(struct run_opts *o, int argc, char **argv, struct sb_e
         i++;
         int rc = 0;
         if (!strcmp(a, "--cost-model") || !strcmp(a, "--cost") || !strcmp(a, "--sim") ||
-            !strcmp(a, "--machine"))
+            !strcmp(a, "--machine") || !strcmp(a, "--import"))
             ident_add(o, a, v);
         if (!strcmp(a, "-w")) {
             /* -w a.csv b.csv ... (a shell glob): every argument up to the next option */
@@ -335,6 +342,8 @@ static int parse_run_args(struct run_opts *o, int argc, char **argv, struct sb_e
             rc = parse_jobs(o, v, e);
         else if (!strcmp(a, "--shard"))
             rc = parse_shard(o, v, e);
+        else if (!strcmp(a, "--import"))
+            rc = sb_import_parse(&o->imp, v, e);
         else if (!strcmp(a, "--cell-timeout")) {
             char *end;
             o->cell_timeout_s = strtod(v, &end);
@@ -431,7 +440,7 @@ static void write_header(FILE *f)
     sb_csv_end(f);
 }
 
-static void write_placement(FILE *f, const struct sb_sim_result *r)
+static void write_placement(FILE *f, const struct sb_sim_result *r, int no_mem)
 {
     if (!r) {
         for (int k = 0; k < 5; k++)
@@ -441,6 +450,11 @@ static void write_placement(FILE *f, const struct sb_sim_result *r)
     sb_csv_fieldf(f, 0, "%u", r->devices_used);
     sb_csv_fieldf(f, 0, "%llu", (unsigned long long)r->transfer_bytes);
     sb_csv_fieldf(f, 0, "%u", r->barriers);
+    if (no_mem) { /* per-device peaks and capacity need tensor sizes */
+        sb_csv_field(f, "", 0);
+        sb_csv_field(f, "", 0);
+        return;
+    }
     char buf[64 * 24], *p = buf;
     size_t left = sizeof buf;
     for (uint32_t d = 0; d < r->n_dev && left > 24; d++) {
@@ -469,9 +483,14 @@ static void write_row(FILE *f, const struct sb_graph *g, const char *sched,
     sb_csv_field(f, status, 0);
     sb_csv_fieldf(f, 0, "%u", g->v.n_nodes);
     sb_csv_fieldf(f, 0, "%u", sb_graph_n_collectives(g));
+    /* a trace without tensor sizes has no memory to report: empty, not 0 */
+    int no_mem = sb_graph_meta(g, "tensor_sizes") && !strcmp(sb_graph_meta(g, "tensor_sizes"), "none");
     if (r) {
         sb_csv_fieldf(f, 0, "%.3f", r->makespan_us);
-        sb_csv_fieldf(f, 0, "%llu", (unsigned long long)r->peak_mem_bytes);
+        if (no_mem)
+            sb_csv_field(f, "", 0);
+        else
+            sb_csv_fieldf(f, 0, "%llu", (unsigned long long)r->peak_mem_bytes);
         sb_csv_fieldf(f, 0, "%.3f", r->exposed_comm_us);
         sb_csv_fieldf(f, 0, "%.3f", r->compute_us);
         sb_csv_fieldf(f, 0, "%.3f", r->comm_us);
@@ -496,7 +515,7 @@ static void write_row(FILE *f, const struct sb_graph *g, const char *sched,
         sb_csv_fieldf(f, 0, "%.3f", gap < 0 && gap > -1e-9 ? 0.0 : gap);
     } else
         sb_csv_field(f, "", 0);
-    write_placement(f, r);
+    write_placement(f, r, no_mem);
     write_sweep(f, o);
     sb_csv_end(f);
 }
@@ -681,7 +700,7 @@ static struct sb_graph *acquire(struct sweep *S, uint32_t w)
     struct workload *W = &S->wl[w];
     pthread_mutex_lock(&W->mu);
     if (W->state == 0) {
-        W->g = sb_graph_load(S->o->w.path[w], &W->err);
+        W->g = sb_graph_load_with(S->o->w.path[w], &S->o->imp, &W->err);
         W->state = W->g ? 1 : -1;
         if (W->g) {
             sb_cost_apply(&S->o->cost, W->g);
@@ -1035,6 +1054,7 @@ int sb_cmd_run(int argc, char **argv)
     struct sb_atomic out;
     sb_cost_defaults(&o.cost);
     sb_sim_defaults(&o.sim);
+    sb_import_defaults(&o.imp);
     if (parse_run_args(&o, argc, argv, &e) || finish_opts(&o, &e)) {
         fprintf(stderr, "%s\n", e.msg);
         free_opts(&o);

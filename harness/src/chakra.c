@@ -1,0 +1,438 @@
+/* Chakra execution traces (.et): length-delimited protobuf messages, a
+ * GlobalMetadata then one Node each (workloads/importers/chakra.md).
+ *
+ * Node types map onto ours: COMP, MEM_LOAD and MEM_STORE are compute nodes;
+ * COMM_COLL, COMM_SEND and COMM_RECV become a start and a done, consumers
+ * reading the done; METADATA and INVALID are nops.  Data and control
+ * dependencies are both inputs.  A trace may list dependencies on later ids
+ * and on nodes it does not contain: the graph is ordered topologically here,
+ * dependencies on absent nodes are dropped with a warning that counts them,
+ * and a cycle is refused. */
+#define _POSIX_C_SOURCE 200809L
+#include "import.h"
+
+#include "et_def.pb-c.h"
+
+#include <jansson.h>
+
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef ChakraProtoMsg__Node Node;
+
+struct trace {
+    const char *path;
+    json_t *groups;    /* the comm-group file beside the trace: {"pg": [ranks]} */
+    const struct sb_import_opts *o;
+    Node **node;
+    uint32_t n, cap;
+    uint32_t *order;   /* topological, preferring file order */
+    uint32_t *pos;     /* [n] row of a node's (first) CSV line */
+    uint64_t dropped;  /* dependencies on absent nodes */
+    int have_sizes;    /* some node carries tensor_size */
+};
+
+/* ---- reading -------------------------------------------------------------- */
+
+/* name.<rank>.et reads its process groups from name.json in the same folder
+ * (the file ASTRA-sim takes as --comm-group-configuration), when present. */
+static void load_groups(struct trace *T)
+{
+    const char *base = strrchr(T->path, '/');
+    base = base ? base + 1 : T->path;
+    const char *dot = strchr(base, '.');
+    if (!dot)
+        return;
+    char *json = sb_strf("%.*s.json", (int)(dot - T->path), T->path);
+    T->groups = json_load_file(json, 0, NULL);
+    if (T->groups && !json_is_object(T->groups)) {
+        json_decref(T->groups);
+        T->groups = NULL;
+    }
+    free(json);
+}
+
+/* Ranks in the node's process group (pg_name); 0 when unknown. */
+static int64_t group_size(const struct trace *T, const Node *x)
+{
+    const ChakraProtoMsg__AttributeProto *a = NULL;
+    for (size_t i = 0; i < x->n_attr && !a; i++)
+        if (!strcmp(x->attr[i]->name, "pg_name"))
+            a = x->attr[i];
+    if (!T->groups || !a || a->value_case != CHAKRA_PROTO_MSG__ATTRIBUTE_PROTO__VALUE_STRING_VAL)
+        return 0;
+    json_t *ranks = json_object_get(T->groups, a->string_val);
+    return json_is_array(ranks) ? (int64_t)json_array_size(ranks) : 0;
+}
+
+static int varint(const uint8_t *b, size_t n, size_t *at, uint64_t *out)
+{
+    uint64_t v = 0;
+    for (int shift = 0; shift < 64 && *at < n; shift += 7) {
+        uint8_t c = b[(*at)++];
+        v |= (uint64_t)(c & 0x7f) << shift;
+        if (!(c & 0x80)) {
+            *out = v;
+            return 0;
+        }
+    }
+    return -1;
+}
+
+static int read_nodes(struct trace *T, const uint8_t *b, size_t n, struct sb_err *e)
+{
+    size_t at = 0;
+    for (uint64_t k = 0; at < n; k++) {
+        uint64_t len;
+        size_t start = at;
+        if (varint(b, n, &at, &len) || len > n - at)
+            return sb_errf(e, "%s: message %" PRIu64 " at byte %zu: truncated length-delimited "
+                              "record", T->path, k, start);
+        if (k == 0) { /* the GlobalMetadata: only its presence matters */
+            ChakraProtoMsg__GlobalMetadata *m =
+                chakra_proto_msg__global_metadata__unpack(NULL, (size_t)len, b + at);
+            if (!m)
+                return sb_errf(e, "%s: message 0 at byte %zu: not a Chakra GlobalMetadata",
+                               T->path, start);
+            chakra_proto_msg__global_metadata__free_unpacked(m, NULL);
+        } else {
+            Node *x = chakra_proto_msg__node__unpack(NULL, (size_t)len, b + at);
+            if (!x)
+                return sb_errf(e, "%s: message %" PRIu64 " at byte %zu: not a Chakra Node",
+                               T->path, k, start);
+            if (T->n == T->cap) {
+                T->cap = T->cap ? 2 * T->cap : 256;
+                T->node = sb_xrealloc(T->node, T->cap * sizeof *T->node);
+            }
+            T->node[T->n++] = x;
+        }
+        at += (size_t)len;
+    }
+    if (!T->n)
+        return sb_errf(e, "%s: no nodes after the metadata", T->path);
+    return 0;
+}
+
+static const ChakraProtoMsg__AttributeProto *attr(const Node *x, const char *name)
+{
+    for (size_t i = 0; i < x->n_attr; i++)
+        if (!strcmp(x->attr[i]->name, name))
+            return x->attr[i];
+    return NULL;
+}
+
+/* An integer attribute of any integer encoding; def when absent. */
+static int64_t iattr(const Node *x, const char *name, int64_t def)
+{
+    const ChakraProtoMsg__AttributeProto *a = attr(x, name);
+    if (!a)
+        return def;
+    switch (a->value_case) {
+    case CHAKRA_PROTO_MSG__ATTRIBUTE_PROTO__VALUE_INT32_VAL: return a->int32_val;
+    case CHAKRA_PROTO_MSG__ATTRIBUTE_PROTO__VALUE_INT64_VAL: return a->int64_val;
+    case CHAKRA_PROTO_MSG__ATTRIBUTE_PROTO__VALUE_UINT32_VAL: return a->uint32_val;
+    case CHAKRA_PROTO_MSG__ATTRIBUTE_PROTO__VALUE_UINT64_VAL:
+        return a->uint64_val > INT64_MAX ? INT64_MAX : (int64_t)a->uint64_val;
+    case CHAKRA_PROTO_MSG__ATTRIBUTE_PROTO__VALUE_SINT32_VAL: return a->sint32_val;
+    case CHAKRA_PROTO_MSG__ATTRIBUTE_PROTO__VALUE_SINT64_VAL: return a->sint64_val;
+    case CHAKRA_PROTO_MSG__ATTRIBUTE_PROTO__VALUE_BOOL_VAL: return a->bool_val;
+    case CHAKRA_PROTO_MSG__ATTRIBUTE_PROTO__VALUE_DOUBLE_VAL:
+        return isfinite(a->double_val) && fabs(a->double_val) < 9e18 ? (int64_t)a->double_val : def;
+    default: return def;
+    }
+}
+
+/* ---- ordering ----------------------------------------------------------- */
+
+static int cmp_id(const void *a, const void *b)
+{
+    uint64_t x = ((const uint64_t *)a)[0], y = ((const uint64_t *)b)[0];
+    return x < y ? -1 : x > y;
+}
+
+/* Index of id among the nodes, by binary search over (id, index) pairs. */
+static int64_t find(const uint64_t *pairs, uint32_t n, uint64_t id)
+{
+    uint32_t lo = 0, hi = n;
+    while (lo < hi) {
+        uint32_t mid = lo + (hi - lo) / 2;
+        if (pairs[2 * mid] < id)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < n && pairs[2 * lo] == id ? (int64_t)pairs[2 * lo + 1] : -1;
+}
+
+/* deps[i]: resolved predecessor indices of node i (CSR). */
+struct deps {
+    uint32_t *off, *to;
+};
+
+static int resolve(struct trace *T, struct deps *D, struct sb_err *e)
+{
+    uint64_t *pairs = sb_xmalloc(((size_t)T->n * 2 + 1) * sizeof *pairs);
+    for (uint32_t i = 0; i < T->n; i++)
+        pairs[2 * i] = T->node[i]->id, pairs[2 * i + 1] = i;
+    qsort(pairs, T->n, 2 * sizeof *pairs, cmp_id);
+    for (uint32_t i = 1; i < T->n; i++)
+        if (pairs[2 * i] == pairs[2 * i - 2]) {
+            uint64_t id = pairs[2 * i];
+            free(pairs);
+            return sb_errf(e, "%s: node id %" PRIu64 " appears twice", T->path, id);
+        }
+    size_t total = 0;
+    for (uint32_t i = 0; i < T->n; i++)
+        total += T->node[i]->n_data_deps + T->node[i]->n_ctrl_deps;
+    D->off = sb_xmalloc(((size_t)T->n + 1) * sizeof *D->off);
+    D->to = sb_xmalloc((total + 1) * sizeof *D->to);
+    uint32_t k = 0;
+    for (uint32_t i = 0; i < T->n; i++) {
+        const Node *x = T->node[i];
+        D->off[i] = k;
+        for (size_t j = 0; j < x->n_data_deps + x->n_ctrl_deps; j++) {
+            uint64_t id = j < x->n_data_deps ? x->data_deps[j] : x->ctrl_deps[j - x->n_data_deps];
+            int64_t p = find(pairs, T->n, id);
+            if (p < 0 || (uint32_t)p == i) {
+                T->dropped += p < 0;
+                continue;
+            }
+            uint32_t q = D->off[i];
+            while (q < k && D->to[q] != (uint32_t)p)
+                q++;
+            if (q == k) /* a dependency listed as data and control counts once */
+                D->to[k++] = (uint32_t)p;
+        }
+    }
+    D->off[T->n] = k;
+    free(pairs);
+    return 0;
+}
+
+/* Kahn's algorithm, always taking the ready node earliest in the file, so a
+ * trace already in order keeps it. */
+static int topo(struct trace *T, const struct deps *D, struct sb_err *e)
+{
+    uint32_t n = T->n;
+    uint32_t *indeg = sb_xcalloc(n + 1, sizeof *indeg), *soff = sb_xcalloc(n + 2, sizeof *soff);
+    uint32_t *succ = sb_xmalloc(((size_t)D->off[n] + 1) * sizeof *succ);
+    for (uint32_t i = 0; i < n; i++)
+        for (uint32_t q = D->off[i]; q < D->off[i + 1]; q++)
+            indeg[i]++, soff[D->to[q] + 2]++;
+    for (uint32_t i = 0; i < n; i++)
+        soff[i + 2] += soff[i + 1];
+    for (uint32_t i = 0; i < n; i++)
+        for (uint32_t q = D->off[i]; q < D->off[i + 1]; q++)
+            succ[soff[D->to[q] + 1]++] = i;
+    /* a binary heap of ready indices */
+    uint32_t *heap = sb_xmalloc((n + 1) * sizeof *heap), h = 0, done = 0;
+    T->order = sb_xmalloc((n + 1) * sizeof *T->order);
+    for (uint32_t i = 0; i < n; i++)
+        if (!indeg[i]) {
+            uint32_t c = h++;
+            for (; c && heap[(c - 1) / 2] > i; c = (c - 1) / 2)
+                heap[c] = heap[(c - 1) / 2];
+            heap[c] = i;
+        }
+    while (h) {
+        uint32_t v = heap[0], last = heap[--h], c = 0;
+        for (;;) { /* sift last down from the root */
+            uint32_t l = 2 * c + 1, m = c;
+            if (l < h && heap[l] < last)
+                m = l;
+            if (l + 1 < h && heap[l + 1] < (m == c ? last : heap[m]))
+                m = l + 1;
+            if (m == c)
+                break;
+            heap[c] = heap[m];
+            c = m;
+        }
+        if (h)
+            heap[c] = last;
+        T->order[done++] = v;
+        for (uint32_t q = soff[v]; q < soff[v + 1]; q++)
+            if (--indeg[succ[q]] == 0) {
+                uint32_t s = succ[q], d = h++;
+                for (; d && heap[(d - 1) / 2] > s; d = (d - 1) / 2)
+                    heap[d] = heap[(d - 1) / 2];
+                heap[d] = s;
+            }
+    }
+    int rc = 0;
+    if (done < n) {
+        uint32_t stuck = 0;
+        while (stuck < n && !indeg[stuck])
+            stuck++;
+        rc = sb_errf(e, "%s: the dependencies form a cycle (node id %" PRIu64 " '%s' is on or "
+                        "behind it; %u of %u nodes cannot be ordered)", T->path,
+                     T->node[stuck]->id, T->node[stuck]->name, n - done, n);
+    }
+    free(indeg), free(soff), free(succ), free(heap);
+    return rc;
+}
+
+/* ---- writing CSV v1 -------------------------------------------------------- */
+
+static const char *coll_of(int64_t t)
+{
+    switch (t) {
+    case CHAKRA_PROTO_MSG__COLLECTIVE_COMM_TYPE__ALL_REDUCE:
+    case CHAKRA_PROTO_MSG__COLLECTIVE_COMM_TYPE__BARRIER: return "all_reduce";
+    case CHAKRA_PROTO_MSG__COLLECTIVE_COMM_TYPE__ALL_GATHER:
+    case CHAKRA_PROTO_MSG__COLLECTIVE_COMM_TYPE__GATHER:
+    case CHAKRA_PROTO_MSG__COLLECTIVE_COMM_TYPE__BROADCAST: return "all_gather";
+    case CHAKRA_PROTO_MSG__COLLECTIVE_COMM_TYPE__REDUCE_SCATTER:
+    case CHAKRA_PROTO_MSG__COLLECTIVE_COMM_TYPE__REDUCE_SCATTER_BLOCK:
+    case CHAKRA_PROTO_MSG__COLLECTIVE_COMM_TYPE__REDUCE:
+    case CHAKRA_PROTO_MSG__COLLECTIVE_COMM_TYPE__SCATTER: return "reduce_scatter";
+    case CHAKRA_PROTO_MSG__COLLECTIVE_COMM_TYPE__ALL_TO_ALL: return "all_to_all";
+    default: return NULL;
+    }
+}
+
+/* A compute node's time: its recorded duration, else a roofline of its
+ * operations and bytes (symbolic traces carry no durations). */
+static double compute_us(const struct trace *T, const Node *x)
+{
+    if (x->duration_micros)
+        return (double)x->duration_micros;
+    double ops = (double)iattr(x, "num_ops", 0), bytes = (double)iattr(x, "tensor_size", 0);
+    double t_ops = ops > 0 ? ops / (T->o->peak_tflops * 1e6) : 0;
+    double t_mem = bytes > 0 ? bytes / (T->o->mem_gbps * 1e3) : 0;
+    return t_ops > t_mem ? t_ops : t_mem;
+}
+
+static void field(FILE *f, const char *s, int first) { sb_csv_field(f, s, first); }
+
+static void write_inputs(FILE *f, const struct trace *T, const struct deps *D, uint32_t i,
+                         const uint32_t *last)
+{
+    char buf[32];
+    int first = 1;
+    fputc(',', f);
+    for (uint32_t q = D->off[i]; q < D->off[i + 1]; q++) {
+        snprintf(buf, sizeof buf, "%s%u", first ? "" : " ", last[D->to[q]]);
+        fputs(buf, f);
+        first = 0;
+    }
+    (void)T;
+}
+
+static int write_csv(struct trace *T, const struct deps *D, char **buf, size_t *len,
+                     struct sb_err *e)
+{
+    FILE *f = open_memstream(buf, len);
+    SB_ASSERT(f);
+    for (uint32_t i = 0; i < T->n; i++)
+        T->have_sizes |= attr(T->node[i], "tensor_size") != NULL;
+    fprintf(f, "# source=chakra\n");
+    if (!T->have_sizes)
+        fprintf(f, "# tensor_sizes=none\n");
+    fprintf(f, "id,name,kind,inputs,op,cost_us,out_bytes,coll,comm_bytes,group,comm_us\n");
+    /* last[i]: the row consumers of node i read (a collective's done) */
+    uint32_t *last = sb_xmalloc((T->n + 1) * sizeof *last), row = 0;
+    char name[300];
+    int rc = 0;
+    for (uint32_t k = 0; k < T->n && !rc; k++) {
+        uint32_t i = T->order[k];
+        const Node *x = T->node[i];
+        uint64_t bytes = (uint64_t)(iattr(x, "tensor_size", 0) > 0 ? iattr(x, "tensor_size", 0) : 0);
+        snprintf(name, sizeof name, "%s#%" PRIu64, x->name, x->id); /* names repeat; ids do not */
+        int64_t group = group_size(T, x);
+        switch (x->type) {
+        case CHAKRA_PROTO_MSG__NODE_TYPE__COMM_COLL_NODE:
+        case CHAKRA_PROTO_MSG__NODE_TYPE__COMM_SEND_NODE:
+        case CHAKRA_PROTO_MSG__NODE_TYPE__COMM_RECV_NODE: {
+            const char *coll = x->type == CHAKRA_PROTO_MSG__NODE_TYPE__COMM_SEND_NODE ? "send"
+                               : x->type == CHAKRA_PROTO_MSG__NODE_TYPE__COMM_RECV_NODE
+                                   ? "recv" : coll_of(iattr(x, "comm_type", -1));
+            if (!coll) {
+                rc = sb_errf(e, "%s: node id %" PRIu64 " '%s': comm_type %" PRId64 " is not a "
+                                "Chakra collective", T->path, x->id, x->name,
+                             iattr(x, "comm_type", -1));
+                break;
+            }
+            int64_t size = iattr(x, "comm_size", -1);
+            if (size < 0) {
+                rc = sb_errf(e, "%s: node id %" PRIu64 " '%s': a communication node without a "
+                                "comm_size", T->path, x->id, x->name);
+                break;
+            }
+            fprintf(f, "%u", row);
+            field(f, name, 0);
+            fputs(",start", f);
+            write_inputs(f, T, D, i, last);
+            fprintf(f, ",,,%" PRIu64 ",%s,%" PRId64 ",", bytes, coll, size > 0 ? size : 0);
+            if (group > 0)
+                fprintf(f, "%" PRId64, group);
+            if (x->duration_micros)
+                fprintf(f, ",%" PRIu64 "\n", x->duration_micros);
+            else
+                fputs(",\n", f);
+            snprintf(name, sizeof name, "%s#%" PRIu64 ".done", x->name, x->id);
+            fprintf(f, "%u", row + 1);
+            field(f, name, 0);
+            fprintf(f, ",done,%u,,,,%s,,,\n", row, coll);
+            last[i] = row + 1;
+            row += 2;
+            break;
+        }
+        case CHAKRA_PROTO_MSG__NODE_TYPE__COMP_NODE:
+        case CHAKRA_PROTO_MSG__NODE_TYPE__MEM_LOAD_NODE:
+        case CHAKRA_PROTO_MSG__NODE_TYPE__MEM_STORE_NODE:
+            fprintf(f, "%u", row);
+            field(f, name, 0);
+            fputs(",compute", f);
+            write_inputs(f, T, D, i, last);
+            fprintf(f, ",%s,%.6f,%" PRIu64 ",,,,\n",
+                    x->type == CHAKRA_PROTO_MSG__NODE_TYPE__COMP_NODE ? "comp" : "mem",
+                    compute_us(T, x), bytes);
+            last[i] = row++;
+            break;
+        case CHAKRA_PROTO_MSG__NODE_TYPE__METADATA_NODE:
+        case CHAKRA_PROTO_MSG__NODE_TYPE__INVALID_NODE: /* order only */
+            fprintf(f, "%u", row);
+            field(f, name, 0);
+            fputs(",nop", f);
+            write_inputs(f, T, D, i, last);
+            fputs(",,,,,,,\n", f);
+            last[i] = row++;
+            break;
+        default:
+            rc = sb_errf(e, "%s: node id %" PRIu64 " '%s': unknown node type %d", T->path, x->id,
+                         x->name, (int)x->type);
+        }
+    }
+    fclose(f);
+    free(last);
+    return rc;
+}
+
+struct sb_graph *sb_chakra_load_mem(const char *path, const uint8_t *buf, size_t n,
+                                    const struct sb_import_opts *o, struct sb_err *e)
+{
+    struct trace T = {.path = path, .o = o};
+    struct deps D = {0};
+    char *csv = NULL;
+    size_t len = 0;
+    struct sb_graph *g = NULL;
+    load_groups(&T);
+    if (!read_nodes(&T, buf, n, e) && !resolve(&T, &D, e) && !topo(&T, &D, e) &&
+        !write_csv(&T, &D, &csv, &len, e)) {
+        g = sb_graph_load_mem(path, csv, len, e);
+        if (g && T.dropped)
+            fprintf(stderr, "schedbench: warning: %s: dropped %" PRIu64 " dependencies on nodes "
+                            "the trace does not contain\n", path, T.dropped);
+    }
+    free(csv);
+    free(D.off), free(D.to);
+    for (uint32_t i = 0; i < T.n; i++)
+        chakra_proto_msg__node__free_unpacked(T.node[i], NULL);
+    free(T.node), free(T.order), free(T.pos);
+    if (T.groups)
+        json_decref(T.groups);
+    return g;
+}

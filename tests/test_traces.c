@@ -1,0 +1,231 @@
+/* The Chakra and ASTRA-sim text importers on inputs written here, with the
+ * graph each must give worked out by hand (workloads/importers/). */
+#include <stdlib.h>
+
+#include "check.h"
+#include "core.h"
+#include "et_def.pb-c.h"
+#include "import.h"
+
+static uint32_t node_named(const struct sb_graph *g, const char *name)
+{
+    for (uint32_t v = 0; v < g->v.n_nodes; v++)
+        if (!strcmp(g->names + g->name_off[v], name))
+            return v;
+    return UINT32_MAX;
+}
+
+static int reads(const struct sb_graph *g, uint32_t v, uint32_t p)
+{
+    for (uint32_t e = g->v.pred_off[v]; e < g->v.pred_off[v + 1]; e++)
+        if (g->v.pred[e] == p)
+            return 1;
+    return 0;
+}
+
+/* ---- ASTRA-sim text ---------------------------------------------------------- */
+
+/* One layer, CRLF, a double space, no final newline (as microAllReduce.txt).
+ * At 1 GHz a cycle is 0.001 us.  Layer 0 has no input gradient, so: fwd,
+ * wg, the all-reduce's start and done, update: 5 nodes. */
+static void text_micro(void)
+{
+    static const char t[] = "MICRO\r\n1\r\nconv1 -1 5 NONE 0 5 NONE 0 7  ALLREDUCE 1048576 9";
+    struct sb_import_opts o;
+    struct sb_err e;
+    sb_import_defaults(&o);
+    struct sb_graph *g = sb_astra_text_load_mem("m.txt", t, sizeof t - 1, &o, &e);
+    CHECK(g != NULL);
+    if (!g)
+        return fprintf(stderr, "%s\n", e.msg), (void)0;
+    CHECK_EQ_U(g->v.n_nodes, 5);
+    uint32_t f = node_named(g, "L0.conv1.fwd"), w = node_named(g, "L0.conv1.wg");
+    uint32_t s = node_named(g, "L0.conv1.wg.ALLREDUCE"), u = node_named(g, "L0.conv1.update");
+    CHECK(f == 0 && w == 1 && s == 2 && u == 4);
+    CHECK_NEAR(g->v.cost_us[f], 0.005);
+    CHECK_NEAR(g->v.cost_us[w], 0.007);
+    CHECK_NEAR(g->v.cost_us[u], 0.009);
+    CHECK_EQ_U(g->v.coll[s], SB_COLL_ALL_REDUCE);
+    CHECK_EQ_U(g->v.comm_bytes[s], 1048576);
+    CHECK_EQ_U(g->v.group_size[s], 16); /* npus default */
+    CHECK(reads(g, u, 3));               /* the update waits for the all-reduce */
+    CHECK(!strcmp(sb_graph_meta(g, "tensor_sizes"), "none"));
+    sb_graph_free(g);
+}
+
+/* Two DATA layers, tabs and runs of them, a trailing blank, at 2 GHz:
+ *   forward  L0.fwd, L1.fwd (reads L0.fwd);
+ *   backward L1.wg (reads L1.fwd), its all-reduce, L1.update (reads the done),
+ *            L1.ig (reads L1.wg, not the all-reduce: weight gradients overlap),
+ *            L0.wg (reads L1.ig), its all-reduce, L0.update.
+ * 4 computes + 2 x 2 collective nodes + 2 updates = 11 nodes. */
+static void text_data(void)
+{
+    static const char t[] =
+        "DATA\t\t\n2\t\t\n"
+        "a\t-1\t10\tNONE\t0\t20\tNONE\t0\t30\tALLREDUCE\t100\t2 \n"
+        "b\t\t-1\t40\tNONE\t0\t50\tNONE\t0\t60\tALLREDUCE\t200\t4\n";
+    struct sb_import_opts o;
+    struct sb_err e;
+    sb_import_defaults(&o);
+    CHECK(sb_import_parse(&o, "clock_ghz=2,npus=8", &e) == 0);
+    struct sb_graph *g = sb_astra_text_load_mem("d.txt", t, sizeof t - 1, &o, &e);
+    CHECK(g != NULL);
+    if (!g)
+        return fprintf(stderr, "%s\n", e.msg), (void)0;
+    CHECK_EQ_U(g->v.n_nodes, 11);
+    uint32_t a_f = node_named(g, "L0.a.fwd"), b_f = node_named(g, "L1.b.fwd");
+    uint32_t b_w = node_named(g, "L1.b.wg"), b_i = node_named(g, "L1.b.ig");
+    uint32_t a_w = node_named(g, "L0.a.wg"), b_u = node_named(g, "L1.b.update");
+    uint32_t b_ar = node_named(g, "L1.b.wg.ALLREDUCE");
+    CHECK(reads(g, b_f, a_f) && reads(g, b_w, b_f) && reads(g, b_i, b_w) && reads(g, a_w, b_i));
+    CHECK(reads(g, b_u, b_ar + 1) && !reads(g, b_i, b_ar + 1));
+    CHECK(node_named(g, "L0.a.ig") == UINT32_MAX);
+    CHECK_NEAR(g->v.cost_us[b_f], 0.020); /* 40 cycles at 2 GHz */
+    CHECK_EQ_U(g->v.group_size[b_ar], 8);
+    sb_graph_free(g);
+}
+
+static void text_errors(void)
+{
+    static const struct {
+        const char *t, *want;
+    } bad[] = {
+        {"", "e.txt:1: empty file"},
+        {"DATA\n2\na -1 1 NONE 0 1 NONE 0 1 NONE 0 1\n", "e.txt:4: 2 layers announced, 1 given"},
+        {"DATA\n1\na -1 1 NONE 0 1 NONE 0 1 NONE 0\n", "e.txt:3: a layer has 12 fields"},
+        {"DATA\n1\na -1 1 BROADCAST 0 1 NONE 0 1 NONE 0 1\n", "e.txt:3: field 4 'BROADCAST'"},
+        {"DATA\nmany\n", "e.txt:2: expected the number of layers"},
+        {"DATA\n1\na -1 -5 NONE 0 1 NONE 0 1 NONE 0 1\n", "e.txt:3: field 3 '-5'"},
+    };
+    struct sb_import_opts o;
+    sb_import_defaults(&o);
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        struct sb_err e = {{0}};
+        struct sb_graph *g = sb_astra_text_load_mem("e.txt", bad[i].t, strlen(bad[i].t), &o, &e);
+        CHECK(g == NULL);
+        CHECK_CONTAINS(e.msg, bad[i].want);
+        sb_graph_free(g);
+    }
+    struct sb_err e;
+    CHECK(sb_import_parse(&o, "clock=1", &e) != 0);
+    CHECK_CONTAINS(e.msg, "unknown import option 'clock'");
+    CHECK(sb_import_parse(&o, "npus=0", &e) != 0);
+}
+
+/* ---- Chakra ----------------------------------------------------------------- */
+
+struct et {
+    uint8_t *b;
+    size_t n, cap;
+};
+
+static void put(struct et *t, const ProtobufCMessage *m)
+{
+    size_t len = protobuf_c_message_get_packed_size(m);
+    if (t->n + len + 10 > t->cap)
+        t->b = realloc(t->b, t->cap = (t->n + len + 10) * 2);
+    size_t v = len;
+    do { /* the varint length prefix */
+        t->b[t->n++] = (uint8_t)((v & 0x7f) | (v > 0x7f ? 0x80 : 0));
+        v >>= 7;
+    } while (v);
+    t->n += protobuf_c_message_pack(m, t->b + t->n);
+}
+
+static void put_node(struct et *t, uint64_t id, const char *name, int type, const uint64_t *deps,
+                     size_t n_deps, uint64_t dur, int64_t ops, int64_t bytes, int64_t comm_type)
+{
+    ChakraProtoMsg__Node x = CHAKRA_PROTO_MSG__NODE__INIT;
+    ChakraProtoMsg__AttributeProto a[4], *ap[4];
+    size_t k = 0;
+    x.id = id, x.name = (char *)name, x.type = type, x.duration_micros = dur;
+    x.data_deps = (uint64_t *)deps, x.n_data_deps = n_deps;
+    const char *names[4] = {"num_ops", "tensor_size", "comm_type", "comm_size"};
+    int64_t vals[4] = {ops, bytes, comm_type, bytes};
+    for (int i = 0; i < 4; i++)
+        if (vals[i] >= 0 && (i < 2 || comm_type >= 0)) {
+            chakra_proto_msg__attribute_proto__init(&a[k]);
+            a[k].name = (char *)names[i];
+            a[k].value_case = CHAKRA_PROTO_MSG__ATTRIBUTE_PROTO__VALUE_INT64_VAL;
+            a[k].int64_val = vals[i];
+            ap[k] = &a[k], k++;
+        }
+    x.attr = ap, x.n_attr = k;
+    put(t, &x.base);
+}
+
+/* Ids out of order, a dependency on a later id and one on an absent node:
+ *   meta; 7 "c" COMP reads 5 and 99 (absent: dropped); 5 "b" COLL all_gather
+ *   of 4096 bytes reads 3; 3 "a" COMP, 989e6 ops and 3350 bytes.
+ * Order: a, then b (start, done), then c, which reads b's done.
+ * a's roofline: 989e6 ops at 989 TFLOP/s = 1 us; 3350 bytes at 3350 GB/s =
+ * 0.001 us; the larger, 1 us.  c has a recorded 12 us. */
+static void chakra_order(void)
+{
+    struct et t = {0};
+    ChakraProtoMsg__GlobalMetadata meta = CHAKRA_PROTO_MSG__GLOBAL_METADATA__INIT;
+    meta.version = "0.0.4";
+    put(&t, &meta.base);
+    uint64_t dc[2] = {5, 99}, db[1] = {3};
+    put_node(&t, 7, "c", CHAKRA_PROTO_MSG__NODE_TYPE__COMP_NODE, dc, 2, 12, -1, -1, -1);
+    put_node(&t, 5, "b", CHAKRA_PROTO_MSG__NODE_TYPE__COMM_COLL_NODE, db, 1, 0, -1, 4096,
+             CHAKRA_PROTO_MSG__COLLECTIVE_COMM_TYPE__ALL_GATHER);
+    put_node(&t, 3, "a", CHAKRA_PROTO_MSG__NODE_TYPE__COMP_NODE, NULL, 0, 0, 989000000, 3350, -1);
+    struct sb_import_opts o;
+    struct sb_err e;
+    sb_import_defaults(&o);
+    struct sb_graph *g = sb_chakra_load_mem("t.et", t.b, t.n, &o, &e);
+    CHECK(g != NULL);
+    if (g) {
+        CHECK_EQ_U(g->v.n_nodes, 4);
+        uint32_t a = node_named(g, "a#3"), b = node_named(g, "b#5"), c = node_named(g, "c#7");
+        CHECK(a == 0 && b == 1 && c == 3);
+        CHECK_EQ_U(g->v.kind[2], SB_KIND_DONE);
+        CHECK(reads(g, c, 2) && g->v.pred_off[c + 1] - g->v.pred_off[c] == 1);
+        CHECK_NEAR(g->v.cost_us[a], 1.0);
+        CHECK_NEAR(g->v.cost_us[c], 12.0);
+        CHECK_EQ_U(g->v.coll[b], SB_COLL_ALL_GATHER);
+        CHECK_EQ_U(g->v.comm_bytes[b], 4096);
+        CHECK_EQ_U(g->v.out_bytes[a], 3350);
+        CHECK(sb_graph_meta(g, "tensor_sizes") == NULL);
+        sb_graph_free(g);
+    } else {
+        fprintf(stderr, "%s\n", e.msg);
+    }
+    /* a cycle: 3 reads 5, 5 reads 3 */
+    struct et u = {0};
+    put(&u, &meta.base);
+    uint64_t d3[1] = {5}, d5[1] = {3};
+    put_node(&u, 3, "x", CHAKRA_PROTO_MSG__NODE_TYPE__COMP_NODE, d3, 1, 1, -1, -1, -1);
+    put_node(&u, 5, "y", CHAKRA_PROTO_MSG__NODE_TYPE__COMP_NODE, d5, 1, 1, -1, -1, -1);
+    g = sb_chakra_load_mem("c.et", u.b, u.n, &o, &e);
+    CHECK(g == NULL);
+    CHECK_CONTAINS(e.msg, "c.et: the dependencies form a cycle");
+    /* truncated: the last record's length runs past the end */
+    g = sb_chakra_load_mem("c.et", u.b, u.n - 3, &o, &e);
+    CHECK(g == NULL);
+    CHECK_CONTAINS(e.msg, "c.et: message 2 at byte");
+    /* an unterminated varint */
+    static const uint8_t v[] = {0xff, 0xff};
+    g = sb_chakra_load_mem("v.et", v, sizeof v, &o, &e);
+    CHECK(g == NULL);
+    CHECK_CONTAINS(e.msg, "v.et: message 0 at byte 0: truncated");
+    /* an unknown node type */
+    struct et w = {0};
+    put(&w, &meta.base);
+    put_node(&w, 1, "z", 42, NULL, 0, 1, -1, -1, -1);
+    g = sb_chakra_load_mem("w.et", w.b, w.n, &o, &e);
+    CHECK(g == NULL);
+    CHECK_CONTAINS(e.msg, "w.et: node id 1 'z': unknown node type 42");
+    free(t.b), free(u.b), free(w.b);
+}
+
+int main(void)
+{
+    text_micro();
+    text_data();
+    text_errors();
+    chakra_order();
+    return check_report();
+}
