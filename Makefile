@@ -31,7 +31,7 @@ build-release: deps
 FUZZ_SECONDS ?= 30
 fuzz: deps
 	CC=clang cmake -S . -B build-fuzz $(CMAKE_FLAGS) -DSB_FUZZ=ON -DSB_BENCH=OFF -DCMAKE_BUILD_TYPE=Debug
-	cmake --build build-fuzz -j $(JOBS) --target fuzz_workload fuzz_hlo fuzz_machine fuzz_results fuzz_options fuzz_expect
+	cmake --build build-fuzz -j $(JOBS) --target fuzz_workload fuzz_hlo fuzz_machine fuzz_results fuzz_options fuzz_expect fuzz_chakra fuzz_astra_text
 	sh ci/fuzz.sh build-fuzz $(FUZZ_SECONDS)
 
 build-asan: deps
@@ -63,6 +63,7 @@ bench: build
 	./$(BUILD)/bench/bench_core --benchmark_out=$(BUILD)/bench_core.json --benchmark_out_format=json
 	./$(BUILD)/bench/bench_sweep --benchmark_out=$(BUILD)/bench_sweep.json --benchmark_out_format=json
 	./$(BUILD)/bench/bench_place --benchmark_out=$(BUILD)/bench_place.json --benchmark_out_format=json
+	./$(BUILD)/bench/bench_import --benchmark_out=$(BUILD)/bench_import.json --benchmark_out_format=json
 
 clean:
 	rm -rf $(BUILD) $(ASAN_BUILD) build-release build-fuzz

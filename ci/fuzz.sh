@@ -17,11 +17,13 @@ seeds() { # target: the directories and files to seed it from
     results) echo "$root/tests/bad" ;;
     options) echo "" ;;
     expect) [ -d "$shared/xla-lhs" ] && echo "$shared/xla-lhs" || echo "" ;;
+    chakra) [ -d "$shared/stg-et" ] && echo "$shared/stg-et/denseA $shared/stg-et/mergedAB" || echo "" ;;
+    astra_text) [ -d "$shared/astra-sim-text" ] && echo "$shared/astra-sim-text" || echo "" ;;
     esac
 }
 mkdir -p "$B/fuzz-crashes"
 failed=0
-for t in workload hlo machine results options expect; do
+for t in workload hlo machine results options expect chakra astra_text; do
     corpus=$B/fuzz-corpus/$t seed=$B/fuzz-seeds/$t
     mkdir -p "$corpus" "$seed"
     for s in $(seeds $t); do

@@ -228,18 +228,21 @@ static int write_csv(const struct text *X, char **buf, size_t *len)
             prev = collective(&O, name, our_coll(L->coll[0]), L->size[0], group_of(X, L, 0), prev);
         }
     }
-    /* backward: last layer first; weight gradient, its collective (waited for
-     * only by the update), then the input gradient and its blocking collective */
+    /* backward: last layer first; weight gradient and its collective, then the
+     * input gradient and its blocking collective.  The updates wait only for
+     * their weight-gradient collectives: ASTRA-sim applies them as those
+     * finish while the backward pass goes on, so on one compute stream they
+     * come after it, in the order their layers finished. */
+    uint32_t *upd_in = sb_xmalloc((X->n + 1) * sizeof *upd_in);
     for (uint32_t j = X->n; j-- > 0;) {
         const struct layer *L = &X->l[j];
         snprintf(name, sizeof name, "L%u.%s.wg", j, L->name);
-        uint32_t wg = compute(&O, name, L->t[2] * us, &prev, 1), upd_in = wg;
+        uint32_t wg = compute(&O, name, L->t[2] * us, &prev, 1);
+        upd_in[j] = wg;
         if (strcmp(L->coll[2], "NONE")) {
             snprintf(name, sizeof name, "L%u.%s.wg.%s", j, L->name, L->coll[2]);
-            upd_in = collective(&O, name, our_coll(L->coll[2]), L->size[2], group_of(X, L, 2), wg);
+            upd_in[j] = collective(&O, name, our_coll(L->coll[2]), L->size[2], group_of(X, L, 2), wg);
         }
-        snprintf(name, sizeof name, "L%u.%s.update", j, L->name);
-        compute(&O, name, L->update * us, &upd_in, 1);
         if (j == 0)
             break; /* the first layer has no input gradient to pass back */
         snprintf(name, sizeof name, "L%u.%s.%s", j, L->name, pass_name[1]);
@@ -249,6 +252,11 @@ static int write_csv(const struct text *X, char **buf, size_t *len)
             prev = collective(&O, name, our_coll(L->coll[1]), L->size[1], group_of(X, L, 1), prev);
         }
     }
+    for (uint32_t j = X->n; j-- > 0;) {
+        snprintf(name, sizeof name, "L%u.%s.update", j, X->l[j].name);
+        compute(&O, name, X->l[j].update * us, &upd_in[j], 1);
+    }
+    free(upd_in);
     (void)pass_name;
     fclose(O.f);
     return 0;
