@@ -8,6 +8,7 @@
 #include "commands.h"
 #include "conform.h"
 #include "machine.h"
+#include "astra.h"
 
 #include <string.h>
 
@@ -30,6 +31,7 @@ static int usage(FILE *f)
             "  validate  load graphs and print their counts\n"
             "  convert   read a graph in any supported format, write it as CSV v1\n"
             "  conform   check `aggressive` against XLA's scheduler tests (DIR of .hlo/.expect)\n"
+            "  collective  one collective's time under ASTRA-sim's model (--golden: its outputs)\n"
             "  compare   compare two results files: the regression gate\n"
             "  merge     join the results of run --shard slices\n"
             "  plot      draw memory, bar and Pareto plots of a results file\n"
@@ -280,6 +282,8 @@ int main(int argc, char **argv)
         rc = cmd_convert(argc - 1, argv + 1);
     else if (!strcmp(cmd, "conform"))
         rc = sb_cmd_conform(argc - 1, argv + 1);
+    else if (!strcmp(cmd, "collective"))
+        rc = sb_cmd_collective(argc - 1, argv + 1);
     else {
         fprintf(stderr, "schedbench: unknown command '%s'\n", cmd);
         rc = usage(stderr);

@@ -1,0 +1,282 @@
+/* ASTRA-sim's system-layer collective model over its congestion-unaware
+ * analytical network (docs/astra.md).  Written from the behaviour of
+ * astra-sim/system (collective chunking, phases per dimension, queues of
+ * active chunks) and astra-network-analytical, as GOLDEN.md in
+ * ../shared/corpus/astra-golden documents it; checked against ASTRA-sim's own
+ * outputs by `schedbench collective --golden`. */
+#define _POSIX_C_SOURCE 200809L
+#include "astra.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+void sb_astra_defaults(struct sb_astra_config *c)
+{
+    /* ASTRA-sim's tests/rt_template: Ring 8, 50 GB/s, 500 ns; LIFO,
+     * endpoint-delay 10, one active chunk, 4 splits, ring, localBWAware, 50 */
+    memset(c, 0, sizeof *c);
+    c->n_dims = 1;
+    c->topo[0] = SB_TOPO_RING;
+    c->npus[0] = 8;
+    c->bw_gbps[0] = 50;
+    c->latency_ns[0] = 500;
+    c->lifo = 1;
+    c->endpoint_delay = 10;
+    c->active_chunks = 1;
+    c->splits = 4;
+    c->local_bw_aware = 1;
+    c->local_mem_bw = 50;
+}
+
+int sb_astra_parse_op(const char *s, enum sb_astra_op *out)
+{
+    static const char *const n[] = {"all_reduce", "all_gather", "reduce_scatter", "all_to_all"};
+    static const char *const u[] = {"ALL_REDUCE", "ALL_GATHER", "REDUCE_SCATTER", "ALL_TO_ALL"};
+    for (int i = 0; i < 4; i++)
+        if (!strcmp(s, n[i]) || !strcmp(s, u[i]))
+            return *out = (enum sb_astra_op)i, 0;
+    return -1;
+}
+
+int sb_astra_parse_algo(const char *s, uint8_t *out)
+{
+    static const char *const n[] = {"ring", "direct", "halvingDoubling", "doubleBinaryTree"};
+    for (int i = 0; i < 4; i++)
+        if (!strcmp(s, n[i]))
+            return *out = (uint8_t)i, 0;
+    return -1;
+}
+
+int sb_astra_parse_topo(const char *s, uint8_t *out)
+{
+    static const char *const n[] = {"Ring", "FullyConnected", "Switch"};
+    for (int i = 0; i < 3; i++)
+        if (!strcmp(s, n[i]))
+            return *out = (uint8_t)i, 0;
+    return -1;
+}
+
+/* ---- one message, one phase -------------------------------------------------- */
+
+struct dim {
+    uint8_t topo, algo;
+    uint32_t n;
+    double B, L; /* bytes per ns, ns */
+};
+
+/* c(m, h) = floor(h L + m / B): ASTRA-sim truncates the double */
+static double msg(const struct dim *D, double m, uint32_t h)
+{
+    return floor((double)h * D->L + m / D->B);
+}
+
+/* hops between ranks k apart in the dimension */
+static uint32_t hops(const struct dim *D, uint32_t k)
+{
+    switch (D->topo) {
+    case SB_TOPO_SWITCH: return 2;
+    case SB_TOPO_FULLY_CONNECTED: return 1;
+    default: return k < D->n - k ? k : D->n - k;
+    }
+}
+
+static double reduce(const struct sb_astra_config *c, double m)
+{
+    return 3 * floor(m / c->local_mem_bw); /* a write and two reads of local memory */
+}
+
+/* One chunk's time in one phase with input s; -1 when not modelled. */
+static double phase(const struct sb_astra_config *c, const struct dim *D, enum sb_astra_op op,
+                    double s, const char **why)
+{
+    double d = c->endpoint_delay, n = D->n;
+    uint64_t si = (uint64_t)s;
+    if (D->n == 1)
+        return 0;
+    switch (D->algo) {
+    case SB_ALGO_RING: {
+        double m = (double)(si / D->n), h = hops(D, 1);
+        switch (op) {
+        case SB_OP_ALL_REDUCE: return d + 2 * (n - 1) * (msg(D, m, (uint32_t)h) + d) + (n - 1) * reduce(c, m);
+        case SB_OP_REDUCE_SCATTER: return d + (n - 1) * (msg(D, m, (uint32_t)h) + d) + (n - 1) * reduce(c, m);
+        case SB_OP_ALL_GATHER: return d + (n - 1) * (msg(D, s, (uint32_t)h) + d);
+        default: return d + n * (n - 1) / 2 * (msg(D, m, (uint32_t)h) + d);
+        }
+    }
+    case SB_ALGO_DIRECT: {
+        /* every peer at once: a closed form only when all peers are as far */
+        uint32_t h = hops(D, 1), far = hops(D, D->n / 2);
+        if (h != far) {
+            *why = "direct on a ring of more than 3 ranks has peers at different distances "
+                   "(needs the congestion model)";
+            return -1;
+        }
+        double m = (double)(si / D->n);
+        switch (op) {
+        case SB_OP_ALL_REDUCE: return d + 2 * (msg(D, m, h) + d) + reduce(c, m);
+        case SB_OP_REDUCE_SCATTER: return d + (msg(D, m, h) + d) + reduce(c, m);
+        case SB_OP_ALL_GATHER: return d + (msg(D, s, h) + d);
+        default: return d + (msg(D, m, h) + d);
+        }
+    }
+    case SB_ALGO_HALVING_DOUBLING: {
+        uint32_t k = 0;
+        while ((1u << k) < D->n)
+            k++;
+        if ((1u << k) != D->n || op == SB_OP_ALL_TO_ALL) {
+            *why = "halvingDoubling needs a power-of-two dimension and no all-to-all";
+            return -1;
+        }
+        double t = d;
+        if (op == SB_OP_ALL_GATHER) {
+            for (uint32_t j = 1; j <= k; j++)
+                t += msg(D, s * (double)(1u << (j - 1)), hops(D, D->n >> j)) + d;
+            return t;
+        }
+        /* reduce-scatter steps: halve the message, double the distance; the
+         * first step does not pay the reduction */
+        for (uint32_t j = 1; j <= k; j++) {
+            double m = (double)(si >> j);
+            t += msg(D, m, hops(D, 1u << (j - 1))) + d + (j >= 2 ? reduce(c, m) : 0);
+        }
+        if (op == SB_OP_ALL_REDUCE) /* all-gather back, in reverse */
+            for (uint32_t j = k; j >= 1; j--)
+                t += msg(D, (double)(si >> j), hops(D, 1u << (j - 1))) + d;
+        return t;
+    }
+    default:
+        *why = "doubleBinaryTree has no closed form (per-rank end times differ)";
+        return -1;
+    }
+}
+
+/* ---- the collective ------------------------------------------------------ */
+
+struct ph {
+    uint32_t dim;
+    enum sb_astra_op op;
+    double t; /* per chunk */
+};
+
+/* The phases of op over the dimensions, each chunk's input size threaded
+ * through (RS divides it by n, AG multiplies). */
+static int phases(const struct sb_astra_config *c, const struct dim *D, enum sb_astra_op op,
+                  double chunk, struct ph *P, uint32_t *n_ph, const char **why)
+{
+    uint32_t k = c->n_dims, n = 0;
+    uint32_t order[2 * SB_ASTRA_MAX_DIMS];
+    enum sb_astra_op ops[2 * SB_ASTRA_MAX_DIMS];
+    if (op == SB_OP_ALL_REDUCE && c->local_bw_aware && k > 1) {
+        for (uint32_t i = 0; i + 1 < k; i++)
+            order[n] = i, ops[n++] = SB_OP_REDUCE_SCATTER;
+        order[n] = k - 1, ops[n++] = SB_OP_ALL_REDUCE;
+        for (uint32_t i = k - 1; i-- > 0;)
+            order[n] = i, ops[n++] = SB_OP_ALL_GATHER;
+    } else if (op == SB_OP_ALL_GATHER) {
+        for (uint32_t i = k; i-- > 0;)
+            order[n] = i, ops[n++] = op;
+    } else {
+        for (uint32_t i = 0; i < k; i++)
+            order[n] = i, ops[n++] = op;
+    }
+    double s = chunk;
+    *n_ph = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        const struct dim *d = &D[order[i]];
+        double t = phase(c, d, ops[i], s, why);
+        if (t < 0)
+            return -1;
+        if (d->n > 1)
+            P[(*n_ph)++] = (struct ph){order[i], ops[i], t};
+        if (ops[i] == SB_OP_REDUCE_SCATTER)
+            s = (double)((uint64_t)s / d->n);
+        else if (ops[i] == SB_OP_ALL_GATHER)
+            s *= d->n;
+    }
+    return 0;
+}
+
+/* Chunks flow through the phases; each dimension runs at most A chunks at a
+ * time, and a freed slot goes to the chunk that has waited longest (FIFO;
+ * with one collective in flight LIFO and FIFO agree). */
+static double pipeline(const struct ph *P, uint32_t n_ph, uint64_t chunks, uint32_t A, int lifo)
+{
+    if (!n_ph)
+        return 0;
+    if (n_ph == 1) /* no contention between phases: whole rounds of A chunks */
+        return (double)((chunks + A - 1) / A) * P[0].t;
+    uint64_t n = chunks;
+    double *ready = calloc(n, sizeof *ready); /* when each chunk finished its last phase */
+    uint32_t *next = calloc(n, sizeof *next); /* each chunk's next phase */
+    double busy[SB_ASTRA_MAX_DIMS][64];
+    uint32_t slots = A < 64 ? A : 64;
+    for (uint32_t d = 0; d < SB_ASTRA_MAX_DIMS; d++)
+        for (uint32_t s = 0; s < slots; s++)
+            busy[d][s] = 0;
+    double end = 0;
+    for (uint64_t done = 0; done < n * n_ph; done++) {
+        /* the waiting (chunk, phase) that can start earliest; ties: lowest chunk */
+        uint64_t best = n;
+        double best_t = INFINITY;
+        uint32_t best_s = 0;
+        for (uint64_t i = 0; i < n; i++) {
+            if (next[i] == n_ph)
+                continue;
+            uint32_t d = P[next[i]].dim, s = 0;
+            for (uint32_t j = 1; j < slots; j++)
+                if (busy[d][j] < busy[d][s])
+                    s = j;
+            double t = ready[i] > busy[d][s] ? ready[i] : busy[d][s];
+            /* among requests that could start at the same moment, LIFO serves
+             * the one that arrived last */
+            if (t < best_t || (lifo && t == best_t && ready[i] > ready[best]))
+                best_t = t, best = i, best_s = s;
+        }
+        uint32_t d = P[next[best]].dim;
+        double fin = best_t + P[next[best]].t;
+        busy[d][best_s] = fin;
+        ready[best] = fin;
+        next[best]++;
+        if (fin > end)
+            end = fin;
+    }
+    free(ready), free(next);
+    return end;
+}
+
+double sb_astra_collective(const struct sb_astra_config *c, enum sb_astra_op op, uint64_t bytes,
+                           struct sb_err *e)
+{
+    struct dim D[SB_ASTRA_MAX_DIMS];
+    uint64_t N = 1;
+    for (uint32_t i = 0; i < c->n_dims; i++) {
+        D[i] = (struct dim){c->topo[i], c->algo[op][i], c->npus[i],
+                            c->bw_gbps[i] * 1073741824.0 / 1e9, c->latency_ns[i]};
+        N *= c->npus[i];
+    }
+    /* chunking (Sys::determine_chunk_size): every chunk has the full size */
+    uint64_t size = bytes, chunk = size / c->splits;
+    if (op != SB_OP_ALL_GATHER && chunk < N) {
+        chunk = N;
+        size = (uint64_t)c->splits * N;
+    }
+    if (!chunk) {
+        sb_errf(e, "an all-gather of 0 bytes has no chunks: ASTRA-sim never completes it");
+        return -1;
+    }
+    uint64_t chunks = (size + chunk - 1) / chunk;
+    struct ph P[2 * SB_ASTRA_MAX_DIMS];
+    uint32_t n_ph;
+    const char *why = NULL;
+    if (phases(c, D, op, (double)chunk, P, &n_ph, &why)) {
+        sb_errf(e, "%s", why);
+        return -1;
+    }
+    if (chunks > 1u << 20) {
+        sb_errf(e, "%llu chunks: more than this model simulates", (unsigned long long)chunks);
+        return -1;
+    }
+    return pipeline(P, n_ph, chunks, c->active_chunks, c->lifo);
+}

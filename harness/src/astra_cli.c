@@ -1,0 +1,222 @@
+/* `schedbench collective`: the end time of one collective under ASTRA-sim's
+ * model, and `--golden FILE`: every case of ASTRA-sim's own outputs
+ * (../shared/corpus/astra-golden/golden_cases.json) against it. */
+#define _POSIX_C_SOURCE 200809L
+#include "astra.h"
+
+#include <jansson.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int parse_size(const char *s, uint64_t *out)
+{
+    char *end;
+    double v = strtod(s, &end);
+    double mul = !strcmp(end, "") || !strcmp(end, "B") ? 1
+                 : !strcmp(end, "KiB") ? 1024.0 : !strcmp(end, "MiB") ? 1048576.0
+                 : !strcmp(end, "GiB") ? 1073741824.0 : !strcmp(end, "KB") ? 1e3
+                 : !strcmp(end, "MB") ? 1e6 : !strcmp(end, "GB") ? 1e9 : -1;
+    if (end == s || mul < 0 || !(v >= 0) || v * mul > 1e18)
+        return -1;
+    *out = (uint64_t)(v * mul);
+    return 0;
+}
+
+/* ---- golden cases ----------------------------------------------------------- */
+
+static int dims_from(json_t *net, struct sb_astra_config *c, const char **why)
+{
+    json_t *topo = json_object_get(net, "topology"), *npus = json_object_get(net, "npus_count");
+    json_t *bw = json_object_get(net, "bandwidth_GBps"), *lat = json_object_get(net, "latency_ns");
+    size_t n = json_array_size(topo);
+    if (!n || n > SB_ASTRA_MAX_DIMS || json_array_size(npus) != n || json_array_size(bw) != n ||
+        json_array_size(lat) != n)
+        return *why = "network arrays of different lengths", -1;
+    c->n_dims = (uint32_t)n;
+    for (size_t i = 0; i < n; i++) {
+        const char *t = json_string_value(json_array_get(topo, i));
+        if (!t || sb_astra_parse_topo(t, &c->topo[i]))
+            return *why = "unknown topology", -1;
+        c->npus[i] = (uint32_t)json_integer_value(json_array_get(npus, i));
+        c->bw_gbps[i] = json_number_value(json_array_get(bw, i));
+        c->latency_ns[i] = json_number_value(json_array_get(lat, i));
+    }
+    return 0;
+}
+
+static int system_from(json_t *sys, struct sb_astra_config *c, const char **why)
+{
+    static const char *const impl[4] = {"all-reduce-implementation", "all-gather-implementation",
+                                        "reduce-scatter-implementation",
+                                        "all-to-all-implementation"};
+    const char *pol = json_string_value(json_object_get(sys, "scheduling-policy"));
+    c->lifo = !pol || strcmp(pol, "FIFO") != 0;
+    c->endpoint_delay = json_number_value(json_object_get(sys, "endpoint-delay"));
+    c->active_chunks = (uint32_t)json_integer_value(json_object_get(sys, "active-chunks-per-dimension"));
+    c->splits = (uint32_t)json_integer_value(json_object_get(sys, "preferred-dataset-splits"));
+    c->local_mem_bw = json_number_value(json_object_get(sys, "local-mem-bw"));
+    const char *opt = json_string_value(json_object_get(sys, "collective-optimization"));
+    c->local_bw_aware = opt && !strcmp(opt, "localBWAware");
+    if (!c->active_chunks || !c->splits || !(c->local_mem_bw > 0))
+        return *why = "system values out of range", -1;
+    for (int op = 0; op < 4; op++) {
+        json_t *a = json_object_get(sys, impl[op]);
+        for (uint32_t d = 0; d < c->n_dims; d++) {
+            const char *s = json_string_value(json_array_get(a, d < json_array_size(a) ? d : 0));
+            if (!s || sb_astra_parse_algo(s, &c->algo[op][d]))
+                return *why = "unknown collective implementation", -1;
+        }
+    }
+    return 0;
+}
+
+/* 0 pass, 1 fail, 2 skip (why set) */
+static int one_case(json_t *cs, double *got, double *want, const char **why, struct sb_err *e)
+{
+    json_t *w = json_object_get(cs, "workload");
+    json_t *exp = json_object_get(json_object_get(cs, "expected"), "congestion_unaware");
+    struct sb_astra_config c;
+    enum sb_astra_op op;
+    sb_astra_defaults(&c);
+    if (json_object_get(cs, "comm_group"))
+        return *why = "communicator groups are not modelled", 2;
+    const char *type = json_string_value(json_object_get(w, "comm_type"));
+    if (!type || sb_astra_parse_op(type, &op))
+        return *why = "not a single collective (a DAG of compute and collectives)", 2;
+    if (!exp || json_object_get(exp, "error") || !json_object_get(exp, "end_ns"))
+        return *why = "ASTRA-sim itself gives no end time", 2;
+    if (dims_from(json_object_get(cs, "network"), &c, why) ||
+        system_from(json_object_get(cs, "system"), &c, why))
+        return 2;
+    *want = json_number_value(json_object_get(exp, "end_ns"));
+    *got = sb_astra_collective(&c, op, (uint64_t)json_integer_value(json_object_get(w, "comm_size_bytes")), e);
+    if (*got < 0) {
+        *why = e->msg;
+        return 2;
+    }
+    return *got == *want ? 0 : 1;
+}
+
+static int golden(const char *path)
+{
+    json_error_t je;
+    json_t *root = json_load_file(path, 0, &je);
+    if (!root) {
+        fprintf(stderr, "%s:%d:%d: %s\n", path, je.line, je.column, je.text);
+        return 2;
+    }
+    json_t *cases = json_object_get(root, "cases");
+    uint32_t pass = 0, fail = 0, skip = 0;
+    for (size_t i = 0; i < json_array_size(cases); i++) {
+        json_t *cs = json_array_get(cases, i);
+        const char *id = json_string_value(json_object_get(cs, "id"));
+        double got = 0, want = 0;
+        const char *why = NULL;
+        struct sb_err e;
+        int r = one_case(cs, &got, &want, &why, &e);
+        if (r == 0) {
+            pass++;
+            printf("PASS %s: %.0f ns\n", id, got);
+        } else if (r == 1) {
+            fail++;
+            printf("FAIL %s: %.0f ns, ASTRA-sim %.0f ns\n", id, got, want);
+        } else {
+            skip++;
+            printf("SKIP %s: %s\n", id, why);
+        }
+    }
+    printf("congestion-unaware: %u passed, %u failed, %u skipped\n", pass, fail, skip);
+    json_decref(root);
+    return fail ? 1 : 0;
+}
+
+/* ---- one collective --------------------------------------------------------------- */
+
+static int usage(FILE *f)
+{
+    fprintf(f, "usage: schedbench collective --op OP [--algo ALGO] [--npus N] [--size BYTES]\n"
+               "                             [--bw GBPS] [--latency NS] [--topology T]\n"
+               "                             [--splits S] [--active A] [--endpoint-delay NS]\n"
+               "                             [--local-mem-bw GBPS]\n"
+               "       schedbench collective --golden golden_cases.json\n"
+               "\n"
+               "Prints the end time in ns of one collective on one dimension under\n"
+               "ASTRA-sim's system layer and congestion-unaware analytical network\n"
+               "(docs/astra.md).  Defaults are ASTRA-sim's tests/rt_template: ring, 8 NPUs,\n"
+               "50 GB/s (GiB), 500 ns, Ring topology, 4 splits, 1 active chunk, endpoint\n"
+               "delay 10 ns, local memory 50 GB/s.  OP: all_reduce, all_gather (size is\n"
+               "each rank's input), reduce_scatter, all_to_all.  ALGO: ring, direct,\n"
+               "halvingDoubling.  T: Ring, FullyConnected, Switch.  BYTES: 1MiB, 64KiB,\n"
+               "1048576, ...\n");
+    return f == stdout ? 0 : 2;
+}
+
+int sb_cmd_collective(int argc, char **argv)
+{
+    struct sb_astra_config c;
+    enum sb_astra_op op = SB_OP_ALL_REDUCE;
+    uint64_t size = 1048576;
+    int have_op = 0;
+    uint8_t algo = 0;
+    sb_astra_defaults(&c);
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+        if (!strcmp(a, "--help") || !strcmp(a, "-h"))
+            return usage(stdout);
+        if (!v) {
+            fprintf(stderr, "schedbench collective: %s needs a value\n", a);
+            return 2;
+        }
+        i++;
+        char *end;
+        double x = strtod(v, &end);
+        int num_ok = end != v && !*end && x >= 0 && x < 1e15;
+        int bad = 0;
+        if (!strcmp(a, "--golden"))
+            return golden(v);
+        else if (!strcmp(a, "--op"))
+            bad = sb_astra_parse_op(v, &op), have_op = 1;
+        else if (!strcmp(a, "--algo"))
+            bad = sb_astra_parse_algo(v, &algo);
+        else if (!strcmp(a, "--topology"))
+            bad = sb_astra_parse_topo(v, &c.topo[0]);
+        else if (!strcmp(a, "--size"))
+            bad = parse_size(v, &size);
+        else if (!strcmp(a, "--npus"))
+            bad = !num_ok || x < 1 || x != floor(x) || x > 1 << 20, c.npus[0] = (uint32_t)x;
+        else if (!strcmp(a, "--bw"))
+            bad = !num_ok || x <= 0, c.bw_gbps[0] = x;
+        else if (!strcmp(a, "--latency"))
+            bad = !num_ok, c.latency_ns[0] = x;
+        else if (!strcmp(a, "--splits"))
+            bad = !num_ok || x < 1 || x != floor(x), c.splits = (uint32_t)x;
+        else if (!strcmp(a, "--active"))
+            bad = !num_ok || x < 1 || x != floor(x), c.active_chunks = (uint32_t)x;
+        else if (!strcmp(a, "--endpoint-delay"))
+            bad = !num_ok, c.endpoint_delay = x;
+        else if (!strcmp(a, "--local-mem-bw"))
+            bad = !num_ok || x <= 0, c.local_mem_bw = x;
+        else {
+            fprintf(stderr, "schedbench collective: unknown option '%s'\n", a);
+            return usage(stderr);
+        }
+        if (bad) {
+            fprintf(stderr, "schedbench collective: %s '%s' is not valid (see --help)\n", a, v);
+            return 2;
+        }
+    }
+    if (!have_op)
+        return usage(stderr);
+    for (int o = 0; o < 4; o++)
+        c.algo[o][0] = algo;
+    struct sb_err e;
+    double t = sb_astra_collective(&c, op, size, &e);
+    if (t < 0) {
+        fprintf(stderr, "schedbench collective: %s\n", e.msg);
+        return 2;
+    }
+    printf("%.0f\n", t);
+    return 0;
+}
