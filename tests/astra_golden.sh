@@ -11,6 +11,27 @@ got=$("$BIN" collective --op all_reduce --algo ring --npus 8 --size 1MiB --bw 50
 if [ "$got" = 117780 ]; then echo "ok: 117780 ns (astra-sim tests/rt_template/refs/stdout.txt)"; else echo "FAIL: U1 gave $got"; fail=1; fi
 got=$("$BIN" collective --op all_gather --npus 16 --size 1MiB --local-mem-bw 1600)
 if [ "$got" = 323560 ]; then echo "ok: 323560 ns (U3)"; else echo "FAIL: U3 gave $got"; fail=1; fi
+# the same from ASTRA-sim's own config files (workloads/astra/)
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+got=$("$BIN" collective --op all_reduce --size 1MiB --system "$ROOT/workloads/astra/system.json" --network "$ROOT/workloads/astra/ring8.yml")
+if [ "$got" = 117780 ]; then echo "ok: 117780 ns from the config files"; else echo "FAIL: config files gave $got"; fail=1; fi
+# bad config files: file and line, exit 2
+W=$(mktemp -d)
+printf '{\n  "endpoint-delay": 10,\n  "colour": 3\n}\n' >"$W/bad.json"
+"$BIN" collective --op all_reduce --system "$W/bad.json" 2>"$W/err"
+if [ $? = 2 ] && grep -qF "$W/bad.json:3: unknown key 'colour'" "$W/err"; then echo "ok: unknown system key"; else echo "FAIL: unknown system key"; cat "$W/err"; fail=1; fi
+printf 'topology: [ Ring ]\nnpus: [ 8 ]\n' >"$W/bad.yml"
+"$BIN" collective --op all_reduce --network "$W/bad.yml" 2>"$W/err"
+if [ $? = 2 ] && grep -qF "$W/bad.yml:2:1: unknown key" "$W/err"; then echo "ok: unknown network key"; else echo "FAIL: unknown network key"; cat "$W/err"; fail=1; fi
+# run --comm astra: one 1 MiB all-reduce over 8 ranks (117.780 us, U1) then 1 us
+# of compute: makespan 118.780 us; the default model prices it differently
+printf 'id,name,kind,inputs,op,cost_us,out_bytes,coll,comm_bytes,group\n0,x,input,,,,1048576,,,\n1,s,start,0,,,1048576,all_reduce,1048576,8\n2,d,done,1,,,,all_reduce,,\n3,y,compute,2,mm,1,8,,,\n' >"$W/one.csv"
+"$BIN" run -q -w "$W/one.csv" -s original --comm astra --system "$ROOT/workloads/astra/system.json" --network "$ROOT/workloads/astra/ring8.yml" -o "$W/r.csv"
+got=$(awk -F, 'NR==2{print $6}' "$W/r.csv")
+if [ "$got" = 118.780 ]; then echo "ok: run --comm astra 118.780 us"; else echo "FAIL: run --comm astra gave $got"; fail=1; fi
+"$BIN" run -q -w "$W/one.csv" -s original -o "$W/s.csv"
+if [ "$(awk -F, 'NR==2{print $6}' "$W/s.csv")" != 118.780 ]; then echo "ok: --comm simple differs"; else echo "FAIL: simple = astra"; fail=1; fi
+rm -rf "$W"
 G=$CORPUS/astra-golden/golden_cases.json
 if [ ! -f "$G" ]; then echo "SKIP: $G not present"; exit $fail; fi
 out=$("$BIN" collective --golden "$G")

@@ -38,6 +38,14 @@ int sb_astra_parse_op(const char *s, enum sb_astra_op *out);
 int sb_astra_parse_algo(const char *s, uint8_t *out);
 int sb_astra_parse_topo(const char *s, uint8_t *out);
 
+/* ASTRA-sim's system JSON and analytical network YAML (astra_config.c);
+ * errors as file:line(:col). */
+int sb_astra_load_system(const char *path, struct sb_astra_config *c, struct sb_err *e);
+int sb_astra_load_network(const char *path, struct sb_astra_config *c, struct sb_err *e);
+/* --comm astra: each collective's duration from the model (all-reduce,
+ * all-gather, reduce-scatter, all-to-all without a comm_us in the file). */
+int sb_astra_apply(const struct sb_astra_config *c, struct sb_graph *g, struct sb_err *e);
+
 int sb_cmd_collective(int argc, char **argv);
 
 #endif

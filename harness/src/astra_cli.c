@@ -139,7 +139,8 @@ static int usage(FILE *f)
     fprintf(f, "usage: schedbench collective --op OP [--algo ALGO] [--npus N] [--size BYTES]\n"
                "                             [--bw GBPS] [--latency NS] [--topology T]\n"
                "                             [--splits S] [--active A] [--endpoint-delay NS]\n"
-               "                             [--local-mem-bw GBPS]\n"
+               "                             [--local-mem-bw GBPS] [--system F.json]\n"
+               "                             [--network F.yml]\n"
                "       schedbench collective --golden golden_cases.json\n"
                "\n"
                "Prints the end time in ns of one collective on one dimension under\n"
@@ -158,7 +159,7 @@ int sb_cmd_collective(int argc, char **argv)
     struct sb_astra_config c;
     enum sb_astra_op op = SB_OP_ALL_REDUCE;
     uint64_t size = 1048576;
-    int have_op = 0;
+    int have_op = 0, files = 0, have_algo = 0;
     uint8_t algo = 0;
     sb_astra_defaults(&c);
     for (int i = 1; i < argc; i++) {
@@ -174,12 +175,21 @@ int sb_cmd_collective(int argc, char **argv)
         double x = strtod(v, &end);
         int num_ok = end != v && !*end && x >= 0 && x < 1e15;
         int bad = 0;
+        struct sb_err e;
         if (!strcmp(a, "--golden"))
             return golden(v);
+        else if (!strcmp(a, "--system") || !strcmp(a, "--network")) {
+            if ((a[2] == 's' ? sb_astra_load_system(v, &c, &e) : sb_astra_load_network(v, &c, &e))) {
+                fprintf(stderr, "%s\n", e.msg);
+                return 2;
+            }
+            files = 1;
+            continue;
+        }
         else if (!strcmp(a, "--op"))
             bad = sb_astra_parse_op(v, &op), have_op = 1;
         else if (!strcmp(a, "--algo"))
-            bad = sb_astra_parse_algo(v, &algo);
+            bad = sb_astra_parse_algo(v, &algo), have_algo = 1;
         else if (!strcmp(a, "--topology"))
             bad = sb_astra_parse_topo(v, &c.topo[0]);
         else if (!strcmp(a, "--size"))
@@ -209,8 +219,10 @@ int sb_cmd_collective(int argc, char **argv)
     }
     if (!have_op)
         return usage(stderr);
-    for (int o = 0; o < 4; o++)
-        c.algo[o][0] = algo;
+    if (!files || have_algo) /* options over the files' algorithms only when given */
+        for (int o = 0; o < 4; o++)
+            for (uint32_t d = 0; d < SB_ASTRA_MAX_DIMS; d++)
+                c.algo[o][d] = algo;
     struct sb_err e;
     double t = sb_astra_collective(&c, op, size, &e);
     if (t < 0) {

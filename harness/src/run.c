@@ -11,6 +11,7 @@
 #include "trace.h"
 #include "isolate.h"
 #include "import.h"
+#include "astra.h"
 #include "table.h"
 
 #include <dirent.h>
@@ -130,6 +131,8 @@ struct run_opts {
     const char **lists;        /* -s values, parsed once every --plugin is loaded */
     struct sb_machine *machine; /* --machine, or NULL: one device */
     struct sb_import_opts imp;  /* --import: what traces from other tools leave out */
+    int comm_astra;             /* --comm astra: collectives priced by astra.c */
+    struct sb_astra_config astra; /* with --system / --network */
     char *ident;                /* the options that define the sweep, as given */
     uint64_t sweep_id;          /* FNV-1a of ident, the workloads and schedulers */
 };
@@ -185,6 +188,10 @@ static int run_help(void)
            "  --import K=V,...  importer options: peak_tflops and mem_gbps (Chakra\n"
            "                    roofline, default 989 and 3350), clock_ghz (ASTRA-sim\n"
            "                    text cycles, default 1), npus (ASTRA-sim text, default 16)\n"
+           "  --comm M          collectives priced by simple (the alpha-beta cost model,\n"
+           "                    default) or astra: ASTRA-sim's system-layer model\n"
+           "                    (docs/astra.md), configured by --system FILE.json and\n"
+           "                    --network FILE.yml in ASTRA-sim's formats\n"
            "  --keep-going, -k  a workload that fails to load gets a row per scheduler\n"
            "                    with status error:<message>; the rest of the sweep runs\n"
            "                    and the file is written (exit status still 2)\n"
@@ -312,7 +319,8 @@ static int parse_run_args(struct run_opts *o, int argc, char **argv, struct sb_e
                     !strcmp(a, "--mem-dir") || !strcmp(a, "--trace-dir") ||
                     !strcmp(a, "--jobs") || !strcmp(a, "-j") || !strcmp(a, "--shard") ||
                     !strcmp(a, "--machine") || !strcmp(a, "--cell-timeout") ||
-                    !strcmp(a, "--import");
+                    !strcmp(a, "--import") || !strcmp(a, "--comm") || !strcmp(a, "--system") ||
+                    !strcmp(a, "--network");
         if (!takes)
             return sb_errf(e, "schedbench run: unknown argument '%s' (see --help)", a);
         if (!v)
@@ -320,7 +328,8 @@ static int parse_run_args(struct run_opts *o, int argc, char **argv, struct sb_e
         i++;
         int rc = 0;
         if (!strcmp(a, "--cost-model") || !strcmp(a, "--cost") || !strcmp(a, "--sim") ||
-            !strcmp(a, "--machine") || !strcmp(a, "--import"))
+            !strcmp(a, "--machine") || !strcmp(a, "--import") || !strcmp(a, "--comm") ||
+            !strcmp(a, "--system") || !strcmp(a, "--network"))
             ident_add(o, a, v);
         if (!strcmp(a, "-w")) {
             /* -w a.csv b.csv ... (a shell glob): every argument up to the next option */
@@ -344,6 +353,15 @@ static int parse_run_args(struct run_opts *o, int argc, char **argv, struct sb_e
             rc = parse_shard(o, v, e);
         else if (!strcmp(a, "--import"))
             rc = sb_import_parse(&o->imp, v, e);
+        else if (!strcmp(a, "--comm")) {
+            if (!strcmp(v, "astra") || !strcmp(v, "simple"))
+                o->comm_astra = !strcmp(v, "astra");
+            else
+                rc = sb_errf(e, "schedbench run: --comm '%s' is simple or astra", v);
+        } else if (!strcmp(a, "--system"))
+            rc = sb_astra_load_system(v, &o->astra, e);
+        else if (!strcmp(a, "--network"))
+            rc = sb_astra_load_network(v, &o->astra, e);
         else if (!strcmp(a, "--cell-timeout")) {
             char *end;
             o->cell_timeout_s = strtod(v, &end);
@@ -404,6 +422,8 @@ static int finish_opts(struct run_opts *o, struct sb_err *e)
         o->out = SB_DEFAULT_RESULTS;
     if (!o->jobs)
         o->jobs = 1;
+    if (!o->comm_astra && o->ident && (strstr(o->ident, "--system=") || strstr(o->ident, "--network=")))
+        return sb_errf(e, "schedbench run: --system and --network configure --comm astra");
     if (o->cell_timeout_s > 0 && !o->isolate)
         return sb_errf(e, "schedbench run: --cell-timeout needs --isolate (a cell can only be "
                           "stopped in a process of its own)");
@@ -705,6 +725,11 @@ static struct sb_graph *acquire(struct sweep *S, uint32_t w)
         if (W->g) {
             sb_cost_apply(&S->o->cost, W->g);
             warn_no_cost(S->o, W->g);
+            if (S->o->comm_astra && sb_astra_apply(&S->o->astra, W->g, &W->err)) {
+                sb_graph_free(W->g);
+                W->g = NULL;
+                W->state = -1;
+            }
             if (place(S->o, W, &W->err)) {
                 sb_graph_free(W->g);
                 W->g = NULL;
@@ -1055,6 +1080,7 @@ int sb_cmd_run(int argc, char **argv)
     sb_cost_defaults(&o.cost);
     sb_sim_defaults(&o.sim);
     sb_import_defaults(&o.imp);
+    sb_astra_defaults(&o.astra);
     if (parse_run_args(&o, argc, argv, &e) || finish_opts(&o, &e)) {
         fprintf(stderr, "%s\n", e.msg);
         free_opts(&o);
