@@ -763,6 +763,8 @@ int sb_cmd_conform(int argc, char **argv)
     }
     if (!dir)
         return usage(stderr);
+    if (sb_conform_has_ggml_cases(dir)) /* ggml's scheduler cases, not XLA's */
+        return sb_conform_ggml(dir);
     struct sb_err e;
     uint32_t n, counts[3] = {0};
     char **names = list_tests(dir, &n, &e);

@@ -6,5 +6,8 @@
 /* argv[0] = "conform"; returns 0 when no test failed, 1 when one did, 2 on bad
  * usage or an unreadable folder. */
 int sb_cmd_conform(int argc, char **argv);
+/* ggml's scheduler cases (conform_ggml.c): DIR holds *.case files */
+int sb_conform_has_ggml_cases(const char *dir);
+int sb_conform_ggml(const char *dir);
 
 #endif

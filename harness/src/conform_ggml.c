@@ -1,0 +1,314 @@
+/* `schedbench conform DIR` on ggml's scheduler cases (DIR of *.case,
+ * ../shared/corpus/ggml-sched, format in its README): each case is read into
+ * the description schedulers/ggml.c works on, split, and every assignment,
+ * split, split input and capacity warning compared with what the real ggml
+ * produced.  Ends with "N passed, M failed"; a failure prints its first
+ * difference. */
+#define _POSIX_C_SOURCE 200809L
+#include "conform.h"
+#include "core.h"
+#include "run.h"
+
+#include "../../schedulers/ggml-impl.h"
+
+#include <dirent.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MAX_TOK 512
+
+struct gcase {
+    char name[128];
+    uint32_t nb, nf, L, N;
+    int32_t *backend_buft;
+    uint8_t *reads;
+    struct ggml_problem p;
+    struct ggml_t *t;
+    uint8_t *answers; /* supports and offload strings, 2 * nb per tensor */
+    int32_t *srcs;
+    size_t n_srcs, cap_srcs;
+    int32_t *want_assign;
+    uint32_t n_splits, n_split_lines;
+    struct ggml_split *want;
+    uint32_t n_warn;
+    char warn[64][160];
+};
+
+static int split_tokens(char *line, char **tok)
+{
+    int n = 0;
+    for (char *s = strtok(line, " \r\n"); s && n < MAX_TOK; s = strtok(NULL, " \r\n"))
+        tok[n++] = s;
+    return n;
+}
+
+static int32_t ref(const struct gcase *c, const char *s)
+{
+    if (!strcmp(s, "-"))
+        return GGML_NONE;
+    long i = strtol(s + 1, NULL, 10);
+    if (s[0] == 'L' && i >= 0 && (uint32_t)i < c->L)
+        return (int32_t)i;
+    if (s[0] == 'N' && i >= 0 && (uint32_t)i < c->N)
+        return (int32_t)(c->L + (uint32_t)i);
+    return -2;
+}
+
+static int tensor_line(struct gcase *c, char **tok, int n, uint32_t idx, struct sb_err *e,
+                       const char *path, unsigned line)
+{
+    if (n < 16 || idx >= c->L + c->N)
+        return sb_errf(e, "%s:%u: a tensor line has at least 16 fields", path, line);
+    struct ggml_t *x = &c->t[idx];
+    x->view = atoi(tok[4]) != 0;
+    x->exempt = !strcmp(tok[3], "ROPE") || !strcmp(tok[3], "FLASH_ATTN_EXT");
+    x->input = strchr(tok[9], 'I') != NULL;
+    x->view_src = ref(c, tok[5]);
+    x->buft = strcmp(tok[10], "-") ? atoi(tok[10]) : GGML_NONE;
+    x->usage = !strcmp(tok[11], "weights") ? GGML_USAGE_WEIGHTS
+               : !strcmp(tok[11], "any") ? GGML_USAGE_ANY
+               : !strcmp(tok[11], "compute") ? GGML_USAGE_COMPUTE : GGML_USAGE_NONE;
+    x->pin = strcmp(tok[12], "-") ? atoi(tok[12]) : GGML_NONE;
+    if (strlen(tok[13]) != c->nb || strlen(tok[14]) != c->nb || x->view_src == -2 ||
+        x->buft >= (int32_t)c->nf || x->pin >= (int32_t)c->nb)
+        return sb_errf(e, "%s:%u: supports/offload need one character per backend, refs and "
+                          "ids in range", path, line);
+    uint8_t *a = &c->answers[(size_t)idx * 2 * c->nb];
+    for (uint32_t b = 0; b < c->nb; b++)
+        a[b] = tok[13][b] == '1', a[c->nb + b] = tok[14][b] == '1';
+    x->supports = a;
+    x->offload = a + c->nb;
+    uint32_t ns = (uint32_t)atoi(tok[15]);
+    if ((int)(16 + ns) != n)
+        return sb_errf(e, "%s:%u: n_src %u but %d sources", path, line, ns, n - 16);
+    size_t at = c->n_srcs;
+    if (c->n_srcs + ns > c->cap_srcs) {
+        c->cap_srcs = (c->n_srcs + ns) * 2 + 16;
+        c->srcs = sb_xrealloc(c->srcs, c->cap_srcs * sizeof *c->srcs);
+    }
+    for (uint32_t j = 0; j < ns; j++) {
+        int32_t r = ref(c, tok[16 + j]);
+        if (r == -2)
+            return sb_errf(e, "%s:%u: source '%s' is not a tensor of this graph", path, line,
+                           tok[16 + j]);
+        c->srcs[c->n_srcs++] = r;
+    }
+    x->n_src = ns;
+    x->src = (const int32_t *)(uintptr_t)at; /* an offset until every line is read */
+    return 0;
+}
+
+static int read_case(const char *path, struct gcase *c, struct sb_err *e)
+{
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return sb_errf(e, "%s: cannot open", path);
+    char buf[16384], *tok[MAX_TOK];
+    unsigned line = 0;
+    int rc = 0, ended = 0;
+    uint32_t n_assign = 0;
+    memset(c, 0, sizeof *c);
+    while (!rc && fgets(buf, sizeof buf, f)) {
+        line++;
+        if (buf[0] == '#' || buf[0] == '\n')
+            continue;
+        char raw[16384];
+        snprintf(raw, sizeof raw, "%s", buf);
+        int n = split_tokens(buf, tok);
+        if (!n)
+            continue;
+        if (!strcmp(tok[0], "case") && n >= 2)
+            snprintf(c->name, sizeof c->name, "%.127s", tok[1]);
+        else if (!strcmp(tok[0], "sched") && n >= 11) {
+            c->nb = (uint32_t)atoi(tok[2]), c->nf = (uint32_t)atoi(tok[4]);
+            c->p.op_offload = atoi(tok[6]);
+            c->p.cap0 = (uint32_t)atoi(tok[10]);
+            if (!c->nb || c->nb > 64 || !c->nf || c->nf > 64)
+                rc = sb_errf(e, "%s:%u: 1..64 backends and buffer types", path, line);
+            else {
+                c->backend_buft = sb_xcalloc(c->nb, sizeof *c->backend_buft);
+                c->reads = sb_xcalloc((size_t)c->nb * c->nf, 1);
+            }
+        } else if (!strcmp(tok[0], "backend") && n >= 6 && c->nb) {
+            uint32_t id = (uint32_t)atoi(tok[1]);
+            if (id >= c->nb || strlen(tok[5]) != c->nf)
+                rc = sb_errf(e, "%s:%u: bad backend line", path, line);
+            else {
+                c->backend_buft[id] = atoi(tok[4]);
+                for (uint32_t k = 0; k < c->nf; k++)
+                    c->reads[(size_t)id * c->nf + k] = tok[5][k] == '1';
+            }
+        } else if (!strcmp(tok[0], "graph") && n >= 5 && c->nb) {
+            c->L = (uint32_t)atoi(tok[2]), c->N = (uint32_t)atoi(tok[4]);
+            if (c->L + c->N > 1000000)
+                rc = sb_errf(e, "%s:%u: too many tensors", path, line);
+            else {
+                c->t = sb_xcalloc(c->L + c->N + 1, sizeof *c->t);
+                c->answers = sb_xcalloc(((size_t)c->L + c->N + 1) * 2 * c->nb, 1);
+                c->want_assign = sb_xmalloc(((size_t)c->L + c->N + 1) * sizeof *c->want_assign);
+            }
+        } else if ((!strcmp(tok[0], "leaf") || !strcmp(tok[0], "node")) && c->t) {
+            uint32_t i = (uint32_t)atoi(tok[1]) + (tok[0][0] == 'n' ? c->L : 0);
+            rc = tensor_line(c, tok, n, i, e, path, line);
+        } else if (!strcmp(tok[0], "assign") && n == 3 && c->t) {
+            int32_t r = ref(c, tok[1]);
+            if (r < 0)
+                rc = sb_errf(e, "%s:%u: bad tensor ref '%s'", path, line, tok[1]);
+            else
+                c->want_assign[r] = atoi(tok[2]), n_assign++;
+        } else if (!strcmp(tok[0], "splits") && n == 2) {
+            c->n_splits = (uint32_t)atoi(tok[1]);
+            c->want = sb_xcalloc(c->n_splits + 1, sizeof *c->want);
+        } else if (!strcmp(tok[0], "split") && n >= 6 && c->want) {
+            uint32_t k = (uint32_t)atoi(tok[1]);
+            if (k >= c->n_splits || (uint32_t)(n - 6) != (uint32_t)atoi(tok[5]))
+                rc = sb_errf(e, "%s:%u: bad split line", path, line);
+            else {
+                struct ggml_split *s = &c->want[k];
+                s->backend = atoi(tok[2]), s->start = (uint32_t)atoi(tok[3]);
+                s->end = (uint32_t)atoi(tok[4]), s->n_inputs = (uint32_t)(n - 6);
+                s->inputs = sb_xcalloc(s->n_inputs + 1, sizeof *s->inputs);
+                for (uint32_t j = 0; j < s->n_inputs; j++)
+                    s->inputs[j] = (uint32_t)ref(c, tok[6 + j]);
+                c->n_split_lines++;
+            }
+        } else if (!strcmp(tok[0], "warn") && c->n_warn < 64) {
+            char *w = raw + 5;
+            w[strcspn(w, "\r\n")] = 0;
+            snprintf(c->warn[c->n_warn++], sizeof c->warn[0], "%.159s", w);
+        } else if (!strcmp(tok[0], "end"))
+            ended = 1;
+    }
+    fclose(f);
+    if (!rc && (!ended || !c->t || n_assign != c->L + c->N || c->n_split_lines != c->n_splits))
+        rc = sb_errf(e, "%s: incomplete case (no 'end', or missing assign/split lines)", path);
+    if (!rc)
+        for (uint32_t t = 0; t < c->L + c->N; t++)
+            c->t[t].src = c->srcs + (uintptr_t)c->t[t].src;
+    c->p = (struct ggml_problem){c->nb, c->nf, c->backend_buft, c->reads, c->p.op_offload,
+                                 c->p.cap0, c->L, c->N, c->t};
+    return rc;
+}
+
+static void free_case(struct gcase *c)
+{
+    for (uint32_t k = 0; c->want && k < c->n_splits; k++)
+        free(c->want[k].inputs);
+    free(c->want), free(c->t), free(c->answers), free(c->srcs), free(c->want_assign);
+    free(c->backend_buft), free(c->reads);
+}
+
+static void tname(const struct gcase *c, uint32_t t, char *buf, size_t n)
+{
+    snprintf(buf, n, "%c%u", t < c->L ? 'L' : 'N', t < c->L ? t : t - c->L);
+}
+
+/* 0 when equal; else the first difference in why */
+static int compare(const struct gcase *c, const struct ggml_result *r, char *why, size_t n)
+{
+    char a[32], b[32];
+    for (uint32_t t = 0; t < c->L + c->N; t++)
+        if (r->backend[t] != c->want_assign[t]) {
+            tname(c, t, a, sizeof a);
+            return snprintf(why, n, "assign %s: %d, ggml %d", a, r->backend[t], c->want_assign[t]), 1;
+        }
+    if (r->n_splits != c->n_splits)
+        return snprintf(why, n, "%u splits, ggml %u", r->n_splits, c->n_splits), 1;
+    for (uint32_t k = 0; k < c->n_splits; k++) {
+        const struct ggml_split *x = &r->splits[k], *y = &c->want[k];
+        if (x->backend != y->backend || x->start != y->start || x->end != y->end ||
+            x->n_inputs != y->n_inputs)
+            return snprintf(why, n, "split %u: backend %d [%u,%u) %u inputs, ggml backend %d "
+                                    "[%u,%u) %u inputs", k, x->backend, x->start, x->end,
+                            x->n_inputs, y->backend, y->start, y->end, y->n_inputs), 1;
+        for (uint32_t j = 0; j < x->n_inputs; j++)
+            if (x->inputs[j] != y->inputs[j]) {
+                tname(c, x->inputs[j], a, sizeof a);
+                tname(c, y->inputs[j], b, sizeof b);
+                return snprintf(why, n, "split %u input %u: %s, ggml %s", k, j, a, b), 1;
+            }
+    }
+    if (r->n_grow != c->n_warn)
+        return snprintf(why, n, "%u capacity warnings, ggml %u", r->n_grow, c->n_warn), 1;
+    for (uint32_t k = 0; k < c->n_warn; k++) {
+        char w[160];
+        snprintf(w, sizeof w, "ggml_backend_sched_split_inputs_grow: increasing split inputs "
+                              "capacity from %u to %u", r->grow_from[k], r->grow_to[k]);
+        if (strcmp(w, c->warn[k]))
+            return snprintf(why, n, "warning '%s', ggml '%s'", w, c->warn[k]), 1;
+    }
+    return 0;
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* DIR's *.case files, in name order */
+static int list_cases(const char *dir, struct sb_paths *w)
+{
+    DIR *d = opendir(dir);
+    if (!d)
+        return -1;
+    struct dirent *de;
+    while ((de = readdir(d))) {
+        size_t n = strlen(de->d_name);
+        if (n > 5 && !strcmp(de->d_name + n - 5, ".case")) {
+            w->path = sb_xrealloc(w->path, (w->n + 1) * sizeof *w->path);
+            w->path[w->n++] = sb_strf("%s/%s", dir, de->d_name);
+        }
+    }
+    closedir(d);
+    qsort(w->path, w->n, sizeof *w->path, cmp_str);
+    return 0;
+}
+
+int sb_conform_has_ggml_cases(const char *dir)
+{
+    struct sb_paths w = {0};
+    int has = !list_cases(dir, &w) && w.n > 0;
+    sb_paths_free(&w);
+    return has;
+}
+
+int sb_conform_ggml(const char *dir)
+{
+    struct sb_paths w = {0};
+    struct sb_err e;
+    if (list_cases(dir, &w)) {
+        fprintf(stderr, "schedbench conform: %s: cannot open the folder\n", dir);
+        return 2;
+    }
+    uint32_t pass = 0, fail = 0;
+    int bad_input = 0;
+    for (uint32_t i = 0; i < w.n; i++) {
+        struct gcase c;
+        struct ggml_result r;
+        char why[512];
+        if (read_case(w.path[i], &c, &e)) {
+            fprintf(stderr, "%s\n", e.msg);
+            bad_input = 1;
+            free_case(&c);
+            continue;
+        }
+        if (sb_ggml_split_graph(&c.p, &r)) {
+            free_case(&c);
+            fprintf(stderr, "schedbench conform: out of memory\n");
+            return 2;
+        }
+        if (compare(&c, &r, why, sizeof why)) {
+            fail++;
+            printf("FAIL %s: %s\n", c.name, why);
+        } else {
+            pass++;
+            printf("PASS %s: %u splits, %u assignments\n", c.name, r.n_splits, c.L + c.N);
+        }
+        sb_ggml_result_free(&r);
+        free_case(&c);
+    }
+    sb_paths_free(&w);
+    printf("ggml scheduler: %u passed, %u failed\n", pass, fail);
+    return bad_input ? 2 : fail ? 1 : 0;
+}

@@ -1,0 +1,293 @@
+/* ggml: ggml's backend scheduler (ggml_backend_sched_split_graph, ggml-org/ggml
+ * src/ggml-backend.cpp at d99724f) re-implemented over a description of the
+ * graph and the backends' answers (ggml-impl.h), and a policy that applies it
+ * to our graphs on a --machine (docs/ggml.md).
+ *
+ *   pass 1  pre-allocated tensors go to the highest-priority backend that reads
+ *           their buffer and runs the op; graph inputs to the last backend;
+ *           ops reading weights follow the weights, unless a higher-priority
+ *           backend asks to offload the op (op_offload); ROPE and
+ *           FLASH_ATTN_EXT are exempt from the weight rule;
+ *   pass 2  four sweeps spread assignments to unassigned neighbours: non-CPU
+ *           backends down then up, then every backend down then up; a sweep's
+ *           backend changes only at assigned nodes;
+ *   pass 3  assigned nodes move up to a higher-priority backend with the same
+ *           buffer type that reads all their sources; unassigned ones go to
+ *           the backend that can read most of their sources (ties: priority);
+ *   pass 4  views follow their view_src, sources their consumer;
+ *   pass 5  the node list is cut into splits at backend changes, at weights
+ *           the split's backend cannot read, and when a full split's inputs
+ *           need another copy; each split records its foreign inputs. */
+#include "ggml-impl.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "schedbench/plugin.h"
+
+struct st {
+    const struct ggml_problem *p;
+    int32_t *a;      /* backend of each tensor */
+    uint8_t *copied; /* [n * n_backends] a copy of tensor t on backend b exists */
+};
+
+static int reads(const struct ggml_problem *p, int32_t b, int32_t buft)
+{
+    return buft >= 0 && p->reads[(size_t)b * p->n_bufts + (uint32_t)buft];
+}
+
+/* ggml_backend_sched_backend_from_buffer: the tensor's own buffer */
+static int32_t from_buffer(const struct ggml_problem *p, uint32_t t, uint32_t op)
+{
+    int32_t buft = p->t[t].buft;
+    if (buft < 0)
+        return GGML_NONE;
+    for (uint32_t b = 0; b < p->n_backends; b++)
+        if (reads(p, (int32_t)b, buft) && p->t[op].supports[b])
+            return (int32_t)b;
+    return GGML_NONE;
+}
+
+/* ggml_backend_sched_backend_id_from_cur (pass 1) */
+static int32_t from_cur(const struct ggml_problem *p, uint32_t t)
+{
+    const struct ggml_t *x = &p->t[t];
+    int32_t b = from_buffer(p, t, t);
+    if (b != GGML_NONE)
+        return b;
+    if (x->view_src != GGML_NONE && (b = from_buffer(p, (uint32_t)x->view_src, t)) != GGML_NONE)
+        return b;
+    if (x->input)
+        return (int32_t)p->n_backends - 1; /* the last backend, assumed the CPU */
+    if (x->exempt)
+        return GGML_NONE;
+    for (uint32_t j = 0; j < x->n_src; j++) {
+        int32_t s = x->src[j];
+        if (s == GGML_NONE || p->t[s].buft < 0 || p->t[s].usage != GGML_USAGE_WEIGHTS)
+            continue;
+        int32_t sb = from_buffer(p, (uint32_t)s, t);
+        if (p->op_offload && sb == (int32_t)p->n_backends - 1)
+            for (int32_t c = 0; c < sb; c++)
+                if (x->supports[c] && x->offload[c])
+                    return c;
+        return sb;
+    }
+    return GGML_NONE;
+}
+
+/* ggml_backend_sched_buffer_supported */
+static int buffer_supported(const struct st *S, uint32_t t, int32_t b)
+{
+    const struct ggml_problem *p = S->p;
+    int32_t vs = p->t[t].view_src;
+    int32_t buft = vs != GGML_NONE ? p->t[vs].buft : p->t[t].buft;
+    if (buft < 0) {
+        int32_t id = S->a[t];
+        if (id == GGML_NONE && vs != GGML_NONE)
+            id = S->a[vs];
+        buft = id != GGML_NONE ? p->backend_buft[id] : GGML_NONE;
+    }
+    return reads(p, b, buft);
+}
+
+static void sweep(struct st *S, int down, int skip_cpu)
+{
+    const struct ggml_problem *p = S->p;
+    int32_t cur = GGML_NONE;
+    for (uint32_t k = 0; k < p->n_nodes; k++) {
+        uint32_t t = p->n_leafs + (down ? k : p->n_nodes - 1 - k);
+        if (p->t[t].view)
+            continue;
+        if (S->a[t] != GGML_NONE)
+            cur = skip_cpu && S->a[t] == (int32_t)p->n_backends - 1 ? GGML_NONE : S->a[t];
+        else if (cur != GGML_NONE && p->t[t].supports[cur])
+            S->a[t] = cur;
+    }
+}
+
+static void pass3(struct st *S)
+{
+    const struct ggml_problem *p = S->p;
+    for (uint32_t t = p->n_leafs; t < p->n_leafs + p->n_nodes; t++) {
+        const struct ggml_t *x = &p->t[t];
+        if (x->view)
+            continue;
+        if (S->a[t] == GGML_NONE) { /* the backend reading most of its sources */
+            int best = -1;
+            for (uint32_t b = 0; b < p->n_backends; b++) {
+                if (!x->supports[b])
+                    continue;
+                int n = 0;
+                for (uint32_t j = 0; j < x->n_src; j++) {
+                    int32_t s = x->src[j];
+                    if (s == GGML_NONE)
+                        continue;
+                    int32_t vs = p->t[s].view_src;
+                    if ((S->a[s] != GGML_NONE || (vs != GGML_NONE && S->a[vs] != GGML_NONE)) &&
+                        buffer_supported(S, (uint32_t)s, (int32_t)b))
+                        n++;
+                }
+                if (n > best) /* strict: a tie keeps the higher priority */
+                    best = n, S->a[t] = (int32_t)b;
+            }
+        } else { /* upgrade to a higher priority sharing the buffer type */
+            for (int32_t b = 0; b < S->a[t]; b++) {
+                if (p->backend_buft[b] != p->backend_buft[S->a[t]] || !x->supports[b])
+                    continue;
+                int ok = 1;
+                for (uint32_t j = 0; j < x->n_src && ok; j++)
+                    ok = x->src[j] == GGML_NONE || buffer_supported(S, (uint32_t)x->src[j], b);
+                if (ok) {
+                    S->a[t] = b;
+                    break;
+                }
+            }
+        }
+    }
+}
+
+static void pass4(struct st *S)
+{
+    const struct ggml_problem *p = S->p;
+    for (uint32_t t = p->n_leafs; t < p->n_leafs + p->n_nodes; t++) {
+        const struct ggml_t *x = &p->t[t];
+        if (x->view_src != GGML_NONE && S->a[t] == GGML_NONE)
+            S->a[t] = S->a[x->view_src];
+        for (uint32_t j = 0; j < x->n_src; j++) {
+            int32_t s = x->src[j];
+            if (s == GGML_NONE || S->a[s] != GGML_NONE)
+                continue;
+            int32_t vs = p->t[s].view_src;
+            S->a[s] = vs != GGML_NONE ? S->a[vs] : S->a[t];
+        }
+    }
+}
+
+static struct ggml_split *new_split(struct ggml_result *r, int32_t backend, uint32_t start)
+{
+    struct ggml_split *n = realloc(r->splits, (r->n_splits + 1) * sizeof *n);
+    if (!n)
+        return NULL;
+    r->splits = n;
+    n += r->n_splits++;
+    memset(n, 0, sizeof *n);
+    n->backend = backend;
+    n->start = start;
+    return n;
+}
+
+static int add_input(struct ggml_result *r, struct ggml_split *sp, uint32_t t, uint32_t cap0)
+{
+    if (sp->n_inputs >= sp->cap) {
+        uint32_t cap = sp->cap ? sp->cap * 2 : cap0;
+        if (sp->cap && r->n_grow < 64) /* ggml_backend_sched_split_inputs_grow's warning */
+            r->grow_from[r->n_grow] = sp->cap, r->grow_to[r->n_grow++] = cap;
+        uint32_t *in = realloc(sp->inputs, (cap ? cap : 1) * sizeof *in);
+        if (!in)
+            return -1;
+        sp->inputs = in;
+        sp->cap = cap;
+    }
+    sp->inputs[sp->n_inputs++] = t;
+    return 0;
+}
+
+/* A new split before node t? Only while the node stays on the split's
+ * backend and the split already has an input. */
+static int need_cut(const struct st *S, const struct ggml_split *sp, uint32_t t)
+{
+    const struct ggml_problem *p = S->p;
+    const struct ggml_t *x = &p->t[t];
+    int32_t cur = sp->backend;
+    if (S->a[t] != cur || sp->n_inputs == 0)
+        return 0;
+    for (uint32_t j = 0; j < x->n_src; j++) {
+        int32_t s = x->src[j];
+        if (s == GGML_NONE)
+            continue;
+        /* a weight elsewhere that cur cannot read: ignores existing copies */
+        if (p->t[s].buft >= 0 && p->t[s].usage == GGML_USAGE_WEIGHTS && S->a[s] != cur &&
+            !buffer_supported(S, (uint32_t)s, cur))
+            return 1;
+        /* a full split would need another copy (cuts only when exactly full) */
+        if (sp->n_inputs >= sp->cap && S->a[s] != cur &&
+            !S->copied[(size_t)s * p->n_backends + (uint32_t)cur] &&
+            !buffer_supported(S, (uint32_t)s, cur))
+            return 1;
+    }
+    return 0;
+}
+
+static int pass5(struct st *S, struct ggml_result *r)
+{
+    const struct ggml_problem *p = S->p;
+    uint32_t i = 0;
+    while (i < p->n_nodes && p->t[p->n_leafs + i].view)
+        i++;
+    struct ggml_split *sp =
+        new_split(r, i < p->n_nodes ? S->a[p->n_leafs + i] : GGML_NONE, 0);
+    if (!sp)
+        return -1;
+    for (; i < p->n_nodes; i++) {
+        uint32_t t = p->n_leafs + i;
+        const struct ggml_t *x = &p->t[t];
+        if (x->view)
+            continue;
+        if (S->a[t] != sp->backend || need_cut(S, sp, t)) {
+            sp->end = i;
+            if (!(sp = new_split(r, S->a[t], i)))
+                return -1;
+        }
+        int32_t cur = sp->backend;
+        for (uint32_t j = 0; j < x->n_src; j++) {
+            int32_t s = x->src[j];
+            if (s == GGML_NONE || S->a[s] == cur || buffer_supported(S, (uint32_t)s, cur))
+                continue;
+            uint8_t *c = &S->copied[(size_t)s * p->n_backends + (uint32_t)cur];
+            if (!*c) { /* one copy per (tensor, backend) over the whole graph */
+                *c = 1;
+                if (add_input(r, sp, (uint32_t)s, p->cap0))
+                    return -1;
+            }
+        }
+    }
+    sp->end = p->n_nodes;
+    return 0;
+}
+
+int sb_ggml_split_graph(const struct ggml_problem *p, struct ggml_result *r)
+{
+    uint32_t n = p->n_leafs + p->n_nodes;
+    struct st S = {.p = p};
+    memset(r, 0, sizeof *r);
+    r->backend = malloc(((size_t)n + 1) * sizeof *r->backend);
+    S.copied = calloc((size_t)n * p->n_backends + 1, 1);
+    if (!r->backend || !S.copied) {
+        free(S.copied);
+        return -1;
+    }
+    S.a = r->backend;
+    for (uint32_t t = 0; t < n; t++) /* pins are never overwritten */
+        S.a[t] = p->t[t].pin;
+    for (uint32_t t = 0; t < n; t++)
+        if (S.a[t] == GGML_NONE)
+            S.a[t] = from_cur(p, t);
+    sweep(&S, 1, 1);
+    sweep(&S, 0, 1);
+    sweep(&S, 1, 0);
+    sweep(&S, 0, 0);
+    pass3(&S);
+    pass4(&S);
+    int rc = pass5(&S, r);
+    free(S.copied);
+    return rc;
+}
+
+void sb_ggml_result_free(struct ggml_result *r)
+{
+    for (uint32_t k = 0; k < r->n_splits; k++)
+        free(r->splits[k].inputs);
+    free(r->splits);
+    free(r->backend);
+    memset(r, 0, sizeof *r);
+}
