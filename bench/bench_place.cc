@@ -69,6 +69,9 @@ BENCHMARK_CAPTURE(BM_Place, dp_llama_bwd_8gpu, "dp", "gpu8-nvswitch.yaml")
 BENCHMARK_CAPTURE(BM_Place, dp_llama_bwd_4gpu, "dp", "gpu4-nvlink.yaml")
     ->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(BM_Place, dp_llama_bwd_1dev, "dp", nullptr)->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(BM_Place, ggml_llama_bwd_8gpu, "ggml", "gpu8-nvswitch.yaml")
+    ->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(BM_Place, ggml_llama_bwd_1dev, "ggml", nullptr)->Unit(benchmark::kMillisecond);
 
 int main(int argc, char **argv)
 {

@@ -240,6 +240,10 @@ static void load(struct dp_ctx *c, const struct dp_state *s)
 static double arrival(struct dp_ctx *c, uint32_t p, uint32_t b, double *lf, int commit)
 {
     const struct sb_machine_view *m = c->g->machine;
+    if (!known(c, p) && c->g->device[p] >= 0) { /* a pre-assigned input: there from the start */
+        mark(c, p, c->g->device[p], 0, 0);
+        c->newin[c->n_newin++] = p;
+    }
     if (!known(c, p)) /* an input nobody has placed: it goes with this consumer */
         return 0;
     uint32_t a = (uint32_t)c->dev[p];

@@ -291,3 +291,171 @@ void sb_ggml_result_free(struct ggml_result *r)
     free(r->backend);
     memset(r, 0, sizeof *r);
 }
+
+/* ---- the policy: our graph on a machine ----------------------------------- */
+
+enum { P_OP_OFFLOAD, P_SPLIT_INPUTS, P_COUNT };
+
+static const struct sb_param ggml_params[] = {
+    {"op_offload", SB_PARAM_BOOL, 1, 0, 1, NULL,
+     "a higher-priority device may take an op whose weights are on the last device "
+     "(llama.cpp's default, ggml_backend_sched_new's op_offload)"},
+    {"split_inputs", SB_PARAM_INT, 30, 1, 1 << 20, NULL,
+     "initial capacity of a split's inputs (GGML_SCHED_MAX_SPLIT_INPUTS)"},
+};
+
+struct conf {
+    int op_offload;
+    uint32_t cap0;
+};
+
+static int ci_equal(const char *a, const char *b)
+{
+    for (; *a && *b; a++, b++)
+        if ((*a | 32) != (*b | 32))
+            return 0;
+    return !*a && !*b;
+}
+
+struct built {
+    struct ggml_problem p;
+    struct ggml_t *t;
+    uint32_t *tensor_of;   /* [n] our node -> tensor index */
+    uint32_t *node_of;     /* [L + N] tensor index -> our node */
+    int32_t *srcs, *bb;
+    uint8_t *ans, *reads;
+};
+
+static void built_free(struct built *B)
+{
+    free(B->t), free(B->tensor_of), free(B->node_of), free(B->srcs), free(B->bb);
+    free(B->ans), free(B->reads);
+}
+
+static uint32_t root_of(const struct sb_graph_view *g, uint32_t v)
+{
+    while (((g->flags[v] & SB_FLAG_ALIAS) || g->kind[v] == SB_KIND_DONE) &&
+           g->pred_off[v] < g->pred_off[v + 1])
+        v = g->pred[g->pred_off[v]];
+    return v;
+}
+
+/* Leafs are our inputs, nodes everything else, both in id order; devices are
+ * backends in priority order with one buffer type each; weights live on their
+ * pre-assigned device (the last, the CPU, when none); pre-assigned compute is
+ * pinned. */
+static int build(const struct sb_graph_view *g, const struct conf *cf, struct built *B)
+{
+    uint32_t n = g->n_nodes, nd = g->machine->n_devices, L = 0;
+    for (uint32_t v = 0; v < n; v++)
+        L += g->kind[v] == SB_KIND_INPUT;
+    B->t = calloc((size_t)n + 1, sizeof *B->t);
+    B->tensor_of = malloc(((size_t)n + 1) * sizeof *B->tensor_of);
+    B->node_of = malloc(((size_t)n + 1) * sizeof *B->node_of);
+    B->srcs = malloc(((size_t)g->n_edges + 1) * sizeof *B->srcs);
+    B->bb = malloc((size_t)nd * sizeof *B->bb);
+    B->ans = calloc((size_t)n * 2 * nd + 1, 1);
+    B->reads = malloc((size_t)nd * nd);
+    if (!B->t || !B->tensor_of || !B->node_of || !B->srcs || !B->bb || !B->ans || !B->reads)
+        return -1;
+    uint32_t li = 0, ni = L;
+    for (uint32_t v = 0; v < n; v++) {
+        uint32_t t = g->kind[v] == SB_KIND_INPUT ? li++ : ni++;
+        B->tensor_of[v] = t, B->node_of[t] = v;
+    }
+    for (uint32_t b = 0; b < nd; b++) {
+        B->bb[b] = (int32_t)b;
+        for (uint32_t f = 0; f < nd; f++)
+            B->reads[(size_t)b * nd + f] = g->machine->can_read[(size_t)b * nd + f];
+    }
+    uint32_t e = 0;
+    for (uint32_t v = 0; v < n; v++) {
+        struct ggml_t *x = &B->t[B->tensor_of[v]];
+        uint8_t *a = &B->ans[(size_t)B->tensor_of[v] * 2 * nd];
+        const char *op = g->op_names[g->op[v]];
+        int is_input = g->kind[v] == SB_KIND_INPUT;
+        x->view = !is_input && ((g->flags[v] & SB_FLAG_ALIAS) || g->kind[v] == SB_KIND_DONE);
+        x->exempt = ci_equal(op, "rope") || ci_equal(op, "flash_attn_ext");
+        x->view_src = x->view ? (int32_t)B->tensor_of[root_of(g, v)] : GGML_NONE;
+        x->pin = GGML_NONE, x->buft = GGML_NONE;
+        if (is_input && (g->flags[v] & SB_FLAG_WEIGHT)) {
+            x->buft = g->device[v] >= 0 ? g->device[v] : (int32_t)nd - 1;
+            x->usage = GGML_USAGE_WEIGHTS;
+        } else if (is_input && g->device[v] >= 0) {
+            x->buft = g->device[v], x->usage = GGML_USAGE_ANY;
+        } else if (is_input) {
+            x->input = 1;
+        } else if (g->device[v] >= 0) {
+            x->pin = g->device[v];
+        }
+        for (uint32_t b = 0; b < nd; b++) {
+            a[b] = g->kind[v] != SB_KIND_COMPUTE || g->dev_dur_us[(size_t)v * nd + b] < 1e300;
+            a[nd + b] = g->dev_offload ? g->dev_offload[(size_t)v * nd + b] : 0;
+        }
+        x->supports = a, x->offload = a + nd;
+        x->src = B->srcs + e;
+        x->n_src = g->pred_off[v + 1] - g->pred_off[v];
+        for (uint32_t k = g->pred_off[v]; k < g->pred_off[v + 1]; k++)
+            B->srcs[e++] = (int32_t)B->tensor_of[g->pred[k]];
+    }
+    B->p = (struct ggml_problem){nd, nd, B->bb, B->reads, cf->op_offload, cf->cap0, L, n - L, B->t};
+    return 0;
+}
+
+static int ggml_run(void *state, const struct sb_graph_view *g, struct sb_schedule *out)
+{
+    const struct conf *cf = state;
+    struct built B = {0};
+    struct ggml_result r;
+    for (uint32_t v = 0; v < g->n_nodes; v++)
+        if (g->device[v] >= (int32_t)g->machine->n_devices)
+            return sb_plugin_fail(out->err, out->n_err, "ggml: node %u is pre-assigned to "
+                                  "device %d; the machine has %u", v, g->device[v],
+                                  g->machine->n_devices);
+    if (build(g, cf, &B) || sb_ggml_split_graph(&B.p, &r)) {
+        built_free(&B);
+        return sb_plugin_fail(out->err, out->n_err, "ggml: out of memory");
+    }
+    for (uint32_t v = 0; v < g->n_nodes; v++) {
+        int32_t b = r.backend[B.tensor_of[v]];
+        out->order[v] = v; /* ggml keeps the graph's node order */
+        out->device[v] = b >= 0 ? b : (g->device[v] >= 0 ? g->device[v] : 0);
+    }
+    /* each split runs after the previous one's copies: a barrier between them */
+    for (uint32_t k = 0; k + 1 < r.n_splits; k++)
+        if (r.splits[k].end > 0)
+            out->barrier[B.node_of[B.p.n_leafs + r.splits[k].end - 1]] = 1;
+    sb_ggml_result_free(&r);
+    built_free(&B);
+    return 0;
+}
+
+static int ggml_init(const double *p, void **state, char *err, size_t n_err)
+{
+    struct conf *c = malloc(sizeof *c);
+    if (!c)
+        return sb_plugin_fail(err, n_err, "ggml: out of memory");
+    c->op_offload = (int)p[P_OP_OFFLOAD];
+    c->cap0 = (uint32_t)p[P_SPLIT_INPUTS];
+    *state = c;
+    return 0;
+}
+
+static void ggml_free(void *state) { free(state); }
+
+static const struct sb_plugin ggml = {
+    .abi = SB_PLUGIN_ABI,
+    .size = sizeof(struct sb_plugin),
+    .name = "ggml",
+    .summary = "ggml's backend scheduler: weights pull ops to their device, assignments "
+               "spread, splits with copies (ggml_backend_sched_split_graph)",
+    .params = ggml_params,
+    .n_params = P_COUNT,
+    .init = ggml_init,
+    .run = ggml_run,
+    .free = ggml_free,
+};
+
+const struct sb_plugin *sb_plugin_ggml(void) { return &ggml; }
+
+SB_PLUGIN_EXPORT(sb_plugin_ggml)

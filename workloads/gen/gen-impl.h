@@ -154,6 +154,7 @@ extern const struct sb_gen_kind sb_gen_ddp;
 extern const struct sb_gen_kind sb_gen_dag;
 extern const struct sb_gen_kind sb_gen_llama_step;
 extern const struct sb_gen_kind sb_gen_towers;
+extern const struct sb_gen_kind sb_gen_ggml_llama;
 
 /* sb_gen_main without printing: on failure returns 2 with the message in e. */
 int sb_gen_run(int argc, char **argv, struct sb_err *e);
