@@ -19,11 +19,13 @@ seeds() { # target: the directories and files to seed it from
     expect) [ -d "$shared/xla-lhs" ] && echo "$shared/xla-lhs" || echo "" ;;
     chakra) [ -d "$shared/stg-et" ] && echo "$shared/stg-et/denseA $shared/stg-et/mergedAB" || echo "" ;;
     astra_text) [ -d "$shared/astra-sim-text" ] && echo "$shared/astra-sim-text" || echo "" ;;
+    ggml_case) [ -d "$shared/ggml-sched" ] && echo "$shared/ggml-sched" || echo "" ;;
+    astra_config) echo "$root/workloads/astra" ;;
     esac
 }
 mkdir -p "$B/fuzz-crashes"
 failed=0
-for t in workload hlo machine results options expect chakra astra_text; do
+for t in workload hlo machine results options expect chakra astra_text ggml_case astra_config; do
     corpus=$B/fuzz-corpus/$t seed=$B/fuzz-seeds/$t
     mkdir -p "$corpus" "$seed"
     for s in $(seeds $t); do
