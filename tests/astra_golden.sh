@@ -39,5 +39,5 @@ echo "$out" | tail -1
 passed=$(echo "$out" | tail -1 | sed -E 's/.*: ([0-9]+) passed.*/\1/')
 unexpected=$(echo "$out" | grep '^FAIL' | grep -v '^FAIL F_RR4x8_tpu_all_reduce_1MiB_localBWAware:')
 if [ -n "$unexpected" ]; then echo "$unexpected"; fail=1; fi
-if [ "$passed" -lt 85 ]; then echo "FAIL: $passed passed, fewer than 85"; fail=1; fi
+if [ "$passed" -lt 88 ]; then echo "FAIL: $passed passed, fewer than 88"; fail=1; fi
 exit $fail

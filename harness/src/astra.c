@@ -105,12 +105,15 @@ static double phase(const struct sb_astra_config *c, const struct dim *D, enum s
         default: return d + n * (n - 1) / 2 * (msg(D, m, (uint32_t)h) + d);
         }
     }
-    case SB_ALGO_DIRECT: {
-        /* every peer at once: a closed form only when all peers are as far */
-        uint32_t h = hops(D, 1), far = hops(D, D->n / 2);
-        if (h != far) {
-            *why = "direct on a ring of more than 3 ranks has peers at different distances "
-                   "(needs the congestion model)";
+    case SB_ALGO_DIRECT:
+    direct: {
+        /* every peer at once, the step as long as the farthest peer's message;
+         * an all-reduce's two rounds only have that closed form when every
+         * peer is as far (GOLDEN.md section 1) */
+        uint32_t near = hops(D, 1), h = hops(D, D->n / 2);
+        if (op == SB_OP_ALL_REDUCE && near != h) {
+            *why = "a direct all-reduce with peers at different distances (a ring of more "
+                   "than 3) has no closed form";
             return -1;
         }
         double m = (double)(si / D->n);
@@ -125,8 +128,10 @@ static double phase(const struct sb_astra_config *c, const struct dim *D, enum s
         uint32_t k = 0;
         while ((1u << k) < D->n)
             k++;
-        if ((1u << k) != D->n || op == SB_OP_ALL_TO_ALL) {
-            *why = "halvingDoubling needs a power-of-two dimension and no all-to-all";
+        if (op == SB_OP_ALL_TO_ALL) /* ASTRA-sim has no halving-doubling all-to-all */
+            goto direct;
+        if ((1u << k) != D->n) {
+            *why = "halvingDoubling needs a power-of-two dimension";
             return -1;
         }
         double t = d;
