@@ -74,6 +74,8 @@ for f in "$TESTS"/fuzz/crashes/*; do
     case "$f" in
     *.yaml) timeout 20 "$BIN" validate --machine "$f" >/dev/null 2>&1 ;;
     *.rcsv) timeout 20 "$BIN" compare "$f" "$f" >/dev/null 2>&1 ;;
+    *.case) rm -rf "$WORK/case" && mkdir -p "$WORK/case" && cp "$f" "$WORK/case/" &&
+            timeout 20 "$BIN" conform "$WORK/case" >/dev/null 2>&1 ;;
     *) timeout 20 "$BIN" run -q -w "$f" -o "$WORK/fz.csv" >/dev/null 2>&1 ;;
     esac
     rc=$?

@@ -120,6 +120,10 @@ static int read_case(const char *path, struct gcase *c, struct sb_err *e)
             continue;
         if (!strcmp(tok[0], "case") && n >= 2)
             snprintf(c->name, sizeof c->name, "%.127s", tok[1]);
+        else if ((!strcmp(tok[0], "sched") && c->backend_buft) ||
+                 (!strcmp(tok[0], "graph") && c->t) || (!strcmp(tok[0], "splits") && c->want))
+            /* each header record once: a second would replace the first's tables */
+            rc = sb_errf(e, "%s:%u: a second '%s' record", path, line, tok[0]);
         else if (!strcmp(tok[0], "sched") && n >= 11) {
             c->nb = (uint32_t)atoi(tok[2]), c->nf = (uint32_t)atoi(tok[4]);
             c->p.op_offload = atoi(tok[6]);
@@ -140,8 +144,9 @@ static int read_case(const char *path, struct gcase *c, struct sb_err *e)
                     c->reads[(size_t)id * c->nf + k] = tok[5][k] == '1';
             }
         } else if (!strcmp(tok[0], "graph") && n >= 5 && c->nb) {
-            c->L = (uint32_t)atoi(tok[2]), c->N = (uint32_t)atoi(tok[4]);
-            if (c->L + c->N > 1000000)
+            long l = strtol(tok[2], NULL, 10), nn = strtol(tok[4], NULL, 10);
+            c->L = (uint32_t)(l > 0 ? l : 0), c->N = (uint32_t)(nn > 0 ? nn : 0);
+            if (l < 0 || nn < 0 || l > 1000000 || nn > 1000000)
                 rc = sb_errf(e, "%s:%u: too many tensors", path, line);
             else {
                 c->t = sb_xcalloc(c->L + c->N + 1, sizeof *c->t);
@@ -158,19 +163,29 @@ static int read_case(const char *path, struct gcase *c, struct sb_err *e)
             else
                 c->want_assign[r] = atoi(tok[2]), n_assign++;
         } else if (!strcmp(tok[0], "splits") && n == 2) {
-            c->n_splits = (uint32_t)atoi(tok[1]);
-            c->want = sb_xcalloc(c->n_splits + 1, sizeof *c->want);
+            long k = strtol(tok[1], NULL, 10);
+            if (k < 0 || k > 1000000)
+                rc = sb_errf(e, "%s:%u: bad split count", path, line);
+            else {
+                c->n_splits = (uint32_t)k;
+                c->want = sb_xcalloc(c->n_splits + 1, sizeof *c->want);
+            }
         } else if (!strcmp(tok[0], "split") && n >= 6 && c->want) {
             uint32_t k = (uint32_t)atoi(tok[1]);
-            if (k >= c->n_splits || (uint32_t)(n - 6) != (uint32_t)atoi(tok[5]))
-                rc = sb_errf(e, "%s:%u: bad split line", path, line);
+            if (k >= c->n_splits || (uint32_t)(n - 6) != (uint32_t)atoi(tok[5]) || c->want[k].inputs)
+                rc = sb_errf(e, "%s:%u: bad or repeated split line", path, line);
             else {
                 struct ggml_split *s = &c->want[k];
                 s->backend = atoi(tok[2]), s->start = (uint32_t)atoi(tok[3]);
                 s->end = (uint32_t)atoi(tok[4]), s->n_inputs = (uint32_t)(n - 6);
                 s->inputs = sb_xcalloc(s->n_inputs + 1, sizeof *s->inputs);
-                for (uint32_t j = 0; j < s->n_inputs; j++)
-                    s->inputs[j] = (uint32_t)ref(c, tok[6 + j]);
+                for (uint32_t j = 0; j < s->n_inputs && !rc; j++) {
+                    int32_t r = ref(c, tok[6 + j]);
+                    if (r < 0)
+                        rc = sb_errf(e, "%s:%u: split input '%s' is not a tensor", path, line,
+                                     tok[6 + j]);
+                    s->inputs[j] = (uint32_t)r;
+                }
                 c->n_split_lines++;
             }
         } else if (!strcmp(tok[0], "warn") && c->n_warn < 64) {
