@@ -276,7 +276,8 @@ static int list_cases(const char *dir, struct sb_paths *w)
         }
     }
     closedir(d);
-    qsort(w->path, w->n, sizeof *w->path, cmp_str);
+    if (w->n) /* qsort's array must not be NULL, even when empty */
+        qsort(w->path, w->n, sizeof *w->path, cmp_str);
     return 0;
 }
 
