@@ -200,7 +200,7 @@ static int read_case(const char *path, struct gcase *c, struct sb_err *e)
         rc = sb_errf(e, "%s: incomplete case (no 'end', or missing assign/split lines)", path);
     if (!rc)
         for (uint32_t t = 0; t < c->L + c->N; t++)
-            c->t[t].src = c->srcs + (uintptr_t)c->t[t].src;
+            c->t[t].src = c->srcs ? c->srcs + (uintptr_t)c->t[t].src : NULL; /* no sources at all */
     c->p = (struct ggml_problem){c->nb, c->nf, c->backend_buft, c->reads, c->p.op_offload,
                                  c->p.cap0, c->L, c->N, c->t};
     return rc;
