@@ -31,9 +31,11 @@ struct st {
     uint8_t *copied; /* [n * n_backends] a copy of tensor t on backend b exists */
 };
 
+/* b is -1 for a node no backend can run (ggml asserts there; we answer no) */
 static int reads(const struct ggml_problem *p, int32_t b, int32_t buft)
 {
-    return buft >= 0 && p->reads[(size_t)b * p->n_bufts + (uint32_t)buft];
+    return b >= 0 && (uint32_t)b < p->n_backends && buft >= 0 &&
+           (uint32_t)buft < p->n_bufts && p->reads[(size_t)b * p->n_bufts + (uint32_t)buft];
 }
 
 /* ggml_backend_sched_backend_from_buffer: the tensor's own buffer */
@@ -199,7 +201,7 @@ static int need_cut(const struct st *S, const struct ggml_split *sp, uint32_t t)
     const struct ggml_problem *p = S->p;
     const struct ggml_t *x = &p->t[t];
     int32_t cur = sp->backend;
-    if (S->a[t] != cur || sp->n_inputs == 0)
+    if (S->a[t] != cur || sp->n_inputs == 0 || cur < 0)
         return 0;
     for (uint32_t j = 0; j < x->n_src; j++) {
         int32_t s = x->src[j];
@@ -239,7 +241,8 @@ static int pass5(struct st *S, struct ggml_result *r)
                 return -1;
         }
         int32_t cur = sp->backend;
-        for (uint32_t j = 0; j < x->n_src; j++) {
+        /* a node no backend runs (ggml asserts): no copies for it */
+        for (uint32_t j = 0; cur >= 0 && j < x->n_src; j++) {
             int32_t s = x->src[j];
             if (s == GGML_NONE || S->a[s] == cur || buffer_supported(S, (uint32_t)s, cur))
                 continue;

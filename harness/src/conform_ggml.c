@@ -136,7 +136,8 @@ static int read_case(const char *path, struct gcase *c, struct sb_err *e)
             }
         } else if (!strcmp(tok[0], "backend") && n >= 6 && c->nb) {
             uint32_t id = (uint32_t)atoi(tok[1]);
-            if (id >= c->nb || strlen(tok[5]) != c->nf)
+            long bf = strtol(tok[4], NULL, 10);
+            if (id >= c->nb || strlen(tok[5]) != c->nf || bf < 0 || bf >= (long)c->nf)
                 rc = sb_errf(e, "%s:%u: bad backend line", path, line);
             else {
                 c->backend_buft[id] = atoi(tok[4]);
