@@ -181,10 +181,10 @@ static struct ggml_split *new_split(struct ggml_result *r, int32_t backend, uint
 static int add_input(struct ggml_result *r, struct ggml_split *sp, uint32_t t, uint32_t cap0)
 {
     if (sp->n_inputs >= sp->cap) {
-        uint32_t cap = sp->cap ? sp->cap * 2 : cap0;
+        uint32_t cap = sp->cap ? sp->cap * 2 : (cap0 ? cap0 : 1); /* never 0: room to grow */
         if (sp->cap && r->n_grow < 64) /* ggml_backend_sched_split_inputs_grow's warning */
             r->grow_from[r->n_grow] = sp->cap, r->grow_to[r->n_grow++] = cap;
-        uint32_t *in = realloc(sp->inputs, (cap ? cap : 1) * sizeof *in);
+        uint32_t *in = realloc(sp->inputs, cap * sizeof *in);
         if (!in)
             return -1;
         sp->inputs = in;

@@ -128,8 +128,10 @@ static int read_case(const char *path, struct gcase *c, struct sb_err *e)
             c->nb = (uint32_t)atoi(tok[2]), c->nf = (uint32_t)atoi(tok[4]);
             c->p.op_offload = atoi(tok[6]);
             c->p.cap0 = (uint32_t)atoi(tok[10]);
-            if (!c->nb || c->nb > 64 || !c->nf || c->nf > 64)
-                rc = sb_errf(e, "%s:%u: 1..64 backends and buffer types", path, line);
+            if (!c->nb || c->nb > 64 || !c->nf || c->nf > 64 || atol(tok[10]) < 1 ||
+                atol(tok[10]) > 1 << 20)
+                rc = sb_errf(e, "%s:%u: 1..64 backends and buffer types, split_inputs_cap "
+                                "1..2^20", path, line);
             else {
                 c->backend_buft = sb_xcalloc(c->nb, sizeof *c->backend_buft);
                 c->reads = sb_xcalloc((size_t)c->nb * c->nf, 1);
