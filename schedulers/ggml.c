@@ -87,7 +87,7 @@ static int buffer_supported(const struct st *S, uint32_t t, int32_t b)
         int32_t id = S->a[t];
         if (id == GGML_NONE && vs != GGML_NONE)
             id = S->a[vs];
-        buft = id != GGML_NONE ? p->backend_buft[id] : GGML_NONE;
+        buft = id >= 0 && (uint32_t)id < p->n_backends ? p->backend_buft[id] : GGML_NONE;
     }
     return reads(p, b, buft);
 }

@@ -70,8 +70,10 @@ static int tensor_line(struct gcase *c, char **tok, int n, uint32_t idx, struct 
                : !strcmp(tok[11], "any") ? GGML_USAGE_ANY
                : !strcmp(tok[11], "compute") ? GGML_USAGE_COMPUTE : GGML_USAGE_NONE;
     x->pin = strcmp(tok[12], "-") ? atoi(tok[12]) : GGML_NONE;
+    /* ids are '-' or in range: a negative one would index before the tables */
     if (strlen(tok[13]) != c->nb || strlen(tok[14]) != c->nb || x->view_src == -2 ||
-        x->buft >= (int32_t)c->nf || x->pin >= (int32_t)c->nb)
+        x->buft >= (int32_t)c->nf || x->pin >= (int32_t)c->nb ||
+        (strcmp(tok[10], "-") && x->buft < 0) || (strcmp(tok[12], "-") && x->pin < 0))
         return sb_errf(e, "%s:%u: supports/offload need one character per backend, refs and "
                           "ids in range", path, line);
     uint8_t *a = &c->answers[(size_t)idx * 2 * c->nb];
