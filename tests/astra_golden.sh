@@ -1,9 +1,8 @@
 #!/usr/bin/env bash
 # `schedbench collective` against ASTRA-sim (issue 11): upstream's regression
 # value, then every case of ../shared/corpus/astra-golden/golden_cases.json
-# (skipped without the corpus).  The one multi-dimensional pipelined case we
-# do not reproduce is named here and in docs/astra.md; any other failure, or
-# fewer passes, fails the test.
+# (skipped without the corpus).  Any failure, or fewer passes than we reached,
+# fails the test.
 set -u
 BIN=$1 CORPUS=$2
 fail=0
@@ -37,7 +36,7 @@ if [ ! -f "$G" ]; then echo "SKIP: $G not present"; exit $fail; fi
 out=$("$BIN" collective --golden "$G")
 echo "$out" | tail -1
 passed=$(echo "$out" | tail -1 | sed -E 's/.*: ([0-9]+) passed.*/\1/')
-unexpected=$(echo "$out" | grep '^FAIL' | grep -v '^FAIL F_RR4x8_tpu_all_reduce_1MiB_localBWAware:')
+unexpected=$(echo "$out" | grep '^FAIL')
 if [ -n "$unexpected" ]; then echo "$unexpected"; fail=1; fi
-if [ "$passed" -lt 88 ]; then echo "FAIL: $passed passed, fewer than 88"; fail=1; fi
+if [ "$passed" -lt 89 ]; then echo "FAIL: $passed passed, fewer than 89"; fail=1; fi
 exit $fail

@@ -203,56 +203,8 @@ static int phases(const struct sb_astra_config *c, const struct dim *D, enum sb_
     return 0;
 }
 
-/* Chunks flow through the phases; each dimension runs at most A chunks at a
- * time, and a freed slot goes to the chunk that has waited longest (FIFO;
- * with one collective in flight LIFO and FIFO agree). */
-static double pipeline(const struct ph *P, uint32_t n_ph, uint64_t chunks, uint32_t A, int lifo)
-{
-    if (!n_ph)
-        return 0;
-    if (n_ph == 1) /* no contention between phases: whole rounds of A chunks */
-        return (double)((chunks + A - 1) / A) * P[0].t;
-    uint64_t n = chunks;
-    double *ready = calloc(n, sizeof *ready); /* when each chunk finished its last phase */
-    uint32_t *next = calloc(n, sizeof *next); /* each chunk's next phase */
-    double busy[SB_ASTRA_MAX_DIMS][64];
-    uint32_t slots = A < 64 ? A : 64;
-    for (uint32_t d = 0; d < SB_ASTRA_MAX_DIMS; d++)
-        for (uint32_t s = 0; s < slots; s++)
-            busy[d][s] = 0;
-    double end = 0;
-    for (uint64_t done = 0; done < n * n_ph; done++) {
-        /* the waiting (chunk, phase) that can start earliest; ties: lowest chunk */
-        uint64_t best = n;
-        double best_t = INFINITY;
-        uint32_t best_s = 0;
-        for (uint64_t i = 0; i < n; i++) {
-            if (next[i] == n_ph)
-                continue;
-            uint32_t d = P[next[i]].dim, s = 0;
-            for (uint32_t j = 1; j < slots; j++)
-                if (busy[d][j] < busy[d][s])
-                    s = j;
-            double t = ready[i] > busy[d][s] ? ready[i] : busy[d][s];
-            /* among requests that could start at the same moment, LIFO serves
-             * the one that arrived last */
-            if (t < best_t || (lifo && t == best_t && ready[i] > ready[best]))
-                best_t = t, best = i, best_s = s;
-        }
-        uint32_t d = P[next[best]].dim;
-        double fin = best_t + P[next[best]].t;
-        busy[d][best_s] = fin;
-        ready[best] = fin;
-        next[best]++;
-        if (fin > end)
-            end = fin;
-    }
-    free(ready), free(next);
-    return end;
-}
-
-double sb_astra_collective(const struct sb_astra_config *c, enum sb_astra_op op, uint64_t bytes,
-                           struct sb_err *e)
+int sb_astra_plan(const struct sb_astra_config *c, enum sb_astra_op op, uint64_t bytes,
+                  struct sb_astra_plan *p, struct sb_err *e)
 {
     struct dim D[SB_ASTRA_MAX_DIMS];
     uint64_t N = 1;
@@ -267,23 +219,31 @@ double sb_astra_collective(const struct sb_astra_config *c, enum sb_astra_op op,
         chunk = N;
         size = (uint64_t)c->splits * N;
     }
-    if (!chunk) {
-        sb_errf(e, "an all-gather of 0 bytes has no chunks: ASTRA-sim never completes it");
-        return -1;
-    }
-    uint64_t chunks = (size + chunk - 1) / chunk;
+    if (!chunk)
+        return sb_errf(e, "an all-gather of 0 bytes has no chunks: ASTRA-sim never completes it");
+    p->chunks = (size + chunk - 1) / chunk;
+    if (p->chunks > 1u << 20)
+        return sb_errf(e, "%llu chunks: more than this model simulates",
+                       (unsigned long long)p->chunks);
     struct ph P[2 * SB_ASTRA_MAX_DIMS];
-    uint32_t n_ph;
     const char *why = NULL;
-    if (phases(c, D, op, (double)chunk, P, &n_ph, &why)) {
-        sb_errf(e, "%s", why);
+    if (phases(c, D, op, (double)chunk, P, &p->n_ph, &why))
+        return sb_errf(e, "%s", why);
+    for (uint32_t i = 0; i < p->n_ph; i++)
+        p->dim[i] = P[i].dim, p->t_ns[i] = P[i].t;
+    return 0;
+}
+
+double sb_astra_collective(const struct sb_astra_config *c, enum sb_astra_op op, uint64_t bytes,
+                           struct sb_err *e)
+{
+    struct sb_astra_plan p;
+    if (sb_astra_plan(c, op, bytes, &p, e))
         return -1;
-    }
-    if (chunks > 1u << 20) {
-        sb_errf(e, "%llu chunks: more than this model simulates", (unsigned long long)chunks);
-        return -1;
-    }
-    return pipeline(P, n_ph, chunks, c->active_chunks, c->lifo);
+    struct sb_astra_sys *s = sb_astra_sys_new(c);
+    double t = sb_astra_sys_wait(s, sb_astra_sys_issue(s, &p, 0));
+    sb_astra_sys_free(s);
+    return t;
 }
 
 /* ---- --comm astra ------------------------------------------------------------ */
@@ -299,32 +259,59 @@ static int op_of(uint8_t coll, enum sb_astra_op *op)
     }
 }
 
-int sb_astra_apply(const struct sb_astra_config *c, struct sb_graph *g, struct sb_err *e)
+/* The configuration, op and ASTRA-sim size of start v; -1 when ASTRA-sim
+ * does not price it (point-to-point, copies, a comm_us from the file, a
+ * group of one). */
+static int node_config(const struct sb_astra_config *c, const struct sb_graph *g, uint32_t v,
+                       struct sb_astra_config *x, enum sb_astra_op *op, uint64_t *bytes)
 {
+    if (g->kind[v] != SB_KIND_START || g->comm_us[v] >= 0 || op_of(g->coll[v], op))
+        return -1;
     const char *ranks = sb_graph_meta(g, "ranks");
-    uint32_t def = ranks ? (uint32_t)strtoul(ranks, NULL, 10) : 1;
+    uint32_t p = g->group_size[v] ? g->group_size[v] : ranks ? (uint32_t)strtoul(ranks, NULL, 10) : 1;
+    if (p <= 1)
+        return -1;
     uint64_t N = 1;
     for (uint32_t d = 0; d < c->n_dims; d++)
         N *= c->npus[d];
+    /* the network as described when it has the group's size; otherwise one
+     * ring of the group over the first dimension's links */
+    *x = *c;
+    if (N != p) {
+        x->n_dims = 1;
+        x->topo[0] = SB_TOPO_RING;
+        x->npus[0] = p;
+    }
+    /* ASTRA-sim's all-gather size is each rank's input; ours is the result */
+    *bytes = *op == SB_OP_ALL_GATHER ? g->comm_bytes[v] / p : g->comm_bytes[v];
+    return 0;
+}
+
+int sb_astra_node_plan(const struct sb_astra_config *c, const struct sb_graph *g, uint32_t v,
+                       struct sb_astra_plan *p)
+{
+    struct sb_astra_config x;
+    enum sb_astra_op op;
+    uint64_t bytes;
+    struct sb_err e;
+    if (node_config(c, g, v, &x, &op, &bytes))
+        return 0;
+    /* sb_astra_apply priced every such node before the simulator runs */
+    SB_ASSERT(sb_astra_plan(&x, op, bytes, p, &e) == 0);
+    return 1;
+}
+
+int sb_astra_apply(const struct sb_astra_config *c, struct sb_graph *g, struct sb_err *e)
+{
     for (uint32_t v = 0; v < g->v.n_nodes; v++) {
+        struct sb_astra_config x;
         enum sb_astra_op op;
-        if (g->kind[v] != SB_KIND_START || g->comm_us[v] >= 0 || op_of(g->coll[v], &op))
-            continue;
-        uint32_t p = g->group_size[v] ? g->group_size[v] : def;
-        if (p <= 1) {
-            g->dur_us[v] = 0;
+        uint64_t bytes;
+        if (node_config(c, g, v, &x, &op, &bytes)) {
+            if (g->kind[v] == SB_KIND_START && g->comm_us[v] < 0 && !op_of(g->coll[v], &op))
+                g->dur_us[v] = 0; /* a group of one */
             continue;
         }
-        /* the network as described when it has the group's size; otherwise
-         * one ring of the group over the first dimension's links */
-        struct sb_astra_config x = *c;
-        if (N != p) {
-            x.n_dims = 1;
-            x.topo[0] = SB_TOPO_RING;
-            x.npus[0] = p;
-        }
-        /* ASTRA-sim's all-gather size is each rank's input; ours is the result */
-        uint64_t bytes = op == SB_OP_ALL_GATHER ? g->comm_bytes[v] / p : g->comm_bytes[v];
         double ns = sb_astra_collective(&x, op, bytes, e);
         if (ns < 0) {
             char msg[sizeof e->msg];

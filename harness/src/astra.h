@@ -30,10 +30,35 @@ struct sb_astra_config {
 };
 
 void sb_astra_defaults(struct sb_astra_config *c);
+
+/* One collective cut into `chunks` streams, each running phases 0..n_ph-1 in
+ * order: phase i on dimension dim[i] for t_ns[i] (ASTRA-sim's chunking and
+ * per-dimension phases, astra.c). */
+struct sb_astra_plan {
+    uint64_t chunks;
+    uint32_t n_ph;
+    uint32_t dim[2 * SB_ASTRA_MAX_DIMS];
+    double t_ns[2 * SB_ASTRA_MAX_DIMS];
+};
+/* -1 with a message when the case is not modelled. */
+int sb_astra_plan(const struct sb_astra_config *c, enum sb_astra_op op, uint64_t bytes,
+                  struct sb_astra_plan *p, struct sb_err *e);
 /* End time in ns of one collective of `bytes` (per-rank input for
- * ALL_GATHER); -1 with a message when the case is not modelled. */
+ * ALL_GATHER) issued alone at 0; -1 with a message when not modelled. */
 double sb_astra_collective(const struct sb_astra_config *c, enum sb_astra_op op, uint64_t bytes,
                            struct sb_err *e);
+
+/* One NPU's system layer (astra_queue.c): collectives issued at
+ * nondecreasing times share the dimension queues.  A handle is the issue
+ * index. */
+struct sb_astra_sys;
+struct sb_astra_sys *sb_astra_sys_new(const struct sb_astra_config *c);
+void sb_astra_sys_free(struct sb_astra_sys *s);
+uint32_t sb_astra_sys_issue(struct sb_astra_sys *s, const struct sb_astra_plan *p, double t_ns);
+double sb_astra_sys_next(const struct sb_astra_sys *s); /* next event; INFINITY when idle */
+void sb_astra_sys_step(struct sb_astra_sys *s);         /* handle the next event */
+double sb_astra_sys_end(const struct sb_astra_sys *s, uint32_t h); /* < 0 while running */
+double sb_astra_sys_wait(struct sb_astra_sys *s, uint32_t h);      /* steps until h ends */
 int sb_astra_parse_op(const char *s, enum sb_astra_op *out);
 int sb_astra_parse_algo(const char *s, uint8_t *out);
 int sb_astra_parse_topo(const char *s, uint8_t *out);
@@ -45,6 +70,10 @@ int sb_astra_load_network(const char *path, struct sb_astra_config *c, struct sb
 /* --comm astra: each collective's duration from the model (all-reduce,
  * all-gather, reduce-scatter, all-to-all without a comm_us in the file). */
 int sb_astra_apply(const struct sb_astra_config *c, struct sb_graph *g, struct sb_err *e);
+/* The plan of start v under c; 0 when ASTRA-sim does not price v (its
+ * duration stays g->dur_us).  Call after sb_astra_apply succeeded. */
+int sb_astra_node_plan(const struct sb_astra_config *c, const struct sb_graph *g, uint32_t v,
+                       struct sb_astra_plan *p);
 
 int sb_cmd_collective(int argc, char **argv);
 

@@ -90,6 +90,7 @@ double sb_cost_edge_lat(const struct sb_cost_params *c);
 
 /* ---- simulator --------------------------------------------------------- */
 
+struct sb_astra_config; /* harness/src/astra.h */
 struct sb_sim_config {
     /* Collectives in flight at once.  shared != 0: one resource for every type
      * with capacity limit[0] (GPU-like: one NCCL stream).  Otherwise one
@@ -99,6 +100,10 @@ struct sb_sim_config {
     double edge_lat_us; /* added on every edge but start->done (sb_cost_edge_lat) */
     uint32_t n_devices; /* unused: the device count is g->machine->n_devices */
     int record;         /* fill the per-node times of sb_sim_result (timelines) */
+    /* --comm astra (docs/astra.md): on one device, collectives ASTRA-sim
+     * prices go through its system layer's queues once the shared resource
+     * admits them; needs shared.  NULL: every collective takes dur_us. */
+    const struct sb_astra_config *astra;
 };
 void sb_sim_defaults(struct sb_sim_config *c);
 int sb_sim_parse(struct sb_sim_config *c, const char *spec, struct sb_err *e);

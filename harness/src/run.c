@@ -424,6 +424,11 @@ static int finish_opts(struct run_opts *o, struct sb_err *e)
         o->jobs = 1;
     if (!o->comm_astra && o->ident && (strstr(o->ident, "--system=") || strstr(o->ident, "--network=")))
         return sb_errf(e, "schedbench run: --system and --network configure --comm astra");
+    /* ASTRA-sim's dimension queues serve every collective type together */
+    if (o->comm_astra && !o->sim.shared)
+        return sb_errf(e, "schedbench run: --comm astra takes --sim inflight=N, not a limit per "
+                          "collective type (ASTRA-sim's queues serve every type)");
+    o->sim.astra = o->comm_astra ? &o->astra : NULL;
     if (o->cell_timeout_s > 0 && !o->isolate)
         return sb_errf(e, "schedbench run: --cell-timeout needs --isolate (a cell can only be "
                           "stopped in a process of its own)");

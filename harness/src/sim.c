@@ -8,7 +8,9 @@
  * served. */
 #define _POSIX_C_SOURCE 200809L
 #include "core.h"
+#include "astra.h"
 
+#include <math.h>
 #include <string.h>
 
 #define SB_MAX_INFLIGHT SB_SIM_MAX_INFLIGHT
@@ -153,6 +155,8 @@ const struct sb_host sb_host_services = {
 struct resource {
     uint32_t n_slots;
     double end_us[SB_MAX_INFLIGHT]; /* when each slot's collective finishes */
+    int64_t live[SB_MAX_INFLIGHT];  /* --comm astra: the slot's collective in
+                                       S->sys, end_us not known yet; -1 none */
 };
 
 struct sim_state {
@@ -172,6 +176,10 @@ struct sim_state {
     double *link_free;   /* [nd * nd] when link a->b finishes its last transfer */
     double all_end;      /* latest finish so far, collectives included (barriers) */
     double barrier_t;    /* nothing starts before the last barrier's time */
+    /* --comm astra on one device: the collectives in ASTRA-sim's queues */
+    const struct sb_graph *G;
+    struct sb_astra_sys *sys;
+    int64_t *coll_h; /* [n] starts: handle in sys while the end is unknown; -1 */
 };
 
 static double transfer(struct sim_state *S, uint32_t p, uint32_t b,
@@ -195,22 +203,68 @@ static double inputs_ready(struct sim_state *S, uint32_t v, uint32_t d,
     return t;
 }
 
+/* A slot's end; INFINITY while its collective is still in ASTRA-sim's queues. */
+static double slot_end(struct sim_state *S, struct resource *R, uint32_t k)
+{
+    if (R->live[k] >= 0) {
+        double ns = sb_astra_sys_end(S->sys, (uint32_t)R->live[k]);
+        if (ns < 0)
+            return INFINITY;
+        R->end_us[k] = ns / 1000;
+        R->live[k] = -1;
+    }
+    return R->end_us[k];
+}
+
+/* The slot that frees first.  Without ASTRA-sim every end is known; with it,
+ * its queues run until a slot's end is known and no collective in them can
+ * end sooner. */
+static uint32_t first_free(struct sim_state *S, struct resource *R, double t)
+{
+    for (;;) {
+        uint32_t best = 0;
+        for (uint32_t k = 1; k < R->n_slots; k++)
+            if (slot_end(S, R, k) < slot_end(S, R, best))
+                best = k;
+        double e = slot_end(S, R, best);
+        if (!S->sys || e <= t || e * 1000 <= sb_astra_sys_next(S->sys))
+            return best;
+        sb_astra_sys_step(S->sys);
+    }
+}
+
 static double issue(struct sim_state *S, uint32_t s, uint32_t dev, double t)
 {
     uint32_t r = S->c->shared ? 0 : S->g->coll[s];
     struct resource *R = &S->res[(size_t)dev * SB_COLL_COUNT + r];
-    uint32_t best = 0;
-    for (uint32_t k = 1; k < R->n_slots; k++)
-        if (R->end_us[k] < R->end_us[best])
-            best = k;
+    uint32_t best = first_free(S, R, t);
     double begin = t > R->end_us[best] ? t : R->end_us[best];
-    R->end_us[best] = begin + S->g->dur_us[s];
+    struct sb_astra_plan p;
+    if (S->sys && sb_astra_node_plan(S->c->astra, S->G, s, &p)) {
+        R->live[best] = S->coll_h[s] = sb_astra_sys_issue(S->sys, &p, begin * 1000);
+        R->end_us[best] = INFINITY;
+    } else {
+        R->end_us[best] = begin + S->g->dur_us[s];
+    }
     if (S->rec) {
         S->rec->coll_begin_us[s] = begin;
         S->rec->coll_end_us[s] = R->end_us[best];
         S->rec->coll_lane[s] = r * SB_MAX_INFLIGHT + best;
     }
     return R->end_us[best];
+}
+
+/* When start s's collective ends; one still in ASTRA-sim's queues runs to
+ * its end (nothing issued later can start before the done waiting on it). */
+static double coll_end(struct sim_state *S, uint32_t s)
+{
+    if (S->coll_h && S->coll_h[s] >= 0) {
+        S->coll_end[s] = sb_astra_sys_wait(S->sys, (uint32_t)S->coll_h[s]) / 1000;
+        S->coll_h[s] = -1;
+        if (S->rec)
+            S->rec->coll_end_us[s] = S->coll_end[s];
+    }
+    return S->coll_end[s];
 }
 
 static void run_order(struct sim_state *S, const struct sb_schedule *s,
@@ -237,11 +291,11 @@ static void run_order(struct sim_state *S, const struct sb_schedule *s,
             break;
         case SB_KIND_START:
             S->coll_end[v] = issue(S, v, d, t);
-            if (S->coll_end[v] > S->all_end)
+            if (S->coll_end[v] > S->all_end && !isinf(S->coll_end[v]))
                 S->all_end = S->coll_end[v];
             break;
         case SB_KIND_DONE: {
-            double done = S->coll_end[g->partner[v]];
+            double done = coll_end(S, g->partner[v]);
             if (done > t) {
                 r->exposed_comm_us += done - t;
                 t = done;
@@ -509,9 +563,22 @@ void sb_sim_run(const struct sb_graph *G, const struct sb_schedule *s,
         S.rec = r;
     }
     for (uint32_t d = 0; d < nd; d++)
-        for (uint32_t t = 0; t < SB_COLL_COUNT; t++)
-            S.res[(size_t)d * SB_COLL_COUNT + t].n_slots = c->shared ? c->limit[0]
-                                                                     : c->limit[t];
+        for (uint32_t t = 0; t < SB_COLL_COUNT; t++) {
+            struct resource *R = &S.res[(size_t)d * SB_COLL_COUNT + t];
+            R->n_slots = c->shared ? c->limit[0] : c->limit[t];
+            for (uint32_t k = 0; k < SB_MAX_INFLIGHT; k++)
+                R->live[k] = -1;
+        }
+    /* ASTRA-sim's queues need collectives issued in time order: one device,
+     * one shared resource (several devices keep each collective's dur_us) */
+    if (c->astra && nd == 1) {
+        SB_ASSERT(c->shared);
+        S.G = G;
+        S.sys = sb_astra_sys_new(c->astra);
+        S.coll_h = sb_xmalloc((size_t)g->n_nodes * sizeof *S.coll_h);
+        for (uint32_t v = 0; v < g->n_nodes; v++)
+            S.coll_h[v] = -1;
+    }
     r->n_dev = nd;
     r->dev_peak_bytes = sb_xcalloc(nd, sizeof *r->dev_peak_bytes);
     r->n_pos = s->n_nodes;
@@ -528,6 +595,8 @@ void sb_sim_run(const struct sb_graph *G, const struct sb_schedule *s,
     }
     sum_durations(g, s, r);
     count_devices(g, s, r);
+    sb_astra_sys_free(S.sys);
+    free(S.coll_h);
     free(S.fin);
     free(S.coll_end);
     free(S.stream);

@@ -1,0 +1,180 @@
+/* ASTRA-sim's system-layer queues (harness/src/astra_queue.c) and the
+ * simulator under --comm astra, on cases worked out by hand in the comments.
+ *
+ * Common numbers, ASTRA-sim's tests/rt_template: Ring of 8, 50 GB/s
+ * (B = 50 * 2^30 / 1e9 = 53.6870912 bytes/ns), 500 ns, endpoint delay d = 10,
+ * 4 splits, 1 active chunk, local memory 50 bytes/ns; a ring all-reduce chunk
+ * of s bytes takes d + 14 (c + d) + 7 r with m = s / 8, c = floor(500 + m / B),
+ * r = 3 floor(m / 50).
+ *   A, 1 MiB:  s = 262,144, m = 32,768, c = 1,110, r = 1,965:
+ *              10 + 14 * 1,120 + 7 * 1,965 = 29,445 ns per chunk, 4 chunks.
+ *   B, 64 KiB: s = 16,384, m = 2,048, c = 538, r = 120:
+ *              10 + 14 * 548 + 7 * 120 = 8,522 ns per chunk, 4 chunks. */
+#include "check.h"
+#include "astra.h"
+
+static void plan(const struct sb_astra_config *c, uint64_t bytes, struct sb_astra_plan *p)
+{
+    struct sb_err e;
+    CHECK(sb_astra_plan(c, SB_OP_ALL_REDUCE, bytes, p, &e) == 0);
+}
+
+/* Alone: 4 chunks one after the other, 4 * 29,445 = 117,780 (upstream's
+ * tests/rt_template/refs/stdout.txt). */
+static void test_alone(void)
+{
+    struct sb_astra_config c;
+    struct sb_astra_plan p;
+    sb_astra_defaults(&c);
+    plan(&c, 1048576, &p);
+    CHECK_EQ_U(p.chunks, 4);
+    CHECK_EQ_U(p.n_ph, 1);
+    CHECK_NEAR(p.t_ns[0], 29445);
+    struct sb_astra_sys *s = sb_astra_sys_new(&c);
+    uint32_t h = sb_astra_sys_issue(s, &p, 0);
+    CHECK(sb_astra_sys_end(s, h) < 0);
+    CHECK_NEAR(sb_astra_sys_wait(s, h), 117780);
+    sb_astra_sys_free(s);
+}
+
+/* A then B, both issued at 0.
+ * LIFO: B has the higher priority.  A's chunk 0 already runs [0, 29,445] and
+ * is not pre-empted; B's four chunks go ahead of A's three waiting ones:
+ * B ends 29,445 + 4 * 8,522 = 63,533, A ends 63,533 + 3 * 29,445 = 151,868.
+ * FIFO: A's chunks first, A ends 117,780, B ends 117,780 + 34,088 = 151,868. */
+static void test_two_collectives(void)
+{
+    struct sb_astra_config c;
+    struct sb_astra_plan a, b;
+    sb_astra_defaults(&c);
+    plan(&c, 1048576, &a);
+    plan(&c, 65536, &b);
+    CHECK_NEAR(b.t_ns[0], 8522);
+    for (int lifo = 1; lifo >= 0; lifo--) {
+        c.lifo = lifo;
+        struct sb_astra_sys *s = sb_astra_sys_new(&c);
+        uint32_t ha = sb_astra_sys_issue(s, &a, 0), hb = sb_astra_sys_issue(s, &b, 0);
+        CHECK_NEAR(sb_astra_sys_wait(s, hb), lifo ? 63533 : 151868);
+        CHECK_NEAR(sb_astra_sys_wait(s, ha), lifo ? 151868 : 117780);
+        sb_astra_sys_free(s);
+    }
+}
+
+/* B issued at 40,000 while A runs: chunk 1 of A runs [29,445, 58,890];
+ * under LIFO B's chunks go next: B ends 58,890 + 34,088 = 92,978, and A's
+ * chunks 2 and 3 follow: A ends 92,978 + 2 * 29,445 = 151,868. */
+static void test_issue_later(void)
+{
+    struct sb_astra_config c;
+    struct sb_astra_plan a, b;
+    sb_astra_defaults(&c);
+    plan(&c, 1048576, &a);
+    plan(&c, 65536, &b);
+    struct sb_astra_sys *s = sb_astra_sys_new(&c);
+    uint32_t ha = sb_astra_sys_issue(s, &a, 0), hb = sb_astra_sys_issue(s, &b, 40000);
+    CHECK_NEAR(sb_astra_sys_wait(s, hb), 92978);
+    CHECK_NEAR(sb_astra_sys_wait(s, ha), 151868);
+    sb_astra_sys_free(s);
+}
+
+/* Two dimensions, Ring 4 x Ring 8, 80 GB/s (B = 85.89934592), 1,000 ns,
+ * all-reduce 1 MiB, localBWAware: per chunk (s = 262,144) RS on dim 0, AR on
+ * dim 1, AG on dim 0, one queue per dimension, one active chunk.
+ *   RS0: m = 65,536, c = floor(1,000 + 762.94) = 1,762, r = 3 * 1,310:
+ *        10 + 3 * 1,772 + 3 * 3,930 = 17,116
+ *   AR1: s = 65,536, m = 8,192, c = 1,095, r = 3 * 163 = 489:
+ *        10 + 14 * 1,105 + 7 * 489 = 18,903
+ *   AG0: s = 65,536, c = 1,762: 10 + 3 * 1,772 = 5,326
+ * Dim 0 runs RS of chunks 0..3 back to back, [0, 68,464]; dim 1 runs AR_i
+ * from 17,116 back to back (18,903 > 17,116), ending 36,019, 54,922, 73,825,
+ * 92,728.  AG_0 (ready at 36,019) queues behind RS_3 (equal priority, came
+ * first): AG_0 [68,464, 73,790], AG_1 [73,790, 79,116], AG_2 [79,116,
+ * 84,442], AG_3 [92,728, 98,054].  ASTRA-sim gives 98,054 too (golden case
+ * F_RR4x8_tpu_all_reduce_1MiB_localBWAware). */
+static void test_two_dimensions(void)
+{
+    struct sb_astra_config c;
+    struct sb_astra_plan p;
+    sb_astra_defaults(&c);
+    c.n_dims = 2;
+    c.topo[1] = SB_TOPO_RING;
+    c.npus[0] = 4, c.npus[1] = 8;
+    c.bw_gbps[0] = c.bw_gbps[1] = 80;
+    c.latency_ns[0] = c.latency_ns[1] = 1000;
+    plan(&c, 1048576, &p);
+    CHECK_EQ_U(p.n_ph, 3);
+    CHECK_NEAR(p.t_ns[0], 17116);
+    CHECK_NEAR(p.t_ns[1], 18903);
+    CHECK_NEAR(p.t_ns[2], 5326);
+    struct sb_astra_sys *s = sb_astra_sys_new(&c);
+    CHECK_NEAR(sb_astra_sys_wait(s, sb_astra_sys_issue(s, &p, 0)), 98054);
+    sb_astra_sys_free(s);
+}
+
+/* The simulator: astra_two.csv issues A and B, waits for B, computes 50 us,
+ * waits for A.
+ *   inflight=2, LIFO: B ends 63.533 (wait 63.533), work to 113.533, A ends
+ *     151.868 (wait 38.335): makespan 151.868, exposed 101.868.
+ *   inflight=2, FIFO: B ends 151.868 (wait 151.868), work to 201.868, A
+ *     ended at 117.780: makespan 201.868, exposed 151.868.
+ *   inflight=1 (either): B is admitted when A ends at 117.780 and runs alone
+ *     to 151.868: as FIFO. */
+static void test_sim(void)
+{
+    char path[512];
+    struct sb_err e;
+    struct sb_cost_params cp;
+    snprintf(path, sizeof path, "%s/astra_two.csv", SB_TEST_DATA);
+    struct sb_graph *g = sb_graph_load(path, &e);
+    if (!g) {
+        fprintf(stderr, "%s\n", e.msg);
+        CHECK(0);
+        return;
+    }
+    sb_cost_defaults(&cp);
+    sb_cost_apply(&cp, g);
+    struct sb_astra_config c;
+    sb_astra_defaults(&c);
+    CHECK(sb_astra_apply(&c, g, &e) == 0);
+    CHECK_NEAR(g->v.dur_us[1], 117.780); /* each alone */
+    CHECK_NEAR(g->v.dur_us[2], 34.088);
+    struct sb_schedule s;
+    sb_schedule_init(&s, g, 1);
+    for (uint32_t i = 0; i < g->v.n_nodes; i++)
+        s.order[i] = i;
+    CHECK(sb_schedule_validate(&g->v, &s, &e) == 0);
+    static const struct { int lifo; uint32_t inflight; double makespan, exposed; } want[] = {
+        {1, 2, 151.868, 101.868},
+        {0, 2, 201.868, 151.868},
+        {1, 1, 201.868, 151.868},
+        {0, 1, 201.868, 151.868},
+    };
+    for (size_t k = 0; k < sizeof want / sizeof want[0]; k++) {
+        struct sb_sim_config sc;
+        struct sb_sim_result r;
+        sb_sim_defaults(&sc);
+        sc.limit[0] = want[k].inflight;
+        c.lifo = want[k].lifo;
+        sc.astra = &c;
+        sc.record = 1;
+        sb_sim_run(g, &s, &sc, &r);
+        CHECK_NEAR(r.makespan_us, want[k].makespan);
+        CHECK_NEAR(r.exposed_comm_us, want[k].exposed);
+        CHECK(r.makespan_us >= r.makespan_lb_us - 1e-9);
+        /* the trace sees when each collective really ended */
+        CHECK_NEAR(r.coll_end_us[2], want[k].lifo && want[k].inflight == 2 ? 63.533 : 151.868);
+        sb_sim_result_free(&r);
+    }
+    sb_schedule_free(&s);
+    sb_graph_free(g);
+}
+
+int main(void)
+{
+    test_alone();
+    test_two_collectives();
+    test_issue_later();
+    test_two_dimensions();
+    test_sim();
+    return check_report();
+}
