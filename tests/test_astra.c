@@ -111,6 +111,46 @@ static void test_two_dimensions(void)
     sb_astra_sys_free(s);
 }
 
+/* A communicator group {0,1,2,3} on the Ring of 8: links 0-1, 1-2, 2-3 are
+ * one hop, the ring's wrap 3-0 is three.  m = 262,144 / 4 = 65,536:
+ * c1 = floor(500 + 1,220.70) = 1,720, c3 = floor(1,500 + 1,220.70) = 2,720,
+ * r = 3 * 1,310 = 3,930.  Each rank forwards as soon as it received, and
+ * starts its next chunk (after d) as soon as it has its last message, so the
+ * last rank ends after 4 chunks * K consecutive links walked back around the
+ * ring, plus d per chunk.
+ *   reduce-scatter, K = 3, every step reduces: 12 links = 3 turns of the
+ *   ring, 3 of them long: 4 * 10 + 9 * (1,720 + 10 + 3,930)
+ *   + 3 * (2,720 + 10 + 3,930) = 40 + 50,940 + 19,980 = 70,960.
+ *   all-reduce, K = 6, the first 3 steps of a chunk reduce: 24 links = 6
+ *   turns, 6 long: 4 * 10 + 24 * 1,730 + 6 * 1,000 + 12 * 3,930 = 94,720.
+ * ASTRA-sim gives both (golden cases M_ring8_commgroup_contig4_*). */
+static void test_group(void)
+{
+    static const uint32_t g[] = {0, 1, 2, 3};
+    struct sb_astra_config c;
+    struct sb_astra_plan p;
+    struct sb_err e;
+    sb_astra_defaults(&c);
+    for (int op = 0; op < 2; op++) {
+        enum sb_astra_op o = op ? SB_OP_ALL_REDUCE : SB_OP_REDUCE_SCATTER;
+        CHECK(sb_astra_plan_group(&c, o, 1048576, g, 4, &p, &e) == 0);
+        struct sb_astra_sys *s = sb_astra_sys_new(&c);
+        CHECK_NEAR(sb_astra_sys_wait(s, sb_astra_sys_issue(s, &p, 0)), op ? 94720 : 70960);
+        sb_astra_sys_free(s);
+    }
+    /* every link two hops ({0,2,4,6}): the closed form with h = 2,
+     * c = floor(1,000 + 1,220.70) = 2,220; 4 * (10 + 3 * 2,230 + 3 * 3,930) = 73,960 */
+    static const uint32_t even[] = {0, 2, 4, 6};
+    CHECK(sb_astra_plan_group(&c, SB_OP_REDUCE_SCATTER, 1048576, even, 4, &p, &e) == 0);
+    CHECK_NEAR(p.t_ns[0], 18490);
+    /* groups need a network of one dimension, and ranks that exist */
+    static const uint32_t far[] = {0, 9};
+    CHECK(sb_astra_plan_group(&c, SB_OP_REDUCE_SCATTER, 1048576, far, 2, &p, &e) != 0);
+    c.n_dims = 2, c.npus[1] = 2, c.topo[1] = SB_TOPO_RING;
+    c.bw_gbps[1] = 50, c.latency_ns[1] = 500;
+    CHECK(sb_astra_plan_group(&c, SB_OP_REDUCE_SCATTER, 1048576, g, 4, &p, &e) != 0);
+}
+
 /* The simulator: astra_two.csv issues A and B, waits for B, computes 50 us,
  * waits for A.
  *   inflight=2, LIFO: B ends 63.533 (wait 63.533), work to 113.533, A ends
@@ -175,6 +215,7 @@ int main(void)
     test_two_collectives();
     test_issue_later();
     test_two_dimensions();
+    test_group();
     test_sim();
     return check_report();
 }

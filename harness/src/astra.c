@@ -64,6 +64,10 @@ struct dim {
     uint8_t topo, algo;
     uint32_t n;
     double B, L; /* bytes per ns, ns */
+    /* a communicator group: the physical ranks of the logical ring, in order
+     * (NULL: the whole dimension, rank i at position i) */
+    const uint32_t *ranks;
+    uint32_t n_phys; /* the physical dimension's size, for ring distances */
 };
 
 /* c(m, h) = floor(h L + m / B): ASTRA-sim truncates the double */
@@ -72,14 +76,39 @@ static double msg(const struct dim *D, double m, uint32_t h)
     return floor((double)h * D->L + m / D->B);
 }
 
-/* hops between ranks k apart in the dimension */
-static uint32_t hops(const struct dim *D, uint32_t k)
+/* hops between physical ranks a and b of a dimension of n */
+static uint32_t dist(uint8_t topo, uint32_t n, uint32_t a, uint32_t b)
 {
-    switch (D->topo) {
+    uint32_t k = a > b ? a - b : b - a;
+    switch (topo) {
     case SB_TOPO_SWITCH: return 2;
     case SB_TOPO_FULLY_CONNECTED: return 1;
-    default: return k < D->n - k ? k : D->n - k;
+    default: return k < n - k ? k : n - k;
     }
+}
+
+/* hops between the ranks at logical positions i and i + k of the dimension */
+static uint32_t hops_from(const struct dim *D, uint32_t i, uint32_t k)
+{
+    if (!D->ranks)
+        return dist(D->topo, D->n, 0, k % D->n);
+    return dist(D->topo, D->n_phys, D->ranks[i], D->ranks[(i + k) % D->n]);
+}
+
+static uint32_t hops(const struct dim *D, uint32_t k)
+{
+    return hops_from(D, 0, k);
+}
+
+/* Is every logical ring link (or every peer at distance k, for all k) as
+ * long?  Then the closed forms hold with that hop count. */
+static int uniform(const struct dim *D, int all_peers)
+{
+    for (uint32_t k = 1; k < (all_peers ? D->n : 2); k++)
+        for (uint32_t i = 0; i < D->n; i++)
+            if (hops_from(D, i, k) != hops_from(D, 0, all_peers ? 1 : k))
+                return 0;
+    return 1;
 }
 
 static double reduce(const struct sb_astra_config *c, double m)
@@ -87,9 +116,51 @@ static double reduce(const struct sb_astra_config *c, double m)
     return 3 * floor(m / c->local_mem_bw); /* a write and two reads of local memory */
 }
 
+/* A ring whose links differ in length (a communicator group spread over a
+ * physical ring).  ASTRA-sim runs the ring on each rank on its own: a rank
+ * forwards step k's message once step k - 1's has arrived (and been reduced
+ * on reducing steps), and starts its next chunk (after the phase's endpoint
+ * delay) as soon as it received its last message of this one.  Nothing else
+ * holds a rank back, so the last rank ends after the slowest chain of
+ * rounds * K consecutive links leading to it.  The queues charge each chunk
+ * an equal share of that, which is exact when the group's chunks run back to
+ * back (`rounds` of them) and ranks are otherwise alone.  This reproduces
+ * ASTRA-sim on Ring 8 with the groups {0..3},{4..7} (GOLDEN.md cases M),
+ * where a closed form with any one hop count does not. */
+static double ring_async(const struct sb_astra_config *c, const struct dim *D,
+                         enum sb_astra_op op, double s, uint64_t rounds)
+{
+    double d = c->endpoint_delay;
+    uint32_t n = D->n, K, reducing;
+    double m = (double)((uint64_t)s / n);
+    switch (op) {
+    case SB_OP_ALL_REDUCE: K = 2 * (n - 1), reducing = n - 1; break;
+    case SB_OP_REDUCE_SCATTER: K = n - 1, reducing = n - 1; break;
+    case SB_OP_ALL_GATHER: K = n - 1, reducing = 0, m = s; break;
+    default: K = n * (n - 1) / 2, reducing = 0; break;
+    }
+    double worst = 0;
+    for (uint32_t end = 0; end < n; end++) {
+        /* walking back from `end`: step k of a chunk is sent over the link
+         * that starts K - k links (plus whole chunks) before it */
+        double t = 0;
+        uint64_t back = 0;
+        for (uint64_t r = 0; r < rounds; r++) {
+            t += d;
+            for (uint32_t k = K; k-- > 0;) {
+                uint32_t from = (uint32_t)((end + n - (++back % n)) % n);
+                t += msg(D, m, hops_from(D, from, 1)) + d + (k < reducing ? reduce(c, m) : 0);
+            }
+        }
+        if (t > worst)
+            worst = t;
+    }
+    return worst / (double)rounds;
+}
+
 /* One chunk's time in one phase with input s; -1 when not modelled. */
 static double phase(const struct sb_astra_config *c, const struct dim *D, enum sb_astra_op op,
-                    double s, const char **why)
+                    double s, uint64_t rounds, const char **why)
 {
     double d = c->endpoint_delay, n = D->n;
     uint64_t si = (uint64_t)s;
@@ -98,6 +169,8 @@ static double phase(const struct sb_astra_config *c, const struct dim *D, enum s
     switch (D->algo) {
     case SB_ALGO_RING: {
         double m = (double)(si / D->n), h = hops(D, 1);
+        if (!uniform(D, 0))
+            return ring_async(c, D, op, s, rounds);
         switch (op) {
         case SB_OP_ALL_REDUCE: return d + 2 * (n - 1) * (msg(D, m, (uint32_t)h) + d) + (n - 1) * reduce(c, m);
         case SB_OP_REDUCE_SCATTER: return d + (n - 1) * (msg(D, m, (uint32_t)h) + d) + (n - 1) * reduce(c, m);
@@ -111,6 +184,11 @@ static double phase(const struct sb_astra_config *c, const struct dim *D, enum s
          * an all-reduce's two rounds only have that closed form when every
          * peer is as far (GOLDEN.md section 1) */
         uint32_t near = hops(D, 1), h = hops(D, D->n / 2);
+        if (D->ranks && !uniform(D, 1)) {
+            *why = "direct over a communicator group whose peers sit at different distances "
+                   "is not modelled";
+            return -1;
+        }
         if (op == SB_OP_ALL_REDUCE && near != h) {
             *why = "a direct all-reduce with peers at different distances (a ring of more "
                    "than 3) has no closed form";
@@ -130,6 +208,11 @@ static double phase(const struct sb_astra_config *c, const struct dim *D, enum s
             k++;
         if (op == SB_OP_ALL_TO_ALL) /* ASTRA-sim has no halving-doubling all-to-all */
             goto direct;
+        if (D->ranks && !uniform(D, 1)) {
+            *why = "halvingDoubling over a communicator group whose peers sit at different "
+                   "distances is not modelled";
+            return -1;
+        }
         if ((1u << k) != D->n) {
             *why = "halvingDoubling needs a power-of-two dimension";
             return -1;
@@ -168,7 +251,7 @@ struct ph {
 /* The phases of op over the dimensions, each chunk's input size threaded
  * through (RS divides it by n, AG multiplies). */
 static int phases(const struct sb_astra_config *c, const struct dim *D, enum sb_astra_op op,
-                  double chunk, struct ph *P, uint32_t *n_ph, const char **why)
+                  double chunk, uint64_t rounds, struct ph *P, uint32_t *n_ph, const char **why)
 {
     uint32_t k = c->n_dims, n = 0;
     uint32_t order[2 * SB_ASTRA_MAX_DIMS];
@@ -190,7 +273,7 @@ static int phases(const struct sb_astra_config *c, const struct dim *D, enum sb_
     *n_ph = 0;
     for (uint32_t i = 0; i < n; i++) {
         const struct dim *d = &D[order[i]];
-        double t = phase(c, d, ops[i], s, why);
+        double t = phase(c, d, ops[i], s, rounds, why);
         if (t < 0)
             return -1;
         if (d->n > 1)
@@ -206,12 +289,31 @@ static int phases(const struct sb_astra_config *c, const struct dim *D, enum sb_
 int sb_astra_plan(const struct sb_astra_config *c, enum sb_astra_op op, uint64_t bytes,
                   struct sb_astra_plan *p, struct sb_err *e)
 {
+    return sb_astra_plan_group(c, op, bytes, NULL, 0, p, e);
+}
+
+int sb_astra_plan_group(const struct sb_astra_config *c, enum sb_astra_op op, uint64_t bytes,
+                        const uint32_t *ranks, uint32_t n_ranks, struct sb_astra_plan *p,
+                        struct sb_err *e)
+{
     struct dim D[SB_ASTRA_MAX_DIMS];
     uint64_t N = 1;
     for (uint32_t i = 0; i < c->n_dims; i++) {
         D[i] = (struct dim){c->topo[i], c->algo[op][i], c->npus[i],
-                            c->bw_gbps[i] * 1073741824.0 / 1e9, c->latency_ns[i]};
+                            c->bw_gbps[i] * 1073741824.0 / 1e9, c->latency_ns[i], NULL,
+                            c->npus[i]};
         N *= c->npus[i];
+    }
+    if (ranks) {
+        if (c->n_dims != 1)
+            return sb_errf(e, "communicator groups on a network of several dimensions are "
+                              "not modelled");
+        for (uint32_t i = 0; i < n_ranks; i++)
+            if (ranks[i] >= c->npus[0])
+                return sb_errf(e, "group rank %u: the network has %u NPUs", ranks[i],
+                               c->npus[0]);
+        D[0].n = n_ranks;
+        D[0].ranks = ranks;
     }
     /* chunking (Sys::determine_chunk_size): every chunk has the full size */
     uint64_t size = bytes, chunk = size / c->splits;
@@ -227,7 +329,8 @@ int sb_astra_plan(const struct sb_astra_config *c, enum sb_astra_op op, uint64_t
                        (unsigned long long)p->chunks);
     struct ph P[2 * SB_ASTRA_MAX_DIMS];
     const char *why = NULL;
-    if (phases(c, D, op, (double)chunk, P, &p->n_ph, &why))
+    uint64_t rounds = (p->chunks + c->active_chunks - 1) / c->active_chunks;
+    if (phases(c, D, op, (double)chunk, rounds, P, &p->n_ph, &why))
         return sb_errf(e, "%s", why);
     for (uint32_t i = 0; i < p->n_ph; i++)
         p->dim[i] = P[i].dim, p->t_ns[i] = P[i].t;

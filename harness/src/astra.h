@@ -43,6 +43,11 @@ struct sb_astra_plan {
 /* -1 with a message when the case is not modelled. */
 int sb_astra_plan(const struct sb_astra_config *c, enum sb_astra_op op, uint64_t bytes,
                   struct sb_astra_plan *p, struct sb_err *e);
+/* The same over a communicator group: `ranks` lists its physical NPUs in
+ * ring order, on a network of one dimension. */
+int sb_astra_plan_group(const struct sb_astra_config *c, enum sb_astra_op op, uint64_t bytes,
+                        const uint32_t *ranks, uint32_t n_ranks, struct sb_astra_plan *p,
+                        struct sb_err *e);
 /* End time in ns of one collective of `bytes` (per-rank input for
  * ALL_GATHER) issued alone at 0; -1 with a message when not modelled. */
 double sb_astra_collective(const struct sb_astra_config *c, enum sb_astra_op op, uint64_t bytes,
