@@ -36,6 +36,17 @@ got=$(awk -F, 'NR==2{print $6}' "$W/r.csv")
 if [ "$got" = 118.780 ]; then echo "ok: run --comm astra 118.780 us"; else echo "FAIL: run --comm astra gave $got"; fail=1; fi
 "$BIN" run -q -w "$W/one.csv" -s original -o "$W/s.csv"
 if [ "$(awk -F, 'NR==2{print $6}' "$W/s.csv")" != 118.780 ]; then echo "ok: --comm simple differs"; else echo "FAIL: simple = astra"; fail=1; fi
+# the rows say which model priced them, compare refuses to mix them, and plot
+# draws the two runs side by side
+if [ "$(awk -F, 'NR==2{print $15}' "$W/r.csv")" = analytical+astra ]; then echo "ok: cost_model analytical+astra"; else echo "FAIL: cost_model column"; fail=1; fi
+if "$BIN" compare "$W/s.csv" "$W/r.csv" >/dev/null 2>&1; then echo "FAIL: compare mixed simple and astra"; fail=1; else echo "ok: compare refuses simple against astra"; fi
+"$BIN" plot "$W/s.csv" "$W/r.csv" -o "$W/p" >/dev/null
+line=$(grep '^"original"' "$W/p/one.runs.dat" 2>/dev/null)
+simple_span=$(awk -F, 'NR==2{print $6}' "$W/s.csv")
+if [ -n "$line" ] && [ "$(echo "$line" | awk '{print $3}')" = 118.780000 ] && [ "$(echo "$line" | awk '{print $2}')" = "$(printf '%.6f' "$simple_span")" ]; then echo "ok: plot of two runs"; else echo "FAIL: plot of two runs: $line"; fail=1; fi
+# --comm astra refuses per-type limits and XLA's abstract units
+if "$BIN" run -q -w "$W/one.csv" -s original --comm astra --sim all_reduce=2 -o "$W/x.csv" 2>/dev/null; then echo "FAIL: per-type --sim accepted"; fail=1; else echo "ok: per-type --sim refused"; fi
+if "$BIN" run -q -w "$W/one.csv" -s original --comm astra --cost-model approx -o "$W/x.csv" 2>/dev/null; then echo "FAIL: approx accepted"; fail=1; else echo "ok: approx refused"; fi
 rm -rf "$W"
 G=$CORPUS/astra-golden/golden_cases.json
 if [ ! -f "$G" ]; then echo "SKIP: $G not present"; exit $fail; fi

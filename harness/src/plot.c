@@ -12,6 +12,11 @@
  *   heatmap.{png,svg}             makespan and peak relative to `original`,
  *                                 workloads x schedulers.
  *
+ * `schedbench plot A.csv B.csv ... -o DIR` compares runs of the same sweep
+ * under different models or settings instead (--comm simple and astra, say):
+ *   <workload>.runs.{png,svg}     makespan and exposed communication per
+ *                                 scheduler, one bar per results file.
+ *
  * Memory is in decimal units (GB = 10^9 bytes) and says so on the axis; time is
  * in us or ms, or in XLA's abstract units for `--cost-model approx` rows.  The
  * command prints every file it wrote and every plot it skipped, with why.
@@ -27,8 +32,12 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#define SB_PLOT_MAX_RUNS 8
+
 struct plot_opts {
     const char *results, *out_dir, *workload, *mem_dir;
+    const char *runs[SB_PLOT_MAX_RUNS]; /* every results file given; runs[0] = results */
+    uint32_t n_runs;
     int have_mem;   /* the timelines folder exists */
     double cap;     /* --mem-cap in bytes, 0 = none */
 };
@@ -711,10 +720,138 @@ out:
 
 /* ---- command ------------------------------------------------------------------ */
 
+/* ---- several runs side by side --------------------------------------------------- */
+
+/* The row of scheduler `sched` on workload w in run r; -1 when absent or not ok. */
+static int run_row(const struct res *r, const char *w, const char *sched)
+{
+    for (uint32_t i = 0; i < r->t.n_rows; i++)
+        if (!strcmp(F(r, i, r->c_w), w) && !strcmp(F(r, i, r->c_s), sched) && ok_row(r, i))
+            return (int)i;
+    return -1;
+}
+
+/* A run's label: its file name without folder and .csv. */
+static void run_label(char *buf, size_t n, const char *path)
+{
+    const char *slash = strrchr(path, '/');
+    const char *b = slash ? slash + 1 : path;
+    size_t len = strlen(b);
+    if (len > 4 && !strcmp(b + len - 4, ".csv"))
+        len -= 4;
+    snprintf(buf, n, "%.*s", (int)len, b);
+}
+
+/* Makespan and exposed communication of w per scheduler (those ok in every
+ * run, in the first run's order), one bar per run. */
+static int runs_plot(const struct res *R, const struct plot_opts *o, const char *w, int draw,
+                     struct sb_err *e)
+{
+    char base[300], sw[256], what[400];
+    struct sb_atomic dat, gp;
+    uint32_t k = o->n_runs, n = 0;
+    double hi = 0;
+    for (uint32_t i = 0; i < R[0].t.n_rows; i++)
+        for (uint32_t j = 0; j < k; j++) {
+            int row = run_row(&R[j], w, F(&R[0], i, R[0].c_s));
+            if (row >= 0 && num(&R[j], (uint32_t)row, R[j].c_span) > hi)
+                hi = num(&R[j], (uint32_t)row, R[j].c_span);
+        }
+    struct unit tu = hi >= 1e3 ? (struct unit){1e3, "ms"} : (struct unit){1, "us"};
+    sb_safe_name(sw, sizeof sw, w);
+    snprintf(base, sizeof base, "%s.runs", sw);
+    if (open_out(&dat, o->out_dir, base, "dat", e))
+        return -1;
+    fprintf(dat.f, "# scheduler, then makespan per run, then exposed communication per run (%s)\n",
+            tu.name);
+    for (uint32_t i = 0; i < R[0].t.n_rows; i++) {
+        const char *sched = F(&R[0], i, R[0].c_s);
+        int rows[SB_PLOT_MAX_RUNS], all = 1;
+        if (strcmp(F(&R[0], i, R[0].c_w), w) || !ok_row(&R[0], i))
+            continue;
+        for (uint32_t j = 0; j < k; j++)
+            all &= (rows[j] = run_row(&R[j], w, sched)) >= 0;
+        if (!all)
+            continue;
+        scheduler_str(dat.f, sched);
+        for (int col = 0; col < 2; col++)
+            for (uint32_t j = 0; j < k; j++)
+                fprintf(dat.f, " %.6f",
+                        num(&R[j], (uint32_t)rows[j], col ? R[j].c_exp : R[j].c_span) / tu.scale);
+        fputc('\n', dat.f);
+        n++;
+    }
+    if (sb_atomic_commit(&dat, e))
+        return -1;
+    if (!n) {
+        remove_file(o->out_dir, base, "dat");
+        snprintf(what, sizeof what, "%s's runs", w);
+        skipped(what, "no scheduler is ok in every results file");
+        return 0;
+    }
+    if (open_out(&gp, o->out_dir, base, "gp", e))
+        return -1;
+    fprintf(gp.f, "# makespan and exposed communication, one bar per results file\n");
+    gp_terminals(gp.f, base, 1500, 560);
+    fprintf(gp.f, "  set multiplot layout 1,2 title ");
+    gp_str(gp.f, w);
+    fprintf(gp.f, "\n  set style data histogram\n  set style histogram clustered gap 1\n"
+                  "  set style fill solid 0.8 border -1\n  set grid ytics\n"
+                  "  set xtics rotate by -35\n  set yrange [0:*]\n  set key above horizontal\n"
+                  "  set ylabel '%s'\n",
+            tu.name);
+    for (int col = 0; col < 2; col++) {
+        fprintf(gp.f, "  set title '%s'\n  plot ", col ? "exposed communication" : "makespan");
+        for (uint32_t j = 0; j < k; j++) {
+            char label[256];
+            run_label(label, sizeof label, o->runs[j]);
+            fprintf(gp.f, "%s'%s.dat' using %u%s title ", j ? ", \\\n       " : "", base,
+                    2 + col * k + j, j ? "" : ":xtic(1)");
+            gp_str(gp.f, label);
+        }
+        fputc('\n', gp.f);
+    }
+    fprintf(gp.f, "  unset multiplot\n  unset output\n}\n");
+    return finish(&gp, o->out_dir, base, draw, e);
+}
+
+/* Every workload of the first run, compared across the runs. */
+static int plot_runs(const struct plot_opts *o, int draw, struct sb_err *e)
+{
+    struct res R[SB_PLOT_MAX_RUNS];
+    uint32_t opened = 0, n_done = 0;
+    int rc = 0;
+    for (; opened < o->n_runs && !rc; opened++)
+        rc = open_results(&R[opened], o->runs[opened], e);
+    if (rc)
+        opened--; /* the failed one holds nothing */
+    for (uint32_t j = 0; j < opened && !rc; j++)
+        for (uint32_t i = 0; i < R[j].t.n_rows && !rc; i++)
+            if (R[j].c_model >= 0 && !strcmp(F(&R[j], i, R[j].c_model), "approx"))
+                rc = sb_errf(e, "%s: rows under --cost-model approx are not time and do not "
+                                "compare with other runs", o->runs[j]);
+    for (uint32_t i = 0; i < (rc ? 0 : R[0].t.n_rows) && !rc; i++) {
+        const char *w = F(&R[0], i, R[0].c_w);
+        uint32_t j = 0;
+        while (j < i && strcmp(F(&R[0], j, R[0].c_w), w))
+            j++;
+        if (j < i || !in_scope(o, w))
+            continue;
+        rc = runs_plot(R, o, w, draw, e);
+        n_done++;
+    }
+    if (!rc && o->workload && !n_done)
+        rc = sb_errf(e, "%s: no rows for workload '%s'", o->results, o->workload);
+    for (uint32_t j = 0; j < opened; j++)
+        sb_table_free(&R[j].t);
+    return rc;
+}
+
 static int plot_help(void)
 {
     printf("usage: schedbench plot RESULTS.csv [-o DIR] [--workload W] [--mem-dir DIR]\n"
            "                       [--mem-cap GB]\n"
+           "       schedbench plot RUN1.csv RUN2.csv... [-o DIR] [--workload W]\n"
            "\n"
            "Writes PNG and SVG plots, with the .dat and .gp files gnuplot draws them\n"
            "from, into DIR (default plots/), and prints each file it wrote and each\n"
@@ -729,6 +866,9 @@ static int plot_help(void)
            "  pareto              makespan against peak, relative to original\n"
            "  heatmap             makespan and peak relative to original, workloads x\n"
            "                      schedulers\n"
+           "With several results files (runs of one sweep under different models or\n"
+           "settings, up to 8) it writes <workload>.runs instead: makespan and exposed\n"
+           "communication per scheduler, one bar per file, labelled by file name.\n"
            "--workload W restricts every plot to W.  Without gnuplot on PATH the data\n"
            "and scripts are written and the command says so.\n");
     return 0;
@@ -753,8 +893,12 @@ static int parse_plot_args(struct plot_opts *o, int argc, char **argv, char *mem
             if (end == v || *end || !isfinite(o->cap) || o->cap <= 0)
                 return sb_errf(e, "schedbench plot: --mem-cap '%s' is not a positive number "
                                   "of GB", v);
-        } else if (a[0] != '-' && !o->results)
-            o->results = a;
+        } else if (a[0] != '-' && o->n_runs < SB_PLOT_MAX_RUNS) {
+            o->runs[o->n_runs++] = a;
+            if (!o->results)
+                o->results = a;
+        } else if (a[0] != '-')
+            return sb_errf(e, "schedbench plot: at most %d results files", SB_PLOT_MAX_RUNS);
         else
             return sb_errf(e, "schedbench plot: unexpected argument '%s'", a);
     }
@@ -770,7 +914,7 @@ static int parse_plot_args(struct plot_opts *o, int argc, char **argv, char *mem
     o->have_mem = stat(o->mem_dir, &st) == 0 && S_ISDIR(st.st_mode);
     if (!o->have_mem && given)
         return sb_errf(e, "schedbench plot: --mem-dir %s: no such folder", o->mem_dir);
-    if (!o->have_mem) {
+    if (!o->have_mem && o->n_runs == 1) {
         char why[4200];
         snprintf(why, sizeof why, "no timelines folder %s (run with --mem-dir to get them)",
                  o->mem_dir);
@@ -809,8 +953,19 @@ int sb_cmd_plot(int argc, char **argv)
     struct res r;
     struct sb_err e;
     char mem_buf[4096];
-    if (parse_plot_args(&o, argc, argv, mem_buf, sizeof mem_buf, &e) ||
-        open_results(&r, o.results, &e)) {
+    if (parse_plot_args(&o, argc, argv, mem_buf, sizeof mem_buf, &e)) {
+        fprintf(stderr, "%s\n", e.msg);
+        return 2;
+    }
+    if (o.n_runs > 1) {
+        int draw = have_gnuplot();
+        if (sb_mkdirs(o.out_dir, &e) || plot_runs(&o, draw, &e)) {
+            fprintf(stderr, "schedbench plot: %s\n", e.msg);
+            return 2;
+        }
+        return 0;
+    }
+    if (open_results(&r, o.results, &e)) {
         fprintf(stderr, "%s\n", e.msg);
         return 2;
     }

@@ -424,6 +424,9 @@ static int finish_opts(struct run_opts *o, struct sb_err *e)
         o->jobs = 1;
     if (!o->comm_astra && o->ident && (strstr(o->ident, "--system=") || strstr(o->ident, "--network=")))
         return sb_errf(e, "schedbench run: --system and --network configure --comm astra");
+    if (o->comm_astra && o->cost.model == SB_COST_APPROX)
+        return sb_errf(e, "schedbench run: --comm astra prices collectives in time; XLA's "
+                          "approximate estimator (--cost-model approx) counts abstract units");
     /* ASTRA-sim's dimension queues serve every collective type together */
     if (o->comm_astra && !o->sim.shared)
         return sb_errf(e, "schedbench run: --comm astra takes --sim inflight=N, not a limit per "
@@ -499,6 +502,15 @@ static void write_sweep(FILE *f, const struct run_opts *o)
     sb_csv_fieldf(f, 0, "%llu", (unsigned long long)o->w.n * o->n_sched);
 }
 
+/* The cost_model column: results of different models do not compare (compare
+ * and the gate refuse them), and ASTRA-sim's collectives are another model. */
+static const char *model_name(const struct run_opts *o)
+{
+    return o->cost.model == SB_COST_APPROX ? "approx"
+           : o->comm_astra                 ? "analytical+astra"
+                                           : "analytical";
+}
+
 static void write_row(FILE *f, const struct sb_graph *g, const char *sched,
                       const char *status, const struct sb_sim_result *r,
                       double sched_ms, const struct run_opts *o, uint64_t cell)
@@ -530,7 +542,7 @@ static void write_row(FILE *f, const struct sb_graph *g, const char *sched,
     else
         sb_csv_field(f, "", 0);
     sb_csv_fieldf(f, 0, "%u", g->v.n_edges);
-    sb_csv_field(f, o->cost.model == SB_COST_APPROX ? "approx" : "analytical", 0);
+    sb_csv_field(f, model_name(o), 0);
     sb_csv_fieldf(f, 0, "%llu", (unsigned long long)cell);
     /* how far above the floor: 0 means provably optimal */
     if (r && r->makespan_lb_us > 0) {
@@ -561,7 +573,7 @@ static void write_load_error(FILE *f, const char *path, const char *sched, const
         else if (!strcmp(c, "status"))
             sb_csv_field(f, status, 0);
         else if (!strcmp(c, "cost_model"))
-            sb_csv_field(f, o->cost.model == SB_COST_APPROX ? "approx" : "analytical", 0);
+            sb_csv_field(f, model_name(o), 0);
         else if (!strcmp(c, "cell"))
             sb_csv_fieldf(f, 0, "%llu", (unsigned long long)cell);
         else if (!strcmp(c, "shard")) {
