@@ -139,6 +139,8 @@ static double ring_async(const struct sb_astra_config *c, const struct dim *D,
     case SB_OP_ALL_GATHER: K = n - 1, reducing = 0, m = s; break;
     default: K = n * (n - 1) / 2, reducing = 0; break;
     }
+    if ((double)n * (double)rounds * K > 1e8)
+        return -1; /* phase() says why */
     double worst = 0;
     for (uint32_t end = 0; end < n; end++) {
         /* walking back from `end`: step k of a chunk is sent over the link
@@ -170,7 +172,13 @@ static double phase(const struct sb_astra_config *c, const struct dim *D, enum s
     case SB_ALGO_RING: {
         double m = (double)(si / D->n), h = hops(D, 1);
         if (!uniform(D, 0))
-            return ring_async(c, D, op, s, rounds);
+        {
+            double t = ring_async(c, D, op, s, rounds);
+            if (t < 0)
+                *why = "a group this large on links of different lengths: more than this "
+                       "model walks (ranks x chunks x steps above 10^8)";
+            return t;
+        }
         switch (op) {
         case SB_OP_ALL_REDUCE: return d + 2 * (n - 1) * (msg(D, m, (uint32_t)h) + d) + (n - 1) * reduce(c, m);
         case SB_OP_REDUCE_SCATTER: return d + (n - 1) * (msg(D, m, (uint32_t)h) + d) + (n - 1) * reduce(c, m);
