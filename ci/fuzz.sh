@@ -21,11 +21,12 @@ seeds() { # target: the directories and files to seed it from
     astra_text) [ -d "$shared/astra-sim-text" ] && echo "$shared/astra-sim-text" || echo "" ;;
     ggml_case) [ -d "$shared/ggml-sched" ] && echo "$shared/ggml-sched" || echo "" ;;
     astra_config) echo "$root/workloads/astra" ;;
+    astra_queue) echo "$root/tests/fuzz/crashes/astra-queue-sooner-than-alone.aq" ;;
     esac
 }
 mkdir -p "$B/fuzz-crashes"
 failed=0
-for t in workload hlo machine results options expect chakra astra_text ggml_case astra_config; do
+for t in workload hlo machine results options expect chakra astra_text ggml_case astra_config astra_queue; do
     corpus=$B/fuzz-corpus/$t seed=$B/fuzz-seeds/$t
     mkdir -p "$corpus" "$seed"
     for s in $(seeds $t); do

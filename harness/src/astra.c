@@ -345,6 +345,20 @@ int sb_astra_plan_group(const struct sb_astra_config *c, enum sb_astra_op op, ui
     return 0;
 }
 
+double sb_astra_plan_floor_ns(const struct sb_astra_plan *p, uint32_t active)
+{
+    double path = 0, per_dim[SB_ASTRA_MAX_DIMS] = {0}, best;
+    for (uint32_t i = 0; i < p->n_ph; i++) {
+        path += p->t_ns[i];
+        per_dim[p->dim[i]] += p->t_ns[i];
+    }
+    best = path;
+    for (uint32_t d = 0; d < SB_ASTRA_MAX_DIMS; d++)
+        if ((double)p->chunks * per_dim[d] / active > best)
+            best = (double)p->chunks * per_dim[d] / active;
+    return best;
+}
+
 double sb_astra_collective(const struct sb_astra_config *c, enum sb_astra_op op, uint64_t bytes,
                            struct sb_err *e)
 {

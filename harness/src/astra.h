@@ -48,6 +48,12 @@ int sb_astra_plan(const struct sb_astra_config *c, enum sb_astra_op op, uint64_t
 int sb_astra_plan_group(const struct sb_astra_config *c, enum sb_astra_op op, uint64_t bytes,
                         const uint32_t *ranks, uint32_t n_ranks, struct sb_astra_plan *p,
                         struct sb_err *e);
+/* What no sharing of the queues can beat: a chunk's phases one after the
+ * other, and each dimension's work over its `active` slots.  Sharing can end
+ * a collective sooner than alone (the queues serve in arrival order, which
+ * is not always the best order for a pipeline), so this, not the time alone,
+ * is what a lower bound may use. */
+double sb_astra_plan_floor_ns(const struct sb_astra_plan *p, uint32_t active);
 /* End time in ns of one collective of `bytes` (per-rank input for
  * ALL_GATHER) issued alone at 0; -1 with a message when not modelled. */
 double sb_astra_collective(const struct sb_astra_config *c, enum sb_astra_op op, uint64_t bytes,
