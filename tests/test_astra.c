@@ -151,6 +151,30 @@ static void test_group(void)
     CHECK(sb_astra_plan_group(&c, SB_OP_REDUCE_SCATTER, 1048576, g, 4, &p, &e) != 0);
 }
 
+/* A direct all-reduce on the Ring of 8: peers 1, 2, 3, 4, 3, 2, 1 hops along,
+ * m = 32,768, c(h) = floor(500 h + 610.35) = 1,110, 1,610, 2,110, 2,610.
+ * The i-th second-round message (to the peer i + 1 along) leaves after the
+ * i-th earliest first-round arrival:
+ *   first round, earliest first: 1,110 1,110 1,610 1,610 2,110 2,110 2,610
+ *   second round, peer i + 1:    1,110 1,610 2,110 2,610 2,110 1,610 1,110
+ *   sums: 2,220 2,720 3,720 4,220 4,220 3,720 3,720, the largest 4,220;
+ * a chunk 10 + 2 * 10 + 1,965 + 4,220 = 6,215, four of them 24,860, which is
+ * ASTRA-sim's I_ring8topo_direct_all_reduce_1MiB.  With every peer one hop
+ * (FullyConnected) it is the closed form 10 + 2 * 1,120 + 1,965 = 4,215. */
+static void test_direct_ring(void)
+{
+    struct sb_astra_config c;
+    sb_astra_defaults(&c);
+    for (uint32_t d = 0; d < SB_ASTRA_MAX_DIMS; d++)
+        c.algo[SB_OP_ALL_REDUCE][d] = SB_ALGO_DIRECT;
+    struct sb_astra_plan p;
+    plan(&c, 1048576, &p);
+    CHECK_NEAR(p.t_ns[0], 6215);
+    c.topo[0] = SB_TOPO_FULLY_CONNECTED;
+    plan(&c, 1048576, &p);
+    CHECK_NEAR(p.t_ns[0], 4215);
+}
+
 /* The simulator: astra_two.csv issues A and B, waits for B, computes 50 us,
  * waits for A.
  *   inflight=2, LIFO: B ends 63.533 (wait 63.533), work to 113.533, A ends
@@ -216,6 +240,7 @@ int main(void)
     test_issue_later();
     test_two_dimensions();
     test_group();
+    test_direct_ring();
     test_sim();
     return check_report();
 }
