@@ -200,7 +200,7 @@ static int golden(const char *path, const char *dags)
         return 2;
     }
     json_t *cases = json_object_get(root, "cases");
-    uint32_t pass = 0, fail = 0, skip = 0;
+    uint32_t pass = 0, fail = 0, skip = 0, aware = 0, aware_eq = 0;
     for (size_t i = 0; i < json_array_size(cases); i++) {
         json_t *cs = json_array_get(cases, i);
         const char *id = json_string_value(json_object_get(cs, "id"));
@@ -219,7 +219,17 @@ static int golden(const char *path, const char *dags)
             skip++;
             printf("SKIP %s: %s\n", id, why);
         }
+        /* the congestion-aware backend is not modelled: count where ASTRA-sim's
+         * aware result is the unaware one we give */
+        json_t *aw = json_object_get(json_object_get(json_object_get(cs, "expected"),
+                                                     "congestion_aware"), "end_ns");
+        if (aw) {
+            aware++;
+            aware_eq += r != 2 && got[0] == json_number_value(aw);
+        }
     }
+    printf("congestion-aware (not modelled): %u of %u cases end when our unaware model "
+           "says\n", aware_eq, aware);
     printf("congestion-unaware: %u passed, %u failed, %u skipped\n", pass, fail, skip);
     json_decref(root);
     return fail ? 1 : 0;
