@@ -51,7 +51,9 @@ rm -rf "$W"
 G=$CORPUS/astra-golden/golden_cases.json
 if [ ! -f "$G" ]; then echo "SKIP: $G not present"; exit $fail; fi
 out=$("$BIN" collective --golden "$G" --dags "$ROOT/tests/data/astra_dags")
-echo "$out" | tail -1
+echo "$out" | tail -2
+aware_passed=$(echo "$out" | grep '^congestion-aware:' | sed -E 's/^congestion-aware: ([0-9]+) passed.*/\1/')
+if [ "${aware_passed:-0}" -lt 71 ]; then echo "FAIL: congestion-aware: ${aware_passed:-none} passed, fewer than 71"; fail=1; fi
 passed=$(echo "$out" | tail -1 | sed -E 's/.*: ([0-9]+) passed.*/\1/')
 unexpected=$(echo "$out" | grep '^FAIL')
 if [ -n "$unexpected" ]; then echo "$unexpected"; fail=1; fi

@@ -175,6 +175,39 @@ static void test_direct_ring(void)
     CHECK_NEAR(p.t_ns[0], 4215);
 }
 
+/* ASTRA-sim's congestion-aware backend, message by message (astra_aware.c).
+ *   Ring all-reduce on a Switch of 8 (tests/rt_template otherwise): a message
+ *   goes up to the switch and down, each link floor(500 + 610.35) = 1,110,
+ *   and ring neighbours never share a link: per chunk
+ *   10 + 14 * (2 * 1,110 + 10) + 7 * 1,965 = 44,985, four chunks 179,940
+ *   (the unaware backend: one 2-hop message, 145,780).
+ *   Direct all-to-all on the Switch of 8, m = 32,768: a rank's 7 messages
+ *   share its uplink, each holding it floor(610.35) = 610, so the last starts
+ *   at 10 + 6 * 610 = 3,670, reaches the switch at 4,780 and its receiver at
+ *   5,890 (the downlinks are free by then); taken in after d: 5,900 per
+ *   chunk, 23,600 (GOLDEN.md section 3 derives the same).
+ *   On a Ring of 8 neighbours have a link each: both backends agree, 117,780.
+ *   Refused as ASTRA-sim refuses: two dimensions, and a Ring of 2. */
+static void test_aware(void)
+{
+    struct sb_astra_config c;
+    struct sb_err e;
+    sb_astra_defaults(&c);
+    CHECK_NEAR(sb_astra_aware(&c, SB_OP_ALL_REDUCE, 1048576, NULL, NULL, 0, &e), 117780);
+    c.topo[0] = SB_TOPO_SWITCH;
+    CHECK_NEAR(sb_astra_aware(&c, SB_OP_ALL_REDUCE, 1048576, NULL, NULL, 0, &e), 179940);
+    CHECK_NEAR(sb_astra_collective(&c, SB_OP_ALL_REDUCE, 1048576, &e), 145780);
+    for (uint32_t d = 0; d < SB_ASTRA_MAX_DIMS; d++)
+        c.algo[SB_OP_ALL_TO_ALL][d] = SB_ALGO_DIRECT;
+    CHECK_NEAR(sb_astra_aware(&c, SB_OP_ALL_TO_ALL, 1048576, NULL, NULL, 0, &e), 23600);
+    c.topo[0] = SB_TOPO_RING;
+    c.npus[0] = 2;
+    CHECK(sb_astra_aware(&c, SB_OP_ALL_REDUCE, 1048576, NULL, NULL, 0, &e) < 0);
+    c.npus[0] = 4, c.n_dims = 2, c.npus[1] = 2, c.topo[1] = SB_TOPO_RING;
+    c.bw_gbps[1] = 50, c.latency_ns[1] = 500;
+    CHECK(sb_astra_aware(&c, SB_OP_ALL_REDUCE, 1048576, NULL, NULL, 0, &e) < 0);
+}
+
 /* The simulator: astra_two.csv issues A and B, waits for B, computes 50 us,
  * waits for A.
  *   inflight=2, LIFO: B ends 63.533 (wait 63.533), work to 113.533, A ends
@@ -241,6 +274,7 @@ int main(void)
     test_two_dimensions();
     test_group();
     test_direct_ring();
+    test_aware();
     test_sim();
     return check_report();
 }

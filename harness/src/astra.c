@@ -325,6 +325,28 @@ static int phases(const struct sb_astra_config *c, const struct dim *D, enum sb_
     return 0;
 }
 
+int sb_astra_chunking(const struct sb_astra_config *c, enum sb_astra_op op, uint64_t bytes,
+                      uint64_t *chunk, uint64_t *chunks, struct sb_err *e)
+{
+    uint64_t N = 1;
+    for (uint32_t i = 0; i < c->n_dims; i++)
+        N *= c->npus[i];
+    /* Sys::determine_chunk_size: every chunk has the full size */
+    uint64_t size = bytes;
+    *chunk = size / c->splits;
+    if (op != SB_OP_ALL_GATHER && *chunk < N) {
+        *chunk = N;
+        size = (uint64_t)c->splits * N;
+    }
+    if (!*chunk)
+        return sb_errf(e, "an all-gather of 0 bytes has no chunks: ASTRA-sim never completes it");
+    *chunks = (size + *chunk - 1) / *chunk;
+    if (*chunks > 1u << 20)
+        return sb_errf(e, "%llu chunks: more than this model simulates",
+                       (unsigned long long)*chunks);
+    return 0;
+}
+
 int sb_astra_plan(const struct sb_astra_config *c, enum sb_astra_op op, uint64_t bytes,
                   struct sb_astra_plan *p, struct sb_err *e)
 {
@@ -354,18 +376,9 @@ int sb_astra_plan_group(const struct sb_astra_config *c, enum sb_astra_op op, ui
         D[0].n = n_ranks;
         D[0].ranks = ranks;
     }
-    /* chunking (Sys::determine_chunk_size): every chunk has the full size */
-    uint64_t size = bytes, chunk = size / c->splits;
-    if (op != SB_OP_ALL_GATHER && chunk < N) {
-        chunk = N;
-        size = (uint64_t)c->splits * N;
-    }
-    if (!chunk)
-        return sb_errf(e, "an all-gather of 0 bytes has no chunks: ASTRA-sim never completes it");
-    p->chunks = (size + chunk - 1) / chunk;
-    if (p->chunks > 1u << 20)
-        return sb_errf(e, "%llu chunks: more than this model simulates",
-                       (unsigned long long)p->chunks);
+    uint64_t chunk;
+    if (sb_astra_chunking(c, op, bytes, &chunk, &p->chunks, e))
+        return -1;
     struct ph P[2 * SB_ASTRA_MAX_DIMS];
     const char *why = NULL;
     uint64_t rounds = (p->chunks + c->active_chunks - 1) / c->active_chunks;

@@ -40,6 +40,9 @@ struct sb_astra_plan {
     uint32_t dim[2 * SB_ASTRA_MAX_DIMS];
     double t_ns[2 * SB_ASTRA_MAX_DIMS];
 };
+/* Sys::determine_chunk_size: each chunk's bytes and how many (all full). */
+int sb_astra_chunking(const struct sb_astra_config *c, enum sb_astra_op op, uint64_t bytes,
+                      uint64_t *chunk, uint64_t *chunks, struct sb_err *e);
 /* -1 with a message when the case is not modelled. */
 int sb_astra_plan(const struct sb_astra_config *c, enum sb_astra_op op, uint64_t bytes,
                   struct sb_astra_plan *p, struct sb_err *e);
@@ -58,6 +61,16 @@ double sb_astra_plan_floor_ns(const struct sb_astra_plan *p, uint32_t active);
  * ALL_GATHER) issued alone at 0; -1 with a message when not modelled. */
 double sb_astra_collective(const struct sb_astra_config *c, enum sb_astra_op op, uint64_t bytes,
                            struct sb_err *e);
+
+/* ASTRA-sim's congestion-aware backend (astra_aware.c): the end time in ns of
+ * one collective on a network of one dimension, simulated rank by rank and
+ * message by message with FIFO links.  ranks: n_groups communicator groups
+ * one after the other (group_len[i] physical NPUs each, in ring order), all
+ * running at once; NULL: one group of every NPU.  -1 with a message when not
+ * modelled. */
+double sb_astra_aware(const struct sb_astra_config *c, enum sb_astra_op op, uint64_t bytes,
+                      const uint32_t *ranks, const uint32_t *group_len, uint32_t n_groups,
+                      struct sb_err *e);
 
 /* One NPU's system layer (astra_queue.c): collectives issued at
  * nondecreasing times share the dimension queues.  A handle is the issue
