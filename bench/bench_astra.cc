@@ -67,7 +67,7 @@ void BM_Sim(benchmark::State &st, bool use_overlap, int model)
     }
     struct sb_graph *g = fx->g;
     struct sb_err e;
-    if (model && sb_astra_apply(&fx->astra, g, &e)) { // collective durations, as run does
+    if (model && sb_astra_apply(&fx->astra, 0, g, &e)) { // collective durations, as run does
         st.SkipWithError(e.msg);
         return;
     }
@@ -103,7 +103,7 @@ void BM_Apply(benchmark::State &st)
     }
     struct sb_err e;
     for (auto _ : st)
-        if (sb_astra_apply(&fx->astra, fx->g, &e)) {
+        if (sb_astra_apply(&fx->astra, 0, fx->g, &e)) {
             st.SkipWithError(e.msg);
             break;
         }

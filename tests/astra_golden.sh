@@ -44,6 +44,12 @@ if "$BIN" compare "$W/s.csv" "$W/r.csv" >/dev/null 2>&1; then echo "FAIL: compar
 line=$(grep '^"original"' "$W/p/one.runs.dat" 2>/dev/null)
 simple_span=$(awk -F, 'NR==2{print $6}' "$W/s.csv")
 if [ -n "$line" ] && [ "$(echo "$line" | awk '{print $3}')" = 118.780000 ] && [ "$(echo "$line" | awk '{print $2}')" = "$(printf '%.6f' "$simple_span")" ]; then echo "ok: plot of two runs"; else echo "FAIL: plot of two runs: $line"; fail=1; fi
+# --comm astra-aware: the same all-reduce on a Switch of 8 takes 179.940 us
+# alone (derived in tests/test_astra.c), then 1 us of compute
+printf 'topology: [ Switch ]\nnpus_count: [ 8 ]\nbandwidth: [ 50.0 ]\nlatency: [ 500.0 ]\n' >"$W/sw8.yml"
+"$BIN" run -q -w "$W/one.csv" -s original --comm astra-aware --system "$ROOT/workloads/astra/system.json" --network "$W/sw8.yml" -o "$W/a.csv"
+if [ "$(awk -F, 'NR==2{print $6 "," $15}' "$W/a.csv")" = 180.940,analytical+astra-aware ]; then echo "ok: run --comm astra-aware 180.940 us"; else echo "FAIL: run --comm astra-aware: $(awk -F, 'NR==2{print $6 "," $15}' "$W/a.csv")"; fail=1; fi
+if "$BIN" run -q -w "$W/one.csv" -s original --comm astra-aware --sim inflight=2 -o "$W/x.csv" 2>/dev/null; then echo "FAIL: astra-aware with inflight=2 accepted"; fail=1; else echo "ok: astra-aware refuses inflight=2"; fi
 # --comm astra refuses per-type limits and XLA's abstract units
 if "$BIN" run -q -w "$W/one.csv" -s original --comm astra --sim all_reduce=2 -o "$W/x.csv" 2>/dev/null; then echo "FAIL: per-type --sim accepted"; fail=1; else echo "ok: per-type --sim refused"; fi
 if "$BIN" run -q -w "$W/one.csv" -s original --comm astra --cost-model approx -o "$W/x.csv" 2>/dev/null; then echo "FAIL: approx accepted"; fail=1; else echo "ok: approx refused"; fi

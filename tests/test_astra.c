@@ -232,7 +232,7 @@ static void test_sim(void)
     sb_cost_apply(&cp, g);
     struct sb_astra_config c;
     sb_astra_defaults(&c);
-    CHECK(sb_astra_apply(&c, g, &e) == 0);
+    CHECK(sb_astra_apply(&c, 0, g, &e) == 0);
     CHECK_NEAR(g->v.dur_us[1], 117.780); /* each alone */
     CHECK_NEAR(g->v.dur_us[2], 34.088);
     struct sb_schedule s;

@@ -91,9 +91,12 @@ int sb_astra_parse_topo(const char *s, uint8_t *out);
  * errors as file:line(:col). */
 int sb_astra_load_system(const char *path, struct sb_astra_config *c, struct sb_err *e);
 int sb_astra_load_network(const char *path, struct sb_astra_config *c, struct sb_err *e);
-/* --comm astra: each collective's duration from the model (all-reduce,
- * all-gather, reduce-scatter, all-to-all without a comm_us in the file). */
-int sb_astra_apply(const struct sb_astra_config *c, struct sb_graph *g, struct sb_err *e);
+/* --comm astra: each collective's duration alone from the model (all-reduce,
+ * all-gather, reduce-scatter, all-to-all without a comm_us in the file);
+ * aware: from the congestion-aware backend (--comm astra-aware). */
+int sb_astra_apply(const struct sb_astra_config *c, int aware, struct sb_graph *g,
+                   struct sb_err *e);
+#define SB_ASTRA_MEMO 1024 /* distinct collectives the aware pricing remembers per graph */
 /* The plan of start v under c; 0 when ASTRA-sim does not price v (its
  * duration stays g->dur_us).  Call after sb_astra_apply succeeded. */
 int sb_astra_node_plan(const struct sb_astra_config *c, const struct sb_graph *g, uint32_t v,

@@ -131,7 +131,7 @@ struct run_opts {
     const char **lists;        /* -s values, parsed once every --plugin is loaded */
     struct sb_machine *machine; /* --machine, or NULL: one device */
     struct sb_import_opts imp;  /* --import: what traces from other tools leave out */
-    int comm_astra;             /* --comm astra: collectives priced by astra.c */
+    int comm_astra;             /* --comm astra 1, astra-aware 2: priced by astra*.c */
     struct sb_astra_config astra; /* with --system / --network */
     char *ident;                /* the options that define the sweep, as given */
     uint64_t sweep_id;          /* FNV-1a of ident, the workloads and schedulers */
@@ -189,9 +189,12 @@ static int run_help(void)
            "                    roofline, default 989 and 3350), clock_ghz (ASTRA-sim\n"
            "                    text cycles, default 1), npus (ASTRA-sim text, default 16)\n"
            "  --comm M          collectives priced by simple (the alpha-beta cost model,\n"
-           "                    default) or astra: ASTRA-sim's system-layer model\n"
-           "                    (docs/astra.md), configured by --system FILE.json and\n"
-           "                    --network FILE.yml in ASTRA-sim's formats\n"
+           "                    default), astra (ASTRA-sim's system layer and\n"
+           "                    congestion-unaware network; --sim inflight=N collectives\n"
+           "                    share its queues) or astra-aware (its congestion-aware\n"
+           "                    network, each collective alone, one at a time; a network\n"
+           "                    of one dimension), configured by --system FILE.json and\n"
+           "                    --network FILE.yml in ASTRA-sim's formats (docs/astra.md)\n"
            "  --keep-going, -k  a workload that fails to load gets a row per scheduler\n"
            "                    with status error:<message>; the rest of the sweep runs\n"
            "                    and the file is written (exit status still 2)\n"
@@ -354,10 +357,10 @@ static int parse_run_args(struct run_opts *o, int argc, char **argv, struct sb_e
         else if (!strcmp(a, "--import"))
             rc = sb_import_parse(&o->imp, v, e);
         else if (!strcmp(a, "--comm")) {
-            if (!strcmp(v, "astra") || !strcmp(v, "simple"))
-                o->comm_astra = !strcmp(v, "astra");
+            if (!strcmp(v, "astra") || !strcmp(v, "simple") || !strcmp(v, "astra-aware"))
+                o->comm_astra = !strcmp(v, "astra") ? 1 : !strcmp(v, "astra-aware") ? 2 : 0;
             else
-                rc = sb_errf(e, "schedbench run: --comm '%s' is simple or astra", v);
+                rc = sb_errf(e, "schedbench run: --comm '%s' is simple, astra or astra-aware", v);
         } else if (!strcmp(a, "--system"))
             rc = sb_astra_load_system(v, &o->astra, e);
         else if (!strcmp(a, "--network"))
@@ -431,7 +434,13 @@ static int finish_opts(struct run_opts *o, struct sb_err *e)
     if (o->comm_astra && !o->sim.shared)
         return sb_errf(e, "schedbench run: --comm astra takes --sim inflight=N, not a limit per "
                           "collective type (ASTRA-sim's queues serve every type)");
-    o->sim.astra = o->comm_astra ? &o->astra : NULL;
+    /* the aware backend prices each collective alone: links shared by
+     * collectives in flight together are not modelled */
+    if (o->comm_astra == 2 && o->sim.limit[0] > 1)
+        return sb_errf(e, "schedbench run: --comm astra-aware prices each collective alone; "
+                          "it takes --sim inflight=1 (links shared between collectives in "
+                          "flight are not modelled)");
+    o->sim.astra = o->comm_astra == 1 ? &o->astra : NULL;
     if (o->cell_timeout_s > 0 && !o->isolate)
         return sb_errf(e, "schedbench run: --cell-timeout needs --isolate (a cell can only be "
                           "stopped in a process of its own)");
@@ -507,6 +516,7 @@ static void write_sweep(FILE *f, const struct run_opts *o)
 static const char *model_name(const struct run_opts *o)
 {
     return o->cost.model == SB_COST_APPROX ? "approx"
+           : o->comm_astra == 2            ? "analytical+astra-aware"
            : o->comm_astra                 ? "analytical+astra"
                                            : "analytical";
 }
@@ -742,7 +752,8 @@ static struct sb_graph *acquire(struct sweep *S, uint32_t w)
         if (W->g) {
             sb_cost_apply(&S->o->cost, W->g);
             warn_no_cost(S->o, W->g);
-            if (S->o->comm_astra && sb_astra_apply(&S->o->astra, W->g, &W->err)) {
+            if (S->o->comm_astra &&
+                sb_astra_apply(&S->o->astra, S->o->comm_astra == 2, W->g, &W->err)) {
                 sb_graph_free(W->g);
                 W->g = NULL;
                 W->state = -1;
