@@ -358,13 +358,10 @@ int sb_astra_plan_group(const struct sb_astra_config *c, enum sb_astra_op op, ui
                         struct sb_err *e)
 {
     struct dim D[SB_ASTRA_MAX_DIMS];
-    uint64_t N = 1;
-    for (uint32_t i = 0; i < c->n_dims; i++) {
+    for (uint32_t i = 0; i < c->n_dims; i++)
         D[i] = (struct dim){c->topo[i], c->algo[op][i], c->npus[i],
                             c->bw_gbps[i] * 1073741824.0 / 1e9, c->latency_ns[i], NULL,
                             c->npus[i]};
-        N *= c->npus[i];
-    }
     if (ranks) {
         if (c->n_dims != 1)
             return sb_errf(e, "communicator groups on a network of several dimensions are "

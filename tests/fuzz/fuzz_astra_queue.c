@@ -1,4 +1,6 @@
-/* ASTRA-sim's queues (astra_queue.c) under collectives the bytes describe:
+/* ASTRA-sim's queues (astra_queue.c), and its congestion-aware backend
+ * (astra_aware.c) on networks of one dimension, under collectives the bytes
+ * describe:
  * a small network, LIFO or FIFO, A active chunks; then collectives of any
  * op, size and communicator group issued at nondecreasing times, waited for
  * in any order.  Besides memory errors it checks the property the lower
@@ -65,6 +67,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t n)
         }
         if (rc)
             continue;
+        if (c.n_dims == 1) /* the congestion-aware backend on the same collective */
+            sb_astra_aware(&c, op, bytes, n_ranks ? ranks : NULL, n_ranks ? &n_ranks : NULL,
+                           n_ranks ? 1 : 0, &e);
         floor_ns[k] = sb_astra_plan_floor_ns(&p, c.active_chunks);
         t += take(&b) * 97.0;
         at[k] = t;
