@@ -208,6 +208,49 @@ static void test_aware(void)
     CHECK(sb_astra_aware(&c, SB_OP_ALL_REDUCE, 1048576, NULL, NULL, 0, &e) < 0);
 }
 
+/* Two models of the unaware backend against each other: astra.c's closed forms
+ * through the queues, and astra_ranks.c's rank-by-rank messages with
+ * floor(h L + m / B) each.  They share no code beyond the chunking, and must
+ * agree wherever both apply: every topology, algorithm and op, two sizes
+ * (one that does not split evenly) and one or two active chunks. */
+static void test_two_models(void)
+{
+    static const uint32_t npus[] = {4, 8};
+    static const uint64_t sizes[] = {1048576, 1000003};
+    uint32_t compared = 0, agreed = 0;
+    for (uint8_t topo = 0; topo < 3; topo++)
+        for (size_t ni = 0; ni < 2; ni++)
+            for (uint8_t algo = 0; algo < 3; algo++)
+                for (int op = 0; op < 4; op++)
+                    for (size_t si = 0; si < 2; si++)
+                        for (uint32_t active = 1; active <= 2; active++) {
+                            struct sb_astra_config c;
+                            struct sb_err e;
+                            uint64_t chunk, chunks;
+                            sb_astra_defaults(&c);
+                            c.topo[0] = topo, c.npus[0] = npus[ni], c.active_chunks = active;
+                            c.algo[op][0] = algo;
+                            double closed = sb_astra_collective(&c, (enum sb_astra_op)op,
+                                                                sizes[si], &e);
+                            if (closed < 0 || sb_astra_chunking(&c, (enum sb_astra_op)op,
+                                                                sizes[si], &chunk, &chunks, &e))
+                                continue;
+                            double ranks = sb_astra_ranks_unaware(&c, (enum sb_astra_op)op,
+                                                                  chunk, chunks, &e);
+                            compared++;
+                            if (fabs(closed - ranks) < 1e-6)
+                                agreed++;
+                            else
+                                fprintf(stderr, "topo %u n %u algo %u op %d size %llu A %u: "
+                                        "closed form %.0f, ranks %.0f\n", topo, npus[ni], algo,
+                                        op, (unsigned long long)sizes[si], active, closed,
+                                        ranks);
+                        }
+    printf("two models: %u of %u configurations agree\n", agreed, compared);
+    CHECK(compared >= 250);
+    CHECK_EQ_U(agreed, compared);
+}
+
 /* The simulator: astra_two.csv issues A and B, waits for B, computes 50 us,
  * waits for A.
  *   inflight=2, LIFO: B ends 63.533 (wait 63.533), work to 113.533, A ends
@@ -275,6 +318,7 @@ int main(void)
     test_group();
     test_direct_ring();
     test_aware();
+    test_two_models();
     test_sim();
     return check_report();
 }

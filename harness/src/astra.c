@@ -64,6 +64,7 @@ struct dim {
     uint8_t topo, algo;
     uint32_t n;
     double B, L; /* bytes per ns, ns */
+    double gbps; /* B as configured */
     /* a communicator group: the physical ranks of the logical ring, in order
      * (NULL: the whole dimension, rank i at position i) */
     const uint32_t *ranks;
@@ -194,9 +195,44 @@ static double direct_all_reduce(const struct sb_astra_config *c, const struct di
     return d + 2 * d + reduce(c, m) + worst;
 }
 
+/* How many chunks one after the other on each slot of a dimension. */
+static uint64_t rounds(const struct sb_astra_config *c, uint64_t chunks)
+{
+    return (chunks + c->active_chunks - 1) / c->active_chunks;
+}
+
+/* doubleBinaryTree has no closed form: ranks end at different times, and the
+ * chunks take the two trees in turn.  The rank-by-rank model of astra_ranks.c
+ * runs the phase's chunks on this dimension alone, and each chunk is charged
+ * an equal share of the last rank's end, which is exact when they run alone
+ * (ASTRA-sim's 438,292 ns on a Switch of 8, golden case
+ * C_sw8_doubleBinaryTree_all_reduce_1MiB). */
+static double tree_phase(const struct sb_astra_config *c, const struct dim *D,
+                         enum sb_astra_op op, double s, uint64_t chunks, const char **why)
+{
+    struct sb_astra_config x = *c;
+    struct sb_err e;
+    if (D->ranks)
+        return *why = "doubleBinaryTree over a communicator group is not modelled", -1;
+    if (op != SB_OP_ALL_REDUCE)
+        return *why = "doubleBinaryTree is an all-reduce only", -1;
+    if (D->n & (D->n - 1))
+        return *why = "doubleBinaryTree needs a power-of-two dimension", -1;
+    x.n_dims = 1;
+    x.topo[0] = D->topo;
+    x.npus[0] = D->n;
+    x.bw_gbps[0] = D->gbps;
+    x.latency_ns[0] = D->L;
+    x.algo[op][0] = SB_ALGO_DBT;
+    double t = sb_astra_ranks_unaware(&x, op, (uint64_t)s, chunks, &e);
+    if (t < 0)
+        return *why = "doubleBinaryTree: more than the rank-by-rank model simulates", -1;
+    return t / (double)rounds(c, chunks);
+}
+
 /* One chunk's time in one phase with input s; -1 when not modelled. */
 static double phase(const struct sb_astra_config *c, const struct dim *D, enum sb_astra_op op,
-                    double s, uint64_t rounds, const char **why)
+                    double s, uint64_t chunks, const char **why)
 {
     double d = c->endpoint_delay, n = D->n;
     uint64_t si = (uint64_t)s;
@@ -207,7 +243,7 @@ static double phase(const struct sb_astra_config *c, const struct dim *D, enum s
         double m = (double)(si / D->n), h = hops(D, 1);
         if (!uniform(D, 0))
         {
-            double t = ring_async(c, D, op, s, rounds);
+            double t = ring_async(c, D, op, s, rounds(c, chunks));
             if (t < 0)
                 *why = "a group this large on links of different lengths: more than this "
                        "model walks (ranks x chunks x steps above 10^8)";
@@ -274,8 +310,7 @@ static double phase(const struct sb_astra_config *c, const struct dim *D, enum s
         return t;
     }
     default:
-        *why = "doubleBinaryTree has no closed form (per-rank end times differ)";
-        return -1;
+        return tree_phase(c, D, op, s, chunks, why);
     }
 }
 
@@ -290,7 +325,7 @@ struct ph {
 /* The phases of op over the dimensions, each chunk's input size threaded
  * through (RS divides it by n, AG multiplies). */
 static int phases(const struct sb_astra_config *c, const struct dim *D, enum sb_astra_op op,
-                  double chunk, uint64_t rounds, struct ph *P, uint32_t *n_ph, const char **why)
+                  double chunk, uint64_t chunks, struct ph *P, uint32_t *n_ph, const char **why)
 {
     uint32_t k = c->n_dims, n = 0;
     uint32_t order[2 * SB_ASTRA_MAX_DIMS];
@@ -312,7 +347,7 @@ static int phases(const struct sb_astra_config *c, const struct dim *D, enum sb_
     *n_ph = 0;
     for (uint32_t i = 0; i < n; i++) {
         const struct dim *d = &D[order[i]];
-        double t = phase(c, d, ops[i], s, rounds, why);
+        double t = phase(c, d, ops[i], s, chunks, why);
         if (t < 0)
             return -1;
         if (d->n > 1)
@@ -360,8 +395,8 @@ int sb_astra_plan_group(const struct sb_astra_config *c, enum sb_astra_op op, ui
     struct dim D[SB_ASTRA_MAX_DIMS];
     for (uint32_t i = 0; i < c->n_dims; i++)
         D[i] = (struct dim){c->topo[i], c->algo[op][i], c->npus[i],
-                            c->bw_gbps[i] * 1073741824.0 / 1e9, c->latency_ns[i], NULL,
-                            c->npus[i]};
+                            c->bw_gbps[i] * 1073741824.0 / 1e9, c->latency_ns[i],
+                            c->bw_gbps[i], NULL, c->npus[i]};
     if (ranks) {
         if (c->n_dims != 1)
             return sb_errf(e, "communicator groups on a network of several dimensions are "
@@ -378,8 +413,7 @@ int sb_astra_plan_group(const struct sb_astra_config *c, enum sb_astra_op op, ui
         return -1;
     struct ph P[2 * SB_ASTRA_MAX_DIMS];
     const char *why = NULL;
-    uint64_t rounds = (p->chunks + c->active_chunks - 1) / c->active_chunks;
-    if (phases(c, D, op, (double)chunk, rounds, P, &p->n_ph, &why))
+    if (phases(c, D, op, (double)chunk, p->chunks, P, &p->n_ph, &why))
         return sb_errf(e, "%s", why);
     for (uint32_t i = 0; i < p->n_ph; i++)
         p->dim[i] = P[i].dim, p->t_ns[i] = P[i].t;

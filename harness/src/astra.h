@@ -62,7 +62,13 @@ double sb_astra_plan_floor_ns(const struct sb_astra_plan *p, uint32_t active);
 double sb_astra_collective(const struct sb_astra_config *c, enum sb_astra_op op, uint64_t bytes,
                            struct sb_err *e);
 
-/* ASTRA-sim's congestion-aware backend (astra_aware.c): the end time in ns of
+/* The same rank-by-rank model on the congestion-unaware network, for one
+ * dimension described by c alone: `chunks` chunks of `chunk` bytes.  astra.c
+ * uses it where no closed form exists (doubleBinaryTree); test_astra checks
+ * it against the closed forms. */
+double sb_astra_ranks_unaware(const struct sb_astra_config *c, enum sb_astra_op op,
+                              uint64_t chunk, uint64_t chunks, struct sb_err *e);
+/* ASTRA-sim's congestion-aware backend (astra_ranks.c): the end time in ns of
  * one collective on a network of one dimension, simulated rank by rank and
  * message by message with FIFO links.  ranks: n_groups communicator groups
  * one after the other (group_len[i] physical NPUs each, in ring order), all

@@ -1,27 +1,31 @@
-/* ASTRA-sim's congestion-aware analytical backend for one collective on a
- * network of one dimension (docs/astra.md, "Congestion-aware"), rank by rank
- * and message by message.
+/* ASTRA-sim rank by rank and message by message (docs/astra.md): its
+ * congestion-aware analytical backend on a network of one dimension, and its
+ * congestion-unaware one where no closed form exists (doubleBinaryTree).
  *
- * The network, read from astra-network-analytical@599a047 congestion_aware/
- * (Link.cpp, Ring.cpp, Switch and FullyConnected):
- *   - every link is FIFO; a message occupies it for floor(m / B) and reaches
- *     the next device floor(L + m / B) after it started on it;
- *   - routing is store and forward: a Ring goes the shorter way (clockwise on
- *     a tie), a Switch goes up to the switch and down, FullyConnected direct.
+ * The network, read from astra-network-analytical@599a047:
+ *   - aware (congestion_aware/Link.cpp, Ring.cpp, Switch, FullyConnected):
+ *     every link is FIFO; a message occupies it for floor(m / B) and reaches
+ *     the next device floor(L + m / B) after it started on it; routing is
+ *     store and forward: a Ring goes the shorter way (clockwise on a tie), a
+ *     Switch up to the switch and down, FullyConnected direct;
+ *   - unaware: a message takes floor(h L + m / B), h its hop count, and
+ *     nothing is shared.
  * Each rank, read from astra-sim@518bd51 system/ (Ring.cc, AllToAll.cc,
- * HalvingDoubling.cc, PacketBundle.cc, MemBus.cc):
+ * HalvingDoubling.cc, DoubleBinaryTreeAllReduce.cc, BinaryTree.cc,
+ * PacketBundle.cc, MemBus.cc):
  *   - runs at most active-chunks-per-dimension chunks at once, the next
  *     chunk starting when one ends;
- *   - a chunk's first send waits the endpoint delay d; a message is taken in
- *     when it has arrived and the rank has posted its receive (at its own
- *     send of that step); taking it in costs d, plus the reduction on
+ *   - a message is taken in when it has arrived and the rank has posted its
+ *     receive; taking it in costs the endpoint delay d, plus the reduction on
  *     reducing steps, and then the next message leaves;
  *   - ring and halvingDoubling: one message per step, to the next rank or the
- *     partner at the step's distance; direct: every peer at once, and an
- *     all-reduce's second round released one message per reduced
- *     first-round arrival (docs/astra.md, "direct").
- * Communicator groups run at once and share the links.  doubleBinaryTree is
- * not modelled. */
+ *     partner at the step's distance, the first after d; direct: every peer
+ *     at once, and an all-reduce's second round released one message per
+ *     reduced first-round arrival; doubleBinaryTree: the whole chunk up a
+ *     binary tree and back down, the chunks taking the two trees in turn.
+ * Communicator groups run at once and share the links.  On the unaware
+ * network this reproduces every closed form of astra.c (test_astra checks
+ * it on the golden cases' networks). */
 #define _POSIX_C_SOURCE 200809L
 #include "astra.h"
 
@@ -29,7 +33,18 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum ev_type { EV_HOP, EV_FREE, EV_LAUNCH, EV_SEND, EV_ROUND1, EV_GEN1, EV_GEN2 };
+enum ev_type {
+    EV_HOP,
+    EV_FREE,
+    EV_LAUNCH,
+    EV_SEND,
+    EV_ROUND1,
+    EV_GEN1,
+    EV_GEN2,
+    EV_FINISH,  /* a leaf took in the parent's message: done */
+    EV_UP,      /* a tree node sends its reduced chunk to its parent */
+    EV_DOWN     /* a tree node sends the result to its children */
+};
 
 struct event {
     double t;
@@ -57,12 +72,17 @@ struct grp {
     uint32_t n, K;         /* ranks; steps (keys) per chunk and rank */
     uint8_t *box;          /* [chunks][n][K] 0 empty, 1 arrived, 2 posted */
     uint32_t *next_chunk;  /* [n] */
-    /* direct: [chunks][n] per-chunk counters of AllToAll::run */
+    /* direct: [chunks][n] per-chunk counters of AllToAll::run; a tree node's
+     * children taken in are counted in recv1 */
     uint32_t *recv1, *free1, *sent2, *done2;
+    /* doubleBinaryTree: [2][n] parent and children of each position in the
+     * RootMax tree (even chunks) and the RootMin tree (odd); -1 none */
+    int32_t *parent, *left, *right;
 };
 
 struct aware {
     const struct sb_astra_config *c;
+    int congestion; /* the aware network; 0: the unaware one */
     enum sb_astra_op op;
     uint8_t algo;
     uint64_t chunk, chunks;
@@ -225,10 +245,17 @@ static void send_msg(struct aware *A, uint32_t gi, uint32_t ch, uint32_t from, u
     uint32_t cw = (dst + A->N - src) % A->N;
     A->msgs[id] = (struct msg){gi, ch, to, key, src, dst, A->N - cw < cw ? -1 : 1, bytes,
                                UINT32_MAX};
-    if (src == dst)
+    if (src == dst) {
         arrived(A, &A->msgs[id]);
-    else
+    } else if (!A->congestion) { /* floor(h L + m / B) end to end */
+        uint32_t h = A->c->topo[0] == SB_TOPO_SWITCH            ? 2
+                     : A->c->topo[0] == SB_TOPO_FULLY_CONNECTED ? 1
+                     : cw < A->N - cw                           ? cw
+                                                                : A->N - cw;
+        at(A, A->now + floor(h * A->L + bytes / A->B), EV_HOP, id, dst, 0, 0);
+    } else {
         enter_link(A, id);
+    }
 }
 
 /* ---- the ranks ------------------------------------------------------------- */
@@ -316,11 +343,110 @@ static void general1(struct aware *A, uint32_t gi, uint32_t pos, uint32_t ch)
     }
 }
 
+/* ---- doubleBinaryTree ------------------------------------------------------- */
+
+/* A full binary tree of `depth` levels whose nodes are numbered in order from
+ * *next (BinaryTree::build_tree); returns the subtree's root. */
+static int32_t tree_build(struct grp *G, int t, uint32_t depth, int32_t up, int32_t *next)
+{
+    int32_t l = depth > 1 ? tree_build(G, t, depth - 1, -2, next) : -1;
+    int32_t me = (*next)++;
+    int32_t r = depth > 1 ? tree_build(G, t, depth - 1, -2, next) : -1;
+    size_t o = (size_t)t * G->n;
+    G->parent[o + me] = up;
+    G->left[o + me] = l, G->right[o + me] = r;
+    if (l >= 0)
+        G->parent[o + l] = me;
+    if (r >= 0)
+        G->parent[o + r] = me;
+    return me;
+}
+
+/* The two trees of DoubleBinaryTreeTopology over a power of two: RootMax has
+ * the root last, above the left subtree; RootMin has it first, above the
+ * right one. */
+static void trees(struct grp *G)
+{
+    uint32_t depth = 1;
+    for (uint32_t t = G->n; t > 1; t /= 2)
+        depth++;
+    int32_t next = 0;
+    int32_t sub = tree_build(G, 0, depth - 1, -2, &next); /* RootMax */
+    int32_t root = next;
+    G->parent[root] = -1, G->left[root] = sub, G->right[root] = -1, G->parent[sub] = root;
+    next = 1;
+    root = 0;
+    sub = tree_build(G, 1, depth - 1, -2, &next); /* RootMin */
+    G->parent[G->n + root] = -1, G->left[G->n + root] = -1, G->right[G->n + root] = sub;
+    G->parent[G->n + sub] = root;
+}
+
+static int32_t tree_at(const int32_t *a, const struct grp *G, uint32_t ch, uint32_t pos)
+{
+    return a[(size_t)(ch % 2) * G->n + pos];
+}
+
+/* DoubleBinaryTreeAllReduce::run: a leaf sends up after d; a node takes in its
+ * children, reduces, sends up, takes in the result, reduces and sends it down;
+ * the root sends the result down as soon as its one child's chunk is in */
+static void tree_start(struct aware *A, uint32_t gi, uint32_t pos, uint32_t ch)
+{
+    struct grp *G = &A->g[gi];
+    int32_t l = tree_at(G->left, G, ch, pos), r = tree_at(G->right, G, ch, pos);
+    if (l < 0 && r < 0) {
+        at(A, A->now + A->d, EV_UP, gi, pos, ch, 0);
+        return;
+    }
+    if (l >= 0)
+        post(A, gi, pos, ch, (uint32_t)l);
+    if (r >= 0)
+        post(A, gi, pos, ch, (uint32_t)r);
+}
+
+static void tree_up(struct aware *A, uint32_t gi, uint32_t pos, uint32_t ch)
+{
+    struct grp *G = &A->g[gi];
+    uint32_t up = (uint32_t)tree_at(G->parent, G, ch, pos);
+    send_msg(A, gi, ch, pos, up, pos, (double)A->chunk);
+    post(A, gi, pos, ch, up);
+}
+
+static void tree_down(struct aware *A, uint32_t gi, uint32_t pos, uint32_t ch)
+{
+    struct grp *G = &A->g[gi];
+    int32_t l = tree_at(G->left, G, ch, pos), r = tree_at(G->right, G, ch, pos);
+    if (l >= 0)
+        send_msg(A, gi, ch, pos, (uint32_t)l, pos, (double)A->chunk);
+    if (r >= 0)
+        send_msg(A, gi, ch, pos, (uint32_t)r, pos, (double)A->chunk);
+    finish(A, gi, pos, A->now);
+}
+
+static void tree_take_in(struct aware *A, uint32_t gi, uint32_t pos, uint32_t ch,
+                         uint32_t from)
+{
+    struct grp *G = &A->g[gi];
+    int32_t up = tree_at(G->parent, G, ch, pos);
+    int32_t l = tree_at(G->left, G, ch, pos), r = tree_at(G->right, G, ch, pos);
+    double red = reduction(A, (double)A->chunk);
+    if (l < 0 && r < 0) { /* a leaf: the result is in */
+        at(A, A->now + A->d, EV_FINISH, gi, pos, ch, 0);
+    } else if (up < 0 || (int32_t)from == up) { /* the root's child, or the result */
+        at(A, A->now + A->d + red, EV_DOWN, gi, pos, ch, 0);
+    } else if (++G->recv1[(size_t)ch * G->n + pos] == 2) { /* both children in */
+        at(A, A->now + A->d + red, EV_UP, gi, pos, ch, 0);
+    }
+}
+
 static void take_in(struct aware *A, uint32_t gi, uint32_t pos, uint32_t ch, uint32_t key)
 {
     struct grp *G = &A->g[gi];
     uint32_t n = G->n;
     double d = A->d;
+    if (A->algo == SB_ALGO_DBT) {
+        tree_take_in(A, gi, pos, ch, key);
+        return;
+    }
     if (A->algo == SB_ALGO_DIRECT) {
         if (key < n) { /* first round */
             G->recv1[(size_t)ch * n + pos]++;
@@ -358,7 +484,10 @@ static void launch(struct aware *A, uint32_t gi, uint32_t pos)
     if (G->next_chunk[pos] >= A->chunks)
         return;
     uint32_t ch = G->next_chunk[pos]++;
-    at(A, A->now + A->d, A->algo == SB_ALGO_DIRECT ? EV_ROUND1 : EV_SEND, gi, pos, ch, 0);
+    if (A->algo == SB_ALGO_DBT)
+        tree_start(A, gi, pos, ch);
+    else
+        at(A, A->now + A->d, A->algo == SB_ALGO_DIRECT ? EV_ROUND1 : EV_SEND, gi, pos, ch, 0);
 }
 
 static void direct_done2(struct aware *A, uint32_t gi, uint32_t pos, uint32_t ch)
@@ -389,6 +518,9 @@ static void run(struct aware *A)
         case EV_ROUND1: round1(A, e.a, e.b, e.c); break;
         case EV_GEN1: general1(A, e.a, e.b, e.c); break;
         case EV_GEN2: direct_done2(A, e.a, e.b, e.c); break;
+        case EV_FINISH: finish(A, e.a, e.b, A->now); break;
+        case EV_UP: tree_up(A, e.a, e.b, e.c); break;
+        case EV_DOWN: tree_down(A, e.a, e.b, e.c); break;
         }
     }
 }
@@ -402,6 +534,8 @@ static uint32_t steps(const struct aware *A, uint32_t n)
         lg++;
     if (A->algo == SB_ALGO_DIRECT)
         return 2 * n; /* keys: round * n + sender */
+    if (A->algo == SB_ALGO_DBT)
+        return n; /* keys: the sender */
     if (A->algo == SB_ALGO_HALVING_DOUBLING)
         return A->op == SB_OP_ALL_REDUCE ? 2 * lg : lg;
     switch (A->op) {
@@ -411,46 +545,73 @@ static uint32_t steps(const struct aware *A, uint32_t n)
     }
 }
 
-static int check(const struct sb_astra_config *c, enum sb_astra_op op, uint8_t *algo,
-                 const uint32_t *group_len, uint32_t n_groups, struct sb_err *e)
+static int check(const struct sb_astra_config *c, int congestion, enum sb_astra_op op,
+                 uint8_t *algo, const uint32_t *group_len, uint32_t n_groups, struct sb_err *e)
 {
     if (c->n_dims != 1)
         return sb_errf(e, "ASTRA-sim's congestion-aware backend takes a network of one "
                           "dimension");
-    if (c->topo[0] == SB_TOPO_RING && c->npus[0] == 2)
+    if (congestion && c->topo[0] == SB_TOPO_RING && c->npus[0] == 2)
         return sb_errf(e, "ASTRA-sim's congestion-aware backend cannot build a Ring of 2 "
                           "(Device::connect asserts)");
-    if (!(c->endpoint_delay > 0))
+    if (congestion && !(c->endpoint_delay > 0))
         return sb_errf(e, "endpoint-delay 0: ASTRA-sim's event queue asserts on it");
     *algo = c->algo[op][0];
     if (*algo == SB_ALGO_HALVING_DOUBLING && op == SB_OP_ALL_TO_ALL)
         *algo = SB_ALGO_DIRECT; /* ASTRA-sim has no halving-doubling all-to-all */
-    if (*algo == SB_ALGO_DBT)
-        return sb_errf(e, "doubleBinaryTree is not modelled");
+    if (*algo == SB_ALGO_DBT && op != SB_OP_ALL_REDUCE)
+        return sb_errf(e, "doubleBinaryTree is an all-reduce only");
     for (uint32_t i = 0; i < n_groups; i++) {
         uint32_t n = group_len[i];
-        if (*algo == SB_ALGO_HALVING_DOUBLING && (n & (n - 1)))
-            return sb_errf(e, "halvingDoubling needs a power-of-two group");
+        if ((*algo == SB_ALGO_HALVING_DOUBLING || *algo == SB_ALGO_DBT) && (n & (n - 1)))
+            return sb_errf(e, "%s needs a power-of-two group",
+                           *algo == SB_ALGO_DBT ? "doubleBinaryTree" : "halvingDoubling");
         if ((double)n * n * n > 1e9)
             return sb_errf(e, "a group of %u ranks: more than this model simulates", n);
     }
     return 0;
 }
 
-double sb_astra_aware(const struct sb_astra_config *c, enum sb_astra_op op, uint64_t bytes,
-                      const uint32_t *ranks, const uint32_t *group_len, uint32_t n_groups,
-                      struct sb_err *e)
+static void alloc_group(struct aware *A, struct grp *G)
+{
+    size_t s = (size_t)A->chunks * G->n;
+    G->box = sb_xcalloc(s * G->K, 1);
+    G->next_chunk = sb_xcalloc(G->n, sizeof *G->next_chunk);
+    G->recv1 = sb_xcalloc(s, sizeof *G->recv1);
+    G->free1 = sb_xcalloc(s, sizeof *G->free1);
+    G->sent2 = sb_xcalloc(s, sizeof *G->sent2);
+    G->done2 = sb_xcalloc(s, sizeof *G->done2);
+    if (A->algo == SB_ALGO_DBT) {
+        G->parent = sb_xmalloc(2 * (size_t)G->n * sizeof *G->parent);
+        G->left = sb_xmalloc(2 * (size_t)G->n * sizeof *G->left);
+        G->right = sb_xmalloc(2 * (size_t)G->n * sizeof *G->right);
+        trees(G);
+    }
+}
+
+static void free_group(struct grp *G)
+{
+    free(G->box), free(G->next_chunk), free(G->recv1), free(G->free1);
+    free(G->sent2), free(G->done2);
+    free(G->parent), free(G->left), free(G->right);
+}
+
+/* The collective of `chunks` chunks of `chunk` bytes on every group at once;
+ * its end in ns, -1 with a message when not modelled. */
+static double simulate(const struct sb_astra_config *c, int congestion, enum sb_astra_op op,
+                       uint64_t chunk, uint64_t chunks, const uint32_t *ranks,
+                       const uint32_t *group_len, uint32_t n_groups, struct sb_err *e)
 {
     uint32_t all_len = c->npus[0], *all = NULL;
-    struct aware A = {.c = c, .op = op, .d = c->endpoint_delay};
+    struct aware A = {.c = c, .congestion = congestion, .op = op, .d = c->endpoint_delay,
+                      .chunk = chunk, .chunks = chunks};
     if (!ranks) {
         all = sb_xmalloc((size_t)all_len * sizeof *all);
         for (uint32_t i = 0; i < all_len; i++)
             all[i] = i;
         ranks = all, group_len = &all_len, n_groups = 1;
     }
-    if (check(c, op, &A.algo, group_len, n_groups, e) ||
-        sb_astra_chunking(c, op, bytes, &A.chunk, &A.chunks, e)) {
+    if (check(c, congestion, op, &A.algo, group_len, n_groups, e)) {
         free(all);
         return -1;
     }
@@ -475,16 +636,8 @@ double sb_astra_aware(const struct sb_astra_config *c, enum sb_astra_op op, uint
         sb_errf(e, "%.0f message slots: more than this model simulates", cells);
         A.n_g = 0; /* nothing allocated per group yet */
     }
-    for (uint32_t i = 0; i < A.n_g; i++) {
-        struct grp *G = &A.g[i];
-        size_t s = (size_t)A.chunks * G->n;
-        G->box = sb_xcalloc(s * G->K, 1);
-        G->next_chunk = sb_xcalloc(G->n, sizeof *G->next_chunk);
-        G->recv1 = sb_xcalloc(s, sizeof *G->recv1);
-        G->free1 = sb_xcalloc(s, sizeof *G->free1);
-        G->sent2 = sb_xcalloc(s, sizeof *G->sent2);
-        G->done2 = sb_xcalloc(s, sizeof *G->done2);
-    }
+    for (uint32_t i = 0; i < A.n_g; i++)
+        alloc_group(&A, &A.g[i]);
     /* every rank starts its first A chunks at 0 (a group of one has nothing
      * to do) */
     for (uint32_t i = 0; i < A.n_g; i++)
@@ -492,12 +645,25 @@ double sb_astra_aware(const struct sb_astra_config *c, enum sb_astra_op op, uint
             for (uint32_t k = 0; k < c->active_chunks; k++)
                 launch(&A, i, p);
     run(&A);
-    for (uint32_t i = 0; i < A.n_g; i++) {
-        struct grp *G = &A.g[i];
-        free(G->box), free(G->next_chunk), free(G->recv1), free(G->free1);
-        free(G->sent2), free(G->done2);
-    }
+    for (uint32_t i = 0; i < A.n_g; i++)
+        free_group(&A.g[i]);
     double end = cells > 1e8 ? -1 : A.end;
     free(A.g), free(A.links), free(A.msgs), free(A.heap), free(all);
     return end;
+}
+
+double sb_astra_aware(const struct sb_astra_config *c, enum sb_astra_op op, uint64_t bytes,
+                      const uint32_t *ranks, const uint32_t *group_len, uint32_t n_groups,
+                      struct sb_err *e)
+{
+    uint64_t chunk, chunks;
+    if (sb_astra_chunking(c, op, bytes, &chunk, &chunks, e))
+        return -1;
+    return simulate(c, 1, op, chunk, chunks, ranks, group_len, n_groups, e);
+}
+
+double sb_astra_ranks_unaware(const struct sb_astra_config *c, enum sb_astra_op op,
+                              uint64_t chunk, uint64_t chunks, struct sb_err *e)
+{
+    return simulate(c, 0, op, chunk, chunks, NULL, NULL, 0, e);
 }
