@@ -21,7 +21,7 @@ seeds() { # target: the directories and files to seed it from
     astra_text) [ -d "$shared/astra-sim-text" ] && echo "$shared/astra-sim-text" || echo "" ;;
     ggml_case) [ -d "$shared/ggml-sched" ] && echo "$shared/ggml-sched" || echo "" ;;
     astra_config) echo "$root/workloads/astra" ;;
-    astra_queue) echo "$root/tests/fuzz/crashes/astra-queue-sooner-than-alone.aq" ;;
+    astra_queue) echo "$root/tests/fuzz/crashes/astra-queue-sooner-than-alone.aq $root/tests/fuzz/crashes/astra-queue-tree-of-one.aq" ;;
     esac
 }
 mkdir -p "$B/fuzz-crashes"

@@ -349,6 +349,8 @@ static void general1(struct aware *A, uint32_t gi, uint32_t pos, uint32_t ch)
  * *next (BinaryTree::build_tree); returns the subtree's root. */
 static int32_t tree_build(struct grp *G, int t, uint32_t depth, int32_t up, int32_t *next)
 {
+    if (!depth)
+        return -1;
     int32_t l = depth > 1 ? tree_build(G, t, depth - 1, -2, next) : -1;
     int32_t me = (*next)++;
     int32_t r = depth > 1 ? tree_build(G, t, depth - 1, -2, next) : -1;
@@ -581,7 +583,7 @@ static void alloc_group(struct aware *A, struct grp *G)
     G->free1 = sb_xcalloc(s, sizeof *G->free1);
     G->sent2 = sb_xcalloc(s, sizeof *G->sent2);
     G->done2 = sb_xcalloc(s, sizeof *G->done2);
-    if (A->algo == SB_ALGO_DBT) {
+    if (A->algo == SB_ALGO_DBT && G->n > 1) { /* a group of one has no tree */
         G->parent = sb_xmalloc(2 * (size_t)G->n * sizeof *G->parent);
         G->left = sb_xmalloc(2 * (size_t)G->n * sizeof *G->left);
         G->right = sb_xmalloc(2 * (size_t)G->n * sizeof *G->right);

@@ -1,5 +1,5 @@
 /* ASTRA-sim's queues (astra_queue.c), and its congestion-aware backend
- * (astra_aware.c) on networks of one dimension, under collectives the bytes
+ * (astra_ranks.c) on networks of one dimension, under collectives the bytes
  * describe:
  * a small network, LIFO or FIFO, A active chunks; then collectives of any
  * op, size and communicator group issued at nondecreasing times, waited for
@@ -42,7 +42,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t n)
         c.bw_gbps[d] = 10 + take(&b);
         c.latency_ns[d] = take(&b) * 10;
         for (int op = 0; op < 4; op++)
-            c.algo[op][d] = (uint8_t)(take(&b) % 3);
+            c.algo[op][d] = (uint8_t)(take(&b) % 4);
     }
     struct sb_astra_sys *s = sb_astra_sys_new(&c);
     uint32_t h[16];
