@@ -68,6 +68,10 @@ double sb_astra_collective(const struct sb_astra_config *c, enum sb_astra_op op,
  * it against the closed forms. */
 double sb_astra_ranks_unaware(const struct sb_astra_config *c, enum sb_astra_op op,
                               uint64_t chunk, uint64_t chunks, struct sb_err *e);
+/* Each rank's end (end[npus[0]]) of one collective over the whole network of
+ * one dimension, on the aware or the unaware network. */
+int sb_astra_rank_ends(const struct sb_astra_config *c, int aware, enum sb_astra_op op,
+                       uint64_t bytes, double *end, struct sb_err *e);
 /* ASTRA-sim's congestion-aware backend (astra_ranks.c): the end time in ns of
  * one collective on a network of one dimension, simulated rank by rank and
  * message by message with FIFO links.  ranks: n_groups communicator groups

@@ -95,6 +95,7 @@ struct aware {
     uint32_t n_ev, cap_ev;
     uint64_t seq;
     double now, end;
+    double *rank_end; /* [n of group 0] each rank's last chunk end, or NULL */
     struct grp *g;
     uint32_t n_g;
 };
@@ -291,6 +292,8 @@ static void finish(struct aware *A, uint32_t gi, uint32_t pos, double t)
 {
     if (t > A->end)
         A->end = t;
+    if (A->rank_end && gi == 0 && t > A->rank_end[pos])
+        A->rank_end[pos] = t;
     at(A, t, EV_LAUNCH, gi, pos, 0, 0);
 }
 
@@ -602,11 +605,12 @@ static void free_group(struct grp *G)
  * its end in ns, -1 with a message when not modelled. */
 static double simulate(const struct sb_astra_config *c, int congestion, enum sb_astra_op op,
                        uint64_t chunk, uint64_t chunks, const uint32_t *ranks,
-                       const uint32_t *group_len, uint32_t n_groups, struct sb_err *e)
+                       const uint32_t *group_len, uint32_t n_groups, double *rank_end,
+                       struct sb_err *e)
 {
     uint32_t all_len = c->npus[0], *all = NULL;
     struct aware A = {.c = c, .congestion = congestion, .op = op, .d = c->endpoint_delay,
-                      .chunk = chunk, .chunks = chunks};
+                      .chunk = chunk, .chunks = chunks, .rank_end = rank_end};
     if (!ranks) {
         all = sb_xmalloc((size_t)all_len * sizeof *all);
         for (uint32_t i = 0; i < all_len; i++)
@@ -661,11 +665,21 @@ double sb_astra_aware(const struct sb_astra_config *c, enum sb_astra_op op, uint
     uint64_t chunk, chunks;
     if (sb_astra_chunking(c, op, bytes, &chunk, &chunks, e))
         return -1;
-    return simulate(c, 1, op, chunk, chunks, ranks, group_len, n_groups, e);
+    return simulate(c, 1, op, chunk, chunks, ranks, group_len, n_groups, NULL, e);
 }
 
 double sb_astra_ranks_unaware(const struct sb_astra_config *c, enum sb_astra_op op,
                               uint64_t chunk, uint64_t chunks, struct sb_err *e)
 {
-    return simulate(c, 0, op, chunk, chunks, NULL, NULL, 0, e);
+    return simulate(c, 0, op, chunk, chunks, NULL, NULL, 0, NULL, e);
+}
+
+int sb_astra_rank_ends(const struct sb_astra_config *c, int aware, enum sb_astra_op op,
+                       uint64_t bytes, double *end, struct sb_err *e)
+{
+    uint64_t chunk, chunks;
+    if (sb_astra_chunking(c, op, bytes, &chunk, &chunks, e))
+        return -1;
+    memset(end, 0, c->npus[0] * sizeof *end);
+    return simulate(c, aware, op, chunk, chunks, NULL, NULL, 0, end, e) < 0 ? -1 : 0;
 }
