@@ -80,7 +80,8 @@ struct grp {
     int32_t *parent, *left, *right;
 };
 
-struct aware {
+/* one run of the rank-by-rank model */
+struct rsim {
     const struct sb_astra_config *c;
     int congestion; /* the aware network; 0: the unaware one */
     enum sb_astra_op op;
@@ -107,7 +108,7 @@ static int before(const struct event *x, const struct event *y)
     return x->t < y->t || (x->t == y->t && x->seq < y->seq);
 }
 
-static void at(struct aware *A, double t, uint8_t type, uint32_t a, uint32_t b, uint32_t c,
+static void at(struct rsim *A, double t, uint8_t type, uint32_t a, uint32_t b, uint32_t c,
                uint32_t k)
 {
     if (A->n_ev == A->cap_ev) {
@@ -123,7 +124,7 @@ static void at(struct aware *A, double t, uint8_t type, uint32_t a, uint32_t b, 
     A->heap[i] = e;
 }
 
-static struct event pop(struct aware *A)
+static struct event pop(struct rsim *A)
 {
     struct event top = A->heap[0], last = A->heap[--A->n_ev];
     uint32_t i = 0;
@@ -145,7 +146,7 @@ static struct event pop(struct aware *A)
 
 /* ---- the network ----------------------------------------------------------- */
 
-static uint32_t next_device(const struct aware *A, const struct msg *m)
+static uint32_t next_device(const struct rsim *A, const struct msg *m)
 {
     switch (A->c->topo[0]) {
     case SB_TOPO_SWITCH: return m->at == A->N ? m->dst : A->N;
@@ -154,7 +155,7 @@ static uint32_t next_device(const struct aware *A, const struct msg *m)
     }
 }
 
-static uint32_t link_of(const struct aware *A, uint32_t from, uint32_t to)
+static uint32_t link_of(const struct rsim *A, uint32_t from, uint32_t to)
 {
     switch (A->c->topo[0]) {
     case SB_TOPO_SWITCH: return from == A->N ? A->N + to : from;
@@ -164,7 +165,7 @@ static uint32_t link_of(const struct aware *A, uint32_t from, uint32_t to)
 }
 
 /* Link::schedule_chunk_transmission */
-static void transmit(struct aware *A, uint32_t id, uint32_t l)
+static void transmit(struct rsim *A, uint32_t id, uint32_t l)
 {
     struct msg *m = &A->msgs[id];
     A->links[l].busy = 1;
@@ -172,7 +173,7 @@ static void transmit(struct aware *A, uint32_t id, uint32_t l)
     at(A, A->now + floor(m->bytes / A->B), EV_FREE, l, 0, 0, 0);
 }
 
-static void enter_link(struct aware *A, uint32_t id)
+static void enter_link(struct rsim *A, uint32_t id)
 {
     struct msg *m = &A->msgs[id];
     uint32_t l = link_of(A, m->at, next_device(A, m));
@@ -189,7 +190,7 @@ static void enter_link(struct aware *A, uint32_t id)
     L->tail = id;
 }
 
-static void link_free(struct aware *A, uint32_t l)
+static void link_free(struct rsim *A, uint32_t l)
 {
     struct link *L = &A->links[l];
     L->busy = 0;
@@ -204,15 +205,15 @@ static void link_free(struct aware *A, uint32_t l)
 
 /* ---- mailboxes: a message is taken in once it arrived and was posted ------- */
 
-static void take_in(struct aware *A, uint32_t gi, uint32_t pos, uint32_t ch, uint32_t key);
+static void take_in(struct rsim *A, uint32_t gi, uint32_t pos, uint32_t ch, uint32_t key);
 
-static uint8_t *box(struct aware *A, uint32_t gi, uint32_t ch, uint32_t pos, uint32_t key)
+static uint8_t *box(struct rsim *A, uint32_t gi, uint32_t ch, uint32_t pos, uint32_t key)
 {
     struct grp *G = &A->g[gi];
     return &G->box[((size_t)ch * G->n + pos) * G->K + key];
 }
 
-static void post(struct aware *A, uint32_t gi, uint32_t pos, uint32_t ch, uint32_t key)
+static void post(struct rsim *A, uint32_t gi, uint32_t pos, uint32_t ch, uint32_t key)
 {
     uint8_t *b = box(A, gi, ch, pos, key);
     if (*b == 1) {
@@ -223,7 +224,7 @@ static void post(struct aware *A, uint32_t gi, uint32_t pos, uint32_t ch, uint32
     }
 }
 
-static void arrived(struct aware *A, const struct msg *m)
+static void arrived(struct rsim *A, const struct msg *m)
 {
     uint8_t *b = box(A, m->group, m->chunk, m->to, m->key);
     if (*b == 2) {
@@ -234,7 +235,7 @@ static void arrived(struct aware *A, const struct msg *m)
     }
 }
 
-static void send_msg(struct aware *A, uint32_t gi, uint32_t ch, uint32_t from, uint32_t to,
+static void send_msg(struct rsim *A, uint32_t gi, uint32_t ch, uint32_t from, uint32_t to,
                      uint32_t key, double bytes)
 {
     const struct grp *G = &A->g[gi];
@@ -261,14 +262,14 @@ static void send_msg(struct aware *A, uint32_t gi, uint32_t ch, uint32_t from, u
 
 /* ---- the ranks ------------------------------------------------------------- */
 
-static double reduction(const struct aware *A, double bytes)
+static double reduction(const struct rsim *A, double bytes)
 {
     return bytes > 0 ? 3 * floor(bytes / A->c->local_mem_bw) : 0;
 }
 
 /* halvingDoubling step k: the partner's distance and the message's bytes
  * (HalvingDoubling::process_max_count) */
-static void hd_step(const struct aware *A, uint32_t n, uint32_t k, uint32_t *off, double *bytes)
+static void hd_step(const struct rsim *A, uint32_t n, uint32_t k, uint32_t *off, double *bytes)
 {
     uint32_t lg = 0;
     while ((1u << lg) < n)
@@ -283,12 +284,12 @@ static void hd_step(const struct aware *A, uint32_t n, uint32_t k, uint32_t *off
     *bytes = (double)(A->chunk >> (j + 1));
 }
 
-static double ring_bytes(const struct aware *A, uint32_t n)
+static double ring_bytes(const struct rsim *A, uint32_t n)
 {
     return A->op == SB_OP_ALL_GATHER ? (double)A->chunk : (double)(A->chunk / n);
 }
 
-static void finish(struct aware *A, uint32_t gi, uint32_t pos, double t)
+static void finish(struct rsim *A, uint32_t gi, uint32_t pos, double t)
 {
     if (t > A->end)
         A->end = t;
@@ -298,7 +299,7 @@ static void finish(struct aware *A, uint32_t gi, uint32_t pos, double t)
 }
 
 /* Ring::ready / HalvingDoubling::ready: send step k, post its receive */
-static void step_send(struct aware *A, uint32_t gi, uint32_t pos, uint32_t ch, uint32_t k)
+static void step_send(struct rsim *A, uint32_t gi, uint32_t pos, uint32_t ch, uint32_t k)
 {
     struct grp *G = &A->g[gi];
     if (A->algo == SB_ALGO_HALVING_DOUBLING) {
@@ -314,7 +315,7 @@ static void step_send(struct aware *A, uint32_t gi, uint32_t pos, uint32_t ch, u
 }
 
 /* direct, first round: every peer at once, peers in turn from the next one */
-static void round1(struct aware *A, uint32_t gi, uint32_t pos, uint32_t ch)
+static void round1(struct rsim *A, uint32_t gi, uint32_t pos, uint32_t ch)
 {
     struct grp *G = &A->g[gi];
     uint32_t n = G->n;
@@ -325,7 +326,7 @@ static void round1(struct aware *A, uint32_t gi, uint32_t pos, uint32_t ch)
 }
 
 /* AllToAll::run on a General event after a first-round message was taken in */
-static void general1(struct aware *A, uint32_t gi, uint32_t pos, uint32_t ch)
+static void general1(struct rsim *A, uint32_t gi, uint32_t pos, uint32_t ch)
 {
     struct grp *G = &A->g[gi];
     size_t s = (size_t)ch * G->n + pos;
@@ -394,7 +395,7 @@ static int32_t tree_at(const int32_t *a, const struct grp *G, uint32_t ch, uint3
 /* DoubleBinaryTreeAllReduce::run: a leaf sends up after d; a node takes in its
  * children, reduces, sends up, takes in the result, reduces and sends it down;
  * the root sends the result down as soon as its one child's chunk is in */
-static void tree_start(struct aware *A, uint32_t gi, uint32_t pos, uint32_t ch)
+static void tree_start(struct rsim *A, uint32_t gi, uint32_t pos, uint32_t ch)
 {
     struct grp *G = &A->g[gi];
     int32_t l = tree_at(G->left, G, ch, pos), r = tree_at(G->right, G, ch, pos);
@@ -408,7 +409,7 @@ static void tree_start(struct aware *A, uint32_t gi, uint32_t pos, uint32_t ch)
         post(A, gi, pos, ch, (uint32_t)r);
 }
 
-static void tree_up(struct aware *A, uint32_t gi, uint32_t pos, uint32_t ch)
+static void tree_up(struct rsim *A, uint32_t gi, uint32_t pos, uint32_t ch)
 {
     struct grp *G = &A->g[gi];
     uint32_t up = (uint32_t)tree_at(G->parent, G, ch, pos);
@@ -416,7 +417,7 @@ static void tree_up(struct aware *A, uint32_t gi, uint32_t pos, uint32_t ch)
     post(A, gi, pos, ch, up);
 }
 
-static void tree_down(struct aware *A, uint32_t gi, uint32_t pos, uint32_t ch)
+static void tree_down(struct rsim *A, uint32_t gi, uint32_t pos, uint32_t ch)
 {
     struct grp *G = &A->g[gi];
     int32_t l = tree_at(G->left, G, ch, pos), r = tree_at(G->right, G, ch, pos);
@@ -427,7 +428,7 @@ static void tree_down(struct aware *A, uint32_t gi, uint32_t pos, uint32_t ch)
     finish(A, gi, pos, A->now);
 }
 
-static void tree_take_in(struct aware *A, uint32_t gi, uint32_t pos, uint32_t ch,
+static void tree_take_in(struct rsim *A, uint32_t gi, uint32_t pos, uint32_t ch,
                          uint32_t from)
 {
     struct grp *G = &A->g[gi];
@@ -443,7 +444,7 @@ static void tree_take_in(struct aware *A, uint32_t gi, uint32_t pos, uint32_t ch
     }
 }
 
-static void take_in(struct aware *A, uint32_t gi, uint32_t pos, uint32_t ch, uint32_t key)
+static void take_in(struct rsim *A, uint32_t gi, uint32_t pos, uint32_t ch, uint32_t key)
 {
     struct grp *G = &A->g[gi];
     uint32_t n = G->n;
@@ -483,7 +484,7 @@ static void take_in(struct aware *A, uint32_t gi, uint32_t pos, uint32_t ch, uin
         finish(A, gi, pos, A->now + d + red);
 }
 
-static void launch(struct aware *A, uint32_t gi, uint32_t pos)
+static void launch(struct rsim *A, uint32_t gi, uint32_t pos)
 {
     struct grp *G = &A->g[gi];
     if (G->next_chunk[pos] >= A->chunks)
@@ -495,14 +496,14 @@ static void launch(struct aware *A, uint32_t gi, uint32_t pos)
         at(A, A->now + A->d, A->algo == SB_ALGO_DIRECT ? EV_ROUND1 : EV_SEND, gi, pos, ch, 0);
 }
 
-static void direct_done2(struct aware *A, uint32_t gi, uint32_t pos, uint32_t ch)
+static void direct_done2(struct rsim *A, uint32_t gi, uint32_t pos, uint32_t ch)
 {
     struct grp *G = &A->g[gi];
     if (++G->done2[(size_t)ch * G->n + pos] == G->n - 1)
         finish(A, gi, pos, A->now);
 }
 
-static void run(struct aware *A)
+static void run(struct rsim *A)
 {
     while (A->n_ev) {
         struct event e = pop(A);
@@ -532,7 +533,7 @@ static void run(struct aware *A)
 
 /* ---- setup ----------------------------------------------------------------- */
 
-static uint32_t steps(const struct aware *A, uint32_t n)
+static uint32_t steps(const struct rsim *A, uint32_t n)
 {
     uint32_t lg = 0;
     while ((1u << lg) < n)
@@ -577,7 +578,7 @@ static int check(const struct sb_astra_config *c, int congestion, enum sb_astra_
     return 0;
 }
 
-static void alloc_group(struct aware *A, struct grp *G)
+static void alloc_group(struct rsim *A, struct grp *G)
 {
     size_t s = (size_t)A->chunks * G->n;
     G->box = sb_xcalloc(s * G->K, 1);
@@ -609,7 +610,7 @@ static double simulate(const struct sb_astra_config *c, int congestion, enum sb_
                        struct sb_err *e)
 {
     uint32_t all_len = c->npus[0], *all = NULL;
-    struct aware A = {.c = c, .congestion = congestion, .op = op, .d = c->endpoint_delay,
+    struct rsim A = {.c = c, .congestion = congestion, .op = op, .d = c->endpoint_delay,
                       .chunk = chunk, .chunks = chunks, .rank_end = rank_end};
     if (!ranks) {
         all = sb_xmalloc((size_t)all_len * sizeof *all);
