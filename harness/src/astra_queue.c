@@ -53,6 +53,9 @@ struct sb_astra_sys {
     /* streams */
     uint32_t *coll, *phase; /* [n_stream] */
     uint32_t n_stream, cap_stream;
+    /* ids of finished streams, reused so that memory follows the streams in
+     * flight, not every chunk of a whole run */
+    uint32_t *spare, n_spare;
     /* events: a binary heap ordered by (t_ns, seq) */
     struct event *heap;
     uint32_t n_ev, cap_ev;
@@ -84,7 +87,7 @@ void sb_astra_sys_free(struct sb_astra_sys *s)
     for (int d = 0; d < SB_ASTRA_MAX_DIMS; d++)
         free(s->q[d].ids);
     free(s->plan), free(s->left), free(s->end_ns), free(s->prio);
-    free(s->coll), free(s->phase), free(s->heap);
+    free(s->coll), free(s->phase), free(s->heap), free(s->spare);
     free(s);
 }
 
@@ -182,16 +185,19 @@ static void reserve_colls(struct sb_astra_sys *s, uint32_t need)
     s->cap_coll = c;
 }
 
-static void reserve_streams(struct sb_astra_sys *s, uint32_t need)
+static uint32_t new_stream(struct sb_astra_sys *s)
 {
-    uint32_t c = s->cap_stream ? s->cap_stream : 64;
-    while (c < need)
-        c *= 2;
-    if (c == s->cap_stream)
-        return;
-    s->coll = sb_xrealloc(s->coll, (size_t)c * sizeof *s->coll);
-    s->phase = sb_xrealloc(s->phase, (size_t)c * sizeof *s->phase);
-    s->cap_stream = c;
+    if (s->n_spare)
+        return s->spare[--s->n_spare];
+    SB_ASSERT(s->n_stream < UINT32_MAX / 2); /* 2^20 chunks a collective, few in flight */
+    if (s->n_stream == s->cap_stream) {
+        uint32_t c = s->cap_stream ? 2 * s->cap_stream : 64;
+        s->coll = sb_xrealloc(s->coll, (size_t)c * sizeof *s->coll);
+        s->phase = sb_xrealloc(s->phase, (size_t)c * sizeof *s->phase);
+        s->spare = sb_xrealloc(s->spare, (size_t)c * sizeof *s->spare);
+        s->cap_stream = c;
+    }
+    return s->n_stream++;
 }
 
 /* ---- issuing and running ------------------------------------------------- */
@@ -214,6 +220,7 @@ void sb_astra_sys_step(struct sb_astra_sys *s)
     if (++s->phase[id] == p->n_ph) {
         if (--s->left[c] == 0)
             s->end_ns[c] = s->now_ns;
+        s->spare[s->n_spare++] = id;
         start(s, was);
         return;
     }
@@ -242,12 +249,9 @@ uint32_t sb_astra_sys_issue(struct sb_astra_sys *s, const struct sb_astra_plan *
     s->end_ns[c] = p->n_ph ? -1 : t_ns;
     if (!p->n_ph)
         return c;
-    SB_ASSERT(p->chunks <= UINT32_MAX - s->n_stream);
-    uint32_t first = s->n_stream, n = (uint32_t)p->chunks;
-    reserve_streams(s, first + n);
-    s->n_stream += n;
     struct queue *q = &s->q[p->dim[0]];
-    for (uint32_t i = first; i < first + n; i++) {
+    for (uint64_t k = 0; k < p->chunks; k++) {
+        uint32_t i = new_stream(s);
         s->coll[i] = c;
         s->phase[i] = 0;
         enqueue(s, q, i);
