@@ -9,8 +9,8 @@
 #include <string>
 
 extern "C" {
-#include "astra.h"
-#include "core.h"
+#include "net/astra.h"
+#include "core/core.h"
 }
 
 namespace {

@@ -7,7 +7,7 @@
 #include <string>
 
 extern "C" {
-#include "core.h"
+#include "core/core.h"
 }
 
 namespace {

@@ -8,9 +8,9 @@
 #include <vector>
 
 extern "C" {
-#include "core.h"
+#include "core/core.h"
 #include "et_def.pb-c.h"
-#include "import.h"
+#include "import/import.h"
 }
 
 namespace {

@@ -9,8 +9,8 @@
 #include <string>
 
 extern "C" {
-#include "core.h"
-#include "machine.h"
+#include "core/core.h"
+#include "core/machine.h"
 }
 
 namespace {

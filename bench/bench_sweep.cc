@@ -10,7 +10,7 @@
 #include <vector>
 
 extern "C" {
-#include "core.h"
+#include "core/core.h"
 #ifdef SB_HAVE_GEN
 #include "../workloads/gen/gen.h"
 #endif

@@ -198,7 +198,7 @@ void sb_dp_state_free(struct dp_state *s)
     free(s);
 }
 
-/* ---- the placer: one group after a barrier, mirroring harness/src/sim.c ---- */
+/* ---- the placer: one group after a barrier, mirroring harness/src/core/sim.c ---- */
 
 static int reads_in_place(const struct dp_ctx *c, uint32_t b, uint32_t a)
 {

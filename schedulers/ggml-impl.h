@@ -1,7 +1,7 @@
 /* ggml: the backend scheduler's assignment and split passes
  * (ggml_backend_sched_split_graph, ggml-org/ggml src/ggml-backend.cpp) over a
  * description of the graph and the backends' answers, so that the same code
- * runs ggml's own cases (harness/src/conform_ggml.c) and our graphs
+ * runs ggml's own cases (harness/src/cmd/conform_ggml.c) and our graphs
  * (schedulers/ggml.c).  docs/ggml.md. */
 #ifndef SB_GGML_IMPL_H
 #define SB_GGML_IMPL_H

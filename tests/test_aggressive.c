@@ -3,7 +3,7 @@
  * step by step in the comment above it; then the fast selection against XLA's
  * own linear rescan on random graphs, which must agree node for node. */
 #include "check.h"
-#include "core.h"
+#include "core/core.h"
 
 #include <stdlib.h>
 

@@ -1,4 +1,4 @@
-/* ASTRA-sim's system-layer queues (harness/src/astra_queue.c) and the
+/* ASTRA-sim's system-layer queues (harness/src/net/astra_queue.c) and the
  * simulator under --comm astra, on cases worked out by hand in the comments.
  *
  * Common numbers, ASTRA-sim's tests/rt_template: Ring of 8, 50 GB/s
@@ -11,7 +11,7 @@
  *   B, 64 KiB: s = 16,384, m = 2,048, c = 538, r = 120:
  *              10 + 14 * 548 + 7 * 120 = 8,522 ns per chunk, 4 chunks. */
 #include "check.h"
-#include "astra.h"
+#include "net/astra.h"
 
 static void plan(const struct sb_astra_config *c, uint64_t bytes, struct sb_astra_plan *p)
 {

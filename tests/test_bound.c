@@ -1,4 +1,4 @@
-/* The makespan lower bound (harness/src/bound.c, docs/cost-model.md "Lower
+/* The makespan lower bound (harness/src/core/bound.c, docs/cost-model.md "Lower
  * bound"): small graphs whose bound is worked out by hand below, then the
  * property that makes it a bound: no schedule beats it, neither any built-in
  * policy's nor random topological orders, on every corpus workload under
@@ -6,9 +6,9 @@
 #include <stdlib.h>
 
 #include "check.h"
-#include "core.h"
-#include "machine.h"
-#include "run.h"
+#include "core/core.h"
+#include "core/machine.h"
+#include "cmd/run.h"
 
 #define HDR "id,name,kind,inputs,op,cost_us,out_bytes,coll,comm_us\n"
 

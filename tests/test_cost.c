@@ -5,7 +5,7 @@
 #include <stdlib.h>
 
 #include "check.h"
-#include "core.h"
+#include "core/core.h"
 
 static struct sb_graph *graph(const char *csv, struct sb_err *e)
 {

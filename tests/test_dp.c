@@ -12,8 +12,8 @@
 
 #include "../schedulers/dp-impl.h"
 #include "check.h"
-#include "core.h"
-#include "machine.h"
+#include "core/core.h"
+#include "core/machine.h"
 
 struct rng {
     uint64_t s;

@@ -5,7 +5,7 @@
  * Expected figures are derived by hand in the comments. */
 #define _POSIX_C_SOURCE 200809L
 #include "check.h"
-#include "core.h"
+#include "core/core.h"
 #include "gen-impl.h"
 
 #include <dirent.h>

@@ -2,8 +2,8 @@
  * ggml's rules (docs/ggml.md); ggml's own cases are the conformance test. */
 #include "../schedulers/ggml-impl.h"
 #include "check.h"
-#include "core.h"
-#include "machine.h"
+#include "core/core.h"
+#include "core/machine.h"
 
 /* x (input) -> h1 = w1(GPU) x -> h2 = w2(CPU) h1 -> h3 = w3(GPU) h2, on
  * [GPU, CPU], neither reading the other's memory.

@@ -15,8 +15,8 @@
  * of a's 1000 bytes to g1 10..11, c 11..21, d 21..22: makespan 22, 1000 bytes
  * moved (c's empty output costs nothing). */
 #include "check.h"
-#include "core.h"
-#include "machine.h"
+#include "core/core.h"
+#include "core/machine.h"
 
 int main(void)
 {

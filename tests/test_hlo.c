@@ -4,8 +4,8 @@
  * use, its graph worked out by hand from workloads/importers/hlo.md, and files
  * that must be refused with the HLO file and line. */
 #include "check.h"
-#include "core.h"
-#include "hlo.h"
+#include "core/core.h"
+#include "import/hlo.h"
 
 static const char *name_of(const struct sb_graph *g, uint32_t v)
 {

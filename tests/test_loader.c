@@ -1,7 +1,7 @@
 /* Loader: one block per case, jq-style: a graph and either the error it must be
  * refused with (file:line[:field]: message) or NULL when it must load. */
 #include "check.h"
-#include "core.h"
+#include "core/core.h"
 
 #define HDR "id,name,kind,inputs\n"
 #define HDR_ALL "id,name,kind,inputs,op,cost_us,out_bytes,coll,comm_bytes,group,comm_us,device,flags\n"

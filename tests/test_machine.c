@@ -2,8 +2,8 @@
  * on a graph small enough to work out on paper; each expected value is derived
  * in the comment above it. */
 #include "check.h"
-#include "core.h"
-#include "machine.h"
+#include "core/core.h"
+#include "core/machine.h"
 
 #include <stdlib.h>
 

@@ -11,7 +11,7 @@
 #include <stdlib.h>
 
 #include "check.h"
-#include "core.h"
+#include "core/core.h"
 /* the model itself, for the count of fallback choices the plugin does not report */
 #include "../schedulers/inductor-impl.h"
 

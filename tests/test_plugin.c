@@ -1,7 +1,7 @@
 /* Plugin loading: built-ins, dlopen of the same policy as a module, each
  * refusal with both values in its message, and parameter parsing. */
 #include "check.h"
-#include "core.h"
+#include "core/core.h"
 
 static void test_builtins(void)
 {

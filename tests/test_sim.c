@@ -1,7 +1,7 @@
 /* Simulator, memory model and cost models on graphs small enough to work out on
  * paper; each expected value is derived in the comment above it. */
 #include "check.h"
-#include "core.h"
+#include "core/core.h"
 
 static struct sb_graph *load(const char *file, enum sb_cost_model m)
 {

@@ -6,8 +6,8 @@
 #include <unistd.h>
 
 #include "check.h"
-#include "core.h"
-#include "trace.h"
+#include "core/core.h"
+#include "cmd/trace.h"
 
 /* ---- a minimal JSON checker ----------------------------------------------- */
 

@@ -3,9 +3,9 @@
 #include <stdlib.h>
 
 #include "check.h"
-#include "core.h"
+#include "core/core.h"
 #include "et_def.pb-c.h"
-#include "import.h"
+#include "import/import.h"
 
 static uint32_t node_named(const struct sb_graph *g, const char *name)
 {

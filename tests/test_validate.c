@@ -1,7 +1,7 @@
 /* The schedule validator on hand-made invalid schedules of overlap.csv:
  *   0 w (input), 1 ag (start), 2 x, 3 ag.done (done of 1), 4 y (reads 3 and 2). */
 #include "check.h"
-#include "core.h"
+#include "core/core.h"
 
 static struct sb_graph *g;
 

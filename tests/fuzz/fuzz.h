@@ -10,7 +10,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "core.h"
+#include "core/core.h"
 
 /* Writes data to /tmp/sbfuzz.<pid>.<ext> and returns that path (static). */
 static inline const char *fuzz_file(const uint8_t *data, size_t n, const char *ext)

@@ -1,7 +1,7 @@
 /* ASTRA-sim's system JSON and network YAML readers, then one collective on
  * what they accept: the first byte picks the reader. */
 #include "fuzz.h"
-#include "astra.h"
+#include "net/astra.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t n)
 {

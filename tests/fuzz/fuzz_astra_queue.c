@@ -9,7 +9,7 @@
  * first version of this target asserted that, and the crash it found is
  * kept in tests/fuzz/crashes.) */
 #include "fuzz.h"
-#include "astra.h"
+#include "net/astra.h"
 
 struct in {
     const uint8_t *p;

@@ -1,6 +1,6 @@
 /* The ASTRA-sim 1.0 text workload importer. */
 #include "fuzz.h"
-#include "import.h"
+#include "import/import.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t n)
 {

@@ -1,6 +1,6 @@
 /* The Chakra .et importer: length-delimited protobuf, ordering, CSV. */
 #include "fuzz.h"
-#include "import.h"
+#include "import/import.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t n)
 {

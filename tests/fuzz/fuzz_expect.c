@@ -1,7 +1,7 @@
 /* The conformance `.expect` reader: a fixed, valid HLO test beside the fuzzed
  * expectations, run through `schedbench conform`. */
 #include "fuzz.h"
-#include "conform.h"
+#include "cmd/conform.h"
 
 #include <sys/stat.h>
 

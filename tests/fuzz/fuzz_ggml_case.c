@@ -1,7 +1,7 @@
 /* The ggml scheduler case reader and the scheduler itself, through
  * `schedbench conform DIR` on a folder holding the fuzzed case. */
 #include "fuzz.h"
-#include "conform.h"
+#include "cmd/conform.h"
 
 #include <sys/stat.h>
 

@@ -1,6 +1,6 @@
 /* The HLO text importer: parse, then build the graph `run -w x.hlo` would. */
 #include "fuzz.h"
-#include "hlo.h"
+#include "import/hlo.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t n)
 {

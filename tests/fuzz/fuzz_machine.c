@@ -1,6 +1,6 @@
 /* The machine description reader (libyaml). */
 #include "fuzz.h"
-#include "machine.h"
+#include "core/machine.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t n)
 {

@@ -1,6 +1,6 @@
 /* The results reader behind compare and merge, through the commands. */
 #include "fuzz.h"
-#include "commands.h"
+#include "cmd/commands.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t n)
 {

@@ -2,7 +2,7 @@
  * accepts: validate the schedule and simulate it, as `run` does.  A crash or
  * a sanitizer report inside a policy counts as much as one in the loader. */
 #include "fuzz.h"
-#include "machine.h"
+#include "core/machine.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t n)
 {

@@ -7,7 +7,7 @@
 #include <stdint.h>
 
 #include "schedbench/graph.h"
-#include "util.h"
+#include "core/util.h"
 
 /* ---- device model (workloads/README.md, "Device model") ------------------
  * One H100 SXM5 (80 GB HBM3).  A compute node's cost_us is a roofline: the

@@ -3,7 +3,7 @@
 #ifndef SB_IMPORT_H
 #define SB_IMPORT_H
 
-#include "core.h"
+#include "core/core.h"
 
 struct sb_import_opts {
     double peak_tflops; /* Chakra: roofline for compute nodes without a duration */

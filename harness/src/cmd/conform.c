@@ -13,8 +13,8 @@
  * The last line is "N passed, M failed[, K skipped]". */
 #define _POSIX_C_SOURCE 200809L
 #include "conform.h"
-#include "core.h"
-#include "hlo.h"
+#include "core/core.h"
+#include "import/hlo.h"
 
 #include <dirent.h>
 #include <errno.h>

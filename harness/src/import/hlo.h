@@ -9,7 +9,7 @@
 #ifndef SB_HLO_H
 #define SB_HLO_H
 
-#include "core.h"
+#include "core/core.h"
 
 struct sb_hlo_module; /* parsed text: computations and instructions */
 

@@ -3,7 +3,7 @@
 #ifndef SB_TABLE_H
 #define SB_TABLE_H
 
-#include "util.h"
+#include "core/util.h"
 
 struct sb_table {
     uint32_t n_cols;       /* fields of the header row */

@@ -7,7 +7,7 @@
  * are read and the successor CSR by one counting pass at the end. */
 #define _POSIX_C_SOURCE 200809L
 #include "core.h"
-#include "import.h"
+#include "import/import.h"
 
 #include <csv.h>
 #include <errno.h>

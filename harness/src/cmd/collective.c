@@ -2,7 +2,7 @@
  * model, and `--golden FILE`: every case of ASTRA-sim's own outputs
  * (../shared/corpus/astra-golden/golden_cases.json) against it. */
 #define _POSIX_C_SOURCE 200809L
-#include "astra.h"
+#include "net/astra.h"
 
 #include <jansson.h>
 #include <math.h>

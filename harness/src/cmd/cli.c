@@ -3,17 +3,17 @@
  * Exit status: 0 success, 1 a sweep ran but some cell was invalid or failed
  * (see the status column), 2 bad usage or bad input (file:line: message). */
 #define _POSIX_C_SOURCE 200809L
-#include "core.h"
+#include "core/core.h"
 #include "run.h"
 #include "commands.h"
 #include "conform.h"
-#include "machine.h"
-#include "astra.h"
+#include "core/machine.h"
+#include "net/astra.h"
 
 #include <string.h>
 
 #ifdef SB_HAVE_GEN
-#include "../../workloads/gen/gen.h"
+#include "../../../workloads/gen/gen.h"
 #endif
 
 #ifndef SB_VERSION

@@ -1,5 +1,5 @@
 /* schedbench conform DIR: XLA's latency-hiding-scheduler tests as the judge of
- * the `aggressive` policy (harness/src/conform.c, docs/aggressive.md). */
+ * the `aggressive` policy (harness/src/cmd/conform.c, docs/aggressive.md). */
 #ifndef SB_CONFORM_H
 #define SB_CONFORM_H
 

@@ -7,11 +7,11 @@
  * the sched_ms column. */
 #define _POSIX_C_SOURCE 200809L
 #include "run.h"
-#include "machine.h"
+#include "core/machine.h"
 #include "trace.h"
 #include "isolate.h"
-#include "import.h"
-#include "astra.h"
+#include "import/import.h"
+#include "net/astra.h"
 #include "table.h"
 
 #include <dirent.h>

@@ -42,7 +42,7 @@ struct sb_graph *sb_graph_load(const char *path, struct sb_err *e);
 struct sb_import_opts;
 struct sb_graph *sb_graph_load_with(const char *path, const struct sb_import_opts *opts,
                                     struct sb_err *e);
-/* Importer of XLA HLO text (harness/src/hlo.c, workloads/importers/hlo.md). */
+/* Importer of XLA HLO text (harness/src/import/hlo.c, workloads/importers/hlo.md). */
 struct sb_graph *sb_hlo_load(const char *path, struct sb_err *e);
 /* Whether the file name has an extension sb_graph_load knows (.csv, or an
  * importer's). */
@@ -90,7 +90,7 @@ double sb_cost_edge_lat(const struct sb_cost_params *c);
 
 /* ---- simulator --------------------------------------------------------- */
 
-struct sb_astra_config; /* harness/src/astra.h */
+struct sb_astra_config; /* harness/src/net/astra.h */
 struct sb_sim_config {
     /* Collectives in flight at once.  shared != 0: one resource for every type
      * with capacity limit[0] (GPU-like: one NCCL stream).  Otherwise one
@@ -139,7 +139,7 @@ struct sb_sim_result {
 void sb_sim_run(const struct sb_graph *g, const struct sb_schedule *s,
                 const struct sb_sim_config *c, struct sb_sim_result *r);
 void sb_sim_result_free(struct sb_sim_result *r);
-/* A makespan no schedule of g under c can beat (harness/src/bound.c). */
+/* A makespan no schedule of g under c can beat (harness/src/core/bound.c). */
 double sb_sim_lower_bound(const struct sb_graph_view *g, const struct sb_sim_config *c);
 /* With several devices: max(critical path with every node on its fastest
  * device, sum of fastest times / n_devices); transfers are left out. */

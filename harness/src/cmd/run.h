@@ -2,7 +2,7 @@
 #ifndef SB_RUN_H
 #define SB_RUN_H
 
-#include "core.h"
+#include "core/core.h"
 
 /* Workload files: a directory contributes every file sb_graph_load reads, in
  * name order. */

@@ -8,7 +8,7 @@
  * served. */
 #define _POSIX_C_SOURCE 200809L
 #include "core.h"
-#include "astra.h"
+#include "net/astra.h"
 
 #include <math.h>
 #include <string.h>

@@ -1,7 +1,7 @@
 /* Writes a graph back as format v1, so that an imported graph (HLO, ...) can be
  * inspected, edited and re-run as CSV. */
 #define _POSIX_C_SOURCE 200809L
-#include "core.h"
+#include "core/core.h"
 
 #include <string.h>
 

@@ -4,7 +4,7 @@
  * killed, and one that dies by a signal is reported by it. */
 #define _POSIX_C_SOURCE 200809L
 #include "isolate.h"
-#include "util.h"
+#include "core/util.h"
 
 #include <errno.h>
 #include <poll.h>

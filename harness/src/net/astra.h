@@ -4,7 +4,7 @@
 #ifndef SB_ASTRA_H
 #define SB_ASTRA_H
 
-#include "core.h"
+#include "core/core.h"
 
 #define SB_ASTRA_MAX_DIMS 8
 

@@ -6,10 +6,10 @@
  * difference. */
 #define _POSIX_C_SOURCE 200809L
 #include "conform.h"
-#include "core.h"
+#include "core/core.h"
 #include "run.h"
 
-#include "../../schedulers/ggml-impl.h"
+#include "../../../schedulers/ggml-impl.h"
 
 #include <dirent.h>
 #include <stdio.h>
