@@ -72,10 +72,12 @@ void BM_Sim(benchmark::State &st, bool use_overlap, int model)
         return;
     }
     struct sb_sim_config c;
+    struct sb_comm_queue q;
     sb_sim_defaults(&c);
+    sb_astra_comm_queue(&fx->astra, &q);
     if (model) {
         c.limit[0] = (uint32_t)model;
-        c.astra = &fx->astra;
+        c.queue = &q;
     }
     double makespan = 0;
     for (auto _ : st) {

@@ -295,7 +295,9 @@ static void test_sim(void)
         sb_sim_defaults(&sc);
         sc.limit[0] = want[k].inflight;
         c.lifo = want[k].lifo;
-        sc.astra = &c;
+        struct sb_comm_queue q;
+        sb_astra_comm_queue(&c, &q);
+        sc.queue = &q;
         sc.record = 1;
         sb_sim_run(g, &s, &sc, &r);
         CHECK_NEAR(r.makespan_us, want[k].makespan);

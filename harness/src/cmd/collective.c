@@ -2,6 +2,7 @@
  * model, and `--golden FILE`: every case of ASTRA-sim's own outputs
  * (../shared/corpus/astra-golden/golden_cases.json) against it. */
 #define _POSIX_C_SOURCE 200809L
+#include "commands.h"
 #include "net/astra.h"
 
 #include <jansson.h>
@@ -145,8 +146,10 @@ static int dag_case(const struct sb_astra_config *c, int aware, const char *dir,
     if (!rc) {
         struct sb_sim_config sc;
         struct sb_sim_result r;
+        struct sb_comm_queue q;
         sb_sim_defaults(&sc);
-        sc.astra = aware ? NULL : c; /* aware: each collective alone, one at a time */
+        sb_astra_comm_queue(c, &q);
+        sc.queue = aware ? NULL : &q; /* aware: each collective alone, one at a time */
         sb_sim_run(g, &s, &sc, &r);
         got[0] = round(r.makespan_us * 1000);
         got[1] = round(r.exposed_comm_us * 1000);

@@ -7,4 +7,7 @@ int sb_cmd_compare(int argc, char **argv);
 int sb_cmd_merge(int argc, char **argv);
 int sb_cmd_plot(int argc, char **argv);
 
+/* schedbench collective: one collective under ASTRA-sim's model (collective.c). */
+int sb_cmd_collective(int argc, char **argv);
+
 #endif

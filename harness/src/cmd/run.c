@@ -133,6 +133,7 @@ struct run_opts {
     struct sb_import_opts imp;  /* --import: what traces from other tools leave out */
     int comm_astra;             /* --comm astra 1, astra-aware 2: priced by astra*.c */
     struct sb_astra_config astra; /* with --system / --network */
+    struct sb_comm_queue astra_queue; /* its queues, for the simulator */
     char *ident;                /* the options that define the sweep, as given */
     uint64_t sweep_id;          /* FNV-1a of ident, the workloads and schedulers */
 };
@@ -440,7 +441,8 @@ static int finish_opts(struct run_opts *o, struct sb_err *e)
         return sb_errf(e, "schedbench run: --comm astra-aware prices each collective alone; "
                           "it takes --sim inflight=1 (links shared between collectives in "
                           "flight are not modelled)");
-    o->sim.astra = o->comm_astra == 1 ? &o->astra : NULL;
+    sb_astra_comm_queue(&o->astra, &o->astra_queue);
+    o->sim.queue = o->comm_astra == 1 ? &o->astra_queue : NULL;
     if (o->cell_timeout_s > 0 && !o->isolate)
         return sb_errf(e, "schedbench run: --cell-timeout needs --isolate (a cell can only be "
                           "stopped in a process of its own)");

@@ -162,6 +162,42 @@ static double max2(double a, double b)
     return a > b ? a : b;
 }
 
+static double fastest(const struct sb_graph_view *g, uint32_t v)
+{
+    uint32_t nd = g->machine->n_devices;
+    double t = g->dev_dur_us[(size_t)v * nd];
+    for (uint32_t d = 1; d < nd; d++)
+        if (g->dev_dur_us[(size_t)v * nd + d] < t)
+            t = g->dev_dur_us[(size_t)v * nd + d];
+    return t;
+}
+
+double sb_sim_device_bound(const struct sb_graph_view *g, double edge_lat_us)
+{
+    double *fin = sb_xcalloc((size_t)g->n_nodes + 1, sizeof *fin);
+    double cp = 0, total = 0;
+    for (uint32_t v = 0; v < g->n_nodes; v++) {
+        double t = 0;
+        uint32_t e = g->pred_off[v] + (g->kind[v] == SB_KIND_DONE);
+        for (; e < g->pred_off[v + 1]; e++)
+            if (fin[g->pred[e]] + edge_lat_us > t)
+                t = fin[g->pred[e]] + edge_lat_us;
+        if (g->kind[v] == SB_KIND_INPUT)
+            t = 0;
+        else if (g->kind[v] == SB_KIND_COMPUTE) {
+            t += fastest(g, v);
+            total += fastest(g, v);
+        } else if (g->kind[v] == SB_KIND_DONE && fin[g->partner[v]] + g->dur_us[g->partner[v]] > t)
+            t = fin[g->partner[v]] + g->dur_us[g->partner[v]];
+        fin[v] = t;
+        if (t > cp)
+            cp = t;
+    }
+    free(fin);
+    double spread = total / g->machine->n_devices;
+    return cp > spread ? cp : spread;
+}
+
 double sb_sim_lower_bound(const struct sb_graph_view *g, const struct sb_sim_config *c)
 {
     double lat = c->edge_lat_us, best;

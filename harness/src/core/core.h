@@ -90,7 +90,26 @@ double sb_cost_edge_lat(const struct sb_cost_params *c);
 
 /* ---- simulator --------------------------------------------------------- */
 
-struct sb_astra_config; /* harness/src/net/astra.h */
+struct sb_graph;
+/* Collectives that share queues, priced by a model the core does not know
+ * (ASTRA-sim's system layer, net/astra_comm.c): the simulator issues into it
+ * in nondecreasing time and asks when each collective ends.  Times in ns. */
+struct sb_comm_queue {
+    const void *model;
+    void *(*open)(const void *model);
+    void (*close)(void *q);
+    /* 1 with the collective's handle when the model prices start v (issued
+     * at t_ns); 0 when it does not, and v takes g->dur_us[v] */
+    int (*issue)(void *q, const struct sb_graph *g, uint32_t v, double t_ns, uint32_t *h);
+    double (*next_ns)(const void *q);             /* next event; INFINITY when idle */
+    void (*step)(void *q);                        /* handle the next event */
+    double (*end_ns)(const void *q, uint32_t h);  /* < 0 while running */
+    double (*wait_ns)(void *q, uint32_t h);       /* steps until h ends */
+    /* 1 with what no sharing of the queues can beat for start v, 0 when the
+     * model does not price v (for the lower bound) */
+    int (*floor_ns)(const void *model, const struct sb_graph *g, uint32_t v, double *ns);
+};
+
 struct sb_sim_config {
     /* Collectives in flight at once.  shared != 0: one resource for every type
      * with capacity limit[0] (GPU-like: one NCCL stream).  Otherwise one
@@ -103,7 +122,7 @@ struct sb_sim_config {
     /* --comm astra (docs/astra.md): on one device, collectives ASTRA-sim
      * prices go through its system layer's queues once the shared resource
      * admits them; needs shared.  NULL: every collective takes dur_us. */
-    const struct sb_astra_config *astra;
+    const struct sb_comm_queue *queue;
 };
 void sb_sim_defaults(struct sb_sim_config *c);
 int sb_sim_parse(struct sb_sim_config *c, const char *spec, struct sb_err *e);
@@ -145,6 +164,9 @@ double sb_sim_lower_bound(const struct sb_graph_view *g, const struct sb_sim_con
  * device, sum of fastest times / n_devices); transfers are left out. */
 double sb_sim_device_bound(const struct sb_graph_view *g, double edge_lat_us);
 
+/* The buffer each node's output lives in (root[n_nodes]): alias nodes and
+ * dones own none and view their first input's (harness/src/core/memory.c). */
+void sb_mem_buffer_roots(const struct sb_graph_view *g, uint32_t *root);
 /* Memory of `order` (n entries, one device) in position order: mem[i] is the
  * bytes live while position i runs.  Returns the peak; *peak_pos its first
  * position.  Used by the simulator and reusable by policies' tests. */

@@ -8,7 +8,6 @@
  * served. */
 #define _POSIX_C_SOURCE 200809L
 #include "core.h"
-#include "net/astra.h"
 
 #include <math.h>
 #include <string.h>
@@ -65,91 +64,6 @@ int sb_sim_parse(struct sb_sim_config *c, const char *spec, struct sb_err *e)
     return rc;
 }
 
-/* ---- memory model -------------------------------------------------------- */
-
-/* Buffer that node v's output lives in: alias nodes and dones own none. */
-static void buffer_roots(const struct sb_graph_view *g, uint32_t *root)
-{
-    for (uint32_t v = 0; v < g->n_nodes; v++) {
-        int views = (g->flags[v] & SB_FLAG_ALIAS) || g->kind[v] == SB_KIND_DONE;
-        root[v] = views ? root[g->pred[g->pred_off[v]]] : v;
-    }
-}
-
-static inline void extend(uint32_t *last, uint32_t r, uint32_t p)
-{
-    if (last[r] < p)
-        last[r] = p;
-}
-
-uint64_t sb_mem_profile(const struct sb_graph_view *g, const uint32_t *order,
-                        uint32_t n, uint64_t *mem, uint32_t *peak_pos)
-{
-    uint32_t N = g->n_nodes;
-    uint32_t *pos = sb_xmalloc((size_t)N * sizeof *pos);
-    uint32_t *root = sb_xmalloc((size_t)N * sizeof *root);
-    uint32_t *last = sb_xmalloc((size_t)N * sizeof *last);
-    uint8_t *pinned = sb_xcalloc(N, 1);
-    int64_t *delta = sb_xcalloc((size_t)n + 1, sizeof *delta);
-    SB_ASSERT(n == N); /* one device: every node has a position */
-
-    for (uint32_t i = 0; i < n; i++)
-        pos[order[i]] = i;
-    buffer_roots(g, root);
-    /* pass 1: each buffer lives through its last reader, and through the
-     * position of every node that views it */
-    for (uint32_t v = 0; v < N; v++)
-        last[v] = pos[v];
-    for (uint32_t v = 0; v < N; v++) {
-        extend(last, root[v], pos[v]);
-        for (uint32_t e = g->pred_off[v]; e < g->pred_off[v + 1]; e++)
-            extend(last, root[g->pred[e]], pos[v]);
-        if (g->flags[v] & (SB_FLAG_WEIGHT | SB_FLAG_OUTPUT))
-            pinned[root[v]] = 1;
-    }
-    /* pass 2: a collective reads its inputs until its done */
-    for (uint32_t s = 0; s < N; s++) {
-        if (g->kind[s] != SB_KIND_START)
-            continue;
-        uint32_t pd = pos[g->partner[s]];
-        for (uint32_t e = g->pred_off[s]; e < g->pred_off[s + 1]; e++)
-            extend(last, root[g->pred[e]], pd);
-    }
-    /* pass 3: allocate at the producer (inputs before the program starts), free
-     * after the last use, and sum the deltas in position order */
-    for (uint32_t v = 0; v < N; v++) {
-        if (root[v] != v || !g->out_bytes[v])
-            continue;
-        uint32_t a = g->kind[v] == SB_KIND_INPUT ? 0 : pos[v];
-        delta[a] += (int64_t)g->out_bytes[v];
-        if (!pinned[v])
-            delta[last[v] + 1] -= (int64_t)g->out_bytes[v];
-    }
-    int64_t cur = 0;
-    uint64_t peak = 0;
-    *peak_pos = 0;
-    for (uint32_t i = 0; i < n; i++) {
-        cur += delta[i];
-        SB_ASSERT(cur >= 0);
-        mem[i] = (uint64_t)cur;
-        if ((uint64_t)cur > peak) {
-            peak = (uint64_t)cur;
-            *peak_pos = i;
-        }
-    }
-    free(pos);
-    free(root);
-    free(last);
-    free(pinned);
-    free(delta);
-    return peak;
-}
-
-const struct sb_host sb_host_services = {
-    .size = sizeof(struct sb_host),
-    .mem_profile = sb_mem_profile,
-};
-
 /* ---- timing ------------------------------------------------------------- */
 
 struct resource {
@@ -178,7 +92,8 @@ struct sim_state {
     double barrier_t;    /* nothing starts before the last barrier's time */
     /* --comm astra on one device: the collectives in ASTRA-sim's queues */
     const struct sb_graph *G;
-    struct sb_astra_sys *sys;
+    const struct sb_comm_queue *qm; /* the queue model, NULL without one */
+    void *sys;                      /* its state */
     int64_t *coll_h; /* [n] starts: handle in sys while the end is unknown; -1 */
 };
 
@@ -207,7 +122,7 @@ static double inputs_ready(struct sim_state *S, uint32_t v, uint32_t d,
 static double slot_end(struct sim_state *S, struct resource *R, uint32_t k)
 {
     if (R->live[k] >= 0) {
-        double ns = sb_astra_sys_end(S->sys, (uint32_t)R->live[k]);
+        double ns = S->qm->end_ns(S->sys, (uint32_t)R->live[k]);
         if (ns < 0)
             return INFINITY;
         R->end_us[k] = ns / 1000;
@@ -227,9 +142,9 @@ static uint32_t first_free(struct sim_state *S, struct resource *R, double t)
             if (slot_end(S, R, k) < slot_end(S, R, best))
                 best = k;
         double e = slot_end(S, R, best);
-        if (!S->sys || e <= t || e * 1000 <= sb_astra_sys_next(S->sys))
+        if (!S->sys || e <= t || e * 1000 <= S->qm->next_ns(S->sys))
             return best;
-        sb_astra_sys_step(S->sys);
+        S->qm->step(S->sys);
     }
 }
 
@@ -239,9 +154,9 @@ static double issue(struct sim_state *S, uint32_t s, uint32_t dev, double t)
     struct resource *R = &S->res[(size_t)dev * SB_COLL_COUNT + r];
     uint32_t best = first_free(S, R, t);
     double begin = t > R->end_us[best] ? t : R->end_us[best];
-    struct sb_astra_plan p;
-    if (S->sys && sb_astra_node_plan(S->c->astra, S->G, s, &p)) {
-        R->live[best] = S->coll_h[s] = sb_astra_sys_issue(S->sys, &p, begin * 1000);
+    uint32_t h;
+    if (S->sys && S->qm->issue(S->sys, S->G, s, begin * 1000, &h)) {
+        R->live[best] = S->coll_h[s] = h;
         R->end_us[best] = INFINITY;
     } else {
         R->end_us[best] = begin + S->g->dur_us[s];
@@ -259,7 +174,7 @@ static double issue(struct sim_state *S, uint32_t s, uint32_t dev, double t)
 static double coll_end(struct sim_state *S, uint32_t s)
 {
     if (S->coll_h && S->coll_h[s] >= 0) {
-        S->coll_end[s] = sb_astra_sys_wait(S->sys, (uint32_t)S->coll_h[s]) / 1000;
+        S->coll_end[s] = S->qm->wait_ns(S->sys, (uint32_t)S->coll_h[s]) / 1000;
         S->coll_h[s] = -1;
         if (S->rec)
             S->rec->coll_end_us[s] = S->coll_end[s];
@@ -474,7 +389,7 @@ static void run_devices(struct sim_state *S, const struct sb_schedule *s,
 {
     size_t n = S->g->n_nodes, nd = S->nd;
     uint32_t *root = sb_xmalloc((n + 1) * sizeof *root);
-    buffer_roots(S->g, root);
+    sb_mem_buffer_roots(S->g, root);
     S->root = root;
     S->copy_ready = sb_xmalloc(n * nd * sizeof *S->copy_ready);
     for (size_t k = 0; k < n * nd; k++)
@@ -505,45 +420,9 @@ static void count_devices(const struct sb_graph_view *g, const struct sb_schedul
     free(used);
 }
 
-static double fastest(const struct sb_graph_view *g, uint32_t v)
-{
-    uint32_t nd = g->machine->n_devices;
-    double t = g->dev_dur_us[(size_t)v * nd];
-    for (uint32_t d = 1; d < nd; d++)
-        if (g->dev_dur_us[(size_t)v * nd + d] < t)
-            t = g->dev_dur_us[(size_t)v * nd + d];
-    return t;
-}
-
-double sb_sim_device_bound(const struct sb_graph_view *g, double edge_lat_us)
-{
-    double *fin = sb_xcalloc((size_t)g->n_nodes + 1, sizeof *fin);
-    double cp = 0, total = 0;
-    for (uint32_t v = 0; v < g->n_nodes; v++) {
-        double t = 0;
-        uint32_t e = g->pred_off[v] + (g->kind[v] == SB_KIND_DONE);
-        for (; e < g->pred_off[v + 1]; e++)
-            if (fin[g->pred[e]] + edge_lat_us > t)
-                t = fin[g->pred[e]] + edge_lat_us;
-        if (g->kind[v] == SB_KIND_INPUT)
-            t = 0;
-        else if (g->kind[v] == SB_KIND_COMPUTE) {
-            t += fastest(g, v);
-            total += fastest(g, v);
-        } else if (g->kind[v] == SB_KIND_DONE && fin[g->partner[v]] + g->dur_us[g->partner[v]] > t)
-            t = fin[g->partner[v]] + g->dur_us[g->partner[v]];
-        fin[v] = t;
-        if (t > cp)
-            cp = t;
-    }
-    free(fin);
-    double spread = total / g->machine->n_devices;
-    return cp > spread ? cp : spread;
-}
-
 /* The lower bound when several collectives share ASTRA-sim's queues: a
  * collective may then end sooner than alone, so each is bounded by what no
- * sharing can beat (sb_astra_plan_floor_ns) instead of its time alone.  With
+ * sharing can beat (the queue model's floor_ns) instead of its time alone.  With
  * one admitted at a time each takes exactly its time alone. */
 static double shared_queue_bound(const struct sb_graph *G, const struct sb_sim_config *c)
 {
@@ -551,9 +430,9 @@ static double shared_queue_bound(const struct sb_graph *G, const struct sb_sim_c
     double *dur = sb_xmalloc((size_t)v.n_nodes * sizeof *dur);
     memcpy(dur, v.dur_us, (size_t)v.n_nodes * sizeof *dur);
     for (uint32_t i = 0; i < v.n_nodes; i++) {
-        struct sb_astra_plan p;
-        if (sb_astra_node_plan(c->astra, G, i, &p))
-            dur[i] = sb_astra_plan_floor_ns(&p, c->astra->active_chunks) / 1000;
+        double ns;
+        if (c->queue->floor_ns(c->queue->model, G, i, &ns))
+            dur[i] = ns / 1000;
     }
     v.dur_us = dur;
     double lb = sb_sim_lower_bound(&v, c);
@@ -591,10 +470,11 @@ void sb_sim_run(const struct sb_graph *G, const struct sb_schedule *s,
         }
     /* ASTRA-sim's queues need collectives issued in time order: one device,
      * one shared resource (several devices keep each collective's dur_us) */
-    if (c->astra && nd == 1) {
+    if (c->queue && nd == 1) {
         SB_ASSERT(c->shared);
         S.G = G;
-        S.sys = sb_astra_sys_new(c->astra);
+        S.qm = c->queue;
+        S.sys = c->queue->open(c->queue->model);
         S.coll_h = sb_xmalloc((size_t)g->n_nodes * sizeof *S.coll_h);
         for (uint32_t v = 0; v < g->n_nodes; v++)
             S.coll_h[v] = -1;
@@ -616,7 +496,8 @@ void sb_sim_run(const struct sb_graph *G, const struct sb_schedule *s,
     }
     sum_durations(g, s, r);
     count_devices(g, s, r);
-    sb_astra_sys_free(S.sys);
+    if (S.sys)
+        S.qm->close(S.sys);
     free(S.coll_h);
     free(S.fin);
     free(S.coll_end);

@@ -112,6 +112,8 @@ int sb_astra_apply(const struct sb_astra_config *c, int aware, struct sb_graph *
 int sb_astra_node_plan(const struct sb_astra_config *c, const struct sb_graph *g, uint32_t v,
                        struct sb_astra_plan *p);
 
-int sb_cmd_collective(int argc, char **argv);
+/* The queues above as the simulator's sb_comm_queue (astra_comm.c): set
+ * sb_sim_config.queue to q for `--comm astra`.  q refers to c. */
+void sb_astra_comm_queue(const struct sb_astra_config *c, struct sb_comm_queue *q);
 
 #endif

@@ -206,3 +206,73 @@ int sb_astra_load_network(const char *path, struct sb_astra_config *c, struct sb
     yaml_document_delete(&doc);
     return rc;
 }
+
+/* ---- defaults, names and chunking: shared by every part of the model ---- */
+
+void sb_astra_defaults(struct sb_astra_config *c)
+{
+    /* ASTRA-sim's tests/rt_template: Ring 8, 50 GB/s, 500 ns; LIFO,
+     * endpoint-delay 10, one active chunk, 4 splits, ring, localBWAware, 50 */
+    memset(c, 0, sizeof *c);
+    c->n_dims = 1;
+    c->topo[0] = SB_TOPO_RING;
+    c->npus[0] = 8;
+    c->bw_gbps[0] = 50;
+    c->latency_ns[0] = 500;
+    c->lifo = 1;
+    c->endpoint_delay = 10;
+    c->active_chunks = 1;
+    c->splits = 4;
+    c->local_bw_aware = 1;
+    c->local_mem_bw = 50;
+}
+
+int sb_astra_parse_op(const char *s, enum sb_astra_op *out)
+{
+    static const char *const n[] = {"all_reduce", "all_gather", "reduce_scatter", "all_to_all"};
+    static const char *const u[] = {"ALL_REDUCE", "ALL_GATHER", "REDUCE_SCATTER", "ALL_TO_ALL"};
+    for (int i = 0; i < 4; i++)
+        if (!strcmp(s, n[i]) || !strcmp(s, u[i]))
+            return *out = (enum sb_astra_op)i, 0;
+    return -1;
+}
+
+int sb_astra_parse_algo(const char *s, uint8_t *out)
+{
+    static const char *const n[] = {"ring", "direct", "halvingDoubling", "doubleBinaryTree"};
+    for (int i = 0; i < 4; i++)
+        if (!strcmp(s, n[i]))
+            return *out = (uint8_t)i, 0;
+    return -1;
+}
+
+int sb_astra_parse_topo(const char *s, uint8_t *out)
+{
+    static const char *const n[] = {"Ring", "FullyConnected", "Switch"};
+    for (int i = 0; i < 3; i++)
+        if (!strcmp(s, n[i]))
+            return *out = (uint8_t)i, 0;
+    return -1;
+}
+
+int sb_astra_chunking(const struct sb_astra_config *c, enum sb_astra_op op, uint64_t bytes,
+                      uint64_t *chunk, uint64_t *chunks, struct sb_err *e)
+{
+    uint64_t N = 1;
+    for (uint32_t i = 0; i < c->n_dims; i++)
+        N *= c->npus[i];
+    /* Sys::determine_chunk_size: every chunk has the full size */
+    uint64_t size = bytes;
+    *chunk = size / c->splits;
+    if (op != SB_OP_ALL_GATHER && *chunk < N) {
+        *chunk = N;
+        size = (uint64_t)c->splits * N;
+    }
+    if (!*chunk)
+        return sb_errf(e, "an all-gather of 0 bytes has no chunks: ASTRA-sim never completes it");
+    *chunks = (size + *chunk - 1) / *chunk;
+    if (*chunks > 1u << 20)
+        return sb_errf(e, "%llu chunks: more than this model simulates",
+                       (unsigned long long)*chunks);
+    return 0;
+}
