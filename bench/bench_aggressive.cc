@@ -14,6 +14,7 @@
 
 extern "C" {
 #include "core/core.h"
+#include "import/import.h"
 #ifdef SB_HAVE_GEN
 #include "../workloads/gen/gen.h"
 #endif

@@ -11,6 +11,7 @@
 extern "C" {
 #include "net/astra.h"
 #include "core/core.h"
+#include "import/import.h"
 }
 
 namespace {

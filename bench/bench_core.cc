@@ -8,6 +8,7 @@
 
 extern "C" {
 #include "core/core.h"
+#include "import/import.h"
 }
 
 namespace {
@@ -44,7 +45,7 @@ std::string synth_csv(uint32_t n)
 struct sb_graph *load(const std::string &csv)
 {
     struct sb_err e;
-    struct sb_graph *g = sb_graph_load_mem("synth.csv", csv.data(), csv.size(), &e);
+    struct sb_graph *g = sb_csv_load_mem("synth.csv", csv.data(), csv.size(), &e);
     if (!g)
         fprintf(stderr, "%s\n", e.msg);
     return g;

@@ -11,6 +11,7 @@
 
 extern "C" {
 #include "core/core.h"
+#include "import/import.h"
 #ifdef SB_HAVE_GEN
 #include "../workloads/gen/gen.h"
 #endif
@@ -149,7 +150,7 @@ int main(int argc, char **argv)
     }
     for (uint32_t layers : {526u, 5263u}) { // ~10^4 and ~10^5 nodes
         std::string csv = synth_fsdp(layers);
-        graphs.push_back(costed(sb_graph_load_mem("synth.csv", csv.data(), csv.size(), &e)));
+        graphs.push_back(costed(sb_csv_load_mem("synth.csv", csv.data(), csv.size(), &e)));
         register_all("synth-fsdp/" + std::to_string(graphs.back() ? graphs.back()->v.n_nodes : 0),
                      graphs.back());
     }

@@ -10,6 +10,7 @@
 
 extern "C" {
 #include "core/core.h"
+#include "import/import.h"
 #include "core/machine.h"
 }
 

@@ -4,6 +4,7 @@
  * own linear rescan on random graphs, which must agree node for node. */
 #include "check.h"
 #include "core/core.h"
+#include "import/import.h"
 
 #include <stdlib.h>
 
@@ -12,7 +13,7 @@ static struct sb_graph *graph(const char *csv)
 {
     struct sb_err e;
     struct sb_cost_params c;
-    struct sb_graph *g = sb_graph_load_mem("test.csv", csv, strlen(csv), &e);
+    struct sb_graph *g = sb_csv_load_mem("test.csv", csv, strlen(csv), &e);
     if (!g) {
         fprintf(stderr, "%s\n", e.msg);
         return NULL;

@@ -12,6 +12,7 @@
  *              10 + 14 * 548 + 7 * 120 = 8,522 ns per chunk, 4 chunks. */
 #include "check.h"
 #include "net/astra.h"
+#include "import/import.h"
 
 static void plan(const struct sb_astra_config *c, uint64_t bytes, struct sb_astra_plan *p)
 {

@@ -7,6 +7,7 @@
 
 #include "check.h"
 #include "core/core.h"
+#include "import/import.h"
 #include "core/machine.h"
 #include "cmd/run.h"
 
@@ -16,7 +17,7 @@ static struct sb_graph *graph(const char *csv)
 {
     struct sb_err e;
     struct sb_cost_params c;
-    struct sb_graph *g = sb_graph_load_mem("bound.csv", csv, strlen(csv), &e);
+    struct sb_graph *g = sb_csv_load_mem("bound.csv", csv, strlen(csv), &e);
     if (!g) {
         fprintf(stderr, "%s\n", e.msg);
         return NULL;

@@ -6,10 +6,11 @@
 
 #include "check.h"
 #include "core/core.h"
+#include "import/import.h"
 
 static struct sb_graph *graph(const char *csv, struct sb_err *e)
 {
-    return sb_graph_load_mem("cost.csv", csv, strlen(csv), e);
+    return sb_csv_load_mem("cost.csv", csv, strlen(csv), e);
 }
 
 static void test_key_order(void)

@@ -13,6 +13,7 @@
 #include "../schedulers/dp-impl.h"
 #include "check.h"
 #include "core/core.h"
+#include "import/import.h"
 #include "core/machine.h"
 
 struct rng {
@@ -30,7 +31,7 @@ static struct sb_graph *load(const char *name, const char *csv, size_t n,
 {
     struct sb_err e;
     struct sb_cost_params c;
-    struct sb_graph *g = csv ? sb_graph_load_mem(name, csv, n, &e) : sb_graph_load(name, &e);
+    struct sb_graph *g = csv ? sb_csv_load_mem(name, csv, n, &e) : sb_graph_load(name, &e);
     if (!g) {
         fprintf(stderr, "%s\n", e.msg);
         return NULL;

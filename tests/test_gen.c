@@ -6,6 +6,7 @@
 #define _POSIX_C_SOURCE 200809L
 #include "check.h"
 #include "core/core.h"
+#include "import/import.h"
 #include "gen-impl.h"
 
 #include <dirent.h>

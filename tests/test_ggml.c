@@ -3,6 +3,7 @@
 #include "../schedulers/ggml-impl.h"
 #include "check.h"
 #include "core/core.h"
+#include "import/import.h"
 #include "core/machine.h"
 
 /* x (input) -> h1 = w1(GPU) x -> h2 = w2(CPU) h1 -> h3 = w3(GPU) h2, on

@@ -16,6 +16,7 @@
  * moved (c's empty output costs nothing). */
 #include "check.h"
 #include "core/core.h"
+#include "import/import.h"
 #include "core/machine.h"
 
 int main(void)

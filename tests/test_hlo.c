@@ -5,6 +5,7 @@
  * that must be refused with the HLO file and line. */
 #include "check.h"
 #include "core/core.h"
+#include "import/import.h"
 #include "import/hlo.h"
 
 static const char *name_of(const struct sb_graph *g, uint32_t v)

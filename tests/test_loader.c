@@ -2,6 +2,7 @@
  * refused with (file:line[:field]: message) or NULL when it must load. */
 #include "check.h"
 #include "core/core.h"
+#include "import/import.h"
 
 #define HDR "id,name,kind,inputs\n"
 #define HDR_ALL "id,name,kind,inputs,op,cost_us,out_bytes,coll,comm_bytes,group,comm_us,device,flags\n"
@@ -76,7 +77,7 @@ static void test_bounds(void)
 {
     struct sb_err e = {{0}};
     static const char nul[] = "id,name,kind,inputs\n0,a,com\0pute,\n";
-    struct sb_graph *g = sb_graph_load_mem("t.csv", nul, sizeof nul - 1, &e);
+    struct sb_graph *g = sb_csv_load_mem("t.csv", nul, sizeof nul - 1, &e);
     CHECK(g == NULL);
     CHECK_CONTAINS(e.msg, "t.csv:2:8: NUL byte");
     /* 4097 buffers of 2^50 bytes: 2^62 + 2^50 in all */
@@ -85,7 +86,7 @@ static void test_bounds(void)
     n += (size_t)snprintf(buf, cap, "id,name,kind,inputs,out_bytes\n");
     for (int i = 0; i < 4097; i++)
         n += (size_t)snprintf(buf + n, cap - n, "%d,n%d,compute,,1125899906842624\n", i, i);
-    g = sb_graph_load_mem("big.csv", buf, n, &e);
+    g = sb_csv_load_mem("big.csv", buf, n, &e);
     CHECK(g == NULL);
     CHECK_CONTAINS(e.msg, "big.csv: the buffers' out_bytes sum to more than 2^62 bytes (at node 4096)");
     free(buf);
@@ -96,7 +97,7 @@ static void test_cases(void)
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         struct sb_err e = {{0}};
         const char *csv = cases[i].csv;
-        struct sb_graph *g = sb_graph_load_mem("t.csv", csv, strlen(csv), &e);
+        struct sb_graph *g = sb_csv_load_mem("t.csv", csv, strlen(csv), &e);
         if (cases[i].error) {
             CHECK(g == NULL);
             CHECK_CONTAINS(e.msg, cases[i].error);
@@ -118,7 +119,7 @@ static void test_fields(void)
                       "2,ag.done,done,1,,,,,,,,,\n"
                       "3,mm,compute,2 0,mm,12.5,4096,,,,,2,output|weight\n";
     struct sb_err e;
-    struct sb_graph *g = sb_graph_load_mem("f.csv", csv, strlen(csv), &e);
+    struct sb_graph *g = sb_csv_load_mem("f.csv", csv, strlen(csv), &e);
     CHECK(g != NULL);
     if (!g)
         return;

@@ -3,6 +3,7 @@
  * in the comment above it. */
 #include "check.h"
 #include "core/core.h"
+#include "import/import.h"
 #include "core/machine.h"
 
 #include <stdlib.h>
@@ -237,7 +238,7 @@ static void test_fifo_link(void)
                               "1,y,input,,,,1000,0\n"
                               "2,a,compute,0,mm,2,0,1\n"
                               "3,b,compute,1,mm,2,0,1\n";
-    struct sb_graph *g = m ? sb_graph_load_mem("fifo.csv", csv, sizeof csv - 1, &e) : NULL;
+    struct sb_graph *g = m ? sb_csv_load_mem("fifo.csv", csv, sizeof csv - 1, &e) : NULL;
     CHECK(g != NULL);
     if (g) {
         sb_cost_defaults(&c);
@@ -276,7 +277,7 @@ static void test_columns(void)
         "0,x,input,,,,,\n"
         "1,a,compute,0,mm,10,2,3\n"
         "2,b,compute,1,mm,8,,\n";
-    struct sb_graph *g = sb_graph_load_mem("cols.csv", csv, sizeof csv - 1, &e);
+    struct sb_graph *g = sb_csv_load_mem("cols.csv", csv, sizeof csv - 1, &e);
     CHECK(g != NULL);
     if (!g) {
         fprintf(stderr, "%s\n", e.msg);
@@ -303,14 +304,14 @@ static void test_columns(void)
     sb_graph_free(g);
     /* a column naming a device the machine lacks, and bad values */
     static const char no_dev[] = "id,name,kind,inputs,cost_us.tpu0\n0,a,compute,,1\n";
-    g = sb_graph_load_mem("nodev.csv", no_dev, sizeof no_dev - 1, &e);
+    g = sb_csv_load_mem("nodev.csv", no_dev, sizeof no_dev - 1, &e);
     CHECK(g && sb_machine_apply(m, g, &e) != 0 && strstr(e.msg, "no device 'tpu0'"));
     sb_graph_free(g);
     static const char bad_units[] = "id,name,kind,inputs,units\n0,a,compute,,0\n";
-    CHECK(sb_graph_load_mem("u.csv", bad_units, sizeof bad_units - 1, &e) == NULL);
+    CHECK(sb_csv_load_mem("u.csv", bad_units, sizeof bad_units - 1, &e) == NULL);
     CHECK(strstr(e.msg, "u.csv:2:5: units '0' is not an integer in 1..10^6") != NULL);
     static const char bad_cost[] = "id,name,kind,inputs,cost_us.g\n0,a,compute,,-2\n";
-    CHECK(sb_graph_load_mem("c.csv", bad_cost, sizeof bad_cost - 1, &e) == NULL);
+    CHECK(sb_csv_load_mem("c.csv", bad_cost, sizeof bad_cost - 1, &e) == NULL);
     CHECK(strstr(e.msg, "c.csv:2:5: cost_us.g '-2' is negative") != NULL);
     sb_machine_free((struct sb_machine *)m);
 }

@@ -12,6 +12,7 @@
 
 #include "check.h"
 #include "core/core.h"
+#include "import/import.h"
 /* the model itself, for the count of fallback choices the plugin does not report */
 #include "../schedulers/inductor-impl.h"
 
@@ -532,7 +533,7 @@ static void test_differential_random(void)
         for (uint32_t i = 0; i < n; i++)
             random_row(buf, sizeof buf, &len, i, n, is_start, open, &n_open);
         struct sb_err e;
-        struct sb_graph *g = sb_graph_load_mem("random.csv", buf, len, &e);
+        struct sb_graph *g = sb_csv_load_mem("random.csv", buf, len, &e);
         if (!g) {
             fprintf(stderr, "random graph %u: %s\n", k, e.msg);
             bad++;

@@ -2,6 +2,7 @@
  * refusal with both values in its message, and parameter parsing. */
 #include "check.h"
 #include "core/core.h"
+#include "import/import.h"
 
 static void test_builtins(void)
 {

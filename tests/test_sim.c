@@ -2,6 +2,7 @@
  * paper; each expected value is derived in the comment above it. */
 #include "check.h"
 #include "core/core.h"
+#include "import/import.h"
 
 static struct sb_graph *load(const char *file, enum sb_cost_model m)
 {
@@ -198,7 +199,7 @@ static void test_ring(void)
                       "8,dflt,start,,reduce_scatter,8000,\n9,dfltd,done,8,,,\n";
     struct sb_err e;
     struct sb_cost_params c;
-    struct sb_graph *g = sb_graph_load_mem("ring.csv", csv, strlen(csv), &e);
+    struct sb_graph *g = sb_csv_load_mem("ring.csv", csv, strlen(csv), &e);
     if (!g)
         { CHECK(0); return; }
     sb_cost_defaults(&c);

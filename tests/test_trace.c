@@ -7,6 +7,7 @@
 
 #include "check.h"
 #include "core/core.h"
+#include "import/import.h"
 #include "cmd/trace.h"
 
 /* ---- a minimal JSON checker ----------------------------------------------- */

@@ -2,6 +2,7 @@
  *   0 w (input), 1 ag (start), 2 x, 3 ag.done (done of 1), 4 y (reads 3 and 2). */
 #include "check.h"
 #include "core/core.h"
+#include "import/import.h"
 
 static struct sb_graph *g;
 

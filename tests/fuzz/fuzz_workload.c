@@ -3,6 +3,7 @@
  * a sanitizer report inside a policy counts as much as one in the loader. */
 #include "fuzz.h"
 #include "core/machine.h"
+#include "import/import.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t n)
 {
@@ -10,7 +11,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t n)
     if (!init)
         sb_registry_add_builtins(), init = 1;
     struct sb_err e;
-    struct sb_graph *g = sb_graph_load_mem("fuzz.csv", (const char *)data, n, &e);
+    struct sb_graph *g = sb_csv_load_mem("fuzz.csv", (const char *)data, n, &e);
     if (!g)
         return 0;
     struct sb_cost_params c;

@@ -4,6 +4,7 @@
 
 target_sources(schedbench_core PRIVATE
   ${CMAKE_SOURCE_DIR}/workloads/gen/gen.c
+  ${CMAKE_SOURCE_DIR}/workloads/gen/gen_graph.c
   ${CMAKE_SOURCE_DIR}/workloads/gen/llama.c
   ${CMAKE_SOURCE_DIR}/workloads/gen/moe.c
   ${CMAKE_SOURCE_DIR}/workloads/gen/pipeline.c

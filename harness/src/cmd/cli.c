@@ -4,6 +4,7 @@
  * (see the status column), 2 bad usage or bad input (file:line: message). */
 #define _POSIX_C_SOURCE 200809L
 #include "core/core.h"
+#include "import/import.h"
 #include "run.h"
 #include "commands.h"
 #include "conform.h"

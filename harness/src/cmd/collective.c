@@ -4,6 +4,7 @@
 #define _POSIX_C_SOURCE 200809L
 #include "commands.h"
 #include "net/astra.h"
+#include "import/import.h"
 
 #include <jansson.h>
 #include <math.h>

@@ -3,6 +3,7 @@
 #define SB_RUN_H
 
 #include "core/core.h"
+#include "import/import.h"
 
 /* Workload files: a directory contributes every file sb_graph_load reads, in
  * name order. */

@@ -34,28 +34,14 @@ struct sb_graph {
     char **meta_key, **meta_val; /* "# key=value" lines, in file order */
 };
 
-/* Loads format v1 (docs/workload-format.md), or another tool's format through
- * an importer chosen by extension.  On error returns NULL and writes
- * "file:line:col: message" to e. */
-struct sb_graph *sb_graph_load(const char *path, struct sb_err *e);
-/* The same with the importers' options (import.h; NULL: defaults). */
-struct sb_import_opts;
-struct sb_graph *sb_graph_load_with(const char *path, const struct sb_import_opts *opts,
-                                    struct sb_err *e);
-/* Importer of XLA HLO text (harness/src/import/hlo.c, workloads/importers/hlo.md). */
-struct sb_graph *sb_hlo_load(const char *path, struct sb_err *e);
-/* Whether the file name has an extension sb_graph_load knows (.csv, or an
- * importer's). */
-int sb_graph_is_workload(const char *path);
-/* Same, from a NUL-terminated buffer; `path` is used in messages only. */
-struct sb_graph *sb_graph_load_mem(const char *path, const char *buf, size_t n,
-                                   struct sb_err *e);
+/* Graphs are made by the builder (builder.h) from an importer
+ * (import/import.h: sb_graph_load); the core only frees and reads them. */
 void sb_graph_free(struct sb_graph *g);
 /* The machine of a run without --machine: one device, no limits. */
 extern const struct sb_machine_view sb_machine_one;
-/* Writes g as format v1 (atomically); metadata lines first. */
-int sb_graph_write(const struct sb_graph *g, const char *path, struct sb_err *e);
 const char *sb_graph_meta(const struct sb_graph *g, const char *key);
+/* Points g->v at g's arrays (the builder's last step). */
+void sb_graph_fill_view(struct sb_graph *g);
 uint32_t sb_graph_n_collectives(const struct sb_graph *g);
 
 const char *sb_kind_name(enum sb_kind k);

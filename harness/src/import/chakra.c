@@ -11,6 +11,7 @@
 #define _POSIX_C_SOURCE 200809L
 #include "import.h"
 
+#include "core/builder.h"
 #include "et_def.pb-c.h"
 
 #include <jansson.h>
@@ -30,7 +31,6 @@ struct trace {
     Node **node;
     uint32_t n, cap;
     uint32_t *order;   /* topological, preferring file order */
-    uint32_t *pos;     /* [n] row of a node's (first) CSV line */
     uint64_t dropped;  /* dependencies on absent nodes */
     int have_sizes;    /* some node carries tensor_size */
 };
@@ -305,110 +305,131 @@ static double compute_us(const struct trace *T, const Node *x)
     return t_ops > t_mem ? t_ops : t_mem;
 }
 
-static void field(FILE *f, const char *s, int first) { sb_csv_field(f, s, first); }
+/* Times kept to the picosecond (10^-6 us), as the format v1 files this
+ * importer once wrote carried them, so results do not move with the path. */
+static double us_to_ps(double us) { return nearbyint(us * 1e6) / 1e6; }
 
-static void write_inputs(FILE *f, const struct trace *T, const struct deps *D, uint32_t i,
-                         const uint32_t *last)
+static int add_inputs(struct sb_builder *b, const struct deps *D, uint32_t i,
+                      const uint32_t *last)
 {
-    char buf[32];
-    int first = 1;
-    fputc(',', f);
-    for (uint32_t q = D->off[i]; q < D->off[i + 1]; q++) {
-        snprintf(buf, sizeof buf, "%s%u", first ? "" : " ", last[D->to[q]]);
-        fputs(buf, f);
-        first = 0;
-    }
-    (void)T;
+    for (uint32_t q = D->off[i]; q < D->off[i + 1]; q++)
+        if (sb_builder_input(b, last[D->to[q]]))
+            return -1;
+    return 0;
 }
 
-static int write_csv(struct trace *T, const struct deps *D, char **buf, size_t *len,
-                     struct sb_err *e)
+/* A collective or point-to-point node: a start reading its dependencies and
+ * a done its consumers read.  Returns the done, SB_NONE on error. */
+static uint32_t add_comm(struct trace *T, struct sb_builder *b, const struct deps *D,
+                         uint32_t i, const uint32_t *last, struct sb_err *e)
 {
-    FILE *f = open_memstream(buf, len);
-    SB_ASSERT(f);
+    const Node *x = T->node[i];
+    const char *coll = x->type == CHAKRA_PROTO_MSG__NODE_TYPE__COMM_SEND_NODE ? "send"
+                       : x->type == CHAKRA_PROTO_MSG__NODE_TYPE__COMM_RECV_NODE
+                           ? "recv" : coll_of(iattr(x, "comm_type", -1));
+    if (!coll) {
+        sb_errf(e, "%s: node id %" PRIu64 " '%s': comm_type %" PRId64 " is not a Chakra "
+                   "collective", T->path, x->id, x->name, iattr(x, "comm_type", -1));
+        return SB_NONE;
+    }
+    int64_t size = iattr(x, "comm_size", -1), group = group_size(T, x);
+    if (size < 0) {
+        sb_errf(e, "%s: node id %" PRIu64 " '%s': a communication node without a comm_size",
+                T->path, x->id, x->name);
+        return SB_NONE;
+    }
+    int64_t bytes = iattr(x, "tensor_size", 0);
+    char *name = sb_strf("%s#%" PRIu64, x->name, x->id); /* names repeat; ids do not */
+    struct sb_node_in n = SB_NODE_IN_INIT;
+    n.name = name;
+    n.kind = SB_KIND_START;
+    SB_ASSERT(sb_coll_parse(coll, &n.coll) == 0);
+    n.out_bytes = bytes > 0 ? (uint64_t)bytes : 0;
+    n.comm_bytes = (uint64_t)size;
+    n.group_size = group > 0 && group < UINT32_MAX ? (uint32_t)group : 0;
+    n.comm_us = x->duration_micros ? (double)x->duration_micros : -1;
+    n.loc = x->id;
+    uint32_t s = sb_builder_node(b, &n);
+    free(name);
+    if (s == SB_NONE || add_inputs(b, D, i, last))
+        return SB_NONE;
+    name = sb_strf("%s#%" PRIu64 ".done", x->name, x->id);
+    struct sb_node_in d = SB_NODE_IN_INIT;
+    d.name = name;
+    d.kind = SB_KIND_DONE;
+    d.coll = n.coll;
+    d.loc = x->id;
+    uint32_t id = sb_builder_node(b, &d);
+    free(name);
+    if (id == SB_NONE || sb_builder_input(b, s))
+        return SB_NONE;
+    return id;
+}
+
+/* A compute or order-only node; SB_NONE on error. */
+static uint32_t add_plain(struct trace *T, struct sb_builder *b, const struct deps *D,
+                          uint32_t i, const uint32_t *last, enum sb_kind kind)
+{
+    const Node *x = T->node[i];
+    int64_t bytes = iattr(x, "tensor_size", 0);
+    char *name = sb_strf("%s#%" PRIu64, x->name, x->id);
+    struct sb_node_in n = SB_NODE_IN_INIT;
+    n.name = name;
+    n.kind = kind;
+    n.loc = x->id;
+    if (kind == SB_KIND_COMPUTE) {
+        n.op = x->type == CHAKRA_PROTO_MSG__NODE_TYPE__COMP_NODE ? "comp" : "mem";
+        n.cost_us = us_to_ps(compute_us(T, x));
+        n.out_bytes = bytes > 0 ? (uint64_t)bytes : 0;
+    }
+    uint32_t id = sb_builder_node(b, &n);
+    free(name);
+    return id == SB_NONE || add_inputs(b, D, i, last) ? SB_NONE : id;
+}
+
+static struct sb_graph *build(struct trace *T, const struct deps *D, struct sb_err *e)
+{
+    struct sb_builder *b = sb_builder_new(T->path, SB_LOC_NODE_ID, e);
+    sb_builder_reserve(b, T->n + T->n / 4 + 16, D->off[T->n]);
     for (uint32_t i = 0; i < T->n; i++)
         T->have_sizes |= attr(T->node[i], "tensor_size") != NULL;
-    fprintf(f, "# source=chakra\n");
+    sb_builder_meta(b, "source", "chakra");
     if (!T->have_sizes)
-        fprintf(f, "# tensor_sizes=none\n");
-    fprintf(f, "id,name,kind,inputs,op,cost_us,out_bytes,coll,comm_bytes,group,comm_us\n");
-    /* last[i]: the row consumers of node i read (a collective's done) */
-    uint32_t *last = sb_xmalloc((T->n + 1) * sizeof *last), row = 0;
-    char name[300];
+        sb_builder_meta(b, "tensor_sizes", "none");
+    /* last[i]: the node consumers of trace node i read (a collective's done) */
+    uint32_t *last = sb_xmalloc((T->n + 1) * sizeof *last);
     int rc = 0;
     for (uint32_t k = 0; k < T->n && !rc; k++) {
         uint32_t i = T->order[k];
         const Node *x = T->node[i];
-        uint64_t bytes = (uint64_t)(iattr(x, "tensor_size", 0) > 0 ? iattr(x, "tensor_size", 0) : 0);
-        snprintf(name, sizeof name, "%s#%" PRIu64, x->name, x->id); /* names repeat; ids do not */
-        int64_t group = group_size(T, x);
         switch (x->type) {
         case CHAKRA_PROTO_MSG__NODE_TYPE__COMM_COLL_NODE:
         case CHAKRA_PROTO_MSG__NODE_TYPE__COMM_SEND_NODE:
-        case CHAKRA_PROTO_MSG__NODE_TYPE__COMM_RECV_NODE: {
-            const char *coll = x->type == CHAKRA_PROTO_MSG__NODE_TYPE__COMM_SEND_NODE ? "send"
-                               : x->type == CHAKRA_PROTO_MSG__NODE_TYPE__COMM_RECV_NODE
-                                   ? "recv" : coll_of(iattr(x, "comm_type", -1));
-            if (!coll) {
-                rc = sb_errf(e, "%s: node id %" PRIu64 " '%s': comm_type %" PRId64 " is not a "
-                                "Chakra collective", T->path, x->id, x->name,
-                             iattr(x, "comm_type", -1));
-                break;
-            }
-            int64_t size = iattr(x, "comm_size", -1);
-            if (size < 0) {
-                rc = sb_errf(e, "%s: node id %" PRIu64 " '%s': a communication node without a "
-                                "comm_size", T->path, x->id, x->name);
-                break;
-            }
-            fprintf(f, "%u", row);
-            field(f, name, 0);
-            fputs(",start", f);
-            write_inputs(f, T, D, i, last);
-            fprintf(f, ",,,%" PRIu64 ",%s,%" PRId64 ",", bytes, coll, size > 0 ? size : 0);
-            if (group > 0)
-                fprintf(f, "%" PRId64, group);
-            if (x->duration_micros)
-                fprintf(f, ",%" PRIu64 "\n", x->duration_micros);
-            else
-                fputs(",\n", f);
-            snprintf(name, sizeof name, "%s#%" PRIu64 ".done", x->name, x->id);
-            fprintf(f, "%u", row + 1);
-            field(f, name, 0);
-            fprintf(f, ",done,%u,,,,%s,,,\n", row, coll);
-            last[i] = row + 1;
-            row += 2;
+        case CHAKRA_PROTO_MSG__NODE_TYPE__COMM_RECV_NODE:
+            last[i] = add_comm(T, b, D, i, last, e);
             break;
-        }
         case CHAKRA_PROTO_MSG__NODE_TYPE__COMP_NODE:
         case CHAKRA_PROTO_MSG__NODE_TYPE__MEM_LOAD_NODE:
         case CHAKRA_PROTO_MSG__NODE_TYPE__MEM_STORE_NODE:
-            fprintf(f, "%u", row);
-            field(f, name, 0);
-            fputs(",compute", f);
-            write_inputs(f, T, D, i, last);
-            fprintf(f, ",%s,%.6f,%" PRIu64 ",,,,\n",
-                    x->type == CHAKRA_PROTO_MSG__NODE_TYPE__COMP_NODE ? "comp" : "mem",
-                    compute_us(T, x), bytes);
-            last[i] = row++;
+            last[i] = add_plain(T, b, D, i, last, SB_KIND_COMPUTE);
             break;
         case CHAKRA_PROTO_MSG__NODE_TYPE__METADATA_NODE:
         case CHAKRA_PROTO_MSG__NODE_TYPE__INVALID_NODE: /* order only */
-            fprintf(f, "%u", row);
-            field(f, name, 0);
-            fputs(",nop", f);
-            write_inputs(f, T, D, i, last);
-            fputs(",,,,,,,\n", f);
-            last[i] = row++;
+            last[i] = add_plain(T, b, D, i, last, SB_KIND_NOP);
             break;
         default:
-            rc = sb_errf(e, "%s: node id %" PRIu64 " '%s': unknown node type %d", T->path, x->id,
-                         x->name, (int)x->type);
+            sb_errf(e, "%s: node id %" PRIu64 " '%s': unknown node type %d", T->path, x->id,
+                    x->name, (int)x->type);
+            last[i] = SB_NONE;
         }
+        rc = last[i] == SB_NONE;
     }
-    fclose(f);
     free(last);
-    return rc;
+    if (rc) {
+        sb_builder_free(b);
+        return NULL;
+    }
+    return sb_builder_finish(b);
 }
 
 struct sb_graph *sb_chakra_load_mem(const char *path, const uint8_t *buf, size_t n,
@@ -416,22 +437,18 @@ struct sb_graph *sb_chakra_load_mem(const char *path, const uint8_t *buf, size_t
 {
     struct trace T = {.path = path, .o = o};
     struct deps D = {0};
-    char *csv = NULL;
-    size_t len = 0;
     struct sb_graph *g = NULL;
     load_groups(&T);
-    if (!read_nodes(&T, buf, n, e) && !resolve(&T, &D, e) && !topo(&T, &D, e) &&
-        !write_csv(&T, &D, &csv, &len, e)) {
-        g = sb_graph_load_mem(path, csv, len, e);
+    if (!read_nodes(&T, buf, n, e) && !resolve(&T, &D, e) && !topo(&T, &D, e)) {
+        g = build(&T, &D, e);
         if (g && T.dropped)
             fprintf(stderr, "schedbench: warning: %s: dropped %" PRIu64 " dependencies on nodes "
                             "the trace does not contain\n", path, T.dropped);
     }
-    free(csv);
     free(D.off), free(D.to);
     for (uint32_t i = 0; i < T.n; i++)
         chakra_proto_msg__node__free_unpacked(T.node[i], NULL);
-    free(T.node), free(T.order), free(T.pos);
+    free(T.node), free(T.order);
     if (T.groups)
         json_decref(T.groups);
     return g;

@@ -13,6 +13,8 @@
 #define _POSIX_C_SOURCE 200809L
 #include "hlo.h"
 
+#include "core/builder.h"
+
 #include <ctype.h>
 #include <errno.h>
 #include <string.h>
@@ -778,6 +780,7 @@ struct builder {
     uint32_t tab_cap;
     uint32_t n_alias;   /* extra edges (use, start) of a while body, see alias_edges */
     uint32_t (*alias)[2];
+    struct sb_builder *gb; /* the graph being built */
 };
 
 static int bfail(struct builder *B, uint32_t line, const char *fmt, ...)
@@ -1148,7 +1151,7 @@ static void alias_edges(struct builder *B)
     }
 }
 
-/* ---- CSV writing --------------------------------------------------------- */
+/* ---- building the graph ---------------------------------------------------- */
 
 static const char *fusion_op(const struct instr *in)
 {
@@ -1162,96 +1165,78 @@ static const char *fusion_op(const struct instr *in)
     return "fusion";
 }
 
-/* Node ids of the instruction's inputs: operands (a split's users read its
- * done), then control predecessors. */
-static int write_inputs(struct builder *B, FILE *f, uint32_t i)
+/* The instruction's inputs on the node just added: operands (a split's
+ * users read its done), then control predecessors, then alias edges. */
+static int add_inputs(struct builder *B, uint32_t i)
 {
     const struct instr *in = &B->c->in[i];
-    char *buf = NULL;
-    size_t len = 0;
-    FILE *s = open_memstream(&buf, &len);
-    int rc = 0;
-    SB_ASSERT(s);
-    for (uint32_t k = 0; k < in->n_ops + in->n_ctrl && !rc; k++) {
+    for (uint32_t k = 0; k < in->n_ops + in->n_ctrl; k++) {
         const char *name = k < in->n_ops ? in->ops[k] : in->ctrl[k - in->n_ops];
         uint32_t line = k < in->n_ops ? in->op_line[k] : in->line;
         int p = bfind(B, name, i);
         if (p < 0) {
             int later = bfind(B, name, B->c->n);
-            rc = later >= 0 ? bfail(B, line, "%s '%s': %s '%s' is defined after its use "
-                                             "(line %u); the text must be in schedule order",
-                                    in->opcode, in->name, k < in->n_ops ? "operand" :
-                                    "control predecessor", name, B->c->in[later].line)
-                            : bfail(B, line, "%s '%s': unknown %s '%s'", in->opcode, in->name,
-                                    k < in->n_ops ? "operand" : "control predecessor", name);
-            break;
+            return later >= 0 ? bfail(B, line, "%s '%s': %s '%s' is defined after its use "
+                                               "(line %u); the text must be in schedule order",
+                                      in->opcode, in->name, k < in->n_ops ? "operand" :
+                                      "control predecessor", name, B->c->in[later].line)
+                              : bfail(B, line, "%s '%s': unknown %s '%s'", in->opcode, in->name,
+                                      k < in->n_ops ? "operand" : "control predecessor", name);
         }
-        fprintf(s, "%s%u", k ? " " : "", B->node_of[p]);
+        if (sb_builder_input(B->gb, B->node_of[p]))
+            return -1;
     }
-    for (uint32_t k = 0; k < B->n_alias && !rc; k++)
-        if (B->alias[k][1] == i)
-            fprintf(s, " %u", B->node_of[B->alias[k][0]]);
-    fclose(s);
-    if (!rc)
-        sb_csv_field(f, buf, 0);
-    free(buf);
-    return rc;
+    for (uint32_t k = 0; k < B->n_alias; k++)
+        if (B->alias[k][1] == i && sb_builder_input(B->gb, B->node_of[B->alias[k][0]]))
+            return -1;
+    return 0;
 }
 
-static void write_tail(FILE *f, const char *coll, uint64_t comm_bytes, uint32_t group,
-                       const char *flags)
+static uint32_t add_node(struct builder *B, struct sb_node_in *n)
 {
-    sb_csv_field(f, coll, 0);
-    if (comm_bytes)
-        sb_csv_fieldf(f, 0, "%llu", (unsigned long long)comm_bytes);
-    else
-        sb_csv_field(f, "", 0);
-    if (group > 1 && *coll)
-        sb_csv_fieldf(f, 0, "%u", group);
-    else
-        sb_csv_field(f, "", 0);
-    sb_csv_field(f, flags, 0);
-    sb_csv_end(f);
+    uint32_t id = sb_builder_node(B->gb, n);
+    if (id != SB_NONE)
+        B->n_nodes++;
+    return id;
 }
 
-static void write_bytes(FILE *f, uint64_t b)
-{
-    if (b)
-        sb_csv_fieldf(f, 0, "%llu", (unsigned long long)b);
-    else
-        sb_csv_field(f, "", 0);
-}
-
-/* The two rows of a synchronous collective: start(X) reads X's operands, done(X)
- * reads the start and stands for X's result. */
-static int write_split(struct builder *B, FILE *f, uint32_t i)
+/* The two nodes of a synchronous collective: start(X) reads X's operands,
+ * done(X) reads the start and stands for X's result. */
+static int add_split(struct builder *B, uint32_t i)
 {
     const struct instr *in = &B->c->in[i];
-    const char *coll = sb_coll_name((enum sb_coll)B->coll[i]);
-    char name[512], op[96];
-    uint32_t s = B->n_nodes++;
-    snprintf(name, sizeof name, "start(%s)", in->name);
-    snprintf(op, sizeof op, "%s-start", in->opcode);
-    sb_csv_fieldf(f, 1, "%u", s);
-    sb_csv_field(f, name, 0);
-    sb_csv_field(f, "start", 0);
-    if (write_inputs(B, f, i))
+    enum sb_coll coll = (enum sb_coll)B->coll[i];
+    char *name = sb_strf("start(%s)", in->name), *op = sb_strf("%s-start", in->opcode);
+    struct sb_node_in n = SB_NODE_IN_INIT;
+    n.name = name;
+    n.kind = SB_KIND_START;
+    n.op = op;
+    n.out_bytes = split_start_bytes(B, i, op0_all_bytes(B, i));
+    n.coll = coll;
+    n.comm_bytes = in->sh.bytes;
+    n.group_size = in->group > 1 ? in->group : 0;
+    n.loc = in->line;
+    uint32_t s = add_node(B, &n);
+    int rc = s == SB_NONE || add_inputs(B, i);
+    free(name);
+    free(op);
+    if (rc)
         return -1;
-    sb_csv_field(f, op, 0);
-    write_bytes(f, split_start_bytes(B, i, op0_all_bytes(B, i)));
-    write_tail(f, coll, in->sh.bytes, in->group, "");
     B->start_of[i] = s;
-    B->node_of[i] = B->n_nodes++;
-    snprintf(name, sizeof name, "done(%s)", in->name);
-    snprintf(op, sizeof op, "%s-done", in->opcode);
-    sb_csv_fieldf(f, 1, "%u", B->node_of[i]);
-    sb_csv_field(f, name, 0);
-    sb_csv_field(f, "done", 0);
-    sb_csv_fieldf(f, 0, "%u", s);
-    sb_csv_field(f, op, 0);
-    write_bytes(f, 0);
-    write_tail(f, coll, 0, 0, in->root ? "output" : "");
-    return 0;
+    name = sb_strf("done(%s)", in->name);
+    op = sb_strf("%s-done", in->opcode);
+    struct sb_node_in d = SB_NODE_IN_INIT;
+    d.name = name;
+    d.kind = SB_KIND_DONE;
+    d.op = op;
+    d.coll = coll;
+    d.flags = in->root ? SB_FLAG_OUTPUT : 0;
+    d.loc = in->line;
+    B->node_of[i] = add_node(B, &d);
+    rc = B->node_of[i] == SB_NONE || sb_builder_input(B->gb, s);
+    free(name);
+    free(op);
+    return rc ? -1 : 0;
 }
 
 /* The tensor a start moves: the result element of (operand, result) tuples,
@@ -1266,67 +1251,72 @@ static uint64_t start_payload(const struct instr *in, enum sb_coll c)
     return in->sh.top_bytes[1];
 }
 
-static const char *kind_of(enum role r)
+static enum sb_kind kind_of(enum role r)
 {
     switch (r) {
     case ROLE_INPUT:
-        return "input";
+        return SB_KIND_INPUT;
     case ROLE_NOP:
     case ROLE_VIEW:
-        return "nop";
+        return SB_KIND_NOP;
     case ROLE_START:
-        return "start";
+        return SB_KIND_START;
     case ROLE_DONE:
-        return "done";
+        return SB_KIND_DONE;
     default:
-        return "compute";
+        return SB_KIND_COMPUTE;
     }
 }
 
-static int write_row(struct builder *B, FILE *f, uint32_t i)
+static int add_instr(struct builder *B, uint32_t i)
 {
     const struct instr *in = &B->c->in[i];
     enum role r = (enum role)B->role[i];
     if (r == ROLE_SPLIT)
-        return write_split(B, f, i);
-    B->node_of[i] = B->n_nodes++;
-    sb_csv_fieldf(f, 1, "%u", B->node_of[i]);
-    sb_csv_field(f, in->name, 0);
-    sb_csv_field(f, kind_of(r), 0);
-    if (r == ROLE_INPUT)
-        sb_csv_field(f, "", 0);
-    else if (write_inputs(B, f, i))
-        return -1;
-    sb_csv_field(f, !strcmp(in->opcode, "fusion") ? fusion_op(in) : in->opcode, 0);
-    write_bytes(f, defined_bytes(B, i));
-    const char *coll = r == ROLE_START ? sb_coll_name((enum sb_coll)B->coll[i]) : "";
-    uint64_t comm = r == ROLE_START ? start_payload(in, (enum sb_coll)B->coll[i]) : 0;
+        return add_split(B, i);
+    struct sb_node_in n = SB_NODE_IN_INIT;
+    n.name = in->name;
+    n.kind = kind_of(r);
+    n.op = !strcmp(in->opcode, "fusion") ? fusion_op(in) : in->opcode;
+    n.out_bytes = defined_bytes(B, i);
+    n.loc = in->line;
+    if (r == ROLE_START) {
+        n.coll = (enum sb_coll)B->coll[i];
+        n.comm_bytes = start_payload(in, n.coll);
+        n.group_size = in->group > 1 ? in->group : 0;
+    }
     int views = r == ROLE_VIEW || (!strcmp(in->opcode, "while") && in->n_ops);
-    char flags[32];
-    snprintf(flags, sizeof flags, "%s%s%s", views ? "alias" : "",
-             views && in->root ? "|" : "", in->root ? "output" : "");
-    write_tail(f, coll, comm, in->group, flags);
-    return 0;
+    n.flags = (views ? SB_FLAG_ALIAS : 0) | (in->root ? SB_FLAG_OUTPUT : 0);
+    B->node_of[i] = add_node(B, &n);
+    if (B->node_of[i] == SB_NONE)
+        return -1;
+    return r == ROLE_INPUT ? 0 : add_inputs(B, i);
 }
 
-static void write_meta(struct builder *B, FILE *f)
+static void add_meta(struct builder *B)
 {
-    fprintf(f, "# hlo_module=%s\n# hlo_computation=%s\n", B->m->name, B->c->name);
-    if (B->n_called_colls)
-        fprintf(f, "# hlo_called_collectives=%u\n", B->n_called_colls);
-    fputs("id,name,kind,inputs,op,out_bytes,coll,comm_bytes,group,flags\n", f);
+    sb_builder_meta(B->gb, "hlo_module", B->m->name);
+    sb_builder_meta(B->gb, "hlo_computation", B->c->name);
+    if (B->n_called_colls) {
+        char n[16];
+        snprintf(n, sizeof n, "%u", B->n_called_colls);
+        sb_builder_meta(B->gb, "hlo_called_collectives", n);
+    }
 }
 
-static int write_csv(struct builder *B, char **buf, size_t *len)
+static struct sb_graph *build_graph(struct builder *B)
 {
-    FILE *f = open_memstream(buf, len);
+    B->gb = sb_builder_new(B->m->path, SB_LOC_LINE, B->e);
+    sb_builder_reserve(B->gb, B->c->n + 16, (uint64_t)B->c->n * 2);
+    add_meta(B);
     int rc = 0;
-    SB_ASSERT(f);
-    write_meta(B, f);
     for (uint32_t i = 0; i < B->c->n && !rc; i++)
-        rc = write_row(B, f, i);
-    fclose(f);
-    return rc;
+        rc = add_instr(B, i);
+    if (rc || sb_builder_failed(B->gb)) {
+        sb_builder_free(B->gb);
+        return NULL;
+    }
+    return sb_builder_finish(B->gb);
 }
 
 static void fill_nodes(struct builder *B, struct sb_hlo_graph *out)
@@ -1361,20 +1351,16 @@ int sb_hlo_build(const struct sb_hlo_module *m, const struct sb_hlo_opts *o,
         B.coll_memo[i] = UINT32_MAX;
     for (uint32_t i = 0; i < n; i++)
         B.start_of[i] = SB_NONE;
-    char *buf = NULL;
-    size_t len = 0;
     index_names(&B);
     int rc = check_names(&B) || classify(&B);
     if (!rc)
         alias_edges(&B);
-    rc = rc || write_csv(&B, &buf, &len);
     if (!rc) {
-        out->g = sb_graph_load_mem(m->path, buf, len, e);
+        out->g = build_graph(&B);
         rc = out->g ? 0 : -1;
     }
     if (!rc)
         fill_nodes(&B, out);
-    free(buf);
     free(B.node_of);
     free(B.start_of);
     free(B.n_dones);
@@ -1395,43 +1381,10 @@ void sb_hlo_graph_free(struct sb_hlo_graph *hg)
 
 /* ---- the importer -------------------------------------------------------- */
 
-static char *read_file(const char *path, size_t *n, struct sb_err *e)
+struct sb_graph *sb_hlo_load_mem(const char *path, const char *buf, size_t n,
+                                 struct sb_err *e)
 {
-    FILE *f = fopen(path, "rb");
-    if (!f) {
-        sb_errf(e, "%s: cannot open: %s", path, strerror(errno));
-        return NULL;
-    }
-    char *buf = NULL;
-    size_t cap = 0, got;
-    *n = 0;
-    do {
-        if (cap - *n < 65536) {
-            cap = cap ? cap * 2 : 1 << 16;
-            buf = sb_xrealloc(buf, cap + 1);
-        }
-        got = fread(buf + *n, 1, cap - *n, f);
-        *n += got;
-    } while (got);
-    int bad = ferror(f);
-    fclose(f);
-    if (bad) {
-        free(buf);
-        sb_errf(e, "%s: read error", path);
-        return NULL;
-    }
-    buf[*n] = 0;
-    return buf;
-}
-
-struct sb_graph *sb_hlo_load(const char *path, struct sb_err *e)
-{
-    size_t n;
-    char *buf = read_file(path, &n, e);
-    if (!buf)
-        return NULL;
     struct sb_hlo_module *m = sb_hlo_parse(path, buf, n, e);
-    free(buf);
     if (!m)
         return NULL;
     struct sb_hlo_graph hg;

@@ -36,6 +36,11 @@ struct sb_hlo_graph {
     struct sb_hlo_node *node; /* [g->v.n_nodes] */
 };
 
+/* The importer behind `run -w module.hlo`: the ENTRY computation's graph
+ * from the module's text (path names it in messages). */
+struct sb_graph *sb_hlo_load_mem(const char *path, const char *buf, size_t n,
+                                 struct sb_err *e);
+
 /* Builds a graph from one computation; 0 or -1 with "file:line: message". */
 int sb_hlo_build(const struct sb_hlo_module *m, const struct sb_hlo_opts *o,
                  struct sb_hlo_graph *out, struct sb_err *e);

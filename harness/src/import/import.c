@@ -5,6 +5,9 @@
 
 #include <stddef.h>
 
+#include <errno.h>
+#include <stdio.h>
+
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -64,4 +67,98 @@ int sb_import_parse(struct sb_import_opts *o, const char *spec, struct sb_err *e
     }
     free(dup);
     return rc;
+}
+
+/* ---- formats, by file extension -------------------------------------------- */
+
+/* Each importer reads the whole file and builds its graph through the
+ * builder, with errors in its own coordinates. */
+typedef struct sb_graph *(*load_mem_fn)(const char *path, const char *buf, size_t n,
+                                        const struct sb_import_opts *o, struct sb_err *e);
+
+static struct sb_graph *csv_mem(const char *path, const char *buf, size_t n,
+                                const struct sb_import_opts *o, struct sb_err *e)
+{
+    (void)o;
+    return sb_csv_load_mem(path, buf, n, e);
+}
+
+static struct sb_graph *hlo_mem(const char *path, const char *buf, size_t n,
+                                const struct sb_import_opts *o, struct sb_err *e)
+{
+    (void)o;
+    return sb_hlo_load_mem(path, buf, n, e);
+}
+
+static struct sb_graph *chakra_mem(const char *path, const char *buf, size_t n,
+                                   const struct sb_import_opts *o, struct sb_err *e)
+{
+    return sb_chakra_load_mem(path, (const uint8_t *)buf, n, o, e);
+}
+
+struct importer {
+    const char *ext;
+    load_mem_fn load;
+};
+
+static const struct importer importers[] = {
+    {".csv", csv_mem},               /* format v1 (docs/workload-format.md) */
+    {".hlo", hlo_mem},               /* XLA HLO text (workloads/importers/hlo.md) */
+    {".et", chakra_mem},             /* Chakra execution trace (chakra.md) */
+    {".txt", sb_astra_text_load_mem}, /* ASTRA-sim 1.0 text workload (astra-text.md) */
+};
+
+static const struct importer *importer_for(const char *path)
+{
+    size_t n = strlen(path);
+    for (size_t i = 0; i < sizeof importers / sizeof importers[0]; i++) {
+        size_t k = strlen(importers[i].ext);
+        if (n > k && strcmp(path + n - k, importers[i].ext) == 0)
+            return &importers[i];
+    }
+    return NULL;
+}
+
+int sb_graph_is_workload(const char *path) { return importer_for(path) != NULL; }
+
+/* "csv, hlo": the extensions importers[] reads, for messages. */
+static void list_formats(char *out, size_t n)
+{
+    size_t k = 0;
+    out[0] = 0;
+    for (size_t i = 0; i < sizeof importers / sizeof importers[0] && k < n; i++)
+        k += (size_t)snprintf(out + k, n - k, "%s%s", i ? ", " : "", importers[i].ext);
+}
+
+struct sb_graph *sb_graph_load(const char *path, struct sb_err *e)
+{
+    return sb_graph_load_with(path, NULL, e);
+}
+
+struct sb_graph *sb_graph_load_with(const char *path, const struct sb_import_opts *opts,
+                                    struct sb_err *e)
+{
+    struct sb_import_opts defaults;
+    if (!opts) {
+        sb_import_defaults(&defaults);
+        opts = &defaults;
+    }
+    const struct importer *imp = importer_for(path);
+    if (!imp) {
+        char fmts[256];
+        const char *dot = strrchr(path, '.'), *slash = strrchr(path, '/');
+        list_formats(fmts, sizeof fmts);
+        sb_errf(e, "%s: unsupported format '%s' (schedbench reads %s)", path,
+                dot && (!slash || dot > slash) ? dot : "no extension", fmts);
+        return NULL;
+    }
+    size_t n;
+    char *buf = sb_read_file(path, &n);
+    if (!buf) {
+        sb_errf(e, "%s: cannot open: %s", path, strerror(errno));
+        return NULL;
+    }
+    struct sb_graph *g = imp->load(path, buf, n, opts, e);
+    free(buf);
+    return g;
 }

@@ -16,9 +16,26 @@ void sb_import_defaults(struct sb_import_opts *o);
 /* "k=v,..."; unknown keys and bad values refused with a message. */
 int sb_import_parse(struct sb_import_opts *o, const char *spec, struct sb_err *e);
 
-/* Importers: each turns its format into workload CSV v1 text (docs in
- * workloads/importers/) and loads that, so every graph passes the same checks.
- * Both take a buffer, so fuzzers can reach them without files. */
+/* Loads a workload by its extension: format v1 (.csv, docs/workload-format.md)
+ * or another tool's format through its importer.  On error returns NULL and
+ * writes "file:line:col: message" (or the format's own position) to e. */
+struct sb_graph *sb_graph_load(const char *path, struct sb_err *e);
+/* The same with the importers' options (NULL: defaults). */
+struct sb_graph *sb_graph_load_with(const char *path, const struct sb_import_opts *opts,
+                                    struct sb_err *e);
+/* Whether the file name has an extension sb_graph_load knows. */
+int sb_graph_is_workload(const char *path);
+/* Writes g as format v1 (atomically); metadata lines first (csv_write.c). */
+int sb_graph_write(const struct sb_graph *g, const char *path, struct sb_err *e);
+
+/* Importers, one per format (docs in workloads/importers/): each parses its
+ * input and builds the graph through the builder (core/builder.h), so every
+ * graph passes the same checks.  Each takes a buffer, so fuzzers can reach
+ * them without files; path names the input in messages. */
+struct sb_graph *sb_csv_load_mem(const char *path, const char *buf, size_t n,
+                                 struct sb_err *e);
+struct sb_graph *sb_hlo_load_mem(const char *path, const char *buf, size_t n,
+                                 struct sb_err *e);
 struct sb_graph *sb_chakra_load_mem(const char *path, const uint8_t *buf, size_t n,
                                     const struct sb_import_opts *o, struct sb_err *e);
 struct sb_graph *sb_astra_text_load_mem(const char *path, const char *buf, size_t n,

@@ -1,0 +1,556 @@
+/* The graph builder (builder.h): struct-of-arrays grown as nodes arrive, the
+ * predecessor CSR filled in node order (a node's inputs follow it), the
+ * successor CSR by one counting pass at the end.  Every rule a graph obeys
+ * is checked here, once, for every format. */
+#define _POSIX_C_SOURCE 200809L
+#include "builder.h"
+
+#include <math.h>
+#include <stdarg.h>
+#include <string.h>
+
+struct sb_builder {
+    const char *path;
+    struct sb_err *e;
+    enum sb_loc loc_kind;
+    int failed;
+    uint32_t col[SB_BF_COUNT];
+    struct sb_graph *g;
+    uint32_t cap;       /* node capacity of every per-node array */
+    uint32_t n_edges, edge_cap;
+    uint64_t *loc_of;   /* [cap] each node's place in the input, for messages */
+    size_t names_len, names_cap;
+    uint64_t *name_tab; /* open addressing, see name_slot */
+    uint32_t name_tab_cap;
+    uint32_t *op_tab;   /* open addressing, op index + 1 */
+    uint32_t op_tab_cap, ops_cap;
+    uint32_t open;      /* the node whose inputs are being added, SB_NONE */
+};
+
+/* ---- messages ------------------------------------------------------------ */
+
+static int vfail(struct sb_builder *b, uint64_t loc, uint32_t col, const char *fmt, va_list ap)
+{
+    if (b->failed)
+        return -1;
+    char msg[400];
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    unsigned long long l = (unsigned long long)loc;
+    switch (b->loc_kind) {
+    case SB_LOC_NODE_ID:
+        sb_errf(b->e, "%s: node id %llu: %s", b->path, l, msg);
+        break;
+    case SB_LOC_BYTE:
+        sb_errf(b->e, "%s: byte %llu: %s", b->path, l, msg);
+        break;
+    default:
+        if (col)
+            sb_errf(b->e, "%s:%llu:%u: %s", b->path, l, col, msg);
+        else
+            sb_errf(b->e, "%s:%llu: %s", b->path, l, msg);
+    }
+    b->failed = 1;
+    return -1;
+}
+
+int sb_builder_fail(struct sb_builder *b, uint64_t loc, uint32_t col, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vfail(b, loc, col, fmt, ap);
+    va_end(ap);
+    return -1;
+}
+
+int sb_builder_failed(const struct sb_builder *b) { return b->failed; }
+
+/* A builder check about node v's field f. */
+static int nfail(struct sb_builder *b, uint32_t v, enum sb_bfield f, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+
+static int nfail(struct sb_builder *b, uint32_t v, enum sb_bfield f, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vfail(b, b->loc_of[v], b->col[f], fmt, ap);
+    va_end(ap);
+    return -1;
+}
+
+/* "line 12", "node id 3317": where an earlier node is, for messages. */
+static const char *where(const struct sb_builder *b, uint32_t v, char *buf, size_t n)
+{
+    static const char *const word[] = {"line", "node id", "byte"};
+    snprintf(buf, n, "%s %llu", word[b->loc_kind], (unsigned long long)b->loc_of[v]);
+    return buf;
+}
+
+/* ---- growth -------------------------------------------------------------- */
+
+static void grow_nodes(struct sb_builder *b, uint32_t want)
+{
+    struct sb_graph *g = b->g;
+    uint32_t cap = want > b->cap ? want : b->cap ? b->cap * 2 : 1024;
+    SB_ASSERT(cap > b->cap);
+    g->kind = sb_xrealloc(g->kind, cap);
+    g->coll = sb_xrealloc(g->coll, cap);
+    g->flags = sb_xrealloc(g->flags, cap * sizeof *g->flags);
+    g->group_size = sb_xrealloc(g->group_size, cap * sizeof *g->group_size);
+    g->pred_off = sb_xrealloc(g->pred_off, ((size_t)cap + 1) * sizeof *g->pred_off);
+    g->partner = sb_xrealloc(g->partner, cap * sizeof *g->partner);
+    g->op = sb_xrealloc(g->op, cap * sizeof *g->op);
+    g->cost_us = sb_xrealloc(g->cost_us, cap * sizeof *g->cost_us);
+    g->comm_us = sb_xrealloc(g->comm_us, cap * sizeof *g->comm_us);
+    g->out_bytes = sb_xrealloc(g->out_bytes, cap * sizeof *g->out_bytes);
+    g->comm_bytes = sb_xrealloc(g->comm_bytes, cap * sizeof *g->comm_bytes);
+    g->name_off = sb_xrealloc(g->name_off, cap * sizeof *g->name_off);
+    g->device = sb_xrealloc(g->device, cap * sizeof *g->device);
+    g->units_used = sb_xrealloc(g->units_used, cap * sizeof *g->units_used);
+    if (g->n_dev_cost)
+        g->dev_cost_us = sb_xrealloc(g->dev_cost_us,
+                                     (size_t)cap * g->n_dev_cost * sizeof *g->dev_cost_us);
+    b->loc_of = sb_xrealloc(b->loc_of, cap * sizeof *b->loc_of);
+    b->cap = cap;
+}
+
+static uint64_t hash_str(const char *s)
+{
+    uint64_t h = 1469598103934665603ull; /* FNV-1a */
+    for (; *s; s++)
+        h = (h ^ (unsigned char)*s) * 1099511628211ull;
+    return h;
+}
+
+/* Name table slots hold (high 32 bits of the hash << 32) | (id + 1), 0 = empty,
+ * so that a probe compares hashes before it touches the names arena: at 10^6
+ * nodes the arena is far out of cache and each strcmp would be a miss. */
+static uint64_t name_slot(uint64_t h, uint32_t id)
+{
+    return (h & 0xffffffff00000000ull) | ((uint64_t)id + 1);
+}
+
+static void name_tab_insert(uint64_t *tab, uint32_t cap, uint64_t h, uint32_t id)
+{
+    uint32_t i = (uint32_t)h & (cap - 1);
+    while (tab[i])
+        i = (i + 1) & (cap - 1);
+    tab[i] = name_slot(h, id);
+}
+
+static void grow_name_tab(struct sb_builder *b)
+{
+    uint32_t cap = b->name_tab_cap ? b->name_tab_cap * 2 : 2048;
+    uint64_t *tab = sb_xcalloc(cap, sizeof *tab);
+    for (uint32_t i = 0; i < b->name_tab_cap; i++) {
+        uint64_t slot = b->name_tab[i];
+        if (!slot)
+            continue;
+        uint32_t id = (uint32_t)slot - 1;
+        name_tab_insert(tab, cap, hash_str(b->g->names + b->g->name_off[id]), id);
+    }
+    free(b->name_tab);
+    b->name_tab = tab;
+    b->name_tab_cap = cap;
+}
+
+/* The node that already has this name, or SB_NONE. */
+static uint32_t name_find(const struct sb_builder *b, const char *s, uint64_t h)
+{
+    if (!b->name_tab_cap)
+        return SB_NONE;
+    uint32_t i = (uint32_t)h & (b->name_tab_cap - 1);
+    uint64_t hi = h & 0xffffffff00000000ull;
+    for (; b->name_tab[i]; i = (i + 1) & (b->name_tab_cap - 1)) {
+        uint64_t slot = b->name_tab[i];
+        uint32_t id = (uint32_t)slot - 1;
+        if ((slot & 0xffffffff00000000ull) == hi &&
+            strcmp(b->g->names + b->g->name_off[id], s) == 0)
+            return id;
+    }
+    return SB_NONE;
+}
+
+static void name_add(struct sb_builder *b, uint32_t id, const char *s, uint64_t h)
+{
+    size_t n = strlen(s) + 1;
+    if (b->names_len + n > b->names_cap) {
+        b->names_cap = (b->names_len + n) * 2;
+        b->g->names = sb_xrealloc(b->g->names, b->names_cap);
+    }
+    memcpy(b->g->names + b->names_len, s, n);
+    b->g->name_off[id] = b->names_len;
+    b->names_len += n;
+    if ((uint64_t)(id + 1) * 2 > b->name_tab_cap)
+        grow_name_tab(b);
+    name_tab_insert(b->name_tab, b->name_tab_cap, h, id);
+}
+
+static uint32_t op_intern(struct sb_builder *b, const char *s)
+{
+    struct sb_graph *g = b->g;
+    if (!s || !*s)
+        return 0;
+    if ((uint64_t)(g->n_ops + 1) * 2 > b->op_tab_cap) {
+        uint32_t cap = b->op_tab_cap ? b->op_tab_cap * 2 : 64;
+        uint32_t *tab = sb_xcalloc(cap, sizeof *tab);
+        for (uint32_t k = 1; k < g->n_ops; k++) {
+            uint32_t i = (uint32_t)hash_str(g->op_names[k]) & (cap - 1);
+            while (tab[i])
+                i = (i + 1) & (cap - 1);
+            tab[i] = k + 1;
+        }
+        free(b->op_tab);
+        b->op_tab = tab;
+        b->op_tab_cap = cap;
+    }
+    uint32_t i = (uint32_t)hash_str(s) & (b->op_tab_cap - 1);
+    for (; b->op_tab[i]; i = (i + 1) & (b->op_tab_cap - 1))
+        if (strcmp(g->op_names[b->op_tab[i] - 1], s) == 0)
+            return b->op_tab[i] - 1;
+    if (g->n_ops == b->ops_cap) {
+        b->ops_cap *= 2;
+        g->op_names = sb_xrealloc(g->op_names, b->ops_cap * sizeof *g->op_names);
+    }
+    g->op_names[g->n_ops] = sb_xstrdup(s);
+    b->op_tab[i] = g->n_ops + 1;
+    return g->n_ops++;
+}
+
+/* ---- setup ---------------------------------------------------------------- */
+
+struct sb_builder *sb_builder_new(const char *path, enum sb_loc loc, struct sb_err *e)
+{
+    struct sb_builder *b = sb_xcalloc(1, sizeof *b);
+    b->path = path;
+    b->e = e;
+    b->loc_kind = loc;
+    b->open = SB_NONE;
+    b->g = sb_xcalloc(1, sizeof *b->g);
+    b->ops_cap = 16;
+    b->g->op_names = sb_xmalloc(b->ops_cap * sizeof *b->g->op_names);
+    b->g->op_names[0] = sb_xstrdup("");
+    b->g->n_ops = 1;
+    return b;
+}
+
+void sb_builder_reserve(struct sb_builder *b, uint32_t n_nodes, uint64_t n_edges)
+{
+    if (n_nodes > b->cap)
+        grow_nodes(b, n_nodes);
+    while ((uint64_t)b->cap * 2 > b->name_tab_cap)
+        grow_name_tab(b);
+    if (n_edges > UINT32_MAX - 1)
+        n_edges = UINT32_MAX - 1;
+    if (n_edges > b->edge_cap) {
+        b->edge_cap = (uint32_t)n_edges;
+        b->g->pred = sb_xrealloc(b->g->pred, (size_t)b->edge_cap * sizeof *b->g->pred);
+    }
+}
+
+void sb_builder_columns(struct sb_builder *b, const uint32_t col[SB_BF_COUNT])
+{
+    memcpy(b->col, col, sizeof b->col);
+}
+
+void sb_builder_meta(struct sb_builder *b, const char *key, const char *val)
+{
+    struct sb_graph *g = b->g;
+    g->meta_key = sb_xrealloc(g->meta_key, (g->n_meta + 1) * sizeof *g->meta_key);
+    g->meta_val = sb_xrealloc(g->meta_val, (g->n_meta + 1) * sizeof *g->meta_val);
+    g->meta_key[g->n_meta] = sb_xstrdup(key);
+    g->meta_val[g->n_meta] = sb_xstrdup(val);
+    g->n_meta++;
+}
+
+int sb_builder_dev_cost_column(struct sb_builder *b, const char *dev, uint64_t loc, uint32_t col)
+{
+    struct sb_graph *g = b->g;
+    SB_ASSERT(g->v.n_nodes == 0); /* columns come before the nodes */
+    for (uint32_t k = 0; k < g->n_dev_cost; k++)
+        if (!strcmp(g->dev_cost_name[k], dev))
+            return sb_builder_fail(b, loc, col, "duplicate column 'cost_us.%s'", dev);
+    if (g->n_dev_cost == SB_MAX_DEVICES)
+        return sb_builder_fail(b, loc, col, "more than %d cost_us.<device> columns",
+                               SB_MAX_DEVICES);
+    g->dev_cost_name = sb_xrealloc(g->dev_cost_name,
+                                   (g->n_dev_cost + 1) * sizeof *g->dev_cost_name);
+    g->dev_cost_name[g->n_dev_cost] = sb_xstrdup(dev);
+    g->n_dev_cost++;
+    g->dev_cost_us = sb_xrealloc(g->dev_cost_us, ((size_t)b->cap * g->n_dev_cost + 1) *
+                                                     sizeof *g->dev_cost_us);
+    return (int)g->n_dev_cost - 1;
+}
+
+uint32_t sb_builder_n_dev_cost(const struct sb_builder *b) { return b->g->n_dev_cost; }
+uint32_t sb_builder_n_nodes(const struct sb_builder *b) { return b->g->v.n_nodes; }
+
+const char *sb_builder_dev_cost_name(const struct sb_builder *b, uint32_t k)
+{
+    SB_ASSERT(k < b->g->n_dev_cost);
+    return b->g->dev_cost_name[k];
+}
+
+uint64_t sb_builder_loc(const struct sb_builder *b, uint32_t id)
+{
+    SB_ASSERT(id < b->g->v.n_nodes);
+    return b->loc_of[id];
+}
+
+const char *sb_builder_name(const struct sb_builder *b, uint32_t id)
+{
+    SB_ASSERT(id < b->g->v.n_nodes);
+    return b->g->names + b->g->name_off[id];
+}
+
+/* ---- nodes ---------------------------------------------------------------- */
+
+/* A done's first input is its start, and each start has exactly one done. */
+static int link_done(struct sb_builder *b, uint32_t id)
+{
+    struct sb_graph *g = b->g;
+    char at[64];
+    uint32_t p0 = g->pred_off[id];
+    if (b->n_edges == p0)
+        return nfail(b, id, SB_BF_INPUTS, "done has no inputs: its first input must be its "
+                                          "start");
+    uint32_t s = g->pred[p0];
+    if (g->kind[s] != SB_KIND_START)
+        return nfail(b, id, SB_BF_INPUTS, "first input %u of a done is a %s node, not a start",
+                     s, sb_kind_name(g->kind[s]));
+    if (g->partner[s] != SB_NONE)
+        return nfail(b, id, SB_BF_INPUTS, "start %u already has a done (%s)", s,
+                     where(b, g->partner[s], at, sizeof at));
+    if (g->coll[id] != SB_COLL_NONE && g->coll[id] != g->coll[s])
+        return nfail(b, id, SB_BF_COLL, "done's coll '%s' differs from its start's '%s'",
+                     sb_coll_name(g->coll[id]), sb_coll_name(g->coll[s]));
+    if (g->out_bytes[id])
+        return nfail(b, id, SB_BF_OUT_BYTES,
+                     "a done owns no buffer (it aliases its start): put out_bytes on the start");
+    g->coll[id] = g->coll[s];
+    g->partner[s] = id;
+    g->partner[id] = s;
+    return 0;
+}
+
+/* The rules that need a node's inputs: checked when the next node arrives. */
+static int close_node(struct sb_builder *b)
+{
+    struct sb_graph *g = b->g;
+    uint32_t id = b->open;
+    if (id == SB_NONE)
+        return b->failed ? -1 : 0;
+    b->open = SB_NONE;
+    g->pred_off[id + 1] = b->n_edges;
+    if (b->failed)
+        return -1;
+    uint32_t n_in = b->n_edges - g->pred_off[id];
+    if (g->kind[id] == SB_KIND_INPUT && n_in)
+        return nfail(b, id, SB_BF_INPUTS, "an input node has no inputs");
+    if ((g->flags[id] & SB_FLAG_ALIAS) && !n_in)
+        return nfail(b, id, SB_BF_FLAGS, "an alias node needs an input to view");
+    if ((g->flags[id] & SB_FLAG_ALIAS) && g->out_bytes[id])
+        return nfail(b, id, SB_BF_OUT_BYTES, "an alias node owns no buffer");
+    if (g->kind[id] == SB_KIND_DONE)
+        return link_done(b, id);
+    return 0;
+}
+
+/* Ranges every importer must respect; a text format's parser refuses bad
+ * text first, with its own words. */
+static int check_values(struct sb_builder *b, uint32_t id, const struct sb_node_in *n)
+{
+    if ((unsigned)n->kind >= SB_KIND_COUNT)
+        return nfail(b, id, SB_BF_KIND, "kind %d is not a node kind", (int)n->kind);
+    if ((unsigned)n->coll >= SB_COLL_COUNT)
+        return nfail(b, id, SB_BF_COLL, "coll %d is not a collective type", (int)n->coll);
+    if (n->kind == SB_KIND_START && n->coll == SB_COLL_NONE)
+        return nfail(b, id, SB_BF_KIND, "start node '%s' has no coll", n->name);
+    if (n->coll != SB_COLL_NONE && n->kind != SB_KIND_START && n->kind != SB_KIND_DONE)
+        return nfail(b, id, SB_BF_COLL, "coll '%s' on a %s node", sb_coll_name(n->coll),
+                     sb_kind_name(n->kind));
+    if (!(n->cost_us >= 0 && n->cost_us <= SB_MAX_COST_US))
+        return nfail(b, id, SB_BF_NONE, "cost_us %g is not in 0..10^12", n->cost_us);
+    if (!(n->comm_us < 0 || n->comm_us <= SB_MAX_COST_US) || isnan(n->comm_us))
+        return nfail(b, id, SB_BF_NONE, "comm_us %g is above 10^12", n->comm_us);
+    if (n->out_bytes > SB_MAX_BYTES || n->comm_bytes > SB_MAX_BYTES)
+        return nfail(b, id, SB_BF_OUT_BYTES, "%s %llu is above 2^50 (1 PiB)",
+                     n->out_bytes > SB_MAX_BYTES ? "out_bytes" : "comm_bytes",
+                     (unsigned long long)(n->out_bytes > SB_MAX_BYTES ? n->out_bytes
+                                                                       : n->comm_bytes));
+    if (n->units < 1 || n->units > 1000000)
+        return nfail(b, id, SB_BF_NONE, "units %u is not in 1..10^6", n->units);
+    if (n->flags & ~(uint32_t)(SB_FLAG_WEIGHT | SB_FLAG_OUTPUT | SB_FLAG_ALIAS))
+        return nfail(b, id, SB_BF_FLAGS, "unknown flag bits 0x%x", n->flags);
+    if (!n->name || !*n->name)
+        return nfail(b, id, SB_BF_NAME, "empty name");
+    return 0;
+}
+
+uint32_t sb_builder_node(struct sb_builder *b, const struct sb_node_in *n)
+{
+    struct sb_graph *g = b->g;
+    if (close_node(b))
+        return SB_NONE;
+    uint32_t id = g->v.n_nodes;
+    if (id == UINT32_MAX - 1) {
+        sb_builder_fail(b, n->loc, 0, "too many nodes");
+        return SB_NONE;
+    }
+    if (id == b->cap)
+        grow_nodes(b, 0);
+    b->loc_of[id] = n->loc;
+    if (check_values(b, id, n))
+        return SB_NONE;
+    uint64_t h = hash_str(n->name);
+    uint32_t prev = name_find(b, n->name, h);
+    char at[64];
+    if (prev != SB_NONE) {
+        nfail(b, id, SB_BF_NAME, "duplicate name '%s' (first on %s)", n->name,
+              where(b, prev, at, sizeof at));
+        return SB_NONE;
+    }
+    name_add(b, id, n->name, h);
+    g->kind[id] = (uint8_t)n->kind;
+    g->coll[id] = (uint8_t)n->coll;
+    g->flags[id] = n->flags;
+    g->group_size[id] = n->group_size;
+    g->pred_off[id] = b->n_edges;
+    g->partner[id] = SB_NONE;
+    g->op[id] = op_intern(b, n->op);
+    g->cost_us[id] = n->cost_us;
+    g->comm_us[id] = n->comm_us < 0 ? -1 : n->comm_us;
+    g->out_bytes[id] = n->out_bytes;
+    g->comm_bytes[id] = n->comm_bytes;
+    g->device[id] = n->device;
+    g->units_used[id] = n->units;
+    for (uint32_t k = 0; k < g->n_dev_cost; k++)
+        g->dev_cost_us[(size_t)id * g->n_dev_cost + k] = -1;
+    g->v.n_nodes = id + 1;
+    b->open = id;
+    return id;
+}
+
+int sb_builder_input(struct sb_builder *b, uint32_t src)
+{
+    struct sb_graph *g = b->g;
+    uint32_t id = b->open;
+    if (b->failed)
+        return -1;
+    SB_ASSERT(id != SB_NONE);
+    if (src == id)
+        return nfail(b, id, SB_BF_INPUTS,
+                     "input %u is not an earlier row: node %u depends on itself (a cycle)",
+                     src, id);
+    if (src > id)
+        return nfail(b, id, SB_BF_INPUTS,
+                     "input %u is not an earlier row (inputs must refer to ids below %u)", src,
+                     id);
+    if (b->n_edges == UINT32_MAX - 1)
+        return nfail(b, id, SB_BF_INPUTS, "too many edges");
+    if (b->n_edges == b->edge_cap) {
+        b->edge_cap = b->edge_cap ? (b->edge_cap > UINT32_MAX / 2 ? UINT32_MAX - 1
+                                                                  : b->edge_cap * 2)
+                                  : 4096;
+        g->pred = sb_xrealloc(g->pred, (size_t)b->edge_cap * sizeof *g->pred);
+    }
+    g->pred[b->n_edges++] = src;
+    return 0;
+}
+
+void sb_builder_dev_cost(struct sb_builder *b, uint32_t k, double us)
+{
+    struct sb_graph *g = b->g;
+    SB_ASSERT(b->open != SB_NONE && k < g->n_dev_cost);
+    g->dev_cost_us[(size_t)b->open * g->n_dev_cost + k] = us < 0 ? -1 : us;
+}
+
+/* ---- finish ---------------------------------------------------------------- */
+
+static void build_succ(struct sb_graph *g)
+{
+    uint32_t n = g->v.n_nodes, m = g->v.n_edges;
+    g->succ_off = sb_xcalloc((size_t)n + 1, sizeof *g->succ_off);
+    g->succ = sb_xmalloc((size_t)m * sizeof *g->succ + 1);
+    for (uint32_t e = 0; e < m; e++)
+        g->succ_off[g->pred[e] + 1]++;
+    for (uint32_t i = 0; i < n; i++)
+        g->succ_off[i + 1] += g->succ_off[i];
+    uint32_t *fill = sb_xmalloc(((size_t)n + 1) * sizeof *fill);
+    memcpy(fill, g->succ_off, ((size_t)n + 1) * sizeof *fill);
+    for (uint32_t v = 0; v < n; v++)
+        for (uint32_t e = g->pred_off[v]; e < g->pred_off[v + 1]; e++)
+            g->succ[fill[g->pred[e]]++] = v;
+    free(fill);
+}
+
+/* The memory model sums buffers in signed 64-bit: every graph keeps the sum
+ * of all of them within 2^62. */
+static int check_total(struct sb_builder *b)
+{
+    const struct sb_graph *g = b->g;
+    uint64_t total = 0;
+    for (uint32_t v = 0; v < g->v.n_nodes; v++) {
+        if (g->out_bytes[v] > SB_MAX_TOTAL_BYTES - total)
+            return sb_errf(b->e, "%s: the buffers' out_bytes sum to more than 2^62 bytes (at "
+                                 "node %u): memory totals would overflow", b->path, v);
+        total += g->out_bytes[v];
+    }
+    return 0;
+}
+
+static char *file_stem(const char *path)
+{
+    const char *base = strrchr(path, '/');
+    base = base ? base + 1 : path;
+    size_t n = strlen(base);
+    const char *dot = strrchr(base, '.');
+    if (dot && dot != base)
+        n = (size_t)(dot - base);
+    return memcpy(sb_xcalloc(n + 1, 1), base, n);
+}
+
+static void release(struct sb_builder *b)
+{
+    free(b->loc_of);
+    free(b->name_tab);
+    free(b->op_tab);
+    free(b);
+}
+
+void sb_builder_free(struct sb_builder *b)
+{
+    if (!b)
+        return;
+    sb_graph_free(b->g);
+    release(b);
+}
+
+struct sb_graph *sb_builder_finish(struct sb_builder *b)
+{
+    struct sb_graph *g = b->g;
+    int rc = close_node(b);
+    for (uint32_t i = 0; !rc && i < g->v.n_nodes; i++)
+        if (g->kind[i] == SB_KIND_START && g->partner[i] == SB_NONE)
+            rc = nfail(b, i, SB_BF_NONE, "start '%s' has no done", g->names + g->name_off[i]);
+    if (!rc && !g->v.n_nodes)
+        rc = sb_errf(b->e, "%s: no nodes", b->path);
+    if (!rc)
+        rc = check_total(b);
+    if (rc) {
+        sb_builder_free(b);
+        return NULL;
+    }
+    g->v.n_edges = b->n_edges;
+    if (!g->pred)
+        g->pred = sb_xmalloc(sizeof *g->pred); /* plugins may take &pred[0] */
+    build_succ(g);
+    g->dur_us = sb_xcalloc(g->v.n_nodes, sizeof *g->dur_us);
+    if (!g->names)
+        g->names = sb_xcalloc(1, 1);
+    const char *meta_name = sb_graph_meta(g, "name");
+    g->name = meta_name && *meta_name ? sb_xstrdup(meta_name) : file_stem(b->path);
+    g->path = sb_xstrdup(b->path);
+    sb_graph_fill_view(g);
+    release(b);
+    return g;
+}

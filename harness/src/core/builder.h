@@ -1,0 +1,103 @@
+/* The one way to make a graph (XLA's HloComputation::Builder, ggml's context):
+ * every importer, the CSV v1 loader included, adds nodes and their inputs
+ * here, and sb_builder_finish() runs the checks every graph must pass and
+ * lays out the CSR arrays.  Nothing goes through another format's text.
+ *
+ * Nodes are added in the order that becomes the original schedule, and a
+ * node's inputs right after it, each an earlier node (so the node order is
+ * topological by construction; a later one is refused, with the cycle when
+ * there is one).  Errors name the node by the importer's own coordinates:
+ * the line of a text format, or the node id or byte offset of a binary one. */
+#ifndef SB_BUILDER_H
+#define SB_BUILDER_H
+
+#include "core.h"
+
+/* What sb_node_in.loc counts, for messages. */
+enum sb_loc {
+    SB_LOC_LINE = 0, /* "file:LINE[:COL]: ..." */
+    SB_LOC_NODE_ID,  /* "file: node id N: ..." (a trace's own node ids) */
+    SB_LOC_BYTE,     /* "file: byte N: ..." */
+};
+
+/* The parts of a node the builder's checks can blame.  A text format with
+ * columns maps each to its 1-based column (sb_builder_columns) so messages
+ * point at the field. */
+enum sb_bfield {
+    SB_BF_NONE = 0,
+    SB_BF_NAME,
+    SB_BF_KIND,
+    SB_BF_INPUTS,
+    SB_BF_COLL,
+    SB_BF_OUT_BYTES,
+    SB_BF_FLAGS,
+    SB_BF_COUNT
+};
+
+/* One node as an importer knows it.  Start from SB_NODE_IN_INIT. */
+struct sb_node_in {
+    const char *name;     /* unique, not empty, any length */
+    enum sb_kind kind;
+    enum sb_coll coll;    /* starts (required) and dones (optional: the start's) */
+    const char *op;       /* opcode, NULL or "" for none */
+    double cost_us;       /* finite, >= 0 */
+    double comm_us;       /* explicit collective time, < 0 for none */
+    uint64_t out_bytes;   /* bytes of the buffer the node allocates, <= 2^50 */
+    uint64_t comm_bytes;  /* payload of a collective */
+    uint32_t group_size;  /* ranks of a collective, 0 unknown */
+    int32_t device;       /* pre-assigned device, -1 none */
+    uint32_t flags;       /* enum sb_flag */
+    uint32_t units;       /* r(v), >= 1 */
+    uint64_t loc;         /* where the node is in the input (enum sb_loc) */
+};
+#define SB_NODE_IN_INIT                                                        \
+    {.kind = SB_KIND_COMPUTE, .comm_us = -1, .device = -1, .units = 1}
+
+/* Ceilings every graph keeps, so the memory model's running totals and the
+ * simulator's sums cannot overflow. */
+#define SB_MAX_BYTES (1ull << 50)       /* one buffer: 1 PiB */
+#define SB_MAX_TOTAL_BYTES (1ull << 62) /* all buffers together */
+#define SB_MAX_COST_US 1e12             /* one node: 11.6 days */
+
+struct sb_builder;
+
+/* path names the input in messages and becomes the graph's path.  Errors
+ * are written to e, which must outlive the builder. */
+struct sb_builder *sb_builder_new(const char *path, enum sb_loc loc, struct sb_err *e);
+/* Sizes the arrays for about this many nodes and edges (a hint). */
+void sb_builder_reserve(struct sb_builder *b, uint32_t n_nodes, uint64_t n_edges);
+/* col[f]: the 1-based column of field f in the input, 0 when it has none. */
+void sb_builder_columns(struct sb_builder *b, const uint32_t col[SB_BF_COUNT]);
+/* "# key=value" metadata, in order; "name" names the workload. */
+void sb_builder_meta(struct sb_builder *b, const char *key, const char *val);
+/* A cost_us.<device> column (docs/machines.md); returns its index, or -1
+ * with a message when it repeats or there are more than SB_MAX_DEVICES. */
+int sb_builder_dev_cost_column(struct sb_builder *b, const char *device, uint64_t loc,
+                               uint32_t col);
+uint32_t sb_builder_n_dev_cost(const struct sb_builder *b);
+const char *sb_builder_dev_cost_name(const struct sb_builder *b, uint32_t k);
+
+/* Adds a node; returns its id (dense, in the order of adding), or SB_NONE
+ * once anything failed. */
+uint32_t sb_builder_node(struct sb_builder *b, const struct sb_node_in *n);
+/* The last node's next input (a done's first input is its start). */
+int sb_builder_input(struct sb_builder *b, uint32_t src);
+/* t(v, device k) of the last node, for a cost_us.<device> column; < 0: empty. */
+void sb_builder_dev_cost(struct sb_builder *b, uint32_t k, double us);
+uint32_t sb_builder_n_nodes(const struct sb_builder *b);
+const char *sb_builder_name(const struct sb_builder *b, uint32_t id);
+uint64_t sb_builder_loc(const struct sb_builder *b, uint32_t id); /* node id's loc */
+
+/* An importer's own error, in the builder's format: "file:LOC[:COL]: msg".
+ * Returns -1; the first error wins. */
+int sb_builder_fail(struct sb_builder *b, uint64_t loc, uint32_t col, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+int sb_builder_failed(const struct sb_builder *b);
+
+/* Runs the graph-wide checks (every start has its done, the buffers' total)
+ * and returns the graph; NULL with the message in e.  Frees b either way. */
+struct sb_graph *sb_builder_finish(struct sb_builder *b);
+/* Abandons b (after an error of the importer's own). */
+void sb_builder_free(struct sb_builder *b);
+
+#endif

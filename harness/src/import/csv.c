@@ -1,0 +1,539 @@
+/* Format v1, the CSV workload (docs/workload-format.md): one importer among
+ * the others.  It parses text into typed fields and hands each row to the
+ * graph builder, which checks the graph.
+ *
+ * The file is read whole, "# key=value" metadata lines before the header are
+ * taken off by hand (they are not CSV), and the rest is fed to libcsv one line
+ * at a time so that every row knows the line it started on. */
+#define _POSIX_C_SOURCE 200809L
+#include "import.h"
+
+#include "core/builder.h"
+
+#include <csv.h>
+#include <errno.h>
+#include <math.h>
+#include <string.h>
+
+/* ---- columns ----------------------------------------------------------- */
+
+enum col {
+    COL_ID, COL_NAME, COL_KIND, COL_INPUTS, COL_OP, COL_COST_US, COL_OUT_BYTES,
+    COL_COLL, COL_COMM_BYTES, COL_GROUP, COL_COMM_US, COL_DEVICE, COL_FLAGS, COL_UNITS,
+    COL_COUNT,
+    COL_EXTRA = COL_COUNT,       /* an x_ column: read and ignored */
+    COL_DEV_COST = COL_COUNT + 1 /* cost_us.<device> (docs/machines.md) */
+};
+
+static const char *const col_names[COL_COUNT] = {
+    "id", "name", "kind", "inputs", "op", "cost_us", "out_bytes", "coll",
+    "comm_bytes", "group", "comm_us", "device", "flags", "units"};
+
+#define N_REQUIRED_COLS 4 /* id, name, kind, inputs */
+#define MAX_COLS 256      /* a header wider than this is surely not a graph */
+
+struct loader {
+    const char *path;
+    struct sb_builder *b;
+    uint32_t line;     /* line being fed to libcsv, 1-based */
+    uint32_t row_line; /* line the current row started on */
+    int have_header;
+    uint32_t n_cols;
+    uint8_t col_of[MAX_COLS];   /* field index -> enum col */
+    int field_of[COL_COUNT];    /* enum col -> field index, -1 if absent */
+    uint32_t dev_cost_field[SB_MAX_DEVICES]; /* field of each cost_us.<device> */
+    /* the current row: fields NUL-terminated in rowbuf */
+    char *rowbuf;
+    size_t row_len, row_cap;
+    size_t fld_off[MAX_COLS];
+    uint32_t n_fld;
+    int row_overflow;
+};
+
+static int fail(struct loader *L, uint32_t field, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+static int fail(struct loader *L, uint32_t field, const char *fmt, ...)
+{
+    char msg[400];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    return sb_builder_fail(L->b, L->row_line, field, "%s", msg);
+}
+
+/* ---- field parsers ------------------------------------------------------ */
+
+/* Non-negative decimal integer, no sign, no trailing text. */
+static int parse_u64(const char *s, uint64_t max, uint64_t *out)
+{
+    if (*s < '0' || *s > '9')
+        return -1;
+    errno = 0;
+    char *end;
+    unsigned long long v = strtoull(s, &end, 10);
+    if (*end || errno == ERANGE || v > max)
+        return -1;
+    *out = v;
+    return 0;
+}
+
+/* Finite, non-negative, no trailing text.  Says which rule broke. */
+static const char *parse_nonneg(const char *s, double *out)
+{
+    char *end;
+    errno = 0;
+    double v = strtod(s, &end);
+    if (end == s || *end)
+        return "is not a number";
+    if (errno == ERANGE && fabs(v) > 1.0)
+        return "overflows";
+    if (!isfinite(v))
+        return "is not finite";
+    if (v < 0 || (v == 0 && s[0] == '-'))
+        return "is negative";
+    /* a duration of 1e308 us is finite, but two of them sum to inf, which
+     * would reach the results; 10^12 us (11.6 days) is beyond any kernel */
+    if (v > SB_MAX_COST_US)
+        return "is above 10^12 (us)";
+    *out = v;
+    return NULL;
+}
+
+static const char *field(const struct loader *L, enum col c)
+{
+    int f = L->field_of[c];
+    return f < 0 ? "" : L->rowbuf + L->fld_off[f];
+}
+
+static uint32_t fnum(const struct loader *L, enum col c)
+{
+    return L->field_of[c] < 0 ? 0 : (uint32_t)L->field_of[c] + 1;
+}
+
+static int read_double(struct loader *L, enum col c, double def, double *out)
+{
+    const char *s = field(L, c);
+    if (!*s) {
+        *out = def;
+        return 0;
+    }
+    const char *why = parse_nonneg(s, out);
+    if (why)
+        return fail(L, fnum(L, c), "%s '%s' %s", col_names[c], s, why);
+    return 0;
+}
+
+static int read_u64(struct loader *L, enum col c, uint64_t *out)
+{
+    const char *s = field(L, c);
+    *out = 0;
+    if (!*s)
+        return 0;
+    if (s[0] == '-')
+        return fail(L, fnum(L, c), "%s '%s' is negative", col_names[c], s);
+    /* 2^50 bytes (1 PiB) per buffer; the builder also bounds the sum of all
+     * of them, so the memory model's running totals cannot overflow */
+    if (parse_u64(s, SB_MAX_BYTES, out) != 0)
+        return fail(L, fnum(L, c), "%s '%s' is not an integer in 0..2^50 (1 PiB)",
+                    col_names[c], s);
+    return 0;
+}
+
+/* "8" is a group of 8 ranks; "0 1 2 3" lists 4 ranks. */
+static int read_group(struct loader *L, uint32_t *out)
+{
+    const char *s = field(L, COL_GROUP);
+    uint32_t n = 0;
+    uint64_t v = 0;
+    char tok[32];
+    *out = 0;
+    while (*s) {
+        while (*s == ' ')
+            s++;
+        size_t len = strcspn(s, " ");
+        if (!len)
+            break;
+        if (len >= sizeof tok)
+            return fail(L, fnum(L, COL_GROUP), "group entry too long");
+        memcpy(tok, s, len);
+        tok[len] = 0;
+        if (parse_u64(tok, UINT32_MAX - 1, &v) != 0)
+            return fail(L, fnum(L, COL_GROUP),
+                        "group '%s' is not a rank count or a list of ranks", tok);
+        n++;
+        s += len;
+    }
+    *out = n == 1 ? (uint32_t)v : n;
+    return 0;
+}
+
+static int read_flags(struct loader *L, uint32_t *out)
+{
+    const char *s = field(L, COL_FLAGS);
+    char tok[64];
+    *out = 0;
+    while (*s) {
+        size_t len = strcspn(s, "|");
+        if (len >= sizeof tok)
+            return fail(L, fnum(L, COL_FLAGS), "flag too long");
+        memcpy(tok, s, len);
+        tok[len] = 0;
+        if (strcmp(tok, "weight") == 0)
+            *out |= SB_FLAG_WEIGHT;
+        else if (strcmp(tok, "output") == 0)
+            *out |= SB_FLAG_OUTPUT;
+        else if (strcmp(tok, "alias") == 0)
+            *out |= SB_FLAG_ALIAS;
+        else if (len)
+            return fail(L, fnum(L, COL_FLAGS),
+                        "unknown flag '%s' (known: weight, output, alias)", tok);
+        s += len + (s[len] == '|');
+    }
+    return 0;
+}
+
+static int read_inputs(struct loader *L)
+{
+    const char *s = field(L, COL_INPUTS);
+    char tok[32];
+    while (*s) {
+        while (*s == ' ')
+            s++;
+        size_t len = strcspn(s, " ");
+        if (!len)
+            break;
+        uint64_t v;
+        if (len >= sizeof tok)
+            return fail(L, fnum(L, COL_INPUTS), "input id '%.20s...' is too long", s);
+        memcpy(tok, s, len);
+        tok[len] = 0;
+        if (parse_u64(tok, UINT32_MAX, &v) != 0)
+            return fail(L, fnum(L, COL_INPUTS), "input '%s' is not a node id", tok);
+        if (sb_builder_input(L->b, (uint32_t)v))
+            return -1;
+        s += len;
+    }
+    return 0;
+}
+
+static int read_device(struct loader *L, int32_t *out)
+{
+    const char *s = field(L, COL_DEVICE);
+    uint64_t v;
+    *out = -1;
+    if (!*s)
+        return 0;
+    if (parse_u64(s, INT32_MAX, &v) != 0)
+        return fail(L, fnum(L, COL_DEVICE), "device '%s' is not an index in 0..2^31-1", s);
+    *out = (int32_t)v;
+    return 0;
+}
+
+static int read_units(struct loader *L, uint32_t *out)
+{
+    const char *s = field(L, COL_UNITS);
+    uint64_t u = 1;
+    if (*s && (parse_u64(s, 1000000, &u) != 0 || u < 1))
+        return fail(L, fnum(L, COL_UNITS), "units '%s' is not an integer in 1..10^6", s);
+    *out = (uint32_t)u;
+    return 0;
+}
+
+/* cost_us.<device> fields of the row just added (-1 when empty). */
+static int read_dev_costs(struct loader *L)
+{
+    uint32_t n = sb_builder_n_dev_cost(L->b);
+    for (uint32_t k = 0; k < n; k++) {
+        uint32_t f = L->dev_cost_field[k];
+        const char *c = L->rowbuf + L->fld_off[f];
+        double us = -1;
+        const char *why = *c ? parse_nonneg(c, &us) : NULL;
+        if (why)
+            return fail(L, f + 1, "cost_us.%s '%s' %s", sb_builder_dev_cost_name(L->b, k), c,
+                        why);
+        sb_builder_dev_cost(L->b, k, us);
+    }
+    return 0;
+}
+
+/* ---- header and rows ----------------------------------------------------- */
+
+static int read_header(struct loader *L)
+{
+    if (L->n_fld > MAX_COLS)
+        return fail(L, 0, "header has more than %d columns", MAX_COLS);
+    for (int c = 0; c < COL_COUNT; c++)
+        L->field_of[c] = -1;
+    for (uint32_t f = 0; f < L->n_fld; f++) {
+        const char *s = L->rowbuf + L->fld_off[f];
+        int c = 0;
+        while (c < COL_COUNT && strcmp(s, col_names[c]) != 0)
+            c++;
+        if (c == COL_COUNT && !strncmp(s, "cost_us.", 8) && s[8]) {
+            int k = sb_builder_dev_cost_column(L->b, s + 8, L->row_line, f + 1);
+            if (k < 0)
+                return -1;
+            L->dev_cost_field[k] = f;
+            L->col_of[f] = COL_DEV_COST;
+            continue;
+        }
+        if (c == COL_COUNT) {
+            if (strncmp(s, "x_", 2) != 0)
+                return fail(L, f + 1,
+                            "unknown column '%s' (extra columns must start with x_)", s);
+            L->col_of[f] = COL_EXTRA;
+            continue;
+        }
+        if (L->field_of[c] >= 0)
+            return fail(L, f + 1, "duplicate column '%s'", s);
+        L->field_of[c] = (int)f;
+        L->col_of[f] = (uint8_t)c;
+    }
+    for (int c = 0; c < N_REQUIRED_COLS; c++)
+        if (L->field_of[c] < 0)
+            return fail(L, 0, "missing required column '%s'", col_names[c]);
+    uint32_t bcol[SB_BF_COUNT] = {0};
+    bcol[SB_BF_NAME] = fnum(L, COL_NAME);
+    bcol[SB_BF_KIND] = fnum(L, COL_KIND);
+    bcol[SB_BF_INPUTS] = fnum(L, COL_INPUTS);
+    bcol[SB_BF_COLL] = fnum(L, COL_COLL);
+    bcol[SB_BF_OUT_BYTES] = fnum(L, COL_OUT_BYTES);
+    bcol[SB_BF_FLAGS] = fnum(L, COL_FLAGS);
+    sb_builder_columns(L->b, bcol);
+    L->n_cols = L->n_fld;
+    L->have_header = 1;
+    return 0;
+}
+
+static int read_id(struct loader *L, uint32_t id)
+{
+    const char *s = field(L, COL_ID);
+    uint64_t v;
+    if (!*s)
+        return fail(L, fnum(L, COL_ID), "empty id");
+    if (parse_u64(s, UINT32_MAX - 1, &v) != 0)
+        return fail(L, fnum(L, COL_ID), "id '%s' is not a non-negative integer", s);
+    if (v < id)
+        return fail(L, fnum(L, COL_ID), "duplicate id %s (first on line %llu)", s,
+                    (unsigned long long)sb_builder_loc(L->b, (uint32_t)v));
+    if (v > id)
+        return fail(L, fnum(L, COL_ID),
+                    "id %s is not dense: expected %u (ids are 0..N-1 in file order)", s, id);
+    return 0;
+}
+
+static int read_kind_coll(struct loader *L, struct sb_node_in *n)
+{
+    const char *ks = field(L, COL_KIND), *cs = field(L, COL_COLL);
+    n->coll = SB_COLL_NONE;
+    if (sb_kind_parse(ks, &n->kind) != 0)
+        return fail(L, fnum(L, COL_KIND),
+                    "unknown kind '%s' (known: compute, nop, input, start, done)", ks);
+    if (*cs && sb_coll_parse(cs, &n->coll) != 0)
+        return fail(L, fnum(L, COL_COLL), "unknown coll '%s'", cs);
+    return 0;
+}
+
+static int read_row(struct loader *L)
+{
+    if (L->n_fld != L->n_cols)
+        return fail(L, 0, "row has %u fields, the header has %u", L->n_fld, L->n_cols);
+    struct sb_node_in n = SB_NODE_IN_INIT;
+    n.loc = L->row_line;
+    n.name = field(L, COL_NAME);
+    n.op = field(L, COL_OP);
+    if (read_id(L, sb_builder_n_nodes(L->b)) || read_kind_coll(L, &n) ||
+        read_double(L, COL_COST_US, 0, &n.cost_us) ||
+        read_u64(L, COL_OUT_BYTES, &n.out_bytes) ||
+        read_u64(L, COL_COMM_BYTES, &n.comm_bytes) || read_group(L, &n.group_size) ||
+        read_double(L, COL_COMM_US, -1, &n.comm_us) || read_device(L, &n.device) ||
+        read_flags(L, &n.flags) || read_units(L, &n.units))
+        return -1;
+    if (sb_builder_node(L->b, &n) == SB_NONE)
+        return -1;
+    return read_inputs(L) || read_dev_costs(L);
+}
+
+/* ---- libcsv callbacks ---------------------------------------------------- */
+
+static void on_field(void *s, size_t len, void *data)
+{
+    struct loader *L = data;
+    if (sb_builder_failed(L->b))
+        return;
+    if (L->n_fld == 0)
+        L->row_line = L->line;
+    if (L->n_fld >= MAX_COLS) {
+        L->row_overflow = 1;
+        return;
+    }
+    if (L->row_len + len + 1 > L->row_cap) {
+        L->row_cap = (L->row_len + len + 1) * 2;
+        L->rowbuf = sb_xrealloc(L->rowbuf, L->row_cap);
+    }
+    L->fld_off[L->n_fld++] = L->row_len;
+    if (len)
+        memcpy(L->rowbuf + L->row_len, s, len);
+    L->row_len += len;
+    L->rowbuf[L->row_len++] = 0;
+}
+
+static void on_row(int c, void *data)
+{
+    struct loader *L = data;
+    (void)c;
+    if (!sb_builder_failed(L->b)) {
+        if (L->row_overflow)
+            fail(L, 0, "row has more than %d fields", MAX_COLS);
+        else if (!L->have_header)
+            read_header(L);
+        else
+            read_row(L);
+    }
+    L->n_fld = 0;
+    L->row_len = 0;
+    L->row_overflow = 0;
+}
+
+static void feed(struct loader *L, struct csv_parser *p, const char *buf, size_t n)
+{
+    size_t pos = 0;
+    while (pos < n && !sb_builder_failed(L->b)) {
+        const char *nl = memchr(buf + pos, '\n', n - pos);
+        size_t len = nl ? (size_t)(nl - (buf + pos)) + 1 : n - pos;
+        if (csv_parse(p, buf + pos, len, on_field, on_row, L) != len) {
+            fail(L, 0, "CSV error: %s", csv_strerror(csv_error(p)));
+            return;
+        }
+        pos += len;
+        L->line++;
+    }
+    if (!sb_builder_failed(L->b))
+        csv_fini(p, on_field, on_row, L);
+}
+
+/* ---- metadata ------------------------------------------------------------- */
+
+/* "# ranks=" sets every collective's default group size (docs/cost-model.md):
+ * a value the cost model cannot read would silently make every ring
+ * collective free, so it is refused like a bad group field. */
+static int check_ranks_meta(struct loader *L, const char *k, const char *val)
+{
+    uint64_t v;
+    size_t kl = strlen(k);
+    while (kl && (k[kl - 1] == ' ' || k[kl - 1] == '\t'))
+        kl--;
+    if (kl != 5 || strncmp(k, "ranks", 5) != 0)
+        return 0;
+    L->row_line = L->line;
+    if (k[5])
+        return fail(L, 0, "metadata 'ranks': no space before '=' ('# ranks=N')");
+    if (parse_u64(val, UINT32_MAX - 1, &v) != 0 || v < 1)
+        return fail(L, 0, "metadata ranks '%s' is not a rank count in 1..2^32-2", val);
+    return 0;
+}
+
+/* One "# key=value" line (a plain comment has no '='). */
+static int meta_line(struct loader *L, const char *line, size_t len)
+{
+    while (len && (*line == '#' || *line == ' ' || *line == '\t'))
+        line++, len--;
+    while (len && (line[len - 1] == '\r' || line[len - 1] == ' '))
+        len--;
+    const char *eq = memchr(line, '=', len);
+    if (!eq)
+        return 0;
+    size_t kl = (size_t)(eq - line), vl = len - kl - 1;
+    char *key = memcpy(sb_xcalloc(kl + 1, 1), line, kl);
+    char *val = memcpy(sb_xcalloc(vl + 1, 1), eq + 1, vl);
+    sb_builder_meta(L->b, key, val);
+    int rc = check_ranks_meta(L, key, val);
+    free(key);
+    free(val);
+    return rc;
+}
+
+static const char *skip_metadata(struct loader *L, const char *buf, const char *end)
+{
+    while (buf < end) {
+        const char *nl = memchr(buf, '\n', (size_t)(end - buf));
+        const char *eol = nl ? nl : end;
+        const char *t = buf;
+        while (t < eol && (*t == ' ' || *t == '\t' || *t == '\r'))
+            t++;
+        if (t < eol && *t != '#')
+            break;
+        if (t < eol && meta_line(L, t, (size_t)(eol - t)))
+            return NULL;
+        buf = nl ? nl + 1 : end;
+        L->line++;
+    }
+    return buf;
+}
+
+/* One row per line is the common case: sizing every array for that once saves
+ * the copies of repeated doubling and the rehashes of the name table, which
+ * made loading 10^6 nodes 2.6x slower per node than 10^4 before. */
+static void presize(struct loader *L, const char *buf, size_t n)
+{
+    uint64_t lines = 1;
+    for (size_t i = 0; i < n; i++)
+        lines += buf[i] == '\n';
+    uint32_t want = lines < UINT32_MAX / 4 ? (uint32_t)lines : UINT32_MAX / 4;
+    if (want < 1024)
+        want = 1024;
+    /* graphs average one to two inputs per node */
+    sb_builder_reserve(L->b, want, (uint64_t)want * 2);
+}
+
+/* ---- driver ---------------------------------------------------------------- */
+
+static int nul_byte(const char *path, const char *buf, size_t n, struct sb_err *e)
+{
+    /* a NUL would silently end a field early in every C string after libcsv */
+    const char *nul = memchr(buf, 0, n);
+    if (!nul)
+        return 0;
+    unsigned line = 1, col = 1;
+    for (const char *c = buf; c < nul; c++)
+        line += *c == '\n', col = *c == '\n' ? 1 : col + 1;
+    return sb_errf(e, "%s:%u:%u: NUL byte: not a text file", path, line, col);
+}
+
+struct sb_graph *sb_csv_load_mem(const char *path, const char *buf, size_t n,
+                                 struct sb_err *e)
+{
+    /* a UTF-8 byte-order mark (spreadsheet exports write one) is not data */
+    if (n >= 3 && !memcmp(buf, "\xef\xbb\xbf", 3))
+        buf += 3, n -= 3;
+    if (nul_byte(path, buf, n, e))
+        return NULL;
+    struct loader L = {.path = path, .line = 1};
+    L.b = sb_builder_new(path, SB_LOC_LINE, e);
+    const char *body = skip_metadata(&L, buf, buf + n);
+    if (body) {
+        struct csv_parser p;
+        presize(&L, body, (size_t)(buf + n - body));
+        SB_ASSERT(csv_init(&p, CSV_APPEND_NULL) == 0);
+        /* libcsv grows a field's buffer by blk_size at a time (128 bytes by
+         * default): a 10 MB field would be copied ~80,000 times */
+        csv_set_blk_size(&p, 1 << 20);
+        feed(&L, &p, body, (size_t)(buf + n - body));
+        csv_free(&p);
+    }
+    free(L.rowbuf);
+    if (!sb_builder_failed(L.b) && !L.have_header) {
+        L.row_line = L.line;
+        fail(&L, 0, "empty file: no header row");
+    } else if (!sb_builder_failed(L.b) && !sb_builder_n_nodes(L.b)) {
+        L.row_line = L.line;
+        fail(&L, 0, "no nodes after the header");
+    }
+    if (sb_builder_failed(L.b)) {
+        sb_builder_free(L.b);
+        return NULL;
+    }
+    return sb_builder_finish(L.b);
+}
