@@ -1,16 +1,25 @@
-// Importing a 100,000-node trace (issue 12: under a second): a Chakra ET made
-// here (a chain of compute nodes, every tenth a collective, each node reading
-// the previous two) and an ASTRA-sim text workload of 20,000 layers (~100,000
-// nodes), each parsed, ordered, written as CSV v1 and loaded.
+// Importing through each importer and the graph builder (issue 12: a
+// 100,000-node trace under a second; issue 20: the builder no slower than the
+// CSV text the importers used to write).  From memory: a Chakra ET made here
+// (a chain of compute nodes, every tenth a collective, each node reading the
+// previous two) and an ASTRA-sim text workload of 20,000 layers (~100,000
+// nodes).  From files, with sb_graph_load, so the same cases run against an
+// older tree: the same Chakra ET at 100,000 nodes, ASTRA-sim text at 120,000
+// nodes, XLA's Llama 3.1 8B module (../shared/corpus/xla-bench, skipped
+// without it) and CSV v1 of `gen llama-bwd --layers 2560` (632,395 nodes).
 #include <benchmark/benchmark.h>
 
+#include <cstdio>
 #include <string>
 #include <vector>
+
+#include <unistd.h>
 
 extern "C" {
 #include "core/core.h"
 #include "et_def.pb-c.h"
 #include "import/import.h"
+#include "../workloads/gen/gen.h"
 }
 
 namespace {
@@ -64,6 +73,14 @@ std::vector<uint8_t> make_et(uint64_t n)
     return out;
 }
 
+std::string astra_text(int64_t layers)
+{
+    std::string t = "DATA\r\n" + std::to_string(layers) + "\r\n";
+    for (int64_t i = 0; i < layers; i++)
+        t += "l" + std::to_string(i) + "\t-1\t100\tNONE\t0\t200\tNONE\t0\t300\tALLREDUCE\t4096\t10\r\n";
+    return t;
+}
+
 void BM_Chakra(benchmark::State &st)
 {
     std::vector<uint8_t> et = make_et(static_cast<uint64_t>(st.range(0)));
@@ -83,9 +100,7 @@ void BM_Chakra(benchmark::State &st)
 
 void BM_AstraText(benchmark::State &st)
 {
-    std::string t = "DATA\r\n" + std::to_string(st.range(0)) + "\r\n";
-    for (int64_t i = 0; i < st.range(0); i++)
-        t += "l" + std::to_string(i) + "\t-1\t100\tNONE\t0\t200\tNONE\t0\t300\tALLREDUCE\t4096\t10\r\n";
+    std::string t = astra_text(st.range(0));
     struct sb_import_opts o;
     sb_import_defaults(&o);
     for (auto _ : st) {
@@ -100,8 +115,82 @@ void BM_AstraText(benchmark::State &st)
     }
 }
 
+// The files of the BM_File cases, written once into a folder of their own.
+struct files {
+    std::string dir, et, txt, csv, hlo;
+    files()
+    {
+        char tmpl[] = "/tmp/sb_bench_import_XXXXXX";
+        dir = mkdtemp(tmpl) ? tmpl : "/tmp";
+        et = dir + "/chakra100k.et";
+        txt = dir + "/astra120k.txt";
+        csv = dir + "/llama-bwd-2560.csv";
+        std::vector<uint8_t> b = make_et(100000);
+        write(et, b.data(), b.size());
+        std::string t = astra_text(24000); // 5 nodes a layer: 120,000 nodes
+        write(txt, t.data(), t.size());
+        std::string layers = "--layers", n = "2560", o = "-o";
+        char *argv[] = {const_cast<char *>("gen"), const_cast<char *>("llama-bwd"),
+                        &layers[0], &n[0], &o[0], &csv[0], nullptr};
+        if (sb_gen_main(6, argv) != 0)
+            csv.clear();
+        hlo = SB_SOURCE_DIR "/../shared/corpus/xla-bench/hlo_llama31_8b_bf16_1x8.hlo";
+    }
+    ~files()
+    {
+        unlink(et.c_str());
+        unlink(txt.c_str());
+        if (!csv.empty())
+            unlink(csv.c_str());
+        rmdir(dir.c_str());
+    }
+    static void write(const std::string &path, const void *p, size_t n)
+    {
+        FILE *f = fopen(path.c_str(), "wb");
+        if (f) {
+            fwrite(p, 1, n, f);
+            fclose(f);
+        }
+    }
+};
+
+const files &the_files()
+{
+    static files f;
+    return f;
+}
+
+void load_file(benchmark::State &st, const std::string &path)
+{
+    if (path.empty() || access(path.c_str(), R_OK) != 0) {
+        st.SkipWithError("input not available (../shared/corpus absent?)");
+        return;
+    }
+    for (auto _ : st) {
+        struct sb_err e;
+        struct sb_graph *g = sb_graph_load(path.c_str(), &e);
+        if (!g) {
+            st.SkipWithError(e.msg);
+            break;
+        }
+        st.counters["nodes"] = g->v.n_nodes;
+        st.counters["nodes_per_s"] =
+            benchmark::Counter(g->v.n_nodes, benchmark::Counter::kIsIterationInvariantRate);
+        sb_graph_free(g);
+    }
+}
+
+void BM_FileChakra100k(benchmark::State &st) { load_file(st, the_files().et); }
+void BM_FileAstraText120k(benchmark::State &st) { load_file(st, the_files().txt); }
+void BM_FileHlo8B(benchmark::State &st) { load_file(st, the_files().hlo); }
+void BM_FileCsv632k(benchmark::State &st) { load_file(st, the_files().csv); }
+
 } // namespace
 
+BENCHMARK(BM_FileChakra100k)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_FileAstraText120k)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_FileHlo8B)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_FileCsv632k)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_Chakra)->Arg(10000)->Arg(100000)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_AstraText)->Arg(2000)->Arg(20000)->Unit(benchmark::kMillisecond);
 
