@@ -113,6 +113,60 @@ static void test_latency(void)
     sb_graph_free(g);
 }
 
+/* Issue 23, 3: on a one-device machine whose speed is not 1, or with a
+ * cost_us.<device> column, the bound uses the device's time t(v, 0) like the
+ * simulator, not the file's cost_us. */
+static void test_one_fast_device(void)
+{
+    static const char *const csv[] = {
+        "id,name,kind,inputs,op,cost_us,out_bytes,coll,comm_us\n"
+        "0,a,compute,,mm,5,1,,\n"
+        "1,s1,start,0,ag,,1,all_gather,10\n"
+        "2,s2,start,0,rs,,1,reduce_scatter,10\n"
+        "3,d1,done,1,,,,,\n"
+        "4,d2,done,2,,,,,\n"
+        "5,b,compute,3 4,mm,3,1,,\n",
+        "id,name,kind,inputs,op,cost_us,out_bytes,coll,comm_us,cost_us.gpu0\n"
+        "0,a,compute,,mm,5,1,,,0.5\n"
+        "1,s1,start,0,ag,,1,all_gather,10,\n"
+        "2,s2,start,0,rs,,1,reduce_scatter,10,\n"
+        "3,d1,done,1,,,,,,\n"
+        "4,d2,done,2,,,,,,\n"
+        "5,b,compute,3 4,mm,3,1,,,\n"};
+    /* speed 4: a 5 / 4 = 1.25, b 3 / 4 = 0.75; collectives do not scale.
+     * Bound: head 1.25 + 20 on the one slot + tail 0.75 = 22.  File order:
+     * a 0..1.25, s1 1.25..11.25, s2 11.25..21.25, b 21.25..22: 22, optimal.
+     * With the file's cost_us the bound was 28, above the makespan.
+     * The column gives a 0.5 (b keeps 0.75): 0.5 + 20 + 0.75 = 21.25, and
+     * the file order runs a 0..0.5, s1 0.5..10.5, s2 10.5..20.5, b to 21.25. */
+    static const double want[] = {22, 21.25};
+    struct sb_err e;
+    struct sb_machine *m = sb_machine_load(SB_TEST_DATA "/one_fast.yaml", &e);
+    CHECK(m != NULL);
+    for (int k = 0; k < 2 && m; k++) {
+        struct sb_graph *g = graph(csv[k]);
+        CHECK(g && sb_machine_apply(m, g, &e) == 0);
+        if (!g)
+            continue;
+        struct sb_schedule s;
+        struct sb_sim_config c;
+        struct sb_sim_result r;
+        sb_sim_defaults(&c);
+        sb_schedule_init(&s, g, 1);
+        for (uint32_t i = 0; i < g->v.n_nodes; i++)
+            s.order[i] = i;
+        CHECK(sb_schedule_validate(&g->v, &s, &e) == 0);
+        sb_sim_run(g, &s, &c, &r);
+        CHECK_NEAR(r.makespan_us, want[k]);
+        CHECK_NEAR(r.makespan_lb_us, want[k]);
+        CHECK_NEAR(bound(g, NULL), want[k]);
+        sb_sim_result_free(&r);
+        sb_schedule_free(&s);
+        sb_graph_free(g);
+    }
+    sb_machine_free(m);
+}
+
 /* ---- no schedule beats the bound ------------------------------------------ */
 
 static uint64_t rng_next(uint64_t *s)
@@ -283,6 +337,7 @@ int main(void)
     test_compute_head();
     test_compute_tail();
     test_latency();
+    test_one_fast_device();
     test_corpus();
     sb_registry_clear();
     return check_report();

@@ -171,14 +171,24 @@ static void test_two_devices(void)
     CHECK_EQ_U(r.peak_mem_bytes, 6100);
     CHECK_EQ_U(r.peak_pos, 3);
     CHECK_EQ_U(r.mem_bytes[1], 5000);
+    /* x stays on gpu0 until b (position 2) triggers its copy: a 4000 + x
+     * 1000 (freeing x after a, its last local reader, gave 4000) */
+    CHECK_EQ_U(r.mem_bytes[2], 5000);
     /* gpu1 holds 2500 bytes: 3000 is over */
     CHECK_EQ_U(r.over_capacity, 1);
     sb_sim_result_free(&r);
 
     /* barrier after a (position 1): b cannot start before 10 although x's
-     * copy is there at 3; b 10..20, its copy 20..22, c 22..27 */
+     * copy is there at 3 (copies run ahead of barriers); b 10..20, its copy
+     * 20..22, c 22..27 */
     sim_two(g, 1, &r);
     CHECK_NEAR(r.makespan_us, 27);
+    CHECK_EQ_U(r.barriers, 1);
+    sb_sim_result_free(&r);
+    /* a barrier at x's position (0) counts and waits for nothing: 20 as
+     * without one */
+    sim_two(g, 0, &r);
+    CHECK_NEAR(r.makespan_us, 20);
     CHECK_EQ_U(r.barriers, 1);
     sb_sim_result_free(&r);
     sb_graph_free(g);
@@ -260,6 +270,157 @@ static void test_fifo_link(void)
     sb_machine_free((struct sb_machine *)m);
 }
 
+/* Loads `csv` with the analytical defaults and puts it on `m` (NULL: one
+ * device). */
+static struct sb_graph *load_on(const char *name, const char *csv, size_t n,
+                                const struct sb_machine *m)
+{
+    struct sb_err e;
+    struct sb_cost_params c;
+    struct sb_graph *g = sb_csv_load_mem(name, csv, n, &e);
+    if (!g) {
+        fprintf(stderr, "%s\n", e.msg);
+        return NULL;
+    }
+    sb_cost_defaults(&c);
+    sb_cost_apply(&c, g);
+    if (m && sb_machine_apply(m, g, &e)) {
+        fprintf(stderr, "%s\n", e.msg);
+        sb_graph_free(g);
+        return NULL;
+    }
+    return g;
+}
+
+/* Runs g in file order on the devices `dev` (NULL: all on device 0). */
+static void run_file_order(const struct sb_graph *g, const int32_t *dev,
+                           struct sb_sim_result *r)
+{
+    struct sb_schedule s;
+    struct sb_sim_config c;
+    struct sb_err e;
+    sb_sim_defaults(&c);
+    sb_schedule_init(&s, g, g->v.machine->n_devices);
+    for (uint32_t i = 0; i < g->v.n_nodes; i++) {
+        s.order[i] = i;
+        s.device[i] = dev ? dev[i] : 0;
+    }
+    CHECK(sb_schedule_validate(&g->v, &s, &e) == 0);
+    sb_sim_run(g, &s, &c, r);
+    sb_schedule_free(&s);
+}
+
+/* Issue 23, 1: a buffer stays on its device until the consumer that triggers
+ * its copy, even when its last local reader came earlier. */
+static void test_copy_source_lives(void)
+{
+    const struct sb_machine *m;
+    struct sb_graph *two = load_two(&m);
+    sb_graph_free(two);
+    static const char csv[] = "id,name,kind,inputs,op,cost_us,out_bytes\n"
+                              "0,x,input,,,,1000\n"
+                              "1,a,compute,0,mm,1,100\n"
+                              "2,b,compute,,mm,1,3000\n"
+                              "3,c,compute,0,mm,1,10\n";
+    static const int32_t dev[4] = {0, 0, 0, 1};
+    struct sb_graph *g = m ? load_on("src.csv", csv, sizeof csv - 1, m) : NULL;
+    CHECK(g != NULL);
+    if (g) {
+        struct sb_sim_result r;
+        run_file_order(g, dev, &r);
+        /* gpu0 by position: x 1000 from 0 through 3 (c on gpu1 triggers its
+         * copy there); a 100 at 1 only, b 3000 at 2 only (no readers):
+         * 1000, 1100, 4000, 1000.  Freeing x after a gave a peak of 3000.
+         * gpu1: x's copy 1000 and c 10 at 3: 1010. */
+        CHECK_EQ_U(r.dev_peak_bytes[0], 4000);
+        CHECK_EQ_U(r.peak_pos, 2);
+        CHECK_EQ_U(r.mem_bytes[3], 1000);
+        CHECK_EQ_U(r.dev_peak_bytes[1], 1010);
+        CHECK_EQ_U(r.transfer_bytes, 1000);
+        sb_sim_result_free(&r);
+    }
+    sb_graph_free(g);
+    sb_machine_free((struct sb_machine *)m);
+}
+
+/* Issue 23, 4: a barrier at an input's position is a barrier like any other:
+ * it counts, and what follows waits for everything before it. */
+static void test_barrier_at_input(void)
+{
+    const struct sb_machine *m;
+    struct sb_graph *two = load_two(&m);
+    sb_graph_free(two);
+    static const char csv[] = "id,name,kind,inputs,op,cost_us,out_bytes\n"
+                              "0,y,compute,,mm,10,0\n"
+                              "1,x,input,,,,1000\n"
+                              "2,c,compute,1,mm,2,0\n";
+    static const int32_t dev[3] = {0, 0, 1};
+    struct sb_graph *g = m ? load_on("bar.csv", csv, sizeof csv - 1, m) : NULL;
+    CHECK(g != NULL);
+    if (g) {
+        struct sb_schedule s;
+        struct sb_sim_config c;
+        struct sb_sim_result r;
+        struct sb_err e;
+        sb_sim_defaults(&c);
+        sb_schedule_init(&s, g, 2);
+        for (uint32_t i = 0; i < 3; i++) {
+            s.order[i] = i;
+            s.device[i] = dev[i];
+        }
+        s.barrier[1] = 1;
+        CHECK(sb_schedule_validate(&g->v, &s, &e) == 0);
+        sb_sim_run(g, &s, &c, &r);
+        /* y 0..10 on gpu0; the barrier at x (position 1) waits for it; x's
+         * copy to gpu1 0..3 (1000 B at 1 GB/s + 2 us); c (2 / speed 2)
+         * 10..11.  Ignoring the barrier gave c 3..4 and a makespan of 10. */
+        CHECK_NEAR(r.makespan_us, 11);
+        CHECK_EQ_U(r.barriers, 1);
+        sb_sim_result_free(&r);
+        sb_schedule_free(&s);
+    }
+    sb_graph_free(g);
+    sb_machine_free((struct sb_machine *)m);
+}
+
+/* Issue 23, 2: `output` on a view (a done of a start's buffer, an alias)
+ * pins the buffer it views, with one device or several. */
+static void test_output_view(void)
+{
+    const struct sb_machine *m;
+    struct sb_graph *two = load_two(&m);
+    sb_graph_free(two);
+    static const char csv[] =
+        "id,name,kind,inputs,op,cost_us,out_bytes,coll,comm_bytes,comm_us,flags\n"
+        "0,x,input,,,,1000,,,,\n"
+        "1,s,start,0,all_gather,,2000,all_gather,1000,5,\n"
+        "2,d,done,1,all_gather,,,,,,output\n"
+        "3,a,compute,0,mm,1,400,,,,\n"
+        "4,v,compute,3,mm,1,0,,,,alias|output\n"
+        "5,y,compute,,mm,1,5000,,,,\n";
+    for (int k = 0; k < 2 && m; k++) {
+        struct sb_graph *g = load_on("view.csv", csv, sizeof csv - 1, k ? m : NULL);
+        CHECK(g != NULL);
+        if (!g)
+            continue;
+        struct sb_sim_result r;
+        run_file_order(g, NULL, &r);
+        /* all on device 0.  x 1000 from 0, read by s and until its done (2)
+         * and by a (3): 0..3.  s's buffer 2000 from 1, viewed by d (output):
+         * never freed.  a 400 from 3, viewed by v (output): never freed.  y
+         * 5000 at 5.  By position: 1000, 3000, 3000, 3400, 2400, 7400.
+         * Dropping the flags on the views freed s after 2 and a after 4:
+         * 5000 at the end, peak 3400. */
+        CHECK_EQ_U(r.peak_mem_bytes, 7400);
+        CHECK_EQ_U(r.dev_peak_bytes[0], 7400);
+        CHECK_EQ_U(r.peak_pos, 5);
+        CHECK_EQ_U(r.mem_bytes[4], 2400);
+        sb_sim_result_free(&r);
+        sb_graph_free(g);
+    }
+    sb_machine_free((struct sb_machine *)m);
+}
+
 /* The optional columns units and cost_us.<device>. */
 static void test_columns(void)
 {
@@ -324,5 +485,8 @@ int main(void)
     test_ops();
     test_columns();
     test_fifo_link();
+    test_copy_source_lives();
+    test_output_view();
+    test_barrier_at_input();
     return check_report();
 }

@@ -16,7 +16,9 @@
  * device's speed: the critical path and compute terms are sb_sim_device_bound's
  * (fastest device per node, total fastest time over the devices), and each
  * device's collectives have their own resource, so the collectives' total
- * over devices x slots is a bound too; head and tail are dropped. */
+ * over devices x slots is a bound too; head and tail are dropped.  On one
+ * device a compute node takes its time on that device, t(v, 0), as the
+ * simulator charges it. */
 #define _POSIX_C_SOURCE 200809L
 #include "core.h"
 
@@ -206,6 +208,19 @@ double sb_sim_lower_bound(const struct sb_graph_view *g, const struct sb_sim_con
         best = sb_sim_device_bound(g, lat);
         return max2(best, comm_spread(g, c, nd));
     }
+    /* one device: a compute node takes t(v, 0) (dev_dur_us, the device's
+     * speed or a cost_us.<device> column), as in the simulator; dur_us is the
+     * file's cost.  Collectives keep dur_us. */
+    struct sb_graph_view one;
+    double *dur = NULL;
+    if (g->dev_dur_us && g->dev_dur_us != g->dur_us) {
+        one = *g;
+        dur = sb_xmalloc((size_t)g->n_nodes * sizeof *dur);
+        for (uint32_t v = 0; v < g->n_nodes; v++)
+            dur[v] = g->kind[v] == SB_KIND_COMPUTE ? g->dev_dur_us[v] : g->dur_us[v];
+        one.dur_us = dur;
+        g = &one;
+    }
     double *fin = sb_xcalloc(g->n_nodes, sizeof *fin);
     double *after = sb_xcalloc(g->n_nodes, sizeof *after);
     struct job *j = sb_xmalloc(((size_t)g->n_nodes + 1) * sizeof *j);
@@ -217,5 +232,6 @@ double sb_sim_lower_bound(const struct sb_graph_view *g, const struct sb_sim_con
     free(fin);
     free(after);
     free(j);
+    free(dur);
     return best;
 }

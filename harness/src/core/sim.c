@@ -196,11 +196,12 @@ static void run_order(struct sim_state *S, const struct sb_schedule *s,
         if (S->rec)
             S->rec->begin_us[v] = t;
         switch ((enum sb_kind)g->kind[v]) {
-        case SB_KIND_INPUT: /* exists before the program starts */
+        case SB_KIND_INPUT: /* exists before the program starts; a barrier at
+                               its position still waits for what precedes it */
             S->fin[v] = 0;
             if (S->rec)
                 S->rec->begin_us[v] = S->rec->end_us[v] = 0;
-            continue;
+            goto barrier;
         case SB_KIND_COMPUTE:
             t += g->dev_dur_us[(size_t)v * S->nd + d];
             break;
@@ -228,6 +229,7 @@ static void run_order(struct sim_state *S, const struct sb_schedule *s,
             r->makespan_us = t;
         if (t > S->all_end)
             S->all_end = t;
+    barrier:
         if (s->barrier && s->barrier[i]) {
             S->barrier_t = S->all_end;
             r->barriers++;
@@ -258,8 +260,10 @@ static void sum_durations(const struct sb_graph_view *g, const struct sb_schedul
  * transfer at a time, in the order the simulator reaches the consumers (FIFO).
  * Memory is accounted per device in schedule positions, as on one device: a
  * buffer lives on its producer's device from the producer through its last use
- * there (read in place counts), a copy lives on b from its first use on b
- * through its last. */
+ * there (read in place counts, and so does the consumer that triggers a copy
+ * to another device: the source stays until its copy is made), a copy lives
+ * on b from its first use on b through its last.  A weight or output flag,
+ * on the buffer's producer or on a view of it, pins it on its node's device. */
 
 static int reads_in_place(const struct sb_graph_view *g, uint32_t b, uint32_t a)
 {
@@ -277,6 +281,9 @@ static double transfer(struct sim_state *S, uint32_t p, uint32_t b, struct sb_si
         return *ready;
     size_t L = (size_t)a * nd + b;
     uint64_t bytes = g->out_bytes[S->root[p]];
+    /* copies run ahead of barriers (docs/machines.md): a barrier orders the
+     * streams and collectives, while a copy starts once its producer has
+     * finished and its link is free (dp's placer plans the same way) */
     double begin = S->fin[p] > S->link_free[L] ? S->fin[p] : S->link_free[L];
     /* GB/s = 10^3 bytes per microsecond */
     double end = begin + g->machine->link_lat_us[L] + (double)bytes / (g->machine->link_gbps[L] * 1e3);
@@ -295,13 +302,17 @@ struct dev_mem {
 
 /* The account a use of buffer r on device d is charged to: its home device when
  * d reads it in place, else d's copy. */
+static uint32_t account(const struct sb_graph_view *g, const int32_t *dev, uint32_t r,
+                        uint32_t d)
+{
+    uint32_t home = (uint32_t)dev[r];
+    return reads_in_place(g, d, home) ? home : d;
+}
+
 static void mem_use(struct dev_mem *M, const struct sb_graph_view *g, const int32_t *dev,
                     uint32_t r, uint32_t d, uint32_t pos)
 {
-    uint32_t home = (uint32_t)dev[r];
-    if (reads_in_place(g, d, home))
-        d = home;
-    size_t k = (size_t)r * M->nd + d;
+    size_t k = (size_t)r * M->nd + account(g, dev, r, d);
     if (!M->used[k] || pos < M->first[k])
         M->first[k] = pos;
     if (!M->used[k] || pos > M->last[k])
@@ -309,18 +320,37 @@ static void mem_use(struct dev_mem *M, const struct sb_graph_view *g, const int3
     M->used[k] = 1;
 }
 
+/* pass 1: every node uses the buffer it owns or views, and its inputs' at its
+ * position; a start its inputs' through its done's position.
+ * pass 2: a copy of p's output to device b is made for the first consumer on
+ * b (transfer()); its source stays on p's device until that position. */
 static void mark_uses(struct dev_mem *M, const struct sb_graph_view *g, const int32_t *dev,
                       const uint32_t *root, const uint32_t *pos)
 {
+    uint32_t nd = M->nd;
+    uint32_t *trigger = sb_xmalloc((size_t)M->n * nd * sizeof *trigger);
+    for (size_t k = 0; k < (size_t)M->n * nd; k++)
+        trigger[k] = UINT32_MAX;
     for (uint32_t v = 0; v < M->n; v++) {
         uint32_t d = (uint32_t)dev[v];
         mem_use(M, g, dev, root[v], d, pos[v]);
-        for (uint32_t e = g->pred_off[v]; e < g->pred_off[v + 1]; e++)
-            mem_use(M, g, dev, root[g->pred[e]], d, pos[v]);
+        for (uint32_t e = g->pred_off[v]; e < g->pred_off[v + 1]; e++) {
+            uint32_t p = g->pred[e];
+            mem_use(M, g, dev, root[p], d, pos[v]);
+            int own_start = g->kind[v] == SB_KIND_DONE && e == g->pred_off[v];
+            size_t k = (size_t)p * nd + d;
+            if (!own_start && !reads_in_place(g, d, (uint32_t)dev[p]) && pos[v] < trigger[k])
+                trigger[k] = pos[v];
+        }
         if (g->kind[v] == SB_KIND_START) /* a collective reads its inputs until its done */
             for (uint32_t e = g->pred_off[v]; e < g->pred_off[v + 1]; e++)
                 mem_use(M, g, dev, root[g->pred[e]], d, pos[g->partner[v]]);
     }
+    for (uint32_t p = 0; p < M->n; p++)
+        for (uint32_t d = 0; d < nd; d++)
+            if (trigger[(size_t)p * nd + d] != UINT32_MAX)
+                mem_use(M, g, dev, root[p], (uint32_t)dev[p], trigger[(size_t)p * nd + d]);
+    free(trigger);
 }
 
 /* Per-device memory in position order; r->mem_bytes gets the profile of the
@@ -338,10 +368,16 @@ static void mem_devices(const struct sb_graph_view *g, const struct sb_schedule 
     for (uint32_t i = 0; i < n; i++)
         pos[s->order[i]] = i;
     mark_uses(&M, g, s->device, root, pos);
+    /* a weight or output, or a view flagged so, pins the buffer on the
+     * account its node uses (docs/machines.md) */
+    uint8_t *pinned = sb_xcalloc((size_t)n * nd, 1);
+    for (uint32_t v = 0; v < n; v++)
+        if (g->flags[v] & (SB_FLAG_WEIGHT | SB_FLAG_OUTPUT))
+            pinned[(size_t)root[v] * nd + account(g, s->device, root[v],
+                                                  (uint32_t)s->device[v])] = 1;
     for (uint32_t v = 0; v < n; v++) {
         if (root[v] != v || !g->out_bytes[v])
             continue;
-        int pinned = (g->flags[v] & (SB_FLAG_WEIGHT | SB_FLAG_OUTPUT)) != 0;
         for (uint32_t d = 0; d < nd; d++) {
             size_t k = (size_t)v * nd + d;
             int home = d == (uint32_t)s->device[v];
@@ -349,10 +385,11 @@ static void mem_devices(const struct sb_graph_view *g, const struct sb_schedule 
                 continue;
             uint32_t a = home ? (g->kind[v] == SB_KIND_INPUT ? 0 : pos[v]) : M.first[k];
             delta[(size_t)a * nd + d] += (int64_t)g->out_bytes[v];
-            if (!(home && pinned))
+            if (!pinned[k])
                 delta[(size_t)(M.last[k] + 1) * nd + d] -= (int64_t)g->out_bytes[v];
         }
     }
+    free(pinned);
     int64_t *cur = sb_xcalloc(nd, sizeof *cur);
     uint32_t *peak_pos = sb_xcalloc(nd, sizeof *peak_pos);
     for (uint32_t i = 0; i < n; i++)

@@ -1,0 +1,545 @@
+/* The differential test of the simulator (issue 23).
+ *
+ * ref_run below is a second simulator, written from docs/machines.md and
+ * docs/cost-model.md alone and deliberately plain: arrays indexed by node and
+ * device, quadratic loops, no shared code with sim.c, memory.c or bound.c (it
+ * reads only the graph view, the machine's tables and the schedule).  It
+ * replays random schedules (random graphs with inputs, computes of zero or more
+ * microseconds, nops, aliases, collectives, weight and output flags, cost_us.<d>
+ * columns; random machines of one to four devices with speeds and links; random
+ * topological orders, placements, barriers and --sim resources) and must agree
+ * with sb_sim_run on the makespan, exposed communication, transfer bytes and
+ * every device's peak.  Then a random search (random schedules improved by
+ * local moves: swap neighbours in the order, move a node, toggle a barrier)
+ * must never get below sb_sim_lower_bound.
+ *
+ * SB_SIMDIFF_N=<random schedules> runs more (default 2000). */
+#include <stdlib.h>
+
+#include "check.h"
+#include "core/core.h"
+#include "core/machine.h"
+#include "import/import.h"
+
+#define MAX_DEV 4
+#define MAX_N 40
+
+/* ---- the reference simulator --------------------------------------------- */
+
+struct ref_cfg {
+    int shared;              /* one resource per device for every collective */
+    uint32_t slots[SB_COLL_COUNT]; /* slots[0] when shared */
+    double edge_lat_us;
+};
+
+struct ref_out {
+    double makespan_us, exposed_us;
+    uint64_t transfer_bytes;
+    uint32_t barriers;
+    uint64_t peak[MAX_DEV];
+};
+
+/* The buffer a node's output is: an alias or a done views its first input's. */
+static uint32_t ref_root(const struct sb_graph_view *g, uint32_t v)
+{
+    while ((g->flags[v] & SB_FLAG_ALIAS) || g->kind[v] == SB_KIND_DONE)
+        v = g->pred[g->pred_off[v]];
+    return v;
+}
+
+/* Whether the edge from input number k of v needs a copy: every input on
+ * another device but a done's own start (docs/machines.md). */
+static int ref_needs_copy(const struct sb_graph_view *g, const int32_t *dev, uint32_t v,
+                          uint32_t k)
+{
+    uint32_t p = g->pred[g->pred_off[v] + k];
+    if (g->kind[v] == SB_KIND_DONE && k == 0)
+        return 0;
+    return dev[p] != dev[v];
+}
+
+static void ref_run(const struct sb_graph_view *g, const struct sb_schedule *s,
+                    const struct ref_cfg *c, struct ref_out *o)
+{
+    uint32_t n = g->n_nodes, nd = g->machine->n_devices;
+    static double fin[MAX_N], coll_end[MAX_N], copy_end[MAX_N][MAX_DEV];
+    static double link_free[MAX_DEV][MAX_DEV], stream[MAX_DEV];
+    static double slot_end[MAX_DEV][SB_COLL_COUNT][SB_SIM_MAX_INFLIGHT];
+    static uint32_t pos[MAX_N];
+    double barrier_t = 0, all_end = 0;
+
+    memset(o, 0, sizeof *o);
+    memset(slot_end, 0, sizeof slot_end);
+    memset(link_free, 0, sizeof link_free);
+    memset(stream, 0, sizeof stream);
+    for (uint32_t v = 0; v < n; v++)
+        for (uint32_t d = 0; d < nd; d++)
+            copy_end[v][d] = -1;
+    for (uint32_t i = 0; i < n; i++)
+        pos[s->order[i]] = i;
+
+    /* time: each device runs its nodes in schedule order */
+    for (uint32_t i = 0; i < n; i++) {
+        uint32_t v = s->order[i], d = (uint32_t)s->device[v];
+        double t = 0;
+        for (uint32_t k = 0; k < g->pred_off[v + 1] - g->pred_off[v]; k++) {
+            uint32_t p = g->pred[g->pred_off[v] + k];
+            double avail;
+            if (g->kind[v] == SB_KIND_DONE && k == 0)
+                continue; /* the done waits for the collective below */
+            if (!ref_needs_copy(g, s->device, v, k)) {
+                avail = fin[p];
+            } else if (copy_end[p][d] >= 0) {
+                avail = copy_end[p][d]; /* made once per (producer, device) */
+            } else {
+                uint32_t a = (uint32_t)s->device[p];
+                uint64_t bytes = g->out_bytes[ref_root(g, p)];
+                double begin = fin[p];
+                if (link_free[a][d] > begin)
+                    begin = link_free[a][d];
+                double gbps = g->machine->link_gbps[a * nd + d];
+                copy_end[p][d] = begin + g->machine->link_lat_us[a * nd + d] +
+                                 (double)bytes / (gbps * 1000.0);
+                link_free[a][d] = copy_end[p][d];
+                o->transfer_bytes += bytes;
+                avail = copy_end[p][d];
+            }
+            if (avail + c->edge_lat_us > t)
+                t = avail + c->edge_lat_us;
+        }
+        if (g->kind[v] == SB_KIND_INPUT) {
+            fin[v] = 0;
+        } else {
+            if (stream[d] > t)
+                t = stream[d];
+            if (barrier_t > t)
+                t = barrier_t;
+            if (g->kind[v] == SB_KIND_COMPUTE) {
+                t = t + g->dev_dur_us[v * nd + d];
+            } else if (g->kind[v] == SB_KIND_START) {
+                uint32_t r = c->shared ? 0 : g->coll[v];
+                uint32_t n_slots = c->shared ? c->slots[0] : c->slots[r];
+                uint32_t best = 0;
+                for (uint32_t k = 1; k < n_slots; k++)
+                    if (slot_end[d][r][k] < slot_end[d][r][best])
+                        best = k;
+                double begin = t > slot_end[d][r][best] ? t : slot_end[d][r][best];
+                coll_end[v] = begin + g->dur_us[v];
+                slot_end[d][r][best] = coll_end[v];
+                if (coll_end[v] > all_end)
+                    all_end = coll_end[v];
+            } else if (g->kind[v] == SB_KIND_DONE) {
+                double e = coll_end[g->partner[v]];
+                if (e > t) {
+                    o->exposed_us += e - t;
+                    t = e;
+                }
+            }
+            fin[v] = t;
+            stream[d] = t;
+            if (t > o->makespan_us)
+                o->makespan_us = t;
+            if (t > all_end)
+                all_end = t;
+        }
+        if (s->barrier[i]) {
+            barrier_t = all_end;
+            o->barriers++;
+        }
+    }
+
+    /* memory: per (buffer, device), the positions of its uses there */
+    static uint32_t lo[MAX_N][MAX_DEV], hi[MAX_N][MAX_DEV];
+    static int used[MAX_N][MAX_DEV], pinned[MAX_N][MAX_DEV];
+    memset(used, 0, sizeof used);
+    memset(pinned, 0, sizeof pinned);
+#define USE(R, D, I)                                                           \
+    do {                                                                       \
+        uint32_t R_ = (R), D_ = (D), I_ = (I);                                 \
+        if (!used[R_][D_] || I_ < lo[R_][D_])                                  \
+            lo[R_][D_] = I_;                                                   \
+        if (!used[R_][D_] || I_ > hi[R_][D_])                                  \
+            hi[R_][D_] = I_;                                                   \
+        used[R_][D_] = 1;                                                      \
+    } while (0)
+    for (uint32_t v = 0; v < n; v++) {
+        uint32_t d = (uint32_t)s->device[v];
+        USE(ref_root(g, v), d, pos[v]);
+        for (uint32_t e = g->pred_off[v]; e < g->pred_off[v + 1]; e++) {
+            USE(ref_root(g, g->pred[e]), d, pos[v]);
+            if (g->kind[v] == SB_KIND_START) /* read until the done */
+                USE(ref_root(g, g->pred[e]), d, pos[g->partner[v]]);
+        }
+        if (g->flags[v] & (SB_FLAG_WEIGHT | SB_FLAG_OUTPUT))
+            pinned[ref_root(g, v)][d] = 1;
+    }
+    /* a copy's source stays until the first consumer on the other device */
+    for (uint32_t p = 0; p < n; p++)
+        for (uint32_t b = 0; b < nd; b++) {
+            uint32_t first = UINT32_MAX;
+            for (uint32_t v = 0; v < n; v++)
+                for (uint32_t k = 0; k < g->pred_off[v + 1] - g->pred_off[v]; k++)
+                    if (g->pred[g->pred_off[v] + k] == p && (uint32_t)s->device[v] == b &&
+                        ref_needs_copy(g, s->device, v, k) && pos[v] < first)
+                        first = pos[v];
+            if (first != UINT32_MAX)
+                USE(ref_root(g, p), (uint32_t)s->device[p], first);
+        }
+#undef USE
+    for (uint32_t d = 0; d < nd; d++)
+        for (uint32_t i = 0; i < n; i++) {
+            uint64_t live = 0;
+            for (uint32_t r = 0; r < n; r++) {
+                if (!used[r][d] || ref_root(g, r) != r)
+                    continue;
+                uint32_t from = lo[r][d];
+                if ((uint32_t)s->device[r] == d)
+                    from = g->kind[r] == SB_KIND_INPUT ? 0 : pos[r];
+                uint32_t to = pinned[r][d] ? n : hi[r][d];
+                if (from <= i && i <= to)
+                    live += g->out_bytes[r];
+            }
+            if (live > o->peak[d])
+                o->peak[d] = live;
+        }
+}
+
+/* ---- random graphs, machines and schedules -------------------------------- */
+
+static uint64_t rng_state = 0x5eed23;
+
+static uint32_t rnd(uint32_t n)
+{
+    rng_state ^= rng_state << 13;
+    rng_state ^= rng_state >> 7;
+    rng_state ^= rng_state << 17;
+    return (uint32_t)(rng_state % n);
+}
+
+static const char *const coll_names[] = {"all_gather", "reduce_scatter", "all_reduce"};
+
+/* A random workload in format v1 (at most MAX_N nodes). */
+static void random_csv(char *buf, size_t cap, int with_col, uint32_t col_dev)
+{
+    size_t len = 0;
+    uint32_t n_in = 1 + rnd(3), n_body = 3 + rnd(18), id = 0;
+    uint8_t is_start[MAX_N] = {0};
+    uint32_t open[MAX_N], n_open = 0;
+    len += (size_t)snprintf(buf + len, cap - len,
+                            "id,name,kind,inputs,op,cost_us,out_bytes,coll,comm_us,flags");
+    if (with_col) /* the last device's time, given on some rows */
+        len += (size_t)snprintf(buf + len, cap - len, ",cost_us.d%u", col_dev);
+    len += (size_t)snprintf(buf + len, cap - len, "\n");
+#define ROW(...) (len += (size_t)snprintf(buf + len, cap - len, __VA_ARGS__))
+    for (uint32_t i = 0; i < n_in; i++, id++) {
+        ROW("%u,n%u,input,,,,%u,,,%s%s\n", id, id, 1000 * rnd(5),
+            rnd(3) == 0 ? "weight" : "", with_col ? "," : "");
+        is_start[id] = 0;
+    }
+    for (uint32_t b = 0; b < n_body || n_open; b++) {
+        char ins[64] = "";
+        size_t il = 0;
+        /* close a pending collective now and then, and all at the end */
+        if (n_open && (b >= n_body || rnd(3) == 0)) {
+            uint32_t k = rnd(n_open), st = open[k];
+            open[k] = open[--n_open];
+            il += (size_t)snprintf(ins + il, sizeof ins - il, "%u", st);
+            if (rnd(3) == 0) { /* another input besides its start */
+                uint32_t p = rnd(id);
+                if (!is_start[p])
+                    il += (size_t)snprintf(ins + il, sizeof ins - il, " %u", p);
+            }
+            ROW("%u,n%u,done,%s,,,,,,%s%s\n", id, id, ins, rnd(3) == 0 ? "output" : "",
+                with_col ? "," : "");
+            is_start[id++] = 0;
+            continue;
+        }
+        if (b >= n_body)
+            continue;
+        uint32_t want = rnd(3), got = 0, first = UINT32_MAX;
+        for (uint32_t k = 0; k < want; k++) {
+            uint32_t p = rnd(id);
+            if (is_start[p] || p == first) /* no start but to its done, no repeats */
+                continue;
+            first = p;
+            il += (size_t)snprintf(ins + il, sizeof ins - il, "%s%u", got ? " " : "", p);
+            got++;
+        }
+        uint32_t kind = rnd(10);
+        if (kind < 2 && n_open < 3) { /* start */
+            ROW("%u,n%u,start,%s,,,%u,%s,%u,%s\n", id, id, ins, 1000 * rnd(4),
+                coll_names[rnd(3)], 1 + rnd(15), with_col ? "," : "");
+            is_start[id] = 1;
+            open[n_open++] = id++;
+        } else if (kind < 3 && got) { /* alias: views its first input's buffer */
+            ROW("%u,n%u,%s,%s,mm,%u,,,,alias%s%s\n", id, id, rnd(2) ? "nop" : "compute", ins,
+                rnd(4), rnd(3) == 0 ? "|output" : "", with_col ? "," : "");
+            is_start[id++] = 0;
+        } else if (kind < 4) { /* nop */
+            ROW("%u,n%u,nop,%s,,,%u,,,%s\n", id, id, ins, 1000 * rnd(3),
+                with_col ? "," : "");
+            is_start[id++] = 0;
+        } else { /* compute, zero-length now and then */
+            char col[24] = "";
+            if (with_col && rnd(2))
+                snprintf(col, sizeof col, ",%u", rnd(12));
+            else if (with_col)
+                snprintf(col, sizeof col, ",");
+            ROW("%u,n%u,compute,%s,mm,%u,%u,,,%s%s\n", id, id, ins, rnd(5) ? 1 + rnd(20) : 0,
+                1000 * rnd(6), rnd(5) == 0 ? "output" : "", col);
+            is_start[id++] = 0;
+        }
+    }
+#undef ROW
+}
+
+static const char *tmp_path(void)
+{
+    static char path[600];
+    snprintf(path, sizeof path, "%s/simdiff_machine.yaml", SB_TEST_TMP);
+    return path;
+}
+
+/* A random machine of nd devices named d0.. (written, then loaded). */
+static struct sb_machine *random_machine(uint32_t nd)
+{
+    static const char *const speed[] = {"0.5", "1", "2", "4"};
+    static const char *const gbps[] = {"1", "2", "5"};
+    char buf[2048];
+    size_t len = 0;
+    len += (size_t)snprintf(buf + len, sizeof buf - len, "devices:\n");
+    for (uint32_t d = 0; d < nd; d++)
+        len += (size_t)snprintf(buf + len, sizeof buf - len, "  - {name: d%u, speed: %s}\n",
+                                d, speed[rnd(4)]);
+    if (nd > 1) {
+        len += (size_t)snprintf(buf + len, sizeof buf - len,
+                                "links:\n  default: {gbps: %s, latency_us: %u}\n"
+                                "  pairs:\n", gbps[rnd(3)], rnd(4));
+        len += (size_t)snprintf(buf + len, sizeof buf - len,
+                                "    - {from: d1, to: d0, gbps: %s, latency_us: %u}\n",
+                                gbps[rnd(3)], rnd(3));
+    }
+    FILE *f = fopen(tmp_path(), "w");
+    if (!f)
+        return NULL;
+    fputs(buf, f);
+    fclose(f);
+    struct sb_err e;
+    struct sb_machine *m = sb_machine_load(tmp_path(), &e);
+    if (!m)
+        fprintf(stderr, "%s\n%s", e.msg, buf);
+    return m;
+}
+
+/* A random valid order (Kahn with random picks), placement and barriers. */
+static void random_schedule(const struct sb_graph_view *g, struct sb_schedule *s)
+{
+    uint32_t n = g->n_nodes, nd = g->machine->n_devices;
+    uint32_t indeg[MAX_N], ready[MAX_N], n_ready = 0;
+    for (uint32_t v = 0; v < n; v++) {
+        indeg[v] = g->pred_off[v + 1] - g->pred_off[v];
+        if (!indeg[v])
+            ready[n_ready++] = v;
+    }
+    for (uint32_t i = 0; i < n; i++) {
+        uint32_t k = rnd(n_ready), v = ready[k];
+        ready[k] = ready[--n_ready];
+        s->order[i] = v;
+        for (uint32_t e = g->succ_off[v]; e < g->succ_off[v + 1]; e++)
+            if (--indeg[g->succ[e]] == 0)
+                ready[n_ready++] = g->succ[e];
+        s->barrier[i] = rnd(7) == 0;
+    }
+    for (uint32_t v = 0; v < n; v++) {
+        s->device[v] = (int32_t)rnd(nd);
+        /* a done mostly runs where its start does (start before done: ids) */
+        if (g->kind[v] == SB_KIND_DONE && rnd(8))
+            s->device[v] = s->device[g->partner[v]];
+    }
+}
+
+static void random_cfg(struct sb_sim_config *c, struct ref_cfg *rc)
+{
+    sb_sim_defaults(c);
+    memset(rc, 0, sizeof *rc);
+    switch (rnd(3)) {
+    case 0:
+        break;
+    case 1:
+        c->limit[0] = 1 + rnd(3);
+        break;
+    default:
+        c->shared = 0;
+        for (int t = 0; t < SB_COLL_COUNT; t++)
+            c->limit[t] = 1 + rnd(2);
+    }
+    c->edge_lat_us = rnd(4) == 0 ? 1 : 0;
+    rc->shared = c->shared;
+    for (int t = 0; t < SB_COLL_COUNT; t++)
+        rc->slots[t] = c->limit[t];
+    rc->edge_lat_us = c->edge_lat_us;
+}
+
+static int near(double a, double b)
+{
+    return fabs(a - b) <= 1e-9 * (1 + fabs(b));
+}
+
+static uint32_t n_compared, n_disagree;
+
+/* Replays s with both simulators; 1 when they agree. */
+static int compare(const struct sb_graph *G, const struct sb_schedule *s,
+                   const struct sb_sim_config *c, const struct ref_cfg *rc, const char *csv,
+                   double *makespan, double *lb)
+{
+    const struct sb_graph_view *g = &G->v;
+    struct sb_sim_result r;
+    struct ref_out o;
+    sb_sim_run(G, s, c, &r);
+    ref_run(g, s, rc, &o);
+    int ok = near(r.makespan_us, o.makespan_us) && near(r.exposed_comm_us, o.exposed_us) &&
+             r.transfer_bytes == o.transfer_bytes && r.barriers == o.barriers;
+    uint64_t top = 0;
+    for (uint32_t d = 0; d < g->machine->n_devices; d++) {
+        ok = ok && r.dev_peak_bytes[d] == o.peak[d];
+        if (o.peak[d] > top)
+            top = o.peak[d];
+    }
+    ok = ok && r.peak_mem_bytes == top;
+    n_compared++;
+    if (!ok && n_disagree++ < 3) {
+        fprintf(stderr, "disagreement on %u devices:\n%s", g->machine->n_devices, csv);
+        fprintf(stderr, "order/device/barrier:");
+        for (uint32_t i = 0; i < g->n_nodes; i++)
+            fprintf(stderr, " %u@%d%s", s->order[i], s->device[s->order[i]],
+                    s->barrier[i] ? "|" : "");
+        fprintf(stderr, "\nsim: barriers %u makespan %.9g exposed %.9g bytes %llu peaks",
+                r.barriers, r.makespan_us, r.exposed_comm_us, (unsigned long long)r.transfer_bytes);
+        for (uint32_t d = 0; d < g->machine->n_devices; d++)
+            fprintf(stderr, " %llu", (unsigned long long)r.dev_peak_bytes[d]);
+        fprintf(stderr, "\nref: barriers %u makespan %.9g exposed %.9g bytes %llu peaks",
+                o.barriers, o.makespan_us, o.exposed_us, (unsigned long long)o.transfer_bytes);
+        for (uint32_t d = 0; d < g->machine->n_devices; d++)
+            fprintf(stderr, " %llu", (unsigned long long)o.peak[d]);
+        fprintf(stderr, "\n");
+    }
+    if (makespan)
+        *makespan = r.makespan_us;
+    if (lb)
+        *lb = r.makespan_lb_us;
+    sb_sim_result_free(&r);
+    return ok;
+}
+
+/* Whether swapping positions i and i+1 keeps the order topological. */
+static int swappable(const struct sb_graph_view *g, const struct sb_schedule *s, uint32_t i)
+{
+    uint32_t a = s->order[i], b = s->order[i + 1];
+    for (uint32_t e = g->pred_off[b]; e < g->pred_off[b + 1]; e++)
+        if (g->pred[e] == a)
+            return 0;
+    return 1;
+}
+
+/* Hill climbing from s: every schedule it tries must sit at or above the
+ * bound; returns the number tried. */
+static uint32_t search(const struct sb_graph *G, struct sb_schedule *s,
+                       const struct sb_sim_config *c, const struct ref_cfg *rc,
+                       const char *csv, uint32_t steps, uint32_t *below)
+{
+    const struct sb_graph_view *g = &G->v;
+    uint32_t n = g->n_nodes, nd = g->machine->n_devices, tried = 0;
+    double best, lb, cur;
+    compare(G, s, c, rc, csv, &best, &lb);
+    for (uint32_t k = 0; k < steps; k++) {
+        uint32_t move = rnd(3), i = rnd(n), v = s->order[i];
+        int32_t old_dev = s->device[v];
+        if (move == 0) {
+            if (i + 1 >= n || !swappable(g, s, i))
+                continue;
+            s->order[i] = s->order[i + 1];
+            s->order[i + 1] = v;
+        } else if (move == 1) {
+            s->device[v] = (int32_t)rnd(nd);
+        } else {
+            s->barrier[i] ^= 1;
+        }
+        compare(G, s, c, rc, csv, &cur, &lb);
+        tried++;
+        if (cur < lb - 1e-9 * (1 + lb)) {
+            if ((*below)++ < 3)
+                fprintf(stderr, "makespan %.9g below the bound %.9g:\n%s", cur, lb, csv);
+        }
+        if (cur <= best) {
+            best = cur;
+            continue;
+        }
+        /* undo */
+        if (move == 0) {
+            s->order[i + 1] = s->order[i];
+            s->order[i] = v;
+        } else if (move == 1) {
+            s->device[v] = old_dev;
+        } else {
+            s->barrier[i] ^= 1;
+        }
+    }
+    return tried;
+}
+
+int main(void)
+{
+    uint32_t want = 2000, searched = 0, below = 0, graphs = 0, n_random = 0;
+    const char *env = getenv("SB_SIMDIFF_N");
+    if (env && atoi(env) > 0)
+        want = (uint32_t)atoi(env);
+    static char csv[16384];
+    while (n_random < want) {
+        uint32_t nd = 1 + rnd(MAX_DEV);
+        int with_col = rnd(3) == 0; /* a cost_us.<device> column */
+        struct sb_machine *m = random_machine(nd);
+        CHECK(m != NULL);
+        if (!m)
+            break;
+        random_csv(csv, sizeof csv, with_col, nd - 1);
+        struct sb_err e;
+        struct sb_graph *G = sb_csv_load_mem("random.csv", csv, strlen(csv), &e);
+        struct sb_cost_params cp;
+        if (G) {
+            sb_cost_defaults(&cp);
+            sb_cost_apply(&cp, G);
+        }
+        if (!G || sb_machine_apply(m, G, &e)) {
+            fprintf(stderr, "%s\n%s", e.msg, csv);
+            CHECK(0);
+            sb_graph_free(G);
+            sb_machine_free(m);
+            break;
+        }
+        graphs++;
+        for (uint32_t k = 0; k < 8; k++) {
+            struct sb_schedule s;
+            struct sb_sim_config c;
+            struct ref_cfg rc;
+            sb_schedule_init(&s, G, nd);
+            random_schedule(&G->v, &s);
+            random_cfg(&c, &rc);
+            CHECK(sb_schedule_validate(&G->v, &s, &e) == 0);
+            compare(G, &s, &c, &rc, csv, NULL, NULL);
+            n_random++;
+            if (k == 0 && graphs % 2 == 0)
+                searched += search(G, &s, &c, &rc, csv, 100, &below);
+            sb_schedule_free(&s);
+        }
+        sb_graph_free(G);
+        sb_machine_free(m);
+    }
+    remove(tmp_path());
+    printf("%u graphs, %u random schedules and %u of the search replayed by both "
+           "simulators: %u disagreements, %u below the bound\n",
+           graphs, n_random, searched, n_disagree, below);
+    CHECK(n_random >= want);
+    CHECK_EQ_U(n_disagree, 0);
+    CHECK_EQ_U(below, 0);
+    return check_report();
+}
