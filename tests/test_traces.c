@@ -266,8 +266,107 @@ static void chakra_long_names(void)
     free(want), free(a), free(b), free(t.b);
 }
 
+/* A node with control dependencies and integer attributes (name, value). */
+static void put_ctl(struct et *t, uint64_t id, const char *name, int type, const uint64_t *data,
+                    size_t n_data, const uint64_t *ctrl, size_t n_ctrl, uint64_t dur,
+                    const char *const *an, const int64_t *av, size_t n_attr)
+{
+    ChakraProtoMsg__Node x = CHAKRA_PROTO_MSG__NODE__INIT;
+    ChakraProtoMsg__AttributeProto a[8], *ap[8];
+    x.id = id, x.name = (char *)name, x.type = type, x.duration_micros = dur;
+    x.data_deps = (uint64_t *)data, x.n_data_deps = n_data;
+    x.ctrl_deps = (uint64_t *)ctrl, x.n_ctrl_deps = n_ctrl;
+    for (size_t i = 0; i < n_attr; i++) {
+        chakra_proto_msg__attribute_proto__init(&a[i]);
+        a[i].name = (char *)an[i];
+        a[i].value_case = CHAKRA_PROTO_MSG__ATTRIBUTE_PROTO__VALUE_INT64_VAL;
+        a[i].int64_val = av[i];
+        ap[i] = &a[i];
+    }
+    x.attr = ap, x.n_attr = n_attr;
+    put(t, &x.base);
+}
+
+/* Issue 22.  Trace: 1 "a" COMP; 2 "b" COMP with data_deps {1} and ctrl_deps
+ * {ctl}; 3 "h" COMM_COLL on the CPU (is_cpu_op, no comm_type, 7 us); 4 "g"
+ * COMM_COLL all-gather of 100 bytes per rank, no process group. */
+static struct sb_graph *ctl_trace(uint64_t ctl, const char *opts, struct sb_err *e)
+{
+    struct et t = {0};
+    ChakraProtoMsg__GlobalMetadata meta = CHAKRA_PROTO_MSG__GLOBAL_METADATA__INIT;
+    put(&t, &meta.base);
+    uint64_t d1[1] = {1}, c[1] = {ctl}, d2[1] = {2};
+    static const char *const cpu_n[] = {"is_cpu_op"}, *const ag_n[] = {"comm_type", "comm_size"};
+    static const int64_t cpu_v[] = {1}, ag_v[] = {CHAKRA_PROTO_MSG__COLLECTIVE_COMM_TYPE__ALL_GATHER, 100};
+    put_ctl(&t, 1, "a", CHAKRA_PROTO_MSG__NODE_TYPE__COMP_NODE, NULL, 0, NULL, 0, 5, NULL, NULL, 0);
+    put_ctl(&t, 2, "b", CHAKRA_PROTO_MSG__NODE_TYPE__COMP_NODE, d1, 1, c, 1, 5, NULL, NULL, 0);
+    put_ctl(&t, 3, "h", CHAKRA_PROTO_MSG__NODE_TYPE__COMM_COLL_NODE, d2, 1, NULL, 0, 7, cpu_n,
+            cpu_v, 1);
+    put_ctl(&t, 4, "g", CHAKRA_PROTO_MSG__NODE_TYPE__COMM_COLL_NODE, d2, 1, NULL, 0, 0, ag_n,
+            ag_v, 2);
+    struct sb_import_opts o;
+    sb_import_defaults(&o);
+    if (opts)
+        SB_ASSERT(sb_import_parse(&o, opts, e) == 0);
+    struct sb_graph *g = sb_chakra_load_mem("ctl.et", t.b, t.n, &o, e);
+    free(t.b);
+    return g;
+}
+
+static void chakra_ctrl_and_host(void)
+{
+    struct sb_err e = {{0}};
+    /* by default ctrl_deps are not edges, whatever they name: b reads a only */
+    struct sb_graph *g = ctl_trace(99, NULL, &e);
+    CHECK(g != NULL);
+    if (g) {
+        uint32_t b = node_named(g, "b#2"), h = node_named(g, "h#3"), ag = node_named(g, "g#4");
+        CHECK_EQ_U(g->v.pred_off[b + 1] - g->v.pred_off[b], 1);
+        /* the host side of a collective is compute for its duration */
+        CHECK_EQ_U(g->v.kind[h], SB_KIND_COMPUTE);
+        CHECK_NEAR(g->v.cost_us[h], 7.0);
+        /* one collective: g; no group, one rank file: 100 bytes over 1 rank */
+        CHECK_EQ_U(sb_graph_n_collectives(g), 1);
+        CHECK_EQ_U(g->v.comm_bytes[ag], 100);
+        sb_graph_free(g);
+    }
+    /* --import npus=4: the all-gather spans the 4 ranks, each giving 100 bytes */
+    g = ctl_trace(99, "npus=4", &e);
+    CHECK(g != NULL);
+    if (g) {
+        uint32_t ag = node_named(g, "g#4");
+        CHECK_EQ_U(g->v.comm_bytes[ag], 400);
+        CHECK_EQ_U(g->v.group_size[ag], 4);
+        sb_graph_free(g);
+    }
+    /* ctrl_deps=1: an earlier node is an edge; itself, an absent id or a
+     * later node is refused with the node id */
+    g = ctl_trace(1, "ctrl_deps=1", &e);
+    CHECK(g != NULL);
+    sb_graph_free(g);
+    CHECK(ctl_trace(2, "ctrl_deps=1", &e) == NULL);
+    CHECK_CONTAINS(e.msg, "ctl.et: node id 2 'b' depends on itself (ctrl_deps): a cycle");
+    CHECK(ctl_trace(77, "ctrl_deps=1", &e) == NULL);
+    CHECK_CONTAINS(e.msg, "node id 2 'b': ctrl_deps names node id 77, which the trace does not");
+    CHECK(ctl_trace(4, "ctrl_deps=1", &e) == NULL);
+    CHECK_CONTAINS(e.msg, "node id 2 'b': ctrl_deps names node id 4, a later node");
+    /* a node that depends on itself through data_deps is a cycle, not a
+     * dropped edge */
+    struct et t = {0};
+    ChakraProtoMsg__GlobalMetadata meta = CHAKRA_PROTO_MSG__GLOBAL_METADATA__INIT;
+    put(&t, &meta.base);
+    uint64_t self[1] = {5};
+    put_ctl(&t, 5, "s", CHAKRA_PROTO_MSG__NODE_TYPE__COMP_NODE, self, 1, NULL, 0, 1, NULL, NULL, 0);
+    struct sb_import_opts o;
+    sb_import_defaults(&o);
+    CHECK(sb_chakra_load_mem("self.et", t.b, t.n, &o, &e) == NULL);
+    CHECK_CONTAINS(e.msg, "self.et: node id 5 's' depends on itself (data_deps): a cycle");
+    free(t.b);
+}
+
 int main(void)
 {
+    chakra_ctrl_and_host();
     chakra_long_names();
     text_micro();
     text_data();

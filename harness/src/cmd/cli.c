@@ -143,10 +143,11 @@ static void print_counts(const struct sb_graph *g)
 }
 
 /* Loads one graph on m (or the machine its '# machine=' line names). */
-static int validate_one(const char *path, const struct sb_machine *m)
+static int validate_one(const char *path, const struct sb_machine *m,
+                        const struct sb_import_opts *imp)
 {
     struct sb_err e;
-    struct sb_graph *g = sb_graph_load(path, &e);
+    struct sb_graph *g = sb_graph_load_with(path, imp, &e);
     struct sb_machine *own = NULL;
     if (g && (m ? sb_machine_apply(m, g, &e) : sb_machine_of_graph(g, &own, &e))) {
         sb_graph_free(g);
@@ -167,13 +168,16 @@ static int cmd_validate(int argc, char **argv)
     int rc = 0, n = 0;
     struct sb_machine *m = NULL;
     struct sb_err e;
+    struct sb_import_opts imp;
+    sb_import_defaults(&imp);
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
-            printf("usage: schedbench validate [--machine FILE.yaml] FILE|DIR...\n"
+            printf("usage: schedbench validate [--machine FILE.yaml] [--import K=V,...] FILE|DIR...\n"
                    "Loads each graph (every workload file of a DIR, as run -w does), checks it, prints node, edge and collective\n"
                    "counts.  With --machine (or a workload's '# machine=' line), checks\n"
                    "the machine description and the graph's pre-assigned devices against\n"
-                   "it (docs/machines.md).\n"
+                   "it (docs/machines.md).  --import takes the importers' options, as run\n"
+                   "does (workloads/importers/).\n"
                    "Exit status 2 if any file is rejected.\n");
             sb_machine_free(m);
             return 0;
@@ -191,6 +195,16 @@ static int cmd_validate(int argc, char **argv)
             printf("%s: %u devices\n", argv[i], m->v.n_devices);
             continue;
         }
+        if (!strcmp(argv[i], "--import")) {
+            if (i + 1 >= argc)
+                sb_errf(&e, "--import needs K=V,...");
+            if (i + 1 >= argc || sb_import_parse(&imp, argv[++i], &e)) {
+                fprintf(stderr, "schedbench validate: %s\n", e.msg);
+                sb_machine_free(m);
+                return 2;
+            }
+            continue;
+        }
         struct sb_paths w = {0};
         n++;
         if (sb_paths_add(&w, argv[i], &e)) { /* a folder gives every workload in it */
@@ -198,7 +212,7 @@ static int cmd_validate(int argc, char **argv)
             rc = 2;
         }
         for (uint32_t k = 0; k < w.n; k++)
-            if (validate_one(w.path[k], m))
+            if (validate_one(w.path[k], m, &imp))
                 rc = 2;
         sb_paths_free(&w);
     }

@@ -21,6 +21,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 typedef ChakraProtoMsg__Node Node;
 
@@ -32,6 +33,8 @@ struct trace {
     uint32_t n, cap;
     uint32_t *order;   /* topological, preferring file order */
     uint64_t dropped;  /* dependencies on absent nodes */
+    uint32_t ranks;    /* ranks of a collective that names no process group */
+    uint32_t n_no_group; /* such collectives */
     int have_sizes;    /* some node carries tensor_size */
 };
 
@@ -53,6 +56,31 @@ static void load_groups(struct trace *T)
         T->groups = NULL;
     }
     free(json);
+}
+
+/* "Every rank" of the job: --import npus=N, else the rank files beside the
+ * trace (ASTRA-sim reads <prefix>.<rank>.et for rank 0, 1, ...), else 1. */
+static uint32_t job_ranks(const struct trace *T)
+{
+    if (T->o->npus_set)
+        return T->o->npus;
+    size_t n = strlen(T->path);
+    if (n < 5 || strcmp(T->path + n - 3, ".et"))
+        return 1;
+    size_t d = n - 3; /* the rank's digits end here */
+    while (d > 0 && T->path[d - 1] >= '0' && T->path[d - 1] <= '9')
+        d--;
+    if (d == n - 3 || d == 0 || T->path[d - 1] != '.')
+        return 1;
+    uint32_t r = 0;
+    for (; r < (1u << 20); r++) {
+        char *f = sb_strf("%.*s%u.et", (int)d, T->path, r);
+        int there = access(f, F_OK) == 0;
+        free(f);
+        if (!there)
+            break;
+    }
+    return r > 1 ? r : 1;
 }
 
 /* Ranks in the node's process group (pg_name); 0 when unknown. */
@@ -184,28 +212,51 @@ static int resolve(struct trace *T, struct deps *D, struct sb_err *e)
             free(pairs);
             return sb_errf(e, "%s: node id %" PRIu64 " appears twice", T->path, id);
         }
+    int ctrl = T->o->ctrl_deps;
     size_t total = 0;
     for (uint32_t i = 0; i < T->n; i++)
-        total += T->node[i]->n_data_deps + T->node[i]->n_ctrl_deps;
+        total += T->node[i]->n_data_deps + (ctrl ? T->node[i]->n_ctrl_deps : 0);
     D->off = sb_xmalloc(((size_t)T->n + 1) * sizeof *D->off);
     D->to = sb_xmalloc((total + 1) * sizeof *D->to);
+    /* seen[p] == i + 1: p is already an input of node i (a dependency listed
+     * twice, or as data and control, counts once) */
+    uint32_t *seen = sb_xcalloc((size_t)T->n + 1, sizeof *seen);
     uint32_t k = 0;
-    for (uint32_t i = 0; i < T->n; i++) {
+    int rc = 0;
+    for (uint32_t i = 0; i < T->n && !rc; i++) {
         const Node *x = T->node[i];
         D->off[i] = k;
-        for (size_t j = 0; j < x->n_data_deps + x->n_ctrl_deps; j++) {
-            uint64_t id = j < x->n_data_deps ? x->data_deps[j] : x->ctrl_deps[j - x->n_data_deps];
+        size_t n_deps = x->n_data_deps + (ctrl ? x->n_ctrl_deps : 0);
+        for (size_t j = 0; j < n_deps && !rc; j++) {
+            int is_data = j < x->n_data_deps;
+            uint64_t id = is_data ? x->data_deps[j] : x->ctrl_deps[j - x->n_data_deps];
             int64_t p = find(pairs, T->n, id);
-            if (p < 0 || (uint32_t)p == i) {
-                T->dropped += p < 0;
-                continue;
-            }
-            uint32_t q = D->off[i];
-            while (q < k && D->to[q] != (uint32_t)p)
-                q++;
-            if (q == k) /* a dependency listed as data and control counts once */
+            if ((uint32_t)p == i)
+                rc = sb_errf(e, "%s: node id %" PRIu64 " '%s' depends on itself (%s_deps): a "
+                                "cycle", T->path, x->id, x->name, is_data ? "data" : "ctrl");
+            else if (p < 0 && !is_data)
+                rc = sb_errf(e, "%s: node id %" PRIu64 " '%s': ctrl_deps names node id %" PRIu64
+                                ", which the trace does not contain (Chakra's converters of "
+                                "2023 wrote call-tree parents there; without --import "
+                                "ctrl_deps=1 they are ignored)", T->path, x->id, x->name, id);
+            else if (!is_data && (uint32_t)p > i)
+                rc = sb_errf(e, "%s: node id %" PRIu64 " '%s': ctrl_deps names node id %" PRIu64
+                                ", a later node of the trace (Chakra's converters of 2023 "
+                                "wrote call-tree parents there; without --import ctrl_deps=1 "
+                                "they are ignored)", T->path, x->id, x->name, id);
+            else if (p < 0)
+                T->dropped++;
+            else if (seen[p] != i + 1) {
+                seen[p] = i + 1;
                 D->to[k++] = (uint32_t)p;
+            }
         }
+    }
+    free(seen);
+    if (rc) {
+        D->off[T->n] = 0;
+        free(pairs);
+        return rc;
     }
     D->off[T->n] = k;
     free(pairs);
@@ -338,6 +389,24 @@ static uint32_t add_comm(struct trace *T, struct sb_builder *b, const struct dep
                 T->path, x->id, x->name);
         return SB_NONE;
     }
+    if (group <= 0 && x->type == CHAKRA_PROTO_MSG__NODE_TYPE__COMM_COLL_NODE) {
+        group = T->ranks; /* no process group: ASTRA-sim runs it over every rank */
+        T->n_no_group++;
+    }
+    if (group >= UINT32_MAX)
+        group = 0;
+    /* ASTRA-sim reads an all-gather's comm_size as each rank's input; ours
+     * is the gathered result (docs/workload-format.md) */
+    if (iattr(x, "comm_type", -1) == CHAKRA_PROTO_MSG__COLLECTIVE_COMM_TYPE__ALL_GATHER &&
+        group > 1) {
+        if ((uint64_t)size > SB_MAX_BYTES / (uint64_t)group) {
+            sb_errf(e, "%s: node id %" PRIu64 " '%s': an all-gather of %" PRId64 " bytes per "
+                       "rank over %" PRId64 " ranks is above 2^50 bytes", T->path, x->id,
+                    x->name, size, group);
+            return SB_NONE;
+        }
+        size *= group;
+    }
     int64_t bytes = iattr(x, "tensor_size", 0);
     char *name = sb_strf("%s#%" PRIu64, x->name, x->id); /* names repeat; ids do not */
     struct sb_node_in n = SB_NODE_IN_INIT;
@@ -346,7 +415,7 @@ static uint32_t add_comm(struct trace *T, struct sb_builder *b, const struct dep
     SB_ASSERT(sb_coll_parse(coll, &n.coll) == 0);
     n.out_bytes = bytes > 0 ? (uint64_t)bytes : 0;
     n.comm_bytes = (uint64_t)size;
-    n.group_size = group > 0 && group < UINT32_MAX ? (uint32_t)group : 0;
+    n.group_size = group > 1 ? (uint32_t)group : 0;
     n.comm_us = x->duration_micros ? (double)x->duration_micros : -1;
     n.loc = x->id;
     uint32_t s = sb_builder_node(b, &n);
@@ -378,7 +447,9 @@ static uint32_t add_plain(struct trace *T, struct sb_builder *b, const struct de
     n.kind = kind;
     n.loc = x->id;
     if (kind == SB_KIND_COMPUTE) {
-        n.op = x->type == CHAKRA_PROTO_MSG__NODE_TYPE__COMP_NODE ? "comp" : "mem";
+        n.op = x->type == CHAKRA_PROTO_MSG__NODE_TYPE__COMP_NODE   ? "comp"
+               : x->type == CHAKRA_PROTO_MSG__NODE_TYPE__COMM_COLL_NODE ? "comm_host"
+                                                                          : "mem";
         n.cost_us = us_to_ps(compute_us(T, x));
         n.out_bytes = bytes > 0 ? (uint64_t)bytes : 0;
     }
@@ -406,7 +477,13 @@ static struct sb_graph *build(struct trace *T, const struct deps *D, struct sb_e
         case CHAKRA_PROTO_MSG__NODE_TYPE__COMM_COLL_NODE:
         case CHAKRA_PROTO_MSG__NODE_TYPE__COMM_SEND_NODE:
         case CHAKRA_PROTO_MSG__NODE_TYPE__COMM_RECV_NODE:
-            last[i] = add_comm(T, b, D, i, last, e);
+            /* the host side of a collective (c10d::allreduce_ on a CPU thread)
+             * carries no comm_type: ASTRA-sim replays it as host compute for
+             * its duration */
+            if (iattr(x, "is_cpu_op", 0) && !attr(x, "comm_type"))
+                last[i] = add_plain(T, b, D, i, last, SB_KIND_COMPUTE);
+            else
+                last[i] = add_comm(T, b, D, i, last, e);
             break;
         case CHAKRA_PROTO_MSG__NODE_TYPE__COMP_NODE:
         case CHAKRA_PROTO_MSG__NODE_TYPE__MEM_LOAD_NODE:
@@ -439,8 +516,15 @@ struct sb_graph *sb_chakra_load_mem(const char *path, const uint8_t *buf, size_t
     struct deps D = {0};
     struct sb_graph *g = NULL;
     load_groups(&T);
+    T.ranks = job_ranks(&T);
     if (!read_nodes(&T, buf, n, e) && !resolve(&T, &D, e) && !topo(&T, &D, e)) {
         g = build(&T, &D, e);
+        if (g && T.n_no_group && T.ranks == 1)
+            fprintf(stderr, "schedbench: warning: %s: %u collectives have no process group "
+                            "(no pg_name, or no <name>.json beside the trace), so they span "
+                            "every rank; no other rank files are beside it, so that is 1 "
+                            "rank (give --import npus=N)\n", path,
+                    T.n_no_group);
         if (g && T.dropped)
             fprintf(stderr, "schedbench: warning: %s: dropped %" PRIu64 " dependencies on nodes "
                             "the trace does not contain\n", path, T.dropped);

@@ -24,6 +24,7 @@ static const struct key keys[] = {
     {"mem_gbps", 1e-6, 1e7, offsetof(struct sb_import_opts, mem_gbps), 0},
     {"clock_ghz", 1e-6, 1e3, offsetof(struct sb_import_opts, clock_ghz), 0},
     {"npus", 1, 1 << 20, offsetof(struct sb_import_opts, npus), 1},
+    {"ctrl_deps", 0, 1, offsetof(struct sb_import_opts, ctrl_deps), 1},
 };
 
 void sb_import_defaults(struct sb_import_opts *o)
@@ -34,6 +35,8 @@ void sb_import_defaults(struct sb_import_opts *o)
     o->mem_gbps = 3350;
     o->clock_ghz = 1;
     o->npus = 16;
+    o->npus_set = 0;
+    o->ctrl_deps = 0;
 }
 
 int sb_import_parse(struct sb_import_opts *o, const char *spec, struct sb_err *e)
@@ -49,7 +52,7 @@ int sb_import_parse(struct sb_import_opts *o, const char *spec, struct sb_err *e
             k++;
         if (k == sizeof keys / sizeof keys[0]) {
             rc = sb_errf(e, "unknown import option '%s' (known: peak_tflops, mem_gbps, "
-                            "clock_ghz, npus)", kv);
+                            "clock_ghz, npus, ctrl_deps)", kv);
             break;
         }
         double v = eq ? strtod(eq + 1, &end) : NAN;
@@ -64,6 +67,8 @@ int sb_import_parse(struct sb_import_opts *o, const char *spec, struct sb_err *e
             *(uint32_t *)(void *)field = (uint32_t)v;
         else
             *(double *)(void *)field = v;
+        if (!strcmp(keys[k].name, "npus"))
+            o->npus_set = 1;
     }
     free(dup);
     return rc;

@@ -9,7 +9,10 @@ struct sb_import_opts {
     double peak_tflops; /* Chakra: roofline for compute nodes without a duration */
     double mem_gbps;    /* Chakra: the roofline's memory bandwidth */
     double clock_ghz;   /* ASTRA-sim text: compute times are cycles */
-    uint32_t npus;      /* ASTRA-sim text: NPUs of the whole system */
+    uint32_t npus;      /* ASTRA-sim text: NPUs of the whole system; Chakra: the
+                           ranks of a collective without a process group */
+    uint32_t npus_set;  /* npus was given (Chakra: else the trace's rank files) */
+    uint32_t ctrl_deps; /* Chakra: 1 follows ctrl_deps as edges too */
 };
 
 void sb_import_defaults(struct sb_import_opts *o);
