@@ -441,6 +441,7 @@ static int finish_opts(struct run_opts *o, struct sb_err *e)
         return sb_errf(e, "schedbench run: --comm astra-aware prices each collective alone; "
                           "it takes --sim inflight=1 (links shared between collectives in "
                           "flight are not modelled)");
+    o->astra.default_ranks = o->cost.default_ranks;
     sb_astra_comm_queue(&o->astra, &o->astra_queue);
     o->sim.queue = o->comm_astra == 1 ? &o->astra_queue : NULL;
     if (o->cell_timeout_s > 0 && !o->isolate)
@@ -690,7 +691,7 @@ static int run_cell(FILE *f, const struct sb_graph *g, const struct sb_sched *sc
 struct workload {
     pthread_mutex_t mu;
     struct sb_graph *g;
-    int state;            /* 0 not loaded, 1 loaded, -1 failed */
+    int state;            /* 0 not loaded, 1 loaded, -1 failed, -2 a model refused it */
     uint32_t cells_left;  /* this shard's cells still to run */
     char *name;           /* the graph's name, kept after it is freed */
     struct sb_machine *machine; /* from its '# machine=' line, without --machine */
@@ -754,12 +755,16 @@ static struct sb_graph *acquire(struct sweep *S, uint32_t w)
         if (W->g) {
             sb_cost_apply(&S->o->cost, W->g);
             warn_no_cost(S->o, W->g);
-            if (S->o->comm_astra &&
-                sb_astra_apply(&S->o->astra, S->o->comm_astra == 2, W->g, &W->err)) {
-                sb_graph_free(W->g);
-                W->g = NULL;
-                W->state = -1;
-            }
+        }
+        /* a collective ASTRA-sim's model refuses is not bad input: the
+         * workload's rows say so and the sweep goes on */
+        if (W->g && S->o->comm_astra &&
+            sb_astra_apply(&S->o->astra, S->o->comm_astra == 2, W->g, &W->err)) {
+            sb_graph_free(W->g);
+            W->g = NULL;
+            W->state = -2;
+        }
+        if (W->g) {
             if (place(S->o, W, &W->err)) {
                 sb_graph_free(W->g);
                 W->g = NULL;
@@ -965,7 +970,7 @@ static void do_cell(struct sweep *S, uint64_t i)
             S->io_failed = 1;
             pthread_mutex_unlock(&S->mu);
         }
-    } else if (S->o->keep_going) {
+    } else if (S->o->keep_going || S->wl[w].state == -2) {
         char *buf = NULL;
         size_t len = 0;
         FILE *f = open_memstream(&buf, &len);
@@ -1042,7 +1047,7 @@ static int input_error(const struct sweep *S, struct sb_err *e)
 {
     const struct run_opts *o = S->o;
     for (uint32_t w = 0; w < o->w.n; w++)
-        if (S->wl[w].state < 0) {
+        if (S->wl[w].state == -1) {
             *e = S->wl[w].err;
             return -1;
         }

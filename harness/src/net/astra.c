@@ -400,7 +400,9 @@ static int node_config(const struct sb_astra_config *c, const struct sb_graph *g
     if (g->kind[v] != SB_KIND_START || g->comm_us[v] >= 0 || op_of(g->coll[v], op))
         return -1;
     const char *ranks = sb_graph_meta(g, "ranks");
-    uint32_t p = g->group_size[v] ? g->group_size[v] : ranks ? (uint32_t)strtoul(ranks, NULL, 10) : 1;
+    uint32_t p = g->group_size[v]                      ? g->group_size[v]
+                 : ranks                               ? (uint32_t)strtoul(ranks, NULL, 10)
+                 : c->default_ranks ? c->default_ranks : 1;
     if (p <= 1)
         return -1;
     uint64_t N = 1;

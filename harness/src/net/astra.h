@@ -27,6 +27,9 @@ struct sb_astra_config {
     uint8_t algo[4][SB_ASTRA_MAX_DIMS]; /* per op, per dimension */
     int local_bw_aware;                 /* collective-optimization */
     double local_mem_bw;                /* GB/s, decimal: bytes/ns */
+    /* `run --cost ranks=N`: the group of a collective that names none and
+     * whose graph has no "# ranks=" line (0: one rank) */
+    uint32_t default_ranks;
 };
 
 void sb_astra_defaults(struct sb_astra_config *c);
