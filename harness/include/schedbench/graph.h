@@ -98,6 +98,11 @@ struct sb_graph_view {
     /* [n_nodes * n_devices] or NULL: 1 when device a asks to run v even though
      * v's weights live on another device (ggml's offload_op). */
     const uint8_t *dev_offload;
+    /* Streams (appended): a device runs one node per stream at a time and its
+     * streams at once (docs/workload-format.md, `stream`).  [n_nodes], 0 for
+     * a graph of one stream; n_streams = the largest stream + 1. */
+    const uint32_t *stream;
+    uint32_t n_streams;
 };
 
 #endif

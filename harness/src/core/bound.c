@@ -133,14 +133,24 @@ static double comm_bound(const struct sb_graph_view *g, const struct sb_sim_conf
     return resource_bound(j, n, c->shared ? c->limit[0] : c->limit[t]);
 }
 
+static double max2(double a, double b)
+{
+    return a > b ? a : b;
+}
+
+/* Each stream runs one compute node at a time (streams run at once). */
 static double compute_bound(const struct sb_graph_view *g, const double *fin,
                             const double *after, struct job *j)
 {
-    uint32_t n = 0;
-    for (uint32_t v = 0; v < g->n_nodes; v++)
-        if (g->kind[v] == SB_KIND_COMPUTE)
-            j[n++] = (struct job){fin[v] - g->dur_us[v], g->dur_us[v], after[v]};
-    return resource_bound(j, n, 1);
+    double best = 0;
+    for (uint32_t s = 0; s < g->n_streams; s++) {
+        uint32_t n = 0;
+        for (uint32_t v = 0; v < g->n_nodes; v++)
+            if (g->kind[v] == SB_KIND_COMPUTE && g->stream[v] == s)
+                j[n++] = (struct job){fin[v] - g->dur_us[v], g->dur_us[v], after[v]};
+        best = max2(best, resource_bound(j, n, 1));
+    }
+    return best;
 }
 
 /* Several devices: the collectives' work over every device's slots. */
@@ -159,10 +169,6 @@ static double comm_spread(const struct sb_graph_view *g, const struct sb_sim_con
     return best;
 }
 
-static double max2(double a, double b)
-{
-    return a > b ? a : b;
-}
 
 static double fastest(const struct sb_graph_view *g, uint32_t v)
 {
@@ -177,7 +183,7 @@ static double fastest(const struct sb_graph_view *g, uint32_t v)
 double sb_sim_device_bound(const struct sb_graph_view *g, double edge_lat_us)
 {
     double *fin = sb_xcalloc((size_t)g->n_nodes + 1, sizeof *fin);
-    double cp = 0, total = 0;
+    double *total = sb_xcalloc((size_t)g->n_streams + 1, sizeof *total), cp = 0;
     for (uint32_t v = 0; v < g->n_nodes; v++) {
         double t = 0;
         uint32_t e = g->pred_off[v] + (g->kind[v] == SB_KIND_DONE);
@@ -188,7 +194,7 @@ double sb_sim_device_bound(const struct sb_graph_view *g, double edge_lat_us)
             t = 0;
         else if (g->kind[v] == SB_KIND_COMPUTE) {
             t += fastest(g, v);
-            total += fastest(g, v);
+            total[g->stream[v]] += fastest(g, v);
         } else if (g->kind[v] == SB_KIND_DONE && fin[g->partner[v]] + g->dur_us[g->partner[v]] > t)
             t = fin[g->partner[v]] + g->dur_us[g->partner[v]];
         fin[v] = t;
@@ -196,7 +202,12 @@ double sb_sim_device_bound(const struct sb_graph_view *g, double edge_lat_us)
             cp = t;
     }
     free(fin);
-    double spread = total / g->machine->n_devices;
+    /* a stream's nodes run one at a time on whichever devices they go to */
+    double spread = 0;
+    for (uint32_t s = 0; s < g->n_streams; s++)
+        if (total[s] / g->machine->n_devices > spread)
+            spread = total[s] / g->machine->n_devices;
+    free(total);
     return cp > spread ? cp : spread;
 }
 

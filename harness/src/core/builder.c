@@ -106,6 +106,7 @@ static void grow_nodes(struct sb_builder *b, uint32_t want)
     g->name_off = sb_xrealloc(g->name_off, cap * sizeof *g->name_off);
     g->device = sb_xrealloc(g->device, cap * sizeof *g->device);
     g->units_used = sb_xrealloc(g->units_used, cap * sizeof *g->units_used);
+    g->stream = sb_xrealloc(g->stream, cap * sizeof *g->stream);
     if (g->n_dev_cost)
         g->dev_cost_us = sb_xrealloc(g->dev_cost_us,
                                      (size_t)cap * g->n_dev_cost * sizeof *g->dev_cost_us);
@@ -379,6 +380,9 @@ static int check_values(struct sb_builder *b, uint32_t id, const struct sb_node_
                                                                        : n->comm_bytes));
     if (n->units < 1 || n->units > 1000000)
         return nfail(b, id, SB_BF_NONE, "units %u is not in 1..10^6", n->units);
+    if (n->stream >= SB_MAX_STREAMS)
+        return nfail(b, id, SB_BF_NONE, "stream %u is not in 0..%d", n->stream,
+                     SB_MAX_STREAMS - 1);
     if (n->flags & ~(uint32_t)(SB_FLAG_WEIGHT | SB_FLAG_OUTPUT | SB_FLAG_ALIAS))
         return nfail(b, id, SB_BF_FLAGS, "unknown flag bits 0x%x", n->flags);
     if (!n->name || !*n->name)
@@ -423,6 +427,9 @@ uint32_t sb_builder_node(struct sb_builder *b, const struct sb_node_in *n)
     g->comm_bytes[id] = n->comm_bytes;
     g->device[id] = n->device;
     g->units_used[id] = n->units;
+    g->stream[id] = n->stream;
+    if (n->stream >= g->n_streams)
+        g->n_streams = n->stream + 1;
     for (uint32_t k = 0; k < g->n_dev_cost; k++)
         g->dev_cost_us[(size_t)id * g->n_dev_cost + k] = -1;
     g->v.n_nodes = id + 1;

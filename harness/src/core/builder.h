@@ -48,6 +48,7 @@ struct sb_node_in {
     int32_t device;       /* pre-assigned device, -1 none */
     uint32_t flags;       /* enum sb_flag */
     uint32_t units;       /* r(v), >= 1 */
+    uint32_t stream;      /* its stream on its device, < SB_MAX_STREAMS */
     uint64_t loc;         /* where the node is in the input (enum sb_loc) */
 };
 #define SB_NODE_IN_INIT                                                        \
@@ -58,6 +59,7 @@ struct sb_node_in {
 #define SB_MAX_BYTES (1ull << 50)       /* one buffer: 1 PiB */
 #define SB_MAX_TOTAL_BYTES (1ull << 62) /* all buffers together */
 #define SB_MAX_COST_US 1e12             /* one node: 11.6 days */
+#define SB_MAX_STREAMS 1024             /* streams of one device */
 
 struct sb_builder;
 

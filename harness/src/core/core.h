@@ -19,6 +19,8 @@ struct sb_graph {
     uint64_t *out_bytes, *comm_bytes, *name_off;
     int32_t *device;
     uint32_t *units_used; /* r(v), 1 unless a machine or column says otherwise */
+    uint32_t *stream;     /* the node's stream on its device, 0 by default */
+    uint32_t n_streams;   /* largest stream + 1 */
     double *dev_dur_us;   /* t(v, a) under a --machine; NULL: the view uses dur_us */
     /* cost_us.<device> columns: names, and [n_nodes * n_dev_cost] times (-1
      * where a row leaves the field empty) */

@@ -85,6 +85,10 @@ void sb_graph_fill_view(struct sb_graph *g)
     v->machine = &sb_machine_one;
     v->dev_dur_us = g->dur_us;
     v->units_used = g->units_used;
+    if (!g->stream)
+        g->stream = sb_xcalloc((size_t)v->n_nodes + 1, sizeof *g->stream);
+    v->stream = g->stream;
+    v->n_streams = g->n_streams ? g->n_streams : 1;
     v->kind = g->kind;
     v->coll = g->coll;
     v->flags = g->flags;
@@ -130,6 +134,7 @@ void sb_graph_free(struct sb_graph *g)
     free(g->name_off);
     free(g->device);
     free(g->units_used);
+    free(g->stream);
     free(g->dev_dur_us);
     for (uint32_t k = 0; k < g->n_dev_cost; k++)
         free(g->dev_cost_name[k]);

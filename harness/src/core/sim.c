@@ -78,7 +78,7 @@ struct sim_state {
     double lat;
     double *fin;      /* [n] when a node's result is available */
     double *coll_end; /* [n] on starts: when the collective finishes */
-    double *stream;   /* [n_devices] when each compute stream is free */
+    double *stream;   /* [n_devices * n_streams] when each stream is free */
     struct resource *res; /* [n_devices * SB_COLL_COUNT] */
     const struct sb_sim_config *c;
     struct sb_sim_result *rec; /* non-NULL when recording times */
@@ -189,8 +189,9 @@ static void run_order(struct sim_state *S, const struct sb_schedule *s,
     for (uint32_t i = 0; i < s->n_nodes; i++) {
         uint32_t v = s->order[i], d = (uint32_t)s->device[v];
         double t = inputs_ready(S, v, d, r);
-        if (t < S->stream[d])
-            t = S->stream[d];
+        double *lane = &S->stream[(size_t)d * g->n_streams + g->stream[v]];
+        if (t < *lane)
+            t = *lane;
         if (t < S->barrier_t)
             t = S->barrier_t;
         if (S->rec)
@@ -222,7 +223,7 @@ static void run_order(struct sim_state *S, const struct sb_schedule *s,
             break;
         }
         S->fin[v] = t;
-        S->stream[d] = t;
+        *lane = t;
         if (S->rec)
             S->rec->end_us[v] = t;
         if (t > r->makespan_us)
@@ -487,7 +488,7 @@ void sb_sim_run(const struct sb_graph *G, const struct sb_schedule *s,
     memset(r, 0, sizeof *r);
     S.fin = sb_xcalloc(g->n_nodes, sizeof *S.fin);
     S.coll_end = sb_xcalloc(g->n_nodes, sizeof *S.coll_end);
-    S.stream = sb_xcalloc(nd, sizeof *S.stream);
+    S.stream = sb_xcalloc((size_t)nd * g->n_streams, sizeof *S.stream);
     S.res = sb_xcalloc((size_t)nd * SB_COLL_COUNT, sizeof *S.res);
     if (c->record) {
         size_t n = g->n_nodes;

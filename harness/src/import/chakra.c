@@ -34,6 +34,7 @@ struct trace {
     uint32_t *order;   /* topological, preferring file order */
     uint64_t dropped;  /* dependencies on absent nodes */
     uint32_t ranks;    /* ranks of a collective that names no process group */
+    uint32_t *stream;  /* [n] each node's stream (streams_of) */
     uint32_t n_no_group; /* such collectives */
     int have_sizes;    /* some node carries tensor_size */
 };
@@ -174,6 +175,12 @@ static int64_t iattr(const Node *x, const char *name, int64_t def)
 }
 
 /* ---- ordering ----------------------------------------------------------- */
+
+static int cmp_i64(const void *a, const void *b)
+{
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return (x > y) - (x < y);
+}
 
 static int cmp_id(const void *a, const void *b)
 {
@@ -418,6 +425,7 @@ static uint32_t add_comm(struct trace *T, struct sb_builder *b, const struct dep
     n.group_size = group > 1 ? (uint32_t)group : 0;
     n.comm_us = x->duration_micros ? (double)x->duration_micros : -1;
     n.loc = x->id;
+    n.stream = T->stream[i];
     uint32_t s = sb_builder_node(b, &n);
     free(name);
     if (s == SB_NONE || add_inputs(b, D, i, last))
@@ -428,6 +436,7 @@ static uint32_t add_comm(struct trace *T, struct sb_builder *b, const struct dep
     d.kind = SB_KIND_DONE;
     d.coll = n.coll;
     d.loc = x->id;
+    d.stream = T->stream[i];
     uint32_t id = sb_builder_node(b, &d);
     free(name);
     if (id == SB_NONE || sb_builder_input(b, s))
@@ -446,6 +455,7 @@ static uint32_t add_plain(struct trace *T, struct sb_builder *b, const struct de
     n.name = name;
     n.kind = kind;
     n.loc = x->id;
+    n.stream = T->stream[i];
     if (kind == SB_KIND_COMPUTE) {
         n.op = x->type == CHAKRA_PROTO_MSG__NODE_TYPE__COMP_NODE   ? "comp"
                : x->type == CHAKRA_PROTO_MSG__NODE_TYPE__COMM_COLL_NODE ? "comm_host"
@@ -458,6 +468,68 @@ static uint32_t add_plain(struct trace *T, struct sb_builder *b, const struct de
     return id == SB_NONE || add_inputs(b, D, i, last) ? SB_NONE : id;
 }
 
+/* Where each node ran, as the trace says (is_cpu_op, tid): a stream per CPU
+ * thread, then a stream per GPU stream, in increasing tid.  A GPU
+ * collective is issued and waited on the GPU compute stream that runs the
+ * most kernels (PyTorch waits on an NCCL kernel's event there); the NCCL
+ * stream itself is the run's collective resource.  Without tids, or with
+ * --import streams=0, everything is stream 0.  Returns the stream count. */
+static uint32_t streams_of(struct trace *T)
+{
+    uint32_t n = T->n, n_keys = 0;
+    T->stream = sb_xcalloc((size_t)n + 1, sizeof *T->stream);
+    if (!T->o->streams)
+        return 1;
+    int64_t *key = sb_xmalloc(((size_t)n + 1) * sizeof *key);
+    /* key: CPU tids as -1 - tid (sorted first), GPU tids as tid */
+    for (uint32_t i = 0; i < n; i++) {
+        const Node *x = T->node[i];
+        int64_t tid = iattr(x, "tid", -1);
+        key[i] = tid < 0 ? INT64_MIN : iattr(x, "is_cpu_op", 0) ? -1 - tid : tid;
+    }
+    /* the GPU stream with the most kernels: sort the kernels' keys, count runs */
+    int64_t *sorted = sb_xmalloc(((size_t)n + 1) * sizeof *sorted), main_gpu = INT64_MIN;
+    for (uint32_t i = 0; i < n; i++)
+        if (T->node[i]->type == CHAKRA_PROTO_MSG__NODE_TYPE__COMP_NODE && key[i] >= 0)
+            sorted[n_keys++] = key[i];
+    qsort(sorted, n_keys, sizeof *sorted, cmp_i64);
+    for (uint32_t i = 0, best = 0, run = 0; i < n_keys; i++) {
+        run = i && sorted[i] == sorted[i - 1] ? run + 1 : 1;
+        if (run > best) /* ties keep the smaller tid: sorted ascending */
+            best = run, main_gpu = sorted[i];
+    }
+    n_keys = 0;
+    for (uint32_t i = 0; i < n; i++)
+        if (T->node[i]->type == CHAKRA_PROTO_MSG__NODE_TYPE__COMM_COLL_NODE && key[i] >= 0 &&
+            main_gpu != INT64_MIN)
+            key[i] = main_gpu;
+    /* dense ids in key order */
+    for (uint32_t i = 0; i < n; i++)
+        if (key[i] != INT64_MIN)
+            sorted[n_keys++] = key[i];
+    qsort(sorted, n_keys, sizeof *sorted, cmp_i64);
+    uint32_t m = 0;
+    for (uint32_t i = 0; i < n_keys; i++)
+        if (!m || sorted[i] != sorted[m - 1])
+            sorted[m++] = sorted[i];
+    for (uint32_t i = 0; i < n && m; i++) {
+        if (key[i] == INT64_MIN)
+            continue;
+        uint32_t lo = 0, hi = m;
+        while (lo + 1 < hi) {
+            uint32_t mid = (lo + hi) / 2;
+            if (sorted[mid] <= key[i])
+                lo = mid;
+            else
+                hi = mid;
+        }
+        T->stream[i] = lo;
+    }
+    free(key);
+    free(sorted);
+    return m > 1 ? m : 1;
+}
+
 static struct sb_graph *build(struct trace *T, const struct deps *D, struct sb_err *e)
 {
     struct sb_builder *b = sb_builder_new(T->path, SB_LOC_NODE_ID, e);
@@ -465,6 +537,12 @@ static struct sb_graph *build(struct trace *T, const struct deps *D, struct sb_e
     for (uint32_t i = 0; i < T->n; i++)
         T->have_sizes |= attr(T->node[i], "tensor_size") != NULL;
     sb_builder_meta(b, "source", "chakra");
+    uint32_t n_streams = streams_of(T);
+    if (n_streams > 1) {
+        char s[16];
+        snprintf(s, sizeof s, "%u", n_streams);
+        sb_builder_meta(b, "streams", s);
+    }
     if (!T->have_sizes)
         sb_builder_meta(b, "tensor_sizes", "none");
     /* last[i]: the node consumers of trace node i read (a collective's done) */
@@ -532,7 +610,7 @@ struct sb_graph *sb_chakra_load_mem(const char *path, const uint8_t *buf, size_t
     free(D.off), free(D.to);
     for (uint32_t i = 0; i < T.n; i++)
         chakra_proto_msg__node__free_unpacked(T.node[i], NULL);
-    free(T.node), free(T.order);
+    free(T.node), free(T.order), free(T.stream);
     if (T.groups)
         json_decref(T.groups);
     return g;

@@ -20,14 +20,14 @@
 enum col {
     COL_ID, COL_NAME, COL_KIND, COL_INPUTS, COL_OP, COL_COST_US, COL_OUT_BYTES,
     COL_COLL, COL_COMM_BYTES, COL_GROUP, COL_COMM_US, COL_DEVICE, COL_FLAGS, COL_UNITS,
-    COL_COUNT,
+    COL_STREAM, COL_COUNT,
     COL_EXTRA = COL_COUNT,       /* an x_ column: read and ignored */
     COL_DEV_COST = COL_COUNT + 1 /* cost_us.<device> (docs/machines.md) */
 };
 
 static const char *const col_names[COL_COUNT] = {
     "id", "name", "kind", "inputs", "op", "cost_us", "out_bytes", "coll",
-    "comm_bytes", "group", "comm_us", "device", "flags", "units"};
+    "comm_bytes", "group", "comm_us", "device", "flags", "units", "stream"};
 
 #define N_REQUIRED_COLS 4 /* id, name, kind, inputs */
 #define MAX_COLS 256      /* a header wider than this is surely not a graph */
@@ -247,6 +247,17 @@ static int read_units(struct loader *L, uint32_t *out)
     return 0;
 }
 
+static int read_stream(struct loader *L, uint32_t *out)
+{
+    const char *s = field(L, COL_STREAM);
+    uint64_t v = 0;
+    if (*s && parse_u64(s, SB_MAX_STREAMS - 1, &v) != 0)
+        return fail(L, fnum(L, COL_STREAM), "stream '%s' is not an integer in 0..%d", s,
+                    SB_MAX_STREAMS - 1);
+    *out = (uint32_t)v;
+    return 0;
+}
+
 /* cost_us.<device> fields of the row just added (-1 when empty). */
 static int read_dev_costs(struct loader *L)
 {
@@ -355,7 +366,7 @@ static int read_row(struct loader *L)
         read_u64(L, COL_OUT_BYTES, &n.out_bytes) ||
         read_u64(L, COL_COMM_BYTES, &n.comm_bytes) || read_group(L, &n.group_size) ||
         read_double(L, COL_COMM_US, -1, &n.comm_us) || read_device(L, &n.device) ||
-        read_flags(L, &n.flags) || read_units(L, &n.units))
+        read_flags(L, &n.flags) || read_units(L, &n.units) || read_stream(L, &n.stream))
         return -1;
     if (sb_builder_node(L->b, &n) == SB_NONE)
         return -1;

@@ -53,6 +53,8 @@ static void write_placement(FILE *f, const struct sb_graph *G, uint32_t v)
 {
     if (has_units(G))
         sb_csv_fieldf(f, 0, "%u", G->units_used[v]);
+    if (G->n_streams > 1)
+        sb_csv_fieldf(f, 0, "%u", G->stream[v]);
     for (uint32_t k = 0; k < G->n_dev_cost; k++) {
         double c = G->dev_cost_us[(size_t)v * G->n_dev_cost + k];
         if (c >= 0)
@@ -114,6 +116,8 @@ int sb_graph_write(const struct sb_graph *g, const char *path, struct sb_err *e)
                    "comm_us,device,flags");
     if (has_units(g))
         fprintf(out.f, ",units");
+    if (g->n_streams > 1)
+        fprintf(out.f, ",stream");
     for (uint32_t k = 0; k < g->n_dev_cost; k++) {
         fprintf(out.f, ",");
         char col[300];

@@ -25,6 +25,7 @@ static const struct key keys[] = {
     {"clock_ghz", 1e-6, 1e3, offsetof(struct sb_import_opts, clock_ghz), 0},
     {"npus", 1, 1 << 20, offsetof(struct sb_import_opts, npus), 1},
     {"ctrl_deps", 0, 1, offsetof(struct sb_import_opts, ctrl_deps), 1},
+    {"streams", 0, 1, offsetof(struct sb_import_opts, streams), 1},
 };
 
 void sb_import_defaults(struct sb_import_opts *o)
@@ -37,6 +38,7 @@ void sb_import_defaults(struct sb_import_opts *o)
     o->npus = 16;
     o->npus_set = 0;
     o->ctrl_deps = 0;
+    o->streams = 1;
 }
 
 int sb_import_parse(struct sb_import_opts *o, const char *spec, struct sb_err *e)
@@ -52,7 +54,7 @@ int sb_import_parse(struct sb_import_opts *o, const char *spec, struct sb_err *e
             k++;
         if (k == sizeof keys / sizeof keys[0]) {
             rc = sb_errf(e, "unknown import option '%s' (known: peak_tflops, mem_gbps, "
-                            "clock_ghz, npus, ctrl_deps)", kv);
+                            "clock_ghz, npus, ctrl_deps, streams)", kv);
             break;
         }
         double v = eq ? strtod(eq + 1, &end) : NAN;

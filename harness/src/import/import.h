@@ -13,6 +13,7 @@ struct sb_import_opts {
                            ranks of a collective without a process group */
     uint32_t npus_set;  /* npus was given (Chakra: else the trace's rank files) */
     uint32_t ctrl_deps; /* Chakra: 1 follows ctrl_deps as edges too */
+    uint32_t streams;   /* Chakra: 1 (default) a stream per thread (tid), 0 one stream */
 };
 
 void sb_import_defaults(struct sb_import_opts *o);
