@@ -136,7 +136,7 @@ static int read_case(const char *path, struct gcase *c, struct sb_err *e)
     if (!text)
         return -1;
     char buf[MAX_LINE_BYTES], *tok[MAX_TOK];
-    unsigned line = 0;
+    unsigned line = 0, graph_line = 0;
     int rc = 0, ended = 0;
     uint32_t n_assign = 0;
     while (!rc && at < n_text) {
@@ -197,6 +197,7 @@ static int read_case(const char *path, struct gcase *c, struct sb_err *e)
         } else if (!strcmp(tok[0], "graph") && n >= 5 && c->nb) {
             long l = strtol(tok[2], NULL, 10), nn = strtol(tok[4], NULL, 10);
             c->L = (uint32_t)(l > 0 ? l : 0), c->N = (uint32_t)(nn > 0 ? nn : 0);
+            graph_line = line;
             if (l < 0 || nn < 0 || l > 1000000 || nn > 1000000)
                 rc = sb_errf(e, "%s:%u: too many tensors", path, line);
             else {
@@ -267,8 +268,9 @@ static int read_case(const char *path, struct gcase *c, struct sb_err *e)
     /* every leaf and node the graph line declared, by its first missing index */
     for (uint32_t t = 0; !rc && c->t && t < c->L + c->N; t++)
         if (!c->given[t])
-            rc = sb_errf(e, "%s: %s %u never given (graph declares n_leafs %u, n_nodes %u)",
-                         path, t < c->L ? "leaf" : "node", t < c->L ? t : t - c->L, c->L, c->N);
+            rc = sb_errf(e, "%s:%u: the graph has n_leafs %u, n_nodes %u, but %s %u is never "
+                            "given", path, graph_line, c->L, c->N, t < c->L ? "leaf" : "node",
+                         t < c->L ? t : t - c->L);
     if (!rc && (!ended || !c->t || n_assign != c->L + c->N || c->n_split_lines != c->n_splits))
         rc = sb_errf(e, "%s: incomplete case (no 'end', or missing assign/split lines)", path);
     if (!rc)

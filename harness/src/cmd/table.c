@@ -194,8 +194,9 @@ int sb_table_decimal(const struct sb_table *t, uint32_t r, uint32_t c, double ma
     if (v < 0)
         return sb_errf(e, "%s:%u: %s '%.40s' is negative", t->path, line, col, s);
     if (!isfinite(v) || v > max)
-        return sb_errf(e, "%s:%u: %s '%.40s%s' is above the column's limit of %.17g", t->path,
-                       line, col, s, strlen(s) > 40 ? "..." : "", max);
+        return sb_errf(e, integer ? "%s:%u: %s '%.40s%s' is above the column's limit of %.0f"
+                                  : "%s:%u: %s '%.40s%s' is above the column's limit of %g",
+                       t->path, line, col, s, strlen(s) > 40 ? "..." : "", max);
     if (integer && v != floor(v))
         return sb_errf(e, "%s:%u: %s '%.40s' is not a whole number", t->path, line, col, s);
     *out = v;
