@@ -127,9 +127,15 @@ rm -f "$WORK/sparse.yaml"
 # is in docs/fuzzing.md)
 head -c 100000 /dev/zero | tr '\0' '[' >"$WORK/deep.yaml"
 check "100,000 '['" "deep.yaml:1:65: '[' nests deeper than 64 levels" timeout 5 "$BIN" validate --machine "$WORK/deep.yaml"
+# brackets inside a JSON string are text, not nesting: jansson gets the
+# document and the key is refused by name
+printf '{"%s": 1}\n' "$(head -c 70 /dev/zero | tr '\0' '[')" >"$WORK/string.json"
+check "[ in a JSON string" "string.json:1: unknown key '[[[[" "$BIN" collective --op all_reduce --system "$WORK/string.json"
 # a results file with a byte-order mark reads as without one
 printf '\xef\xbb\xbfworkload,scheduler,status,peak_mem_bytes,makespan_us,exposed_comm_us\na,b,ok,5,1.5,0\n' >"$WORK/bom.rcsv"
 if "$BIN" compare "$WORK/bom.rcsv" "$WORK/bom.rcsv" >/dev/null 2>&1; then ok; else bad "results with a BOM"; fi
+# '-' is standard input, not a file named '-'
+if "$BIN" compare - "$WORK/bom.rcsv" <"$WORK/bom.rcsv" >/dev/null 2>&1; then ok; else bad "compare - (stdin)"; fi
 # inputs fuzzing found: each must be refused or run, never crash (exit >= 128) or hang
 for f in "$TESTS"/fuzz/crashes/*; do
     [ -e "$f" ] || continue
