@@ -70,15 +70,17 @@ static int parse_index(const char *s, uint32_t count, uint32_t *out)
     return 0;
 }
 
+/* A tensor reference: '-', L<i> below n_leafs or N<i> below n_nodes (decimal
+ * digits only); -2 otherwise. */
 static int32_t ref(const struct gcase *c, const char *s)
 {
+    uint32_t i;
     if (!strcmp(s, "-"))
         return GGML_NONE;
-    long i = strtol(s + 1, NULL, 10);
-    if (s[0] == 'L' && i >= 0 && (uint32_t)i < c->L)
+    if (s[0] == 'L' && !parse_index(s + 1, c->L, &i))
         return (int32_t)i;
-    if (s[0] == 'N' && i >= 0 && (uint32_t)i < c->N)
-        return (int32_t)(c->L + (uint32_t)i);
+    if (s[0] == 'N' && !parse_index(s + 1, c->N, &i))
+        return (int32_t)(c->L + i);
     return -2;
 }
 
