@@ -117,6 +117,11 @@ R="$TESTS/bad/results-negative.rcsv"
 check "SCHEDBENCH_MAX_INPUT_BYTES" "results-negative.rcsv: $(wc -c <"$R") bytes, above the input limit of 10 bytes" \
     env SCHEDBENCH_MAX_INPUT_BYTES=10 "$BIN" compare "$R" "$R"
 if "$BIN" validate --machine "$Y" --max-input-bytes=1K >/dev/null 2>&1; then ok; else bad "$Y within 1K"; fi
+# the limit is inclusive: a file of exactly N bytes is read, N + 1 is not
+if "$BIN" --max-input-bytes "$size" validate --machine "$Y" >/dev/null 2>&1; then ok; else bad "$Y at a limit of its size"; fi
+check "limit - 1" "above the input limit of $((size - 1)) bytes" "$BIN" --max-input-bytes $((size - 1)) validate --machine "$Y"
+# standard input has no size in advance: it is cut off one byte past the limit
+check "stdin over the limit" "-: more than the input limit of 10 bytes" "$BIN" --max-input-bytes 10 validate --machine - <"$Y"
 check "--max-input-bytes value" "--max-input-bytes '12X' is not a size" "$BIN" validate --max-input-bytes 12X "$Y"
 truncate -s 2G "$WORK/sparse.yaml"
 check "2 GiB machine" "sparse.yaml: 2147483648 bytes, above the input limit of 1073741824 bytes" \

@@ -180,6 +180,8 @@ char *sb_read_file_limited(const char *path, uint64_t max_bytes, size_t *n, stru
         return NULL;
     /* the size fstat gave, plus one byte to see a file that grew since */
     size_t cap = is_stdin ? 1 << 16 : (size_t)st.st_size + 1, len = 0;
+    if (cap > max_bytes + 1) /* never read more than one byte past the limit */
+        cap = (size_t)max_bytes + 1;
     char *buf = sb_xmalloc(cap + 1);
     for (;;) {
         if (len == cap) {
