@@ -29,7 +29,8 @@ failed=0
 for t in workload hlo machine results options expect chakra astra_text ggml_case astra_config astra_queue; do
     corpus=$B/fuzz-corpus/$t seed=$B/fuzz-seeds/$t
     mkdir -p "$corpus" "$seed"
-    for s in $(seeds $t); do
+    # seeds kept for a target in tests/fuzz/seeds/<target> (issue 27's cases among them)
+    for s in $(seeds $t) "$root/tests/fuzz/seeds/$t"; do
         if [ -d "$s" ]; then cp "$s"/* "$seed"/ 2>/dev/null || true; elif [ -f "$s" ]; then cp "$s" "$seed"/; fi
     done
     [ "$t" = options ] && printf 'lat_us=2,bw_gbps=40\ninflight=2\ndp:beam=2,max_group=8\n' >"$seed/one"

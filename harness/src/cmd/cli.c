@@ -39,7 +39,10 @@ static int usage(FILE *f)
             "  gen       generate a workload graph (schedbench gen --help)\n"
             "\n"
             "  schedbench COMMAND --help   options of one command\n"
-            "  schedbench --version\n");
+            "  schedbench --version\n"
+            "\n"
+            "Any command: --max-input-bytes N[K|M|G] raises the input limit (default 1G,\n"
+            "also $SCHEDBENCH_MAX_INPUT_BYTES); inputs must be regular files.\n");
     return f == stderr ? 2 : 0;
 }
 
@@ -266,6 +269,11 @@ static int cmd_convert(int argc, char **argv)
 
 int main(int argc, char **argv)
 {
+    struct sb_err limit_err;
+    if (sb_input_limit_init(&argc, argv, &limit_err)) { /* --max-input-bytes, any command */
+        fprintf(stderr, "schedbench: %s\n", limit_err.msg);
+        return 2;
+    }
     if (argc < 2)
         return usage(stderr);
     const char *cmd = argv[1];

@@ -303,7 +303,16 @@ static int one_case(json_t *cs, const char *dags, double got[2], double want[2],
 static int golden(const char *path, const char *dags)
 {
     json_error_t je;
-    json_t *root = json_load_file(path, 0, &je);
+    struct sb_err re;
+    size_t n;
+    char *text = sb_read_file_limited(path, sb_max_input_bytes(), &n, &re);
+    if (!text || sb_check_nesting(path, text, n, 1, SB_MAX_NESTING, &re)) {
+        fprintf(stderr, "%s\n", re.msg);
+        free(text);
+        return 2;
+    }
+    json_t *root = json_loadb(text, n, 0, &je);
+    free(text);
     if (!root) {
         fprintf(stderr, "%s:%d:%d: %s\n", path, je.line, je.column, je.text);
         return 2;

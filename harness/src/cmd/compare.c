@@ -85,32 +85,32 @@ static int row_ok(const struct side *s, uint32_t r)
     return strcmp(get(s, r, s->c_status), "ok") == 0;
 }
 
-/* Reads the metrics of an ok row; they must be finite numbers. */
+/* Reads the metrics of an ok row: decimal numbers within each column's range
+ * (table.h), so no difference or percentage of two of them overflows. */
 static int read_metrics(const struct side *s, uint32_t r, double *out, struct sb_err *e)
 {
     for (int m = 0; m < M_COUNT; m++) {
-        const char *f = get(s, r, s->c_metric[m]);
-        char *end;
-        if (m == M_MEM && !*f) { /* a trace without tensor sizes: memory not measured */
+        if (m == M_MEM && !*get(s, r, s->c_metric[m])) { /* a trace without tensor sizes: memory not measured */
             out[m] = 0;
             continue;
         }
-        out[m] = strtod(f, &end);
-        if (end == f || *end || !isfinite(out[m]))
-            return sb_errf(e, "%s:%u: %s '%s' is not a number", s->t.path,
-                           s->t.line[r + 1], metric_cols[m], f);
-        /* no time or memory is negative; a tolerance taken from one would
-         * call a file regressed against itself */
-        if (out[m] < 0)
-            return sb_errf(e, "%s:%u: %s '%s' is negative", s->t.path, s->t.line[r + 1],
-                           metric_cols[m], f);
+        if (sb_table_decimal(&s->t, r, (uint32_t)s->c_metric[m],
+                             m == M_MEM ? SB_RESULTS_MAX_BYTES : SB_RESULTS_MAX_US, m == M_MEM,
+                             &out[m], e))
+            return -1;
     }
     return 0;
 }
 
-static unsigned long read_over(const struct side *s, uint32_t r)
+/* Devices over their memory capacity; empty in rows without a placement. */
+static int read_over(const struct side *s, uint32_t r, unsigned long *out, struct sb_err *e)
 {
-    return s->c_over < 0 ? 0 : strtoul(get(s, r, s->c_over), NULL, 10);
+    double v = 0;
+    if (s->c_over >= 0 && *get(s, r, s->c_over) &&
+        sb_table_decimal(&s->t, r, (uint32_t)s->c_over, 4294967295.0, 1, &v, e))
+        return -1;
+    *out = (unsigned long)v;
+    return 0;
 }
 
 static int find_row(const struct side *s, const char *w, const char *sc, uint32_t from)
@@ -200,7 +200,8 @@ static int match(const struct side *b, const struct side *n, const struct opts *
         x->have_old = row_ok(b, r);
         if (x->have_old && read_metrics(b, r, x->old_v, e))
             return -1;
-        x->old_over = read_over(b, r);
+        if (read_over(b, r, &x->old_over, e))
+            return -1;
         if (q < 0) {
             x->v = V_MISSING;
             if (!x->have_old)
@@ -214,7 +215,8 @@ static int match(const struct side *b, const struct side *n, const struct opts *
             return -1;
         if (!x->have_new)
             x->note = get(n, (uint32_t)q, n->c_status);
-        x->new_over = read_over(n, (uint32_t)q);
+        if (read_over(n, (uint32_t)q, &x->new_over, e))
+            return -1;
         x->v = !x->have_new ? V_ERROR : !x->have_old ? V_IMPROVED : judge(x, o);
     }
     for (uint32_t r = 0; r < n->t.n_rows; r++) {

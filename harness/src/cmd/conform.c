@@ -118,18 +118,41 @@ static void read_line(struct expect *x, char *s, uint32_t line)
     }
 }
 
+/* The longest .expect line, with its newline: XLA's tests name instructions
+ * of a few dozen characters; a longer line is refused, not read in pieces. */
+#define MAX_EXPECT_LINE 4096
+
 static int read_expect(const char *path, struct expect *x, struct sb_err *e)
 {
-    FILE *f = fopen(path, "r");
-    char buf[4096];
+    size_t n, at = 0;
+    char *text = sb_read_file_limited(path, sb_max_input_bytes(), &n, e);
+    if (!text)
+        return -1;
+    char buf[MAX_EXPECT_LINE];
     uint32_t line = 0;
-    if (!f)
-        return sb_errf(e, "%s: cannot open: %s", path, strerror(errno));
     memset(x, 0, sizeof *x);
     x->n_comp = 1; /* ENTRY */
-    while (fgets(buf, sizeof buf, f))
-        read_line(x, trim(buf), ++line);
-    fclose(f);
+    while (at < n) {
+        const char *nl = memchr(text + at, '\n', n - at);
+        size_t len = nl ? (size_t)(nl - (text + at)) + 1 : n - at;
+        line++;
+        const char *nul = memchr(text + at, 0, len);
+        if (nul || len >= sizeof buf) {
+            if (nul)
+                sb_errf(e, "%s:%u:%zu: NUL byte: not a text file", path, line,
+                        (size_t)(nul - (text + at)) + 1);
+            else
+                sb_errf(e, "%s:%u: a line of %zu bytes; an .expect line has at most %d", path,
+                        line, len - (nl != NULL), MAX_EXPECT_LINE - 2);
+            free(text);
+            return -1;
+        }
+        memcpy(buf, text + at, len);
+        buf[len] = 0;
+        at += len;
+        read_line(x, trim(buf), line);
+    }
+    free(text);
     return 0;
 }
 
@@ -640,21 +663,12 @@ static enum verdict run_test(const char *dir, const char *name, int *tier, char 
     }
     *tier = x->tier;
     snprintf(path, sizeof path, "%s/%s.hlo", dir, name);
-    FILE *f = fopen(path, "rb");
-    char *buf = NULL;
     size_t len = 0;
-    if (f) {
-        FILE *s = open_memstream(&buf, &len);
-        int c;
-        while ((c = fgetc(f)) != EOF)
-            fputc(c, s);
-        fclose(s);
-        fclose(f);
-    }
+    char *buf = sb_read_file_limited(path, sb_max_input_bytes(), &len, &e);
     m = buf ? sb_hlo_parse(path, buf, len, &e) : NULL;
     free(buf);
     if (!m) {
-        snprintf(why, n_why, "%s", f ? e.msg : "cannot open the .hlo");
+        snprintf(why, n_why, "%s", e.msg);
         goto out;
     }
     int always;

@@ -17,9 +17,14 @@
 #include <string.h>
 
 #define MAX_TOK 512
+/* The longest line a case may have, in bytes with its newline: ggml's dumps
+ * stay under 400 (a tensor has at most GGML_MAX_SRC = 10 sources); a longer
+ * line is refused rather than cut into pieces that read as separate lines. */
+#define MAX_LINE_BYTES 16384
 
 struct gcase {
     char name[128];
+    uint8_t *given;    /* [L + N] a leaf or node line was read; [L + N .. 2(L + N)) its assign */
     uint32_t nb, nf, L, N;
     int32_t *backend_buft;
     uint8_t *reads;
@@ -35,23 +40,47 @@ struct gcase {
     char warn[64][160];
 };
 
+/* The fields of line; more than MAX_TOK gives MAX_TOK + 1, which the caller
+ * refuses. */
 static int split_tokens(char *line, char **tok)
 {
     int n = 0;
-    for (char *s = strtok(line, " \r\n"); s && n < MAX_TOK; s = strtok(NULL, " \r\n"))
+    for (char *s = strtok(line, " \r\n"); s; s = strtok(NULL, " \r\n")) {
+        if (n == MAX_TOK)
+            return MAX_TOK + 1;
         tok[n++] = s;
+    }
     return n;
 }
 
+/* A leaf, node or split index: decimal digits, below count. */
+static int parse_index(const char *s, uint32_t count, uint32_t *out)
+{
+    uint64_t v = 0;
+    if (!*s)
+        return -1;
+    for (const char *c = s; *c; c++) {
+        if (*c < '0' || *c > '9' || v >= count)
+            return -1;
+        v = v * 10 + (uint64_t)(*c - '0');
+    }
+    if (v >= count)
+        return -1;
+    *out = (uint32_t)v;
+    return 0;
+}
+
+/* A tensor reference: '-', L<i> below n_leafs or N<i> below n_nodes (decimal
+ * digits only); -2 otherwise. */
 static int32_t ref(const struct gcase *c, const char *s)
 {
+    uint32_t i;
     if (!strcmp(s, "-"))
         return GGML_NONE;
-    long i = strtol(s + 1, NULL, 10);
-    if (s[0] == 'L' && i >= 0 && (uint32_t)i < c->L)
+    if (s[0] == 'L' && !parse_index(s + 1, c->L, &i))
         return (int32_t)i;
-    if (s[0] == 'N' && i >= 0 && (uint32_t)i < c->N)
-        return (int32_t)(c->L + (uint32_t)i);
+    if (s[0] == 'N' && !parse_index(s + 1, c->N, &i))
+        return (int32_t)(c->L + i);
     return -2;
 }
 
@@ -103,24 +132,43 @@ static int tensor_line(struct gcase *c, char **tok, int n, uint32_t idx, struct 
 
 static int read_case(const char *path, struct gcase *c, struct sb_err *e)
 {
-    FILE *f = fopen(path, "r");
-    if (!f)
-        return sb_errf(e, "%s: cannot open", path);
-    char buf[16384], *tok[MAX_TOK];
-    unsigned line = 0;
+    memset(c, 0, sizeof *c);
+    size_t n_text, at = 0;
+    char *text = sb_read_file_limited(path, sb_max_input_bytes(), &n_text, e);
+    if (!text)
+        return -1;
+    char buf[MAX_LINE_BYTES], *tok[MAX_TOK];
+    unsigned line = 0, graph_line = 0;
     int rc = 0, ended = 0;
     uint32_t n_assign = 0;
-    memset(c, 0, sizeof *c);
-    while (!rc && fgets(buf, sizeof buf, f)) {
+    while (!rc && at < n_text) {
         line++;
+        const char *nl = memchr(text + at, '\n', n_text - at);
+        size_t len = nl ? (size_t)(nl - (text + at)) + 1 : n_text - at;
+        const char *nul = memchr(text + at, 0, len);
+        if (nul) {
+            rc = sb_errf(e, "%s:%u:%zu: NUL byte: not a text file", path, line,
+                         (size_t)(nul - (text + at)) + 1);
+            break;
+        }
+        if (len >= sizeof buf) {
+            rc = sb_errf(e, "%s:%u: a line of %zu bytes; a case line has at most %d", path,
+                         line, len - (nl != NULL), MAX_LINE_BYTES - 2);
+            break;
+        }
+        memcpy(buf, text + at, len);
+        buf[len] = 0;
+        at += len;
         if (buf[0] == '#' || buf[0] == '\n')
             continue;
-        char raw[16384];
+        char raw[MAX_LINE_BYTES];
         snprintf(raw, sizeof raw, "%s", buf);
         int n = split_tokens(buf, tok);
         if (!n)
             continue;
-        if (!strcmp(tok[0], "case") && n >= 2)
+        if (n > MAX_TOK)
+            rc = sb_errf(e, "%s:%u: more than %d fields on a line", path, line, MAX_TOK);
+        else if (!strcmp(tok[0], "case") && n >= 2)
             snprintf(c->name, sizeof c->name, "%.127s", tok[1]);
         else if ((!strcmp(tok[0], "sched") && c->backend_buft) ||
                  (!strcmp(tok[0], "graph") && c->t) || (!strcmp(tok[0], "splits") && c->want))
@@ -151,22 +199,37 @@ static int read_case(const char *path, struct gcase *c, struct sb_err *e)
         } else if (!strcmp(tok[0], "graph") && n >= 5 && c->nb) {
             long l = strtol(tok[2], NULL, 10), nn = strtol(tok[4], NULL, 10);
             c->L = (uint32_t)(l > 0 ? l : 0), c->N = (uint32_t)(nn > 0 ? nn : 0);
+            graph_line = line;
             if (l < 0 || nn < 0 || l > 1000000 || nn > 1000000)
                 rc = sb_errf(e, "%s:%u: too many tensors", path, line);
             else {
                 c->t = sb_xcalloc(c->L + c->N + 1, sizeof *c->t);
                 c->answers = sb_xcalloc(((size_t)c->L + c->N + 1) * 2 * c->nb, 1);
                 c->want_assign = sb_xmalloc(((size_t)c->L + c->N + 1) * sizeof *c->want_assign);
+                c->given = sb_xcalloc(2 * ((size_t)c->L + c->N) + 1, 1);
             }
         } else if ((!strcmp(tok[0], "leaf") || !strcmp(tok[0], "node")) && c->t) {
-            uint32_t i = (uint32_t)atoi(tok[1]) + (tok[0][0] == 'n' ? c->L : 0);
-            rc = tensor_line(c, tok, n, i, e, path, line);
+            /* the index is within the count the graph line declared, and given once */
+            int is_node = tok[0][0] == 'n';
+            uint32_t count = is_node ? c->N : c->L, i;
+            if (n < 2 || parse_index(tok[1], count, &i))
+                rc = sb_errf(e, "%s:%u: %s '%s' is not an index below %s %u", path, line,
+                             tok[0], n < 2 ? "" : tok[1], is_node ? "n_nodes" : "n_leafs",
+                             count);
+            else if (c->given[i + (is_node ? c->L : 0)])
+                rc = sb_errf(e, "%s:%u: %s %u is given twice", path, line, tok[0], i);
+            else {
+                c->given[i + (is_node ? c->L : 0)] = 1;
+                rc = tensor_line(c, tok, n, i + (is_node ? c->L : 0), e, path, line);
+            }
         } else if (!strcmp(tok[0], "assign") && n == 3 && c->t) {
             int32_t r = ref(c, tok[1]);
             if (r < 0)
                 rc = sb_errf(e, "%s:%u: bad tensor ref '%s'", path, line, tok[1]);
+            else if (c->given[c->L + c->N + (uint32_t)r])
+                rc = sb_errf(e, "%s:%u: assign %s is given twice", path, line, tok[1]);
             else
-                c->want_assign[r] = atoi(tok[2]), n_assign++;
+                c->want_assign[r] = atoi(tok[2]), n_assign++, c->given[c->L + c->N + (uint32_t)r] = 1;
         } else if (!strcmp(tok[0], "splits") && n == 2) {
             long k = strtol(tok[1], NULL, 10);
             if (k < 0 || k > 1000000)
@@ -176,8 +239,11 @@ static int read_case(const char *path, struct gcase *c, struct sb_err *e)
                 c->want = sb_xcalloc(c->n_splits + 1, sizeof *c->want);
             }
         } else if (!strcmp(tok[0], "split") && n >= 6 && c->want) {
-            uint32_t k = (uint32_t)atoi(tok[1]);
-            if (k >= c->n_splits || (uint32_t)(n - 6) != (uint32_t)atoi(tok[5]) || c->want[k].inputs)
+            uint32_t k;
+            if (parse_index(tok[1], c->n_splits, &k))
+                rc = sb_errf(e, "%s:%u: split '%s' is not an index below splits %u", path, line,
+                             tok[1], c->n_splits);
+            else if ((uint32_t)(n - 6) != (uint32_t)atoi(tok[5]) || c->want[k].inputs)
                 rc = sb_errf(e, "%s:%u: bad or repeated split line", path, line);
             else {
                 struct ggml_split *s = &c->want[k];
@@ -200,7 +266,13 @@ static int read_case(const char *path, struct gcase *c, struct sb_err *e)
         } else if (!strcmp(tok[0], "end"))
             ended = 1;
     }
-    fclose(f);
+    free(text);
+    /* every leaf and node the graph line declared, by its first missing index */
+    for (uint32_t t = 0; !rc && c->t && t < c->L + c->N; t++)
+        if (!c->given[t])
+            rc = sb_errf(e, "%s:%u: the graph has n_leafs %u, n_nodes %u, but %s %u is never "
+                            "given", path, graph_line, c->L, c->N, t < c->L ? "leaf" : "node",
+                         t < c->L ? t : t - c->L);
     if (!rc && (!ended || !c->t || n_assign != c->L + c->N || c->n_split_lines != c->n_splits))
         rc = sb_errf(e, "%s: incomplete case (no 'end', or missing assign/split lines)", path);
     if (!rc)
@@ -216,7 +288,7 @@ static void free_case(struct gcase *c)
     for (uint32_t k = 0; c->want && k < c->n_splits; k++)
         free(c->want[k].inputs);
     free(c->want), free(c->t), free(c->answers), free(c->srcs), free(c->want_assign);
-    free(c->backend_buft), free(c->reads);
+    free(c->backend_buft), free(c->reads), free(c->given);
 }
 
 static void tname(const struct gcase *c, uint32_t t, char *buf, size_t n)

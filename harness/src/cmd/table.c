@@ -3,6 +3,8 @@
 
 #include <csv.h>
 #include <errno.h>
+#include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 struct reader {
@@ -112,22 +114,16 @@ int sb_table_read(struct sb_table *t, const char *path, struct sb_err *e)
 {
     memset(t, 0, sizeof *t);
     t->path = sb_xstrdup(path);
-    FILE *f = fopen(path, "rb");
-    if (!f) {
-        sb_errf(e, "%s: cannot open: %s", path, strerror(errno));
+    size_t n;
+    char *buf = sb_read_file_limited(path, sb_max_input_bytes(), &n, e);
+    if (!buf) {
         sb_table_free(t);
         return -1;
     }
-    size_t n = 0, cap = 1 << 16, got;
-    char *buf = sb_xmalloc(cap);
-    while ((got = fread(buf + n, 1, cap - n, f)) > 0) {
-        n += got;
-        if (n == cap)
-            buf = sb_xrealloc(buf, cap *= 2);
-    }
-    fclose(f);
+    /* a UTF-8 byte-order mark is not part of the first column's name */
+    size_t bom = n >= 3 && !memcmp(buf, "\xef\xbb\xbf", 3) ? 3 : 0;
     struct reader R = {.t = t, .e = e, .line = 1};
-    int rc = parse_buf(&R, buf, n);
+    int rc = parse_buf(&R, buf + bom, n - bom);
     free(buf);
     if (!rc && !t->n_cols)
         rc = sb_errf(e, "%s:1: empty file: no header row", path);
@@ -158,4 +154,51 @@ int sb_table_col(const struct sb_table *t, const char *name)
 const char *sb_table_get(const struct sb_table *t, uint32_t r, uint32_t c)
 {
     return t->cell[(size_t)(r + 1) * t->n_cols + c];
+}
+
+/* digits [. digits] [e|E [+|-] digits]: the notation the results writer uses,
+ * and what other tools write for the same columns */
+static int is_decimal(const char *s)
+{
+    const char *c = s;
+    if (*c == '-')
+        c++;
+    if (*c < '0' || *c > '9')
+        return 0;
+    while (*c >= '0' && *c <= '9')
+        c++;
+    if (*c == '.')
+        for (c++; *c >= '0' && *c <= '9'; c++)
+            ;
+    if (*c == 'e' || *c == 'E') {
+        c++;
+        if (*c == '+' || *c == '-')
+            c++;
+        if (*c < '0' || *c > '9')
+            return 0;
+        while (*c >= '0' && *c <= '9')
+            c++;
+    }
+    return *c == 0;
+}
+
+int sb_table_decimal(const struct sb_table *t, uint32_t r, uint32_t c, double max,
+                     int integer, double *out, struct sb_err *e)
+{
+    const char *s = sb_table_get(t, r, c), *col = t->cell[c];
+    unsigned line = t->line[r + 1];
+    if (!is_decimal(s))
+        return sb_errf(e, "%s:%u: %s '%.40s%s' is not a number in decimal notation", t->path,
+                       line, col, s, strlen(s) > 40 ? "..." : "");
+    double v = strtod(s, NULL) + 0.0; /* + 0.0: "-0" is 0 */
+    if (v < 0)
+        return sb_errf(e, "%s:%u: %s '%.40s' is negative", t->path, line, col, s);
+    if (!isfinite(v) || v > max)
+        return sb_errf(e, integer ? "%s:%u: %s '%.40s%s' is above the column's limit of %.0f"
+                                  : "%s:%u: %s '%.40s%s' is above the column's limit of %g",
+                       t->path, line, col, s, strlen(s) > 40 ? "..." : "", max);
+    if (integer && v != floor(v))
+        return sb_errf(e, "%s:%u: %s '%.40s' is not a whole number", t->path, line, col, s);
+    *out = v;
+    return 0;
 }

@@ -21,4 +21,18 @@ int sb_table_col(const struct sb_table *t, const char *name);
 /* Field c of data row r (0-based, header excluded). */
 const char *sb_table_get(const struct sb_table *t, uint32_t r, uint32_t c);
 
+/* Field c of data row r as a number: decimal notation only (digits, then an
+ * optional '.' and digits, then an optional exponent: no hex, inf or nan), at
+ * least 0 and at most max, a whole number when integer is set.  -1 with
+ * "path:line: column 'text' is ..." otherwise. */
+int sb_table_decimal(const struct sb_table *t, uint32_t r, uint32_t c, double max,
+                     int integer, double *out, struct sb_err *e);
+
+/* The ranges of the results columns compare reads, from the loaders' limits:
+ * every buffer of a graph sums to at most 2^62 bytes, so a peak cannot pass
+ * it; a node lasts at most 10^12 us and a graph has under 2^32 nodes, so no
+ * time passes 2^32 * 10^12 < 10^22 us. */
+#define SB_RESULTS_MAX_BYTES 4611686018427387904.0 /* 2^62 */
+#define SB_RESULTS_MAX_US 1e22
+
 #endif

@@ -364,17 +364,22 @@ static void fill_machine_view(struct sb_machine *m)
 
 struct sb_machine *sb_machine_load(const char *path, struct sb_err *e)
 {
-    FILE *f = fopen(path, "rb");
-    if (!f) {
-        sb_errf(e, "%s: cannot open machine description", path);
+    /* bounded and checked before libyaml sees it (sb_read_file_limited,
+     * sb_check_nesting: util.h) */
+    size_t n;
+    char *text = sb_read_file_limited(path, sb_max_input_bytes(), &n, e);
+    if (!text)
+        return NULL;
+    if (sb_check_nesting(path, text, n, 0, SB_MAX_NESTING, e)) {
+        free(text);
         return NULL;
     }
     yaml_parser_t parser;
     struct mload L = {.path = path, .e = e};
     yaml_parser_initialize(&parser);
-    yaml_parser_set_input_file(&parser, f);
+    yaml_parser_set_input_string(&parser, (const unsigned char *)text, n);
     int ok = yaml_parser_load(&parser, &L.doc);
-    fclose(f);
+    free(text);
     if (!ok) {
         sb_errf(e, "%s:%zu:%zu: %s", path, parser.problem_mark.line + 1,
                 parser.problem_mark.column + 1,

@@ -3,6 +3,7 @@
 
 #include <csv.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
@@ -49,22 +50,207 @@ char *sb_xstrdup(const char *s)
     return memcpy(sb_xmalloc(n), s, n);
 }
 
-char *sb_read_file(const char *path, size_t *n)
+/* ---- reading input files ------------------------------------------------ */
+
+static uint64_t max_input_bytes = SB_MAX_INPUT_BYTES_DEFAULT;
+
+uint64_t sb_max_input_bytes(void) { return max_input_bytes; }
+
+int sb_parse_bytes(const char *s, uint64_t *out)
 {
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return NULL;
-    size_t cap = 1 << 16, len = 0, got;
-    char *buf = sb_xmalloc(cap + 1);
-    while ((got = fread(buf + len, 1, cap - len, f)) > 0) {
-        len += got;
-        if (len == cap)
-            buf = sb_xrealloc(buf, (cap *= 2) + 1);
+    uint64_t v = 0;
+    const char *c = s;
+    if (*c < '0' || *c > '9')
+        return -1;
+    for (; *c >= '0' && *c <= '9'; c++) {
+        if (v > ((uint64_t)1 << 62) / 10)
+            return -1;
+        v = v * 10 + (uint64_t)(*c - '0');
     }
-    fclose(f);
+    int shift = 0;
+    if (*c == 'K' || *c == 'k')
+        shift = 10;
+    else if (*c == 'M' || *c == 'm')
+        shift = 20;
+    else if (*c == 'G' || *c == 'g')
+        shift = 30;
+    if (shift)
+        c++;
+    if (*c || v == 0 || v > ((uint64_t)1 << 62) >> shift)
+        return -1;
+    *out = v << shift;
+    return 0;
+}
+
+int sb_input_limit_init(int *argc, char **argv, struct sb_err *e)
+{
+    const char *env = getenv("SCHEDBENCH_MAX_INPUT_BYTES");
+    if (env && *env && sb_parse_bytes(env, &max_input_bytes))
+        return sb_errf(e, "SCHEDBENCH_MAX_INPUT_BYTES='%s' is not a size in bytes "
+                          "(N, NK, NM or NG, 1 to 2^62)", env);
+    static const char flag[] = "--max-input-bytes";
+    int out = 0;
+    for (int i = 0; i < *argc; i++) {
+        const char *a = argv[i], *v = NULL;
+        if (!strcmp(a, flag)) {
+            if (i + 1 >= *argc)
+                return sb_errf(e, "%s needs a size in bytes", flag);
+            v = argv[++i];
+        } else if (!strncmp(a, flag, sizeof flag - 1) && a[sizeof flag - 1] == '=') {
+            v = a + sizeof flag;
+        } else {
+            argv[out++] = argv[i];
+            continue;
+        }
+        if (sb_parse_bytes(v, &max_input_bytes))
+            return sb_errf(e, "%s '%s' is not a size in bytes (N, NK, NM or NG, 1 to 2^62)",
+                           flag, v);
+    }
+    argv[out] = NULL;
+    *argc = out;
+    return 0;
+}
+
+static const char *file_type(mode_t m)
+{
+    return S_ISDIR(m) ? "a folder" : S_ISFIFO(m) ? "a FIFO" : S_ISCHR(m) ? "a character device"
+         : S_ISBLK(m) ? "a block device" : S_ISSOCK(m) ? "a socket" : "not a regular file";
+}
+
+/* An fd of path opened without blocking, once fstat shows a regular file no
+ * larger than max_bytes; -1 with errno and a message otherwise.  Checking
+ * after open (not stat before it) leaves no window to swap the file. */
+static int open_input(const char *path, uint64_t max_bytes, struct stat *st, struct sb_err *e)
+{
+    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    if (fd < 0) {
+        int err = errno;
+        sb_errf(e, "%s: cannot open: %s", path, strerror(err));
+        errno = err;
+        return -1;
+    }
+    if (fstat(fd, st) != 0) {
+        int err = errno;
+        sb_errf(e, "%s: cannot stat: %s", path, strerror(err));
+        close(fd);
+        errno = err;
+        return -1;
+    }
+    if (!S_ISREG(st->st_mode)) {
+        sb_errf(e, "%s: is %s, not a regular file", path, file_type(st->st_mode));
+        close(fd);
+        errno = S_ISDIR(st->st_mode) ? EISDIR : EINVAL;
+        return -1;
+    }
+    if ((uint64_t)st->st_size > max_bytes) {
+        sb_errf(e, "%s: %llu bytes, above the input limit of %llu bytes "
+                   "(--max-input-bytes or SCHEDBENCH_MAX_INPUT_BYTES raise it)",
+                path, (unsigned long long)st->st_size, (unsigned long long)max_bytes);
+        close(fd);
+        errno = EFBIG;
+        return -1;
+    }
+    /* a regular file never blocks; clear the flag so reads behave plainly */
+    int fl = fcntl(fd, F_GETFL);
+    if (fl >= 0)
+        fcntl(fd, F_SETFL, fl & ~O_NONBLOCK);
+    return fd;
+}
+
+int sb_input_check(const char *path, struct sb_err *e)
+{
+    struct stat st;
+    int fd = open_input(path, max_input_bytes, &st, e);
+    if (fd < 0)
+        return -1;
+    close(fd);
+    return 0;
+}
+
+char *sb_read_file_limited(const char *path, uint64_t max_bytes, size_t *n, struct sb_err *e)
+{
+    struct stat st;
+    memset(&st, 0, sizeof st);
+    int fd, is_stdin = !strcmp(path, "-");
+    if (max_bytes > SIZE_MAX - 2)
+        max_bytes = SIZE_MAX - 2;
+    if (is_stdin)
+        fd = STDIN_FILENO;
+    else if ((fd = open_input(path, max_bytes, &st, e)) < 0)
+        return NULL;
+    /* the size fstat gave, plus one byte to see a file that grew since */
+    size_t cap = is_stdin ? 1 << 16 : (size_t)st.st_size + 1, len = 0;
+    if (cap > max_bytes + 1) /* never read more than one byte past the limit */
+        cap = (size_t)max_bytes + 1;
+    char *buf = sb_xmalloc(cap + 1);
+    for (;;) {
+        if (len == cap) {
+            if (cap > max_bytes) { /* read max_bytes + 1: too much */
+                sb_errf(e, "%s: more than the input limit of %llu bytes "
+                           "(--max-input-bytes or SCHEDBENCH_MAX_INPUT_BYTES raise it)",
+                        path, (unsigned long long)max_bytes);
+                free(buf);
+                if (!is_stdin)
+                    close(fd);
+                errno = EFBIG;
+                return NULL;
+            }
+            cap = cap > max_bytes / 2 ? (size_t)max_bytes + 1 : cap * 2;
+            buf = sb_xrealloc(buf, cap + 1);
+        }
+        ssize_t got = read(fd, buf + len, cap - len);
+        if (got < 0 && errno == EINTR)
+            continue;
+        if (got < 0) {
+            int err = errno;
+            sb_errf(e, "%s: read error: %s", path, strerror(err));
+            free(buf);
+            if (!is_stdin)
+                close(fd);
+            errno = err;
+            return NULL;
+        }
+        if (got == 0)
+            break;
+        len += (size_t)got;
+    }
+    if (!is_stdin)
+        close(fd);
     buf[len] = 0;
     *n = len;
     return buf;
+}
+
+char *sb_read_file(const char *path, size_t *n)
+{
+    return sb_read_file_limited(path, max_input_bytes, n, NULL);
+}
+
+int sb_check_nesting(const char *path, const char *buf, size_t n, int json,
+                     unsigned max_depth, struct sb_err *e)
+{
+    unsigned depth = 0;
+    size_t line = 1, col = 1;
+    for (size_t i = 0; i < n; i++, col++) {
+        char c = buf[i];
+        if (c == '\n') {
+            line++;
+            col = 0;
+        } else if (json && c == '"') { /* a JSON string: skip to its closing quote */
+            for (i++, col++; i < n && buf[i] != '"' && buf[i] != '\n'; i++, col++)
+                if (buf[i] == '\\' && i + 1 < n && buf[i + 1] != '\n')
+                    i++, col++;
+            if (i < n && buf[i] == '\n')
+                i--, col--; /* an unterminated string: the parser names it */
+        } else if (c == '[' || c == '{') {
+            if (++depth > max_depth)
+                return sb_errf(e, "%s:%zu:%zu: '%c' nests deeper than %u levels of [ and {",
+                               path, line, col, c, max_depth);
+        } else if ((c == ']' || c == '}') && depth) {
+            depth--;
+        }
+    }
+    return 0;
 }
 
 int sb_mkdirs(const char *path, struct sb_err *e)

@@ -40,8 +40,51 @@ struct sb_atomic {
     char *path;
     char *tmp;
 };
-/* The whole file, NUL-terminated (n excludes the NUL); NULL if unreadable. */
+/* ---- reading input files ----------------------------------------------------
+ * Every input is read whole, and only when it is a regular file (or "-",
+ * standard input) no larger than the input limit: a FIFO, a device, a socket
+ * or a folder is refused without blocking (opened O_NONBLOCK, checked with
+ * fstat), and /dev/zero behind a symlink cannot grow memory without bound.
+ * README "The command line" documents the limit. */
+
+/* Default input limit: 1 GiB, about ten times the largest workload the
+ * generators write (a million nodes of CSV is ~100 MB). */
+#define SB_MAX_INPUT_BYTES_DEFAULT ((uint64_t)1 << 30)
+/* Nesting of '[' and '{' a YAML or JSON document may reach before libyaml or
+ * jansson sees it: the deepest real config (a machine's links) nests 4 levels;
+ * libyaml's parser slows down quadratically with flow depth (100,000 '[' take
+ * 15 s before it refuses them). */
+#define SB_MAX_NESTING 64
+
+/* The input limit in bytes: sb_input_limit_init's value, else the default. */
+uint64_t sb_max_input_bytes(void);
+/* Sets the limit from $SCHEDBENCH_MAX_INPUT_BYTES, then from a
+ * "--max-input-bytes N" (or "--max-input-bytes=N") anywhere in argv, which is
+ * removed from argv.  N is bytes, with an optional K, M or G suffix (powers of
+ * 1024).  -1 with a message when a value is malformed. */
+int sb_input_limit_init(int *argc, char **argv, struct sb_err *e);
+/* Parses N[K|M|G] into bytes (at least 1, at most 2^62); -1 when malformed. */
+int sb_parse_bytes(const char *s, uint64_t *out);
+
+/* The whole file, NUL-terminated (n excludes the NUL), or NULL and a message
+ * "path: why" (it does not exist, is a FIFO, is above max_bytes, ...).
+ * path "-" reads standard input, cut off at the same limit. */
+char *sb_read_file_limited(const char *path, uint64_t max_bytes, size_t *n,
+                           struct sb_err *e);
+/* sb_read_file_limited at sb_max_input_bytes() without a message: NULL with
+ * errno set (ENOENT and the like from open, EISDIR for a folder, EINVAL for
+ * another file that is not regular, EFBIG above the limit). */
 char *sb_read_file(const char *path, size_t *n);
+/* 0 when path is a regular file within the input limit, else -1 and a message
+ * (e may be NULL): for readers that hand a path to a library, as the Chakra
+ * importer gives its group JSON to jansson. */
+int sb_input_check(const char *path, struct sb_err *e);
+/* Refuses a YAML or JSON text whose '[' and '{' nest deeper than max_depth,
+ * naming the line and column of the first bracket too deep.  JSON strings are
+ * skipped (json != 0); in YAML every bracket counts, quoted or not, which can
+ * only refuse more. */
+int sb_check_nesting(const char *path, const char *buf, size_t n, int json,
+                     unsigned max_depth, struct sb_err *e);
 /* mkdir -p: every missing folder of path. */
 int sb_mkdirs(const char *path, struct sb_err *e);
 int sb_atomic_open(struct sb_atomic *a, const char *path, struct sb_err *e);

@@ -57,13 +57,15 @@ int sb_astra_load_system(const char *path, struct sb_astra_config *c, struct sb_
                                         "reduce-scatter-implementation",
                                         "all-to-all-implementation"};
     size_t n;
-    char *text = sb_read_file(path, &n);
-    json_error_t je;
-    json_t *root = text ? json_loadb(text, n, 0, &je) : NULL;
-    if (!text) {
+    char *text = sb_read_file_limited(path, sb_max_input_bytes(), &n, e);
+    if (!text)
+        return -1;
+    if (sb_check_nesting(path, text, n, 1, SB_MAX_NESTING, e)) {
         free(text);
-        return sb_errf(e, "%s: cannot open", path);
+        return -1;
     }
+    json_error_t je;
+    json_t *root = json_loadb(text, n, 0, &je);
     if (!root) {
         free(text);
         return sb_errf(e, "%s:%d:%d: %s", path, je.line, je.column, je.text);
@@ -147,15 +149,20 @@ static int yaml_list(yaml_document_t *doc, yaml_node_t *v, const char *path, con
 
 int sb_astra_load_network(const char *path, struct sb_astra_config *c, struct sb_err *e)
 {
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return sb_errf(e, "%s: cannot open", path);
+    size_t n;
+    char *text = sb_read_file_limited(path, sb_max_input_bytes(), &n, e);
+    if (!text)
+        return -1;
+    if (sb_check_nesting(path, text, n, 0, SB_MAX_NESTING, e)) {
+        free(text);
+        return -1;
+    }
     yaml_parser_t p;
     yaml_document_t doc;
     yaml_parser_initialize(&p);
-    yaml_parser_set_input_file(&p, f);
+    yaml_parser_set_input_string(&p, (const unsigned char *)text, n);
     int ok = yaml_parser_load(&p, &doc);
-    fclose(f);
+    free(text);
     if (!ok) {
         int rc = sb_errf(e, "%s:%lu:%lu: %s", path, (unsigned long)p.problem_mark.line + 1,
                          (unsigned long)p.problem_mark.column + 1, p.problem ? p.problem : "not YAML");
