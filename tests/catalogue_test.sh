@@ -77,21 +77,29 @@ check "--shard" "--shard '3/2'" "$BIN" run -q -w "$C" --shard 3/2 -o "$WORK/o.cs
 # memory until killed.  Each must exit 2 at once, naming the file and what it is.
 M="$TESTS/../workloads/machines"
 mkfifo "$WORK/fifo.yaml" "$WORK/fifo.rcsv" "$WORK/fifo.json" "$WORK/fifo.yml" "$WORK/fifo.et" \
-    "$WORK/fifo.txt"
-for x in yaml rcsv json yml et txt case; do ln -s /dev/zero "$WORK/zero.$x"; done
+    "$WORK/fifo.txt" "$WORK/fifo.csv" "$WORK/fifo.hlo"
+for x in yaml rcsv json yml et txt case csv hlo; do ln -s /dev/zero "$WORK/zero.$x"; done
 mkdir -p "$WORK/dir.yaml"
 for k in fifo zero; do
     check "$k machine" "$k.yaml: is a" "$BIN" validate --machine "$WORK/$k.yaml"
     check "$k results" "$k.rcsv: is a" "$BIN" compare "$WORK/$k.rcsv" "$WORK/$k.rcsv"
     check "$k system" "$k.json: is a" "$BIN" collective --op all_reduce --system "$WORK/$k.json"
     check "$k network" "$k.yml: is a" "$BIN" collective --op all_reduce --network "$WORK/$k.yml"
-    # through sb_read_file, whose caller (graph.c) words the message itself
-    check "$k chakra trace" "$k.et" "$BIN" validate "$WORK/$k.et"
-    check "$k astra text" "$k.txt" "$BIN" validate "$WORK/$k.txt"
+    # every workload format goes through the same reader (import/import.c)
+    check "$k chakra trace" "$k.et: is a" "$BIN" validate "$WORK/$k.et"
+    check "$k astra text" "$k.txt: is a" "$BIN" validate "$WORK/$k.txt"
+    check "$k workload csv" "$k.csv: is a" "$BIN" validate "$WORK/$k.csv"
+    check "$k hlo" "$k.hlo: is a" "$BIN" validate "$WORK/$k.hlo"
 done
 check "folder as machine" "dir.yaml: is a folder, not a regular file" "$BIN" validate --machine "$WORK/dir.yaml"
 mkdir -p "$WORK/zcase" && ln -s /dev/zero "$WORK/zcase/z.case"
 check "zero ggml case" "z.case: is a character device, not a regular file" "$BIN" conform "$WORK/zcase"
+# a Chakra trace's group file (<name>.json) that is a FIFO: not read, no hang
+mkfifo "$WORK/grp.json"
+printf '\000' >"$WORK/grp.0.et"  # an empty GlobalMetadata, then no node
+timeout 20 "$BIN" validate "$WORK/grp.0.et" >"$WORK/out" 2>&1
+rc=$?
+if [ "$rc" = 2 ] && grep -qF "no nodes" "$WORK/out"; then ok; else bad "FIFO group json: exit $rc: $(head -c 300 "$WORK/out")"; fi
 # a workload's '# machine=' sidecar goes through the same reader
 printf '# machine=fifo.yaml\nid,name,kind,inputs,cost_us\n0,a,compute,,1\n' >"$WORK/side.csv"
 check "machine= sidecar" "fifo.yaml: is a FIFO, not a regular file" "$BIN" validate "$WORK/side.csv"

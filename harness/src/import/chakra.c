@@ -51,7 +51,8 @@ static void load_groups(struct trace *T)
     if (!dot)
         return;
     char *json = sb_strf("%.*s.json", (int)(dot - T->path), T->path);
-    T->groups = json_load_file(json, 0, NULL);
+    /* a group file that is not a regular file (a FIFO) would block */
+    T->groups = sb_input_check(json, NULL) ? NULL : json_load_file(json, 0, NULL);
     if (T->groups && !json_is_object(T->groups)) {
         json_decref(T->groups);
         T->groups = NULL;

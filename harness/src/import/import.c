@@ -160,11 +160,9 @@ struct sb_graph *sb_graph_load_with(const char *path, const struct sb_import_opt
         return NULL;
     }
     size_t n;
-    char *buf = sb_read_file(path, &n);
-    if (!buf) {
-        sb_errf(e, "%s: cannot open: %s", path, strerror(errno));
+    char *buf = sb_read_file_limited(path, sb_max_input_bytes(), &n, e);
+    if (!buf)
         return NULL;
-    }
     struct sb_graph *g = imp->load(path, buf, n, opts, e);
     free(buf);
     return g;
