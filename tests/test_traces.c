@@ -364,8 +364,63 @@ static void chakra_ctrl_and_host(void)
     free(t.b);
 }
 
+/* Memory from the tensor lists ([tensor, storage, offset, num_elem,
+ * elem_bytes, device]).  Node 1 reads storage 12 (1000 B on the GPU, read
+ * before anything writes it: it existed before the step, pinned) and a CPU
+ * tensor (not GPU memory), and writes storage 10 (100 x 4 = 400 B); node 2
+ * reads 10 and writes 11 (50 x 4 = 200 B); node 3 reads 11.  Graph, in
+ * order: storage#12 (input), a#1, storage#10 (nop after a), b#2,
+ * storage#11, c#3.  Memory by position: 1000, 1000, 1400, 1400 (10's last
+ * reader is b), 1200, 1200: peak 1400 at position 2. */
+static void chakra_storages(void)
+{
+    struct et t = {0};
+    ChakraProtoMsg__GlobalMetadata meta = CHAKRA_PROTO_MSG__GLOBAL_METADATA__INIT;
+    put(&t, &meta.base);
+    static const char *const in[3] = {"[[7, 12, 0, 250, 4, 'cuda:0'], [8, 13, 0, 9, 4, 'cpu']]",
+                                      "[[1, 10, 0, 100, 4, 'cuda:0']]",
+                                      "[[2, 11, 0, 50, 4, 'cuda:0']]"};
+    static const char *const out[3] = {"[[1, 10, 0, 100, 4, 'cuda:0']]",
+                                       "[[2, 11, 0, 50, 4, 'cuda:0']]", "[]"};
+    static const char *const name[3] = {"a", "b", "c"};
+    for (uint64_t i = 1; i <= 3; i++) {
+        ChakraProtoMsg__Node x = CHAKRA_PROTO_MSG__NODE__INIT;
+        ChakraProtoMsg__IOInfo io = CHAKRA_PROTO_MSG__IOINFO__INIT, oo = CHAKRA_PROTO_MSG__IOINFO__INIT;
+        uint64_t dep = i - 1;
+        x.id = i, x.name = (char *)name[i - 1], x.type = CHAKRA_PROTO_MSG__NODE_TYPE__COMP_NODE;
+        x.duration_micros = 1;
+        x.data_deps = &dep, x.n_data_deps = i > 1;
+        io.values = (char *)in[i - 1], oo.values = (char *)out[i - 1];
+        x.inputs = &io, x.outputs = &oo;
+        put(&t, &x.base);
+    }
+    struct sb_import_opts o;
+    struct sb_err e;
+    sb_import_defaults(&o);
+    struct sb_graph *g = sb_chakra_load_mem("st.et", t.b, t.n, &o, &e);
+    CHECK(g != NULL);
+    if (g) {
+        static const char *const want[6] = {"storage#12", "a#1", "storage#10", "b#2",
+                                            "storage#11", "c#3"};
+        CHECK_EQ_U(g->v.n_nodes, 6);
+        for (uint32_t v = 0; v < 6 && v < g->v.n_nodes; v++)
+            CHECK(!strcmp(g->v.names + g->v.name_off[v], want[v]));
+        CHECK(sb_graph_meta(g, "tensor_sizes") == NULL);
+        uint32_t order[6] = {0, 1, 2, 3, 4, 5}, peak_pos;
+        uint64_t mem[6];
+        CHECK_EQ_U(sb_mem_profile(&g->v, order, 6, mem, &peak_pos), 1400);
+        CHECK_EQ_U(peak_pos, 2);
+        CHECK_EQ_U(mem[5], 1200);
+        sb_graph_free(g);
+    } else {
+        fprintf(stderr, "%s\n", e.msg);
+    }
+    free(t.b);
+}
+
 int main(void)
 {
+    chakra_storages();
     chakra_ctrl_and_host();
     chakra_long_names();
     text_micro();

@@ -35,8 +35,24 @@ struct trace {
     uint64_t dropped;  /* dependencies on absent nodes */
     uint32_t ranks;    /* ranks of a collective that names no process group */
     uint32_t *stream;  /* [n] each node's stream (streams_of) */
+    /* GPU storages from the tensor lists (storages_of), by trace node */
+    struct use *use;   /* [n_use] sorted by (node, storage) */
+    uint32_t n_use, *use_off; /* [n + 1] each trace node's uses */
+    uint32_t *st_node; /* [n_st] graph node holding a storage's buffer, SB_NONE */
+    uint64_t *st_bytes; /* [n_st] its size */
+    uint32_t n_st;
     uint32_t n_no_group; /* such collectives */
     int have_sizes;    /* some node carries tensor_size */
+};
+
+/* One mention of a GPU storage in a node's tensor lists. */
+struct use {
+    uint32_t node;    /* trace node index */
+    uint32_t st;      /* dense storage index (storage ids first, then this) */
+    uint64_t id;      /* the storage id of the trace */
+    uint64_t bytes;   /* (offset + num_elem) * elem_bytes: what it needs at least */
+    uint8_t write;    /* in outputs */
+    uint32_t k;       /* the node's position in the graph order */
 };
 
 /* ---- reading -------------------------------------------------------------- */
@@ -379,8 +395,12 @@ static int add_inputs(struct sb_builder *b, const struct deps *D, uint32_t i,
 
 /* A collective or point-to-point node: a start reading its dependencies and
  * a done its consumers read.  Returns the done, SB_NONE on error. */
+static int storage_inputs(struct trace *T, struct sb_builder *b, uint32_t k, uint32_t *stamp,
+                          uint32_t stamp_v);
+
 static uint32_t add_comm(struct trace *T, struct sb_builder *b, const struct deps *D,
-                         uint32_t i, const uint32_t *last, struct sb_err *e)
+                         uint32_t i, const uint32_t *last, uint32_t k, uint32_t *stamp,
+                         struct sb_err *e)
 {
     const Node *x = T->node[i];
     const char *coll = x->type == CHAKRA_PROTO_MSG__NODE_TYPE__COMM_SEND_NODE ? "send"
@@ -421,7 +441,7 @@ static uint32_t add_comm(struct trace *T, struct sb_builder *b, const struct dep
     n.name = name;
     n.kind = SB_KIND_START;
     SB_ASSERT(sb_coll_parse(coll, &n.coll) == 0);
-    n.out_bytes = bytes > 0 ? (uint64_t)bytes : 0;
+    n.out_bytes = bytes > 0 && !T->n_st ? (uint64_t)bytes : 0;
     n.comm_bytes = (uint64_t)size;
     n.group_size = group > 1 ? (uint32_t)group : 0;
     n.comm_us = x->duration_micros ? (double)x->duration_micros : -1;
@@ -429,7 +449,7 @@ static uint32_t add_comm(struct trace *T, struct sb_builder *b, const struct dep
     n.stream = T->stream[i];
     uint32_t s = sb_builder_node(b, &n);
     free(name);
-    if (s == SB_NONE || add_inputs(b, D, i, last))
+    if (s == SB_NONE || add_inputs(b, D, i, last) || storage_inputs(T, b, k, stamp, s + 1))
         return SB_NONE;
     name = sb_strf("%s#%" PRIu64 ".done", x->name, x->id);
     struct sb_node_in d = SB_NODE_IN_INIT;
@@ -462,11 +482,176 @@ static uint32_t add_plain(struct trace *T, struct sb_builder *b, const struct de
                : x->type == CHAKRA_PROTO_MSG__NODE_TYPE__COMM_COLL_NODE ? "comm_host"
                                                                           : "mem";
         n.cost_us = us_to_ps(compute_us(T, x));
-        n.out_bytes = bytes > 0 ? (uint64_t)bytes : 0;
+        n.out_bytes = bytes > 0 && !T->n_st ? (uint64_t)bytes : 0;
     }
     uint32_t id = sb_builder_node(b, &n);
     free(name);
     return id == SB_NONE || add_inputs(b, D, i, last) ? SB_NONE : id;
+}
+
+/* Each "[tensor_id, storage_id, offset, num_elem, elem_bytes, 'device']" of
+ * an IOInfo values string (a Python literal of nested lists) on a GPU
+ * ('cuda...'), appended to *u.  Anything else in the string is skipped. */
+static void scan_tensors(const char *s, uint32_t node, uint8_t write, struct use **u,
+                         uint32_t *n, uint32_t *cap)
+{
+    for (; s && (s = strchr(s, '[')); s++) {
+        uint64_t f[5];
+        const char *p = s + 1;
+        int ok = 1;
+        for (int i = 0; i < 5 && ok; i++) {
+            while (*p == ' ')
+                p++;
+            if (*p < '0' || *p > '9')
+                ok = 0;
+            for (f[i] = 0; ok && *p >= '0' && *p <= '9'; p++)
+                f[i] = f[i] > UINT64_MAX / 16 ? UINT64_MAX / 16 : f[i] * 10 + (uint64_t)(*p - '0');
+            while (ok && *p == ' ')
+                p++;
+            ok = ok && *p++ == ',';
+        }
+        while (ok && *p == ' ')
+            p++;
+        if (!ok || (*p != '\'' && *p != '"') || strncmp(p + 1, "cuda", 4))
+            continue;
+        /* sizes past 2^50 are refused by the builder: saturate, do not wrap */
+        uint64_t el = f[2] + f[3] < f[2] ? UINT64_MAX : f[2] + f[3];
+        uint64_t bytes = f[4] && el > (1ull << 52) / f[4] ? (1ull << 52) : el * f[4];
+        if (*n == *cap) {
+            *cap = *cap ? 2 * *cap : 256;
+            *u = sb_xrealloc(*u, *cap * sizeof **u);
+        }
+        (*u)[(*n)++] = (struct use){node, 0, f[1], bytes, write, 0};
+    }
+}
+
+static int cmp_use_id(const void *a, const void *b)
+{
+    const struct use *x = a, *y = b;
+    if (x->id != y->id)
+        return x->id < y->id ? -1 : 1;
+    if (x->k != y->k)
+        return x->k < y->k ? -1 : 1;
+    return (int)x->write - (int)y->write; /* a node's read before its write */
+}
+
+static int cmp_use_node(const void *a, const void *b)
+{
+    const struct use *x = a, *y = b;
+    if (x->k != y->k)
+        return x->k < y->k ? -1 : 1;
+    if (x->st != y->st)
+        return x->st < y->st ? -1 : 1;
+    return (int)x->write - (int)y->write; /* a node's read before its write */
+}
+
+/* Memory from the tensor lists (storage level, so views of one storage do
+ * not count twice): pass 1 collects each node's GPU storages; pass 2 numbers
+ * the storages, each sized by the largest extent any mention needs; pass 3
+ * orders the mentions by graph position.  Returns the storage count. */
+static uint32_t storages_of(struct trace *T)
+{
+    uint32_t cap = 0, *pos = sb_xmalloc(((size_t)T->n + 1) * sizeof *pos);
+    for (uint32_t k = 0; k < T->n; k++)
+        pos[T->order[k]] = k;
+    for (uint32_t i = 0; i < T->n; i++) { /* pass 1 */
+        const Node *x = T->node[i];
+        scan_tensors(x->inputs ? x->inputs->values : NULL, i, 0, &T->use, &T->n_use, &cap);
+        scan_tensors(x->outputs ? x->outputs->values : NULL, i, 1, &T->use, &T->n_use, &cap);
+    }
+    for (uint32_t u = 0; u < T->n_use; u++)
+        T->use[u].k = pos[T->use[u].node];
+    qsort(T->use, T->n_use, sizeof *T->use, cmp_use_id); /* pass 2 */
+    T->st_bytes = sb_xmalloc(((size_t)T->n_use + 1) * sizeof *T->st_bytes);
+    for (uint32_t u = 0; u < T->n_use; u++) {
+        if (!u || T->use[u].id != T->use[u - 1].id)
+            T->st_bytes[T->n_st++] = 0;
+        T->use[u].st = T->n_st - 1;
+        if (T->use[u].bytes > T->st_bytes[T->n_st - 1])
+            T->st_bytes[T->n_st - 1] = T->use[u].bytes;
+    }
+    T->st_node = sb_xmalloc(((size_t)T->n_st + 1) * sizeof *T->st_node);
+    for (uint32_t s = 0; s < T->n_st; s++)
+        T->st_node[s] = SB_NONE;
+    qsort(T->use, T->n_use, sizeof *T->use, cmp_use_node); /* pass 3 */
+    T->use_off = sb_xcalloc((size_t)T->n + 2, sizeof *T->use_off);
+    for (uint32_t u = 0; u < T->n_use; u++)
+        T->use_off[T->use[u].k + 1]++;
+    for (uint32_t k = 0; k < T->n; k++)
+        T->use_off[k + 1] += T->use_off[k];
+    free(pos);
+    return T->n_st;
+}
+
+/* The storages graph node `at` (trace node at order position k) reads or
+ * writes become its inputs: a storage first met here and only written gets
+ * its buffer now, a nop right after the node (the writer allocates it); one
+ * first met as a read existed before the step and is an input node pinned
+ * for the whole step (parameters, optimizer state) -- made up front by
+ * add_preexisting.  Called once the node's own inputs are in. */
+static int storage_inputs(struct trace *T, struct sb_builder *b, uint32_t k, uint32_t *stamp,
+                          uint32_t stamp_v)
+{
+    for (uint32_t u = T->use_off[k]; u < T->use_off[k + 1]; u++) {
+        uint32_t s = T->use[u].st;
+        if (T->st_node[s] == SB_NONE || stamp[s] == stamp_v)
+            continue;
+        stamp[s] = stamp_v;
+        if (sb_builder_input(b, T->st_node[s]))
+            return -1;
+    }
+    return 0;
+}
+
+static int storage_alloc(struct trace *T, struct sb_builder *b, uint32_t k, uint32_t writer)
+{
+    for (uint32_t u = T->use_off[k]; u < T->use_off[k + 1]; u++) {
+        uint32_t s = T->use[u].st;
+        if (T->st_node[s] != SB_NONE || !T->use[u].write)
+            continue;
+        char *name = sb_strf("storage#%" PRIu64, T->use[u].id);
+        struct sb_node_in n = SB_NODE_IN_INIT;
+        n.name = name;
+        n.kind = SB_KIND_NOP;
+        n.op = "alloc";
+        n.out_bytes = T->st_bytes[s];
+        n.loc = T->node[T->use[u].node]->id;
+        n.stream = T->stream[T->use[u].node];
+        T->st_node[s] = sb_builder_node(b, &n);
+        free(name);
+        if (T->st_node[s] == SB_NONE || sb_builder_input(b, writer))
+            return -1;
+    }
+    return 0;
+}
+
+/* Storages read before any node writes them: inputs, pinned. */
+static int add_preexisting(struct trace *T, struct sb_builder *b)
+{
+    uint8_t *seen = sb_xcalloc((size_t)T->n_st + 1, 1);
+    int rc = 0;
+    for (uint32_t u = 0; u < T->n_use && !rc; u++) {
+        uint32_t s = T->use[u].st;
+        if (seen[s])
+            continue;
+        seen[s] = 1;
+        /* the first mention (mentions are by position, a node's read first) */
+        if (T->use[u].write)
+            continue;
+        char *name = sb_strf("storage#%" PRIu64, T->use[u].id);
+        struct sb_node_in n = SB_NODE_IN_INIT;
+        n.name = name;
+        n.kind = SB_KIND_INPUT;
+        n.op = "storage";
+        n.out_bytes = T->st_bytes[s];
+        n.flags = SB_FLAG_WEIGHT;
+        n.loc = T->node[T->use[u].node]->id;
+        T->st_node[s] = sb_builder_node(b, &n);
+        free(name);
+        rc = T->st_node[s] == SB_NONE;
+    }
+    free(seen);
+    return rc ? -1 : 0;
 }
 
 /* Where each node ran, as the trace says (is_cpu_op, tid): a stream per CPU
@@ -535,7 +720,10 @@ static struct sb_graph *build(struct trace *T, const struct deps *D, struct sb_e
 {
     struct sb_builder *b = sb_builder_new(T->path, SB_LOC_NODE_ID, e);
     sb_builder_reserve(b, T->n + T->n / 4 + 16, D->off[T->n]);
-    for (uint32_t i = 0; i < T->n; i++)
+    /* memory: the tensor lists' GPU storages when the trace has them, else
+     * each node's tensor_size */
+    T->have_sizes = storages_of(T) > 0;
+    for (uint32_t i = 0; i < T->n && !T->have_sizes; i++)
         T->have_sizes |= attr(T->node[i], "tensor_size") != NULL;
     sb_builder_meta(b, "source", "chakra");
     uint32_t n_streams = streams_of(T);
@@ -548,10 +736,12 @@ static struct sb_graph *build(struct trace *T, const struct deps *D, struct sb_e
         sb_builder_meta(b, "tensor_sizes", "none");
     /* last[i]: the node consumers of trace node i read (a collective's done) */
     uint32_t *last = sb_xmalloc((T->n + 1) * sizeof *last);
-    int rc = 0;
+    uint32_t *stamp = sb_xcalloc((size_t)T->n_st + 1, sizeof *stamp);
+    int rc = add_preexisting(T, b);
     for (uint32_t k = 0; k < T->n && !rc; k++) {
         uint32_t i = T->order[k];
         const Node *x = T->node[i];
+        int comm = 0;
         switch (x->type) {
         case CHAKRA_PROTO_MSG__NODE_TYPE__COMM_COLL_NODE:
         case CHAKRA_PROTO_MSG__NODE_TYPE__COMM_SEND_NODE:
@@ -562,7 +752,7 @@ static struct sb_graph *build(struct trace *T, const struct deps *D, struct sb_e
             if (iattr(x, "is_cpu_op", 0) && !attr(x, "comm_type"))
                 last[i] = add_plain(T, b, D, i, last, SB_KIND_COMPUTE);
             else
-                last[i] = add_comm(T, b, D, i, last, e);
+                last[i] = add_comm(T, b, D, i, last, k, stamp, e), comm = 1;
             break;
         case CHAKRA_PROTO_MSG__NODE_TYPE__COMP_NODE:
         case CHAKRA_PROTO_MSG__NODE_TYPE__MEM_LOAD_NODE:
@@ -579,7 +769,13 @@ static struct sb_graph *build(struct trace *T, const struct deps *D, struct sb_e
             last[i] = SB_NONE;
         }
         rc = last[i] == SB_NONE;
+        /* a collective reads its storages on its start (add_comm); every
+         * other node here, then the storages it is first to write */
+        if (!rc && T->n_st)
+            rc = (!comm && storage_inputs(T, b, k, stamp, last[i] + 1)) ||
+                 storage_alloc(T, b, k, last[i]);
     }
+    free(stamp);
     free(last);
     if (rc) {
         sb_builder_free(b);
@@ -612,6 +808,7 @@ struct sb_graph *sb_chakra_load_mem(const char *path, const uint8_t *buf, size_t
     for (uint32_t i = 0; i < T.n; i++)
         chakra_proto_msg__node__free_unpacked(T.node[i], NULL);
     free(T.node), free(T.order), free(T.stream);
+    free(T.use), free(T.use_off), free(T.st_node), free(T.st_bytes);
     if (T.groups)
         json_decref(T.groups);
     return g;
