@@ -15,6 +15,7 @@
  * lowest peak kept (ties: the earlier candidate).  Inputs exist from the
  * start whatever their position, so they lead every order.  Devices stay as
  * pre-assigned: this is a single-device ordering policy. */
+#include "minmem-impl.h"
 #include "schedbench/plugin.h"
 
 #include <stdlib.h>
@@ -57,6 +58,7 @@ struct mm {
     uint32_t epoch;
     uint32_t *fresh;  /* [max uses] buffers whose count changed */
     uint8_t *state;   /* [n] 0 waiting, 1 candidate, 2 placed */
+    uint32_t *buf, cap; /* [cap] scratch: one node's uses (cap = the most any has) */
     struct heap h;
 };
 
@@ -364,43 +366,66 @@ static void mm_free(struct mm *M)
 {
     free(M->root), free(M->uses), free(M->cnt), free(M->mult), free(M->rd_off);
     free(M->rd), free(M->maxmine), free(M->ver), free(M->seen), free(M->fresh);
-    free(M->state), free(M->h.e);
+    free(M->state), free(M->h.e), free(M->buf);
+}
+
+static int mm_init(struct mm *M, const struct sb_graph_view *g)
+{
+    uint32_t n = g->n_nodes;
+    size_t n1 = (size_t)n + 1;
+    memset(M, 0, sizeof *M);
+    M->g = g, M->n = n, M->cap = max_uses(g);
+    M->root = malloc(n1 * sizeof *M->root);
+    M->uses = malloc(n1 * sizeof *M->uses);
+    M->cnt = malloc(n1 * sizeof *M->cnt);
+    M->mult = calloc(n1, sizeof *M->mult);
+    M->rd_off = malloc((n1 + 1) * sizeof *M->rd_off);
+    M->maxmine = malloc(n1 * sizeof *M->maxmine);
+    M->ver = calloc(n1, sizeof *M->ver);
+    M->seen = calloc(n1, sizeof *M->seen);
+    M->fresh = malloc(((size_t)M->cap + 1) * sizeof *M->fresh);
+    M->state = malloc(n1);
+    M->buf = malloc(((size_t)M->cap + 1) * sizeof *M->buf);
+    if (!M->root || !M->uses || !M->cnt || !M->mult || !M->rd_off || !M->maxmine ||
+        !M->ver || !M->seen || !M->fresh || !M->state || !M->buf)
+        return -1;
+    for (uint32_t v = 0; v < n; v++)
+        M->root[v] = owns(g, v) || g->pred_off[v] == g->pred_off[v + 1]
+                         ? v : M->root[g->pred[g->pred_off[v]]];
+    return build_readers(M, M->buf, M->cap);
+}
+
+static int sb_minmem_pass(struct mm *M, int reverse_pass, uint32_t *order)
+{
+    return reverse_pass ? reverse(M, order, M->buf, M->cap) : forward(M, order, M->buf, M->cap);
+}
+
+int sb_minmem_candidate(const struct sb_graph_view *g, int reverse_pass, uint32_t *order)
+{
+    struct mm M;
+    int rc = mm_init(&M, g);
+    if (!rc)
+        rc = sb_minmem_pass(&M, reverse_pass, order);
+    mm_free(&M);
+    return rc;
 }
 
 static int minmem_run(void *state, const struct sb_graph_view *g, struct sb_schedule *out)
 {
     (void)state;
-    uint32_t n = g->n_nodes, cap = max_uses(g);
-    size_t n1 = (size_t)n + 1;
-    struct mm M = {.g = g, .n = n};
-    M.root = malloc(n1 * sizeof *M.root);
-    M.uses = malloc(n1 * sizeof *M.uses);
-    M.cnt = malloc(n1 * sizeof *M.cnt);
-    M.mult = calloc(n1, sizeof *M.mult);
-    M.rd_off = malloc((n1 + 1) * sizeof *M.rd_off);
-    M.maxmine = malloc(n1 * sizeof *M.maxmine);
-    M.ver = calloc(n1, sizeof *M.ver);
-    M.seen = calloc(n1, sizeof *M.seen);
-    M.fresh = malloc(((size_t)cap + 1) * sizeof *M.fresh);
-    M.state = malloc(n1);
-    uint32_t *buf = malloc(((size_t)cap + 1) * sizeof *buf);
-    uint32_t *cand = malloc(n1 * sizeof *cand);
-    uint64_t *mem = malloc(n1 * sizeof *mem);
+    uint32_t n = g->n_nodes;
+    struct mm M;
+    uint32_t *cand = malloc(((size_t)n + 1) * sizeof *cand);
+    uint64_t *mem = malloc(((size_t)n + 1) * sizeof *mem);
     int rc = -1;
-    if (!M.root || !M.uses || !M.cnt || !M.mult || !M.rd_off || !M.maxmine || !M.ver ||
-        !M.seen || !M.fresh || !M.state || !buf || !cand || !mem)
+    if (mm_init(&M, g) || !cand || !mem)
         goto out;
-    for (uint32_t v = 0; v < n; v++) {
-        M.root[v] = owns(g, v) || g->pred_off[v] == g->pred_off[v + 1]
-                        ? v : M.root[g->pred[g->pred_off[v]]];
+    for (uint32_t v = 0; v < n; v++)
         out->order[v] = v; /* candidate 1: the file order */
-    }
-    if (build_readers(&M, buf, cap))
-        goto out;
     uint32_t pos;
     uint64_t best = g->host->mem_profile(g, out->order, n, mem, &pos);
     for (int c = 0; c < 2; c++) {
-        if (c == 0 ? forward(&M, cand, buf, cap) : reverse(&M, cand, buf, cap))
+        if (sb_minmem_pass(&M, c, cand))
             goto out;
         uint64_t peak = g->host->mem_profile(g, cand, n, mem, &pos);
         if (peak < best) {
@@ -410,7 +435,7 @@ static int minmem_run(void *state, const struct sb_graph_view *g, struct sb_sche
     }
     rc = 0;
 out:
-    mm_free(&M), free(buf), free(cand), free(mem);
+    mm_free(&M), free(cand), free(mem);
     return rc ? sb_plugin_fail(out->err, out->n_err, "minmem: out of memory") : 0;
 }
 
