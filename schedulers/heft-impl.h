@@ -124,40 +124,50 @@ static inline uint32_t lane_next_block(const struct lane *L, uint32_t j0, double
     return j < L->n_blocks ? j : L->n_blocks;
 }
 
+static inline double lane_block_end(const struct lane *L, uint32_t j)
+{
+    return L->b[j]->s[L->b[j]->n - 1].end;
+}
+
 /* Earliest start >= ready of an idle gap of length w > 0; *at = where the slot
  * would be inserted. */
 static inline double lane_earliest_gap(const struct lane *L, double ready, double w,
                                        struct lane_pos *at)
 {
-    /* first block, then first slot, ending after ready; most nodes are ready
-     * near the end of the lane, so the last block is tried first */
-    uint32_t lo = 0, hi = L->n_blocks;
-    if (ready >= L->last_end)
-        lo = hi;
-    else if (hi > 1 && L->b[hi - 2]->s[L->b[hi - 2]->n - 1].end <= ready)
-        lo = hi - 1;
-    while (lo < hi) {
-        uint32_t mid = lo + (hi - lo) / 2;
-        const struct lane_block *B = L->b[mid];
-        if (B->s[B->n - 1].end <= ready)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    if (lo == L->n_blocks) {
+    /* First block, then first slot, ending after ready.  Most nodes are ready
+     * near the end of the lane, so both searches gallop back from the end
+     * (steps 1, 2, 4, ...) and then bisect the last step: O(log distance),
+     * and the few cache lines near the end instead of a bisection's spread. */
+    if (ready >= L->last_end) {
         *at = (struct lane_pos){L->n_blocks ? L->n_blocks - 1 : 0,
                                 L->n_blocks ? L->b[L->n_blocks - 1]->n : 0};
         return ready;
     }
+    /* the last block ends after ready (its last end is last_end) */
+    uint32_t hi = L->n_blocks - 1, step = 1, lo;
+    while (hi >= step && lane_block_end(L, hi - step) > ready)
+        hi -= step, step *= 2;
+    lo = hi >= step ? hi - step + 1 : 0;
+    while (lo < hi) { /* block hi ends after ready; find the first that does */
+        uint32_t mid = lo + (hi - lo) / 2;
+        if (lane_block_end(L, mid) <= ready)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
     uint32_t j = lo;
     const struct lane_block *B = L->b[j];
-    uint32_t i = 0, z = B->n; /* B's last slot ends after ready: i < B->n */
-    while (i < z) {
-        uint32_t mid = i + (z - i) / 2;
+    uint32_t i = B->n - 1; /* B's last slot ends after ready */
+    step = 1;
+    while (i >= step && B->s[i - step].end > ready)
+        i -= step, step *= 2;
+    lo = i >= step ? i - step + 1 : 0;
+    while (lo < i) {
+        uint32_t mid = lo + (i - lo) / 2;
         if (B->s[mid].end <= ready)
-            i = mid + 1;
+            lo = mid + 1;
         else
-            z = mid;
+            i = mid;
     }
     /* the first slot after ready: the gap runs from ready itself */
     if (ready + w <= B->s[i].begin) {
