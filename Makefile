@@ -11,7 +11,7 @@ CMAKE_FLAGS ?= -DSB_WERROR=ON
 PKGS := cmake make gcc g++ libcsv-dev gnuplot-nox libbenchmark-dev \
         libyaml-dev libjansson-dev libprotobuf-c-dev protobuf-c-compiler clang
 
-.PHONY: all deps build build-asan build-release run test bench baseline gate fuzz clean
+.PHONY: all deps build build-asan build-release run test bench bench-scale baseline gate fuzz clean
 
 all: build
 
@@ -64,6 +64,14 @@ bench: build
 	./$(BUILD)/bench/bench_sweep --benchmark_out=$(BUILD)/bench_sweep.json --benchmark_out_format=json
 	./$(BUILD)/bench/bench_place --benchmark_out=$(BUILD)/bench_place.json --benchmark_out_format=json
 	./$(BUILD)/bench/bench_import --benchmark_out=$(BUILD)/bench_import.json --benchmark_out_format=json
+	./$(BUILD)/bench/bench_scale --benchmark_out=$(BUILD)/bench_scale.json --benchmark_out_format=json
+
+# Issue 25's acceptance run: bench_scale with the million-node graphs, in a
+# Release build (about two minutes more than `make bench`'s default sizes).
+bench-scale: deps
+	cmake -S . -B build-scale $(CMAKE_FLAGS) -DSB_BENCH=ON -DCMAKE_BUILD_TYPE=Release
+	cmake --build build-scale -j $(JOBS) --target bench_scale
+	./build-scale/bench/bench_scale --sb_sizes=10k,100k,1M --benchmark_out=build-scale/bench_scale.json --benchmark_out_format=json
 
 clean:
-	rm -rf $(BUILD) $(ASAN_BUILD) build-release build-fuzz
+	rm -rf $(BUILD) $(ASAN_BUILD) build-release build-fuzz build-scale

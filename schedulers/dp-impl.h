@@ -22,8 +22,14 @@ struct dp_ctx {
     double *fin, *cend;
     double *copy;      /* [n * nd] when a copy of v's output is on device b; < 0 none */
     uint32_t *sorted;  /* a group in placement order */
+    uint32_t n_sorted; /* entries of sorted the last plan wrote */
     uint32_t *newin, n_newin; /* inputs the group placed with their first consumer */
     double *stream, *res, *link; /* [nd], [nd], [nd * nd] */
+    /* Greedy completion plans each candidate on top of the scratch left by the
+     * previous group instead of reloading a cut; with `journal` set, the
+     * copies a plan records are listed here so that it can be undone. */
+    int journal;
+    size_t *jcopy, n_jcopy; /* [n_edges + 1] indices into copy */
 };
 
 /* Done nodes that an unfinished node still reads, sorted by node. */

@@ -125,7 +125,8 @@ int sb_dp_ctx_init(struct dp_ctx *c, const struct sb_graph_view *g)
     c->stream = malloc(nd * sizeof *c->stream);
     c->res = malloc(nd * sizeof *c->res);
     c->link = malloc((size_t)nd * nd * sizeof *c->link);
-    if (!c->root || !c->rank || !c->stamp || !c->dev || !c->fin || !c->cend || !c->copy ||
+    c->jcopy = malloc(((size_t)g->n_edges + 1) * sizeof *c->jcopy);
+    if (!c->jcopy || !c->root || !c->rank || !c->stamp || !c->dev || !c->fin || !c->cend || !c->copy ||
         !c->sorted || !c->newin || !c->stream || !c->res || !c->link) {
         sb_dp_ctx_free(c);
         return -1;
@@ -144,7 +145,7 @@ void sb_dp_ctx_free(struct dp_ctx *c)
     free(c->root), free(c->rank), free(c->stamp), free(c->dev), free(c->fin);
     free(c->cend), free(c->copy), free(c->sorted), free(c->newin), free(c->stream);
     free(c->res);
-    free(c->link);
+    free(c->link), free(c->jcopy);
     memset(c, 0, sizeof *c);
 }
 
@@ -257,8 +258,11 @@ static double arrival(struct dp_ctx *c, uint32_t p, uint32_t b, double *lf, int 
     double end = begin + m->link_lat_us[L] + (double)c->g->out_bytes[c->root[p]] /
                                                  (m->link_gbps[L] * 1e3);
     lf[a] = end;
-    if (commit)
+    if (commit) {
         *cp = end;
+        if (c->journal)
+            c->jcopy[c->n_jcopy++] = (size_t)p * c->nd + b;
+    }
     return end;
 }
 
@@ -425,28 +429,30 @@ static struct dp_state *make_state(struct dp_ctx *c, const struct dp_state *s,
     return o;
 }
 
-double sb_dp_plan(struct dp_ctx *c, const struct dp_state *s, const uint32_t *group,
-                  uint32_t k, struct dp_state **out, uint32_t n_orders)
+/* Places group[0..k) after a barrier at t0 on the scratch arrays as they are
+ * (stream, res and link set by the caller); returns the barrier time, or -1
+ * when a node has no device that can run it. */
+static double place_group(struct dp_ctx *c, double t0, const uint32_t *group, uint32_t k)
 {
     const struct sb_graph_view *g = c->g;
+    c->n_newin = 0, c->n_sorted = 0;
     struct rk *r = malloc(((size_t)k + 1) * sizeof *r);
     if (!r)
         return -1;
     for (uint32_t i = 0; i < k; i++)
         r[i] = (struct rk){c->rank[group[i]], group[i]};
     qsort(r, k, sizeof *r, by_rank);
-    load(c, s);
-    c->n_newin = 0;
-    double end_all = s->t;
+    double end_all = t0;
     for (uint32_t i = 0; i < k; i++) {
         uint32_t v = r[i].v;
         c->sorted[i] = v;
-        int32_t d = best_device(c, v, s->t);
+        c->n_sorted = i + 1;
+        int32_t d = best_device(c, v, t0);
         if (d < 0) {
             free(r);
             return -1;
         }
-        double st, end = try_on(c, v, (uint32_t)d, s->t, 1, &st);
+        double st, end = try_on(c, v, (uint32_t)d, t0, 1, &st);
         /* inputs nobody placed yet go with this consumer */
         for (uint32_t e = g->pred_off[v]; e < g->pred_off[v + 1]; e++)
             if (!known(c, g->pred[e])) {
@@ -465,6 +471,16 @@ double sb_dp_plan(struct dp_ctx *c, const struct dp_state *s, const uint32_t *gr
             end_all = end;
     }
     free(r);
+    return end_all;
+}
+
+double sb_dp_plan(struct dp_ctx *c, const struct dp_state *s, const uint32_t *group,
+                  uint32_t k, struct dp_state **out, uint32_t n_orders)
+{
+    load(c, s);
+    double end_all = place_group(c, s->t, group, k);
+    if (end_all < 0)
+        return -1;
     if (out) {
         *out = make_state(c, s, k, end_all, n_orders);
         if (!*out)
@@ -637,15 +653,17 @@ static void offer(struct search *S, const struct dp_state *parent, uint64_t ph, 
 }
 
 /* Groups of the prefix kind: the first k unfinished tasks of each order. */
-/* The first `want` unfinished tasks of order o into S->grp; returns how many. */
-static uint32_t prefix(struct search *S, struct dp_state *s, int o, uint32_t want)
+/* The first `want` unfinished tasks of order o into S->grp; returns how many.
+ * cursor[o] is the order's first position not done. */
+static uint32_t prefix(struct search *S, const uint64_t *done, uint32_t *cursor, int o,
+                       uint32_t want)
 {
     const uint32_t *ord = S->ord[o];
     uint32_t k = 0;
-    while (s->cursor[o] < S->c.n_tasks && is_done(s->done, ord[s->cursor[o]]))
-        s->cursor[o]++;
-    for (uint32_t p = s->cursor[o]; p < S->c.n_tasks && k < want; p++)
-        if (!is_done(s->done, ord[p]))
+    while (cursor[o] < S->c.n_tasks && is_done(done, ord[cursor[o]]))
+        cursor[o]++;
+    for (uint32_t p = cursor[o]; p < S->c.n_tasks && k < want; p++)
+        if (!is_done(done, ord[p]))
             S->grp[k++] = ord[p];
     return k;
 }
@@ -655,7 +673,7 @@ static void expand_prefixes(struct search *S, struct dp_state *s, uint64_t h)
     uint32_t left = S->c.n_tasks - s->n_done;
     uint32_t want = S->conf.max_group < left ? S->conf.max_group : left;
     for (int o = 0; o < N_ORDERS && !S->oom; o++) {
-        uint32_t k = prefix(S, s, o, want), size = S->conf.min_group;
+        uint32_t k = prefix(S, s->done, s->cursor, o, want), size = S->conf.min_group;
         for (; k > 0 && size < k && !S->oom; size *= 2)
             offer(S, s, h, size);
         if (k > 0 && !S->oom)
@@ -710,39 +728,116 @@ static int spent(const struct search *S)
            (S->conf.time_ms > 0 && elapsed_ms(&S->t0) > S->conf.time_ms);
 }
 
+/* A state of the greedy chain: what reconstruction needs, taken from the
+ * scratch after its group was placed. */
+static struct dp_state *chain_state(struct search *S, const struct dp_state *parent,
+                                    uint32_t k, double t)
+{
+    const struct dp_ctx *c = &S->c;
+    struct dp_state *o = calloc(1, sizeof *o);
+    if (!o)
+        return NULL;
+    o->t = t, o->parent = parent, o->k = k, o->n_done = parent->n_done + k;
+    o->group = malloc(((size_t)k + 1) * sizeof *o->group);
+    o->gdev = malloc(((size_t)k + 1) * sizeof *o->gdev);
+    o->in_node = malloc(((size_t)c->n_newin + 1) * sizeof *o->in_node);
+    o->in_dev = malloc(((size_t)c->n_newin + 1) * sizeof *o->in_dev);
+    if (!o->group || !o->gdev || !o->in_node || !o->in_dev) {
+        sb_dp_state_free(o);
+        return NULL;
+    }
+    for (uint32_t i = 0; i < k; i++)
+        o->group[i] = c->sorted[i], o->gdev[i] = c->dev[c->sorted[i]];
+    o->n_in = c->n_newin;
+    for (uint32_t i = 0; i < c->n_newin; i++)
+        o->in_node[i] = c->newin[i], o->in_dev[i] = c->dev[c->newin[i]];
+    o->seq = S->seq++;
+    return o;
+}
+
+/* Forget what the last (trial) plan wrote to the scratch: the nodes it
+ * placed and the copies it recorded (each was absent before: a plan only
+ * records a copy that does not exist yet). */
+static void undo_plan(struct dp_ctx *c)
+{
+    for (uint32_t i = 0; i < c->n_sorted; i++)
+        c->stamp[c->sorted[i]] = 0;
+    for (uint32_t i = 0; i < c->n_newin; i++)
+        c->stamp[c->newin[i]] = 0;
+    for (size_t i = 0; i < c->n_jcopy; i++)
+        c->copy[c->jcopy[i]] = -1;
+    c->n_jcopy = 0;
+}
+
 /* Once the budget is spent: from s, repeatedly take the order whose next
  * max_group tasks finish first.  Each step places N_ORDERS groups, so the rest
- * of a large graph costs about N_ORDERS * n / max_group placements. */
+ * of a large graph costs about N_ORDERS * n / max_group placements.
+ *
+ * The steps form a chain, so the scratch is loaded from s once and then
+ * carries every group placed since: a node that has left the cut is never read
+ * again (only inputs of unfinished tasks are), so planning on it is planning
+ * on the cut, without copying the cut into every state.  Trial plans are
+ * undone; the chosen one is placed again and kept.  (Reloading the cut per
+ * plan made this phase quadratic: the cut of a Llama backward grows with the
+ * graph.) */
 static const struct dp_state *greedy(struct search *S, struct dp_state *s)
 {
-    while (s->n_done < S->c.n_tasks && !S->oom) {
-        uint32_t left = S->c.n_tasks - s->n_done;
+    struct dp_ctx *c = &S->c;
+    size_t nd2 = (size_t)c->nd * c->nd;
+    double *link = malloc((nd2 + 1) * sizeof *link);
+    if (!link) {
+        S->oom = 1;
+        return NULL;
+    }
+    load(c, s);
+    memcpy(link, s->link, nd2 * sizeof *link);
+    /* s is not expanded again: its done set and cursors become the chain's */
+    uint64_t *done = s->done;
+    uint32_t *cursor = s->cursor;
+    s->done = NULL, s->cursor = NULL;
+    double t = s->t;
+    c->journal = 1, c->n_jcopy = 0;
+    while (s->n_done < c->n_tasks && !S->oom) {
+        uint32_t left = c->n_tasks - s->n_done;
         uint32_t want = S->conf.max_group < left ? S->conf.max_group : left;
         int best_o = -1;
         double best_t = INFINITY;
-        for (int o = 0; o < N_ORDERS; o++) {
-            uint32_t k = prefix(S, s, o, want);
-            double t = sb_dp_plan(&S->c, s, S->grp, k, NULL, N_ORDERS);
-            S->plans++;
-            if (t >= 0 && t < best_t)
-                best_t = t, best_o = o;
+        for (int o = 0; o <= N_ORDERS; o++) {
+            int keep = o == N_ORDERS;
+            if (keep && best_o < 0) {
+                S->oom = 1;
+                break;
+            }
+            uint32_t k = prefix(S, done, cursor, keep ? best_o : o, want);
+            memcpy(c->link, link, nd2 * sizeof *link);
+            for (uint32_t a = 0; a < c->nd; a++)
+                c->stream[a] = c->res[a] = t;
+            double tt = place_group(c, t, S->grp, k);
+            if (!keep) {
+                S->plans++;
+                undo_plan(c);
+                if (tt >= 0 && tt < best_t)
+                    best_t = tt, best_o = o;
+                continue;
+            }
+            /* the chosen group, placed for good */
+            struct dp_state *n = tt < 0 ? NULL : chain_state(S, s, k, tt);
+            if (!n || bucket_put(&S->b[n->n_done], n, S->b[n->n_done].n)) {
+                sb_dp_state_free(n);
+                S->oom = 1;
+                break;
+            }
+            for (uint32_t i = 0; i < k; i++)
+                done[S->grp[i] / 64] |= 1ull << (S->grp[i] % 64);
+            memcpy(link, c->link, nd2 * sizeof *link);
+            c->n_jcopy = 0;
+            t = tt;
+            state_shrink(s);
+            s = n;
         }
-        if (best_o < 0) {
-            S->oom = 1;
-            break;
-        }
-        uint32_t k = prefix(S, s, best_o, want);
-        struct dp_state *c = NULL;
-        if (sb_dp_plan(&S->c, s, S->grp, k, &c, N_ORDERS) < 0 ||
-            bucket_put(&S->b[c->n_done], c, S->b[c->n_done].n)) {
-            sb_dp_state_free(c);
-            S->oom = 1;
-            break;
-        }
-        c->seq = S->seq++;
-        state_shrink(s);
-        s = c;
     }
+    c->journal = 0;
+    free(link), free(done), free(cursor);
     return S->oom ? NULL : s;
 }
 

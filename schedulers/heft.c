@@ -16,21 +16,12 @@
  * on one device and the done is ready when the collective's duration has passed;
  * pre-assigned devices are kept.  The returned order lists nodes by planned
  * start time, so each device runs them in the planned order. */
+#include "heft-impl.h"
 #include "schedbench/plugin.h"
 
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-
-struct slot {
-    double begin, end;
-};
-
-/* Busy intervals of one device, sorted by begin. */
-struct lane {
-    struct slot *s;
-    uint32_t n, cap;
-};
 
 struct heft {
     const struct sb_graph_view *g;
@@ -135,43 +126,6 @@ static int cmp_key_asc(const void *x, const void *y)
     return a->tie < b->tie ? -1 : a->tie > b->tie;
 }
 
-/* Earliest start >= ready of a gap of length w on lane L; *at = the index where
- * the slot would be inserted. */
-static double earliest_gap(const struct lane *L, double ready, double w, uint32_t *at)
-{
-    /* first slot ending after ready (slots do not overlap, so ends are sorted) */
-    uint32_t lo = 0, hi = L->n;
-    while (lo < hi) {
-        uint32_t mid = lo + (hi - lo) / 2;
-        if (L->s[mid].end <= ready)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    double t = ready;
-    for (uint32_t i = lo; i < L->n; i++) {
-        if (t + w <= L->s[i].begin) {
-            *at = i;
-            return t;
-        }
-        if (L->s[i].end > t)
-            t = L->s[i].end;
-    }
-    *at = L->n;
-    return t;
-}
-
-static void lane_insert(struct lane *L, uint32_t at, double begin, double end)
-{
-    if (L->n == L->cap) {
-        L->cap = L->cap ? 2 * L->cap : 64;
-        L->s = realloc(L->s, L->cap * sizeof *L->s);
-    }
-    memmove(&L->s[at + 1], &L->s[at], (L->n - at) * sizeof *L->s);
-    L->s[at] = (struct slot){begin, end};
-    L->n++;
-}
-
 /* When v's inputs are on device a; inputs not yet placed are free. */
 static double ready_on(const struct heft *H, uint32_t v, uint32_t a)
 {
@@ -192,10 +146,11 @@ static double ready_on(const struct heft *H, uint32_t v, uint32_t a)
     return t;
 }
 
-static void place(struct heft *H, uint32_t v)
+static int place(struct heft *H, uint32_t v)
 {
     const struct sb_graph_view *g = H->g;
-    uint32_t lo = 0, hi = H->nd, best_at = 0, best = 0;
+    uint32_t lo = 0, hi = H->nd, best = 0;
+    struct lane_pos best_at = {0, 0};
     double best_eft = INFINITY, best_est = 0;
     if (g->device[v] >= 0)
         lo = (uint32_t)g->device[v], hi = lo + 1;
@@ -203,10 +158,10 @@ static void place(struct heft *H, uint32_t v)
         lo = (uint32_t)H->dev[g->partner[v]], hi = lo + 1;
     for (uint32_t a = lo; a < hi; a++) {
         double w = t_on(H, v, a), ready = ready_on(H, v, a);
-        uint32_t at = 0;
+        struct lane_pos at = {0, 0};
         if (!isfinite(w))
             continue;
-        double est = w > 0 ? earliest_gap(&H->lane[a], ready, w, &at) : ready;
+        double est = w > 0 ? lane_earliest_gap(&H->lane[a], ready, w, &at) : ready;
         if (est + w < best_eft) {
             best_eft = est + w;
             best_est = est;
@@ -216,8 +171,8 @@ static void place(struct heft *H, uint32_t v)
     }
     if (!isfinite(best_eft)) /* no device can run v: leave it where validation reports it */
         best = lo, best_est = best_eft = ready_on(H, v, lo);
-    else if (t_on(H, v, best) > 0)
-        lane_insert(&H->lane[best], best_at, best_est, best_eft);
+    else if (t_on(H, v, best) > 0 && lane_insert(&H->lane[best], best_at, best_est, best_eft))
+        return -1;
     H->dev[v] = (int32_t)best;
     H->ast[v] = best_est;
     H->aft[v] = best_eft;
@@ -226,6 +181,7 @@ static void place(struct heft *H, uint32_t v)
     for (uint32_t e = g->pred_off[v]; e < g->pred_off[v + 1]; e++)
         if (g->kind[g->pred[e]] == SB_KIND_INPUT && H->dev[g->pred[e]] < 0)
             H->dev[g->pred[e]] = (int32_t)best;
+    return 0;
 }
 
 /* Inputs nobody reads stay on device 0. */
@@ -266,9 +222,12 @@ static int heft_run(void *state, const struct sb_graph_view *g, struct sb_schedu
     for (uint32_t v = 0; v < n; v++)
         k[v] = (struct key){H.rank[v], v, 0};
     qsort(k, n, sizeof *k, cmp_key_desc);
-    for (uint32_t i = 0; i < n; i++)
+    int rc = 0;
+    for (uint32_t i = 0; i < n && !rc; i++)
         if (g->kind[k[i].id] != SB_KIND_INPUT)
-            place(&H, k[i].id);
+            rc = place(&H, k[i].id);
+    if (rc)
+        goto out;
     place_inputs(&H);
     /* by planned start; ties in rank order, which puts producers first */
     for (uint32_t i = 0; i < n; i++)
@@ -278,10 +237,11 @@ static int heft_run(void *state, const struct sb_graph_view *g, struct sb_schedu
         out->order[i] = k[i].id;
         out->device[k[i].id] = H.dev[k[i].id];
     }
+out:
     for (uint32_t a = 0; a < H.nd; a++)
-        free(H.lane[a].s);
+        lane_free(&H.lane[a]);
     free(H.lane), free(H.root), free(H.rank), free(H.aft), free(H.ast), free(H.dev), free(k);
-    return 0;
+    return rc ? sb_plugin_fail(out->err, out->n_err, "heft: out of memory") : 0;
 }
 
 static const struct sb_plugin heft = {

@@ -289,6 +289,16 @@ static void random_graphs(const struct sb_machine *m)
         CHECK(def >= want - 1e-9);
         CHECK_NEAR(replay(&c, &d), def);
         sb_schedule_free(&d);
+        /* the greedy completion: the budget is spent after one plan and groups
+         * hold at most two tasks, so the whole graph is placed by the greedy
+         * chain (which plans on the scratch left by the previous group and
+         * undoes its trial plans); its groups, placed again from scratch by
+         * the placer (a cut reloaded per group), give its simulated makespan */
+        struct sb_schedule q;
+        double greedy = run(g, "dp:max_plans=1,max_group=2", &q);
+        CHECK(greedy >= want - 1e-9);
+        CHECK_NEAR(replay(&c, &q), greedy);
+        sb_schedule_free(&q);
         if (g->v.n_nodes <= 8) {
             double opt = optimum(g);
             CHECK(opt <= got + 1e-9);
