@@ -27,6 +27,7 @@
 
 #include <errno.h>
 #include <math.h>
+#include <strings.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -45,7 +46,19 @@ struct plot_opts {
 struct res {
     struct sb_table t;
     int c_w, c_s, c_status, c_mem, c_span, c_exp, c_peak_pos, c_lb, c_model;
+    int c_sweep;    /* sweep_id, which ties a row to its memory timelines; -1 in old files */
+    int c_dev_peak; /* dev_peak_bytes, "a;b;..." per device; -1 in old files */
 };
+
+/* Ten colours told apart by most readers (Tableau 10), then point shapes, so
+ * that no two schedulers share a (colour, shape) below 10 x 13 of them;
+ * gnuplot's own `lc N` repeats after 8. */
+static const char *const palette[] = {"#4e79a7", "#f28e2b", "#e15759", "#76b7b2",
+                                      "#59a14f", "#edc948", "#b07aa1", "#ff9da7",
+                                      "#9c755f", "#17becf"};
+#define N_PALETTE (sizeof palette / sizeof palette[0])
+static const int point_types[] = {7, 5, 9, 11, 13, 15, 4, 6, 8, 10, 12, 14, 1};
+#define N_POINT_TYPES (sizeof point_types / sizeof point_types[0])
 
 /* ---- helpers --------------------------------------------------------------- */
 
@@ -160,6 +173,8 @@ static int open_results(struct res *r, const char *path, struct sb_err *e)
     r->c_peak_pos = sb_table_col(&r->t, "peak_pos");
     r->c_lb = sb_table_col(&r->t, "makespan_lb_us");
     r->c_model = sb_table_col(&r->t, "cost_model");
+    r->c_sweep = sb_table_col(&r->t, "sweep_id");
+    r->c_dev_peak = sb_table_col(&r->t, "dev_peak_bytes");
     if (r->c_w < 0 || r->c_s < 0 || r->c_status < 0 || r->c_mem < 0 || r->c_span < 0 ||
         r->c_exp < 0 || r->c_peak_pos < 0) {
         sb_table_free(&r->t);
@@ -187,7 +202,8 @@ static double num(const struct res *r, uint32_t row, int c)
 
 struct unit {
     double scale;     /* raw units per plotted unit */
-    const char *name; /* for axes and labels */
+    const char *name; /* after a number: "GB", "ms" */
+    const char *axis; /* in an axis label's parentheses: "GB = 10^9 bytes" */
 };
 
 static int in_scope(const struct plot_opts *o, const char *w)
@@ -195,12 +211,21 @@ static int in_scope(const struct plot_opts *o, const char *w)
     return !o->workload || !strcmp(o->workload, w);
 }
 
+/* Peak memory is unknown (empty) for traces without tensor sizes: such a row
+ * is drawn nowhere memory is, never as 0. */
+static int mem_known(const struct res *r, uint32_t row)
+{
+    return *F(r, row, r->c_mem) != 0;
+}
+
 /* The largest decimal unit below the largest peak of w (all workloads when w
  * is NULL), so that toy graphs and 100 GB training graphs both read well. */
 static struct unit mem_unit(const struct res *r, const char *w)
 {
-    static const struct unit u[] = {{1e9, "GB (10^9 bytes)"}, {1e6, "MB (10^6 bytes)"},
-                                    {1e3, "KB (10^3 bytes)"}, {1, "bytes"}};
+    static const struct unit u[] = {{1e9, "GB", "GB = 10^9 bytes"},
+                                    {1e6, "MB", "MB = 10^6 bytes"},
+                                    {1e3, "KB", "KB = 10^3 bytes"},
+                                    {1, "bytes", "bytes"}};
     double hi = 0;
     for (uint32_t i = 0; i < r->t.n_rows; i++)
         if ((!w || !strcmp(F(r, i, r->c_w), w)) && ok_row(r, i) && num(r, i, r->c_mem) > hi)
@@ -220,11 +245,32 @@ static struct unit time_unit(const struct res *r, const char *w)
         if (strcmp(F(r, i, r->c_w), w) || !ok_row(r, i))
             continue;
         if (r->c_model >= 0 && !strcmp(F(r, i, r->c_model), "approx"))
-            return (struct unit){1, "XLA approx cost units (not time)"};
+            return (struct unit){1, "units", "XLA approx cost units, not time"};
         if (num(r, i, r->c_span) > hi)
             hi = num(r, i, r->c_span);
     }
-    return hi >= 1e3 ? (struct unit){1e3, "ms"} : (struct unit){1, "us"};
+    return hi >= 1e3 ? (struct unit){1e3, "ms", "ms"} : (struct unit){1, "us", "us"};
+}
+
+/* The device holding the row's peak and the number of devices, from
+ * dev_peak_bytes; 0 devices when the column is absent or empty. */
+static void peak_device(const struct res *r, uint32_t row, uint32_t *dev, uint32_t *n_dev)
+{
+    *dev = *n_dev = 0;
+    if (r->c_dev_peak < 0)
+        return;
+    const char *p = F(r, row, r->c_dev_peak);
+    double best = -1;
+    for (uint32_t d = 0; *p; d++) {
+        char *end;
+        double v = strtod(p, &end);
+        if (end == p)
+            break;
+        if (v > best)
+            best = v, *dev = d;
+        *n_dev = d + 1;
+        p = *end == ';' ? end + 1 : end;
+    }
 }
 
 static void scheduler_str(FILE *f, const char *s)
@@ -249,6 +295,9 @@ struct series {
     char **title;   /* legend: scheduler, its peak, and what it coincides with */
     uint64_t *hash; /* of the timeline, to tell coinciding lines apart */
     int by_time;    /* x is simulated time (else schedule position) */
+    int multi_dev;  /* some cell ran on several devices: the line is its peak device */
+    uint32_t n_foreign;  /* timelines that belong to another run, left out */
+    char why[700];       /* the first one's reason */
 };
 
 static void series_free(struct series *S)
@@ -285,11 +334,33 @@ static uint64_t one_timeline(const struct sb_table *tl, FILE *dat, struct unit m
     return h;
 }
 
+/* NULL when timeline tl belongs to the run of results row i, else why not:
+ * a --mem-dir folder is shared by every run that names it, so a file there
+ * may be another run's (other --cost, other workloads of the same name). */
+static const char *foreign(const struct res *r, uint32_t i, const struct sb_table *tl,
+                           char *buf, size_t n)
+{
+    int ct = sb_table_col(tl, "sweep_id");
+    if (r->c_sweep < 0)
+        return "the results file has no sweep_id column to tie timelines to its run";
+    if (ct < 0)
+        return "its timelines have no sweep_id (written by an older schedbench): run "
+               "again with --mem-dir";
+    if (tl->n_rows && strcmp(sb_table_get(tl, 0, (uint32_t)ct), F(r, i, r->c_sweep))) {
+        snprintf(buf, n, "its timelines in the --mem-dir folder belong to another run "
+                         "(sweep_id %.20s, the results' is %.20s): run again with --mem-dir, "
+                         "or give that run's folder", sb_table_get(tl, 0, (uint32_t)ct),
+                 F(r, i, r->c_sweep));
+        return buf;
+    }
+    return NULL;
+}
+
 static int memory_data(const struct res *r, const char *w, const struct plot_opts *o,
                        const char *base, struct series *S, struct unit mu, struct unit tu,
                        struct sb_err *e)
 {
-    char sw[256], ss[256], title[700];
+    char sw[256], ss[256], title[700], dev[64];
     struct sb_atomic dat, pk;
     sb_safe_name(sw, sizeof sw, w);
     if (open_out(&dat, o->out_dir, base, "dat", e))
@@ -305,7 +376,7 @@ static int memory_data(const struct res *r, const char *w, const struct plot_opt
     S->hash = sb_xcalloc(r->t.n_rows + 1, sizeof *S->hash);
     S->by_time = 1;
     for (uint32_t i = 0; i < r->t.n_rows; i++) {
-        if (strcmp(F(r, i, r->c_w), w) || !ok_row(r, i))
+        if (strcmp(F(r, i, r->c_w), w) || !ok_row(r, i) || !mem_known(r, i))
             continue;
         sb_safe_name(ss, sizeof ss, F(r, i, r->c_s));
         char *path = sb_strf("%s/%s__%s.csv", o->mem_dir, sw, ss);
@@ -315,6 +386,13 @@ static int memory_data(const struct res *r, const char *w, const struct plot_opt
         free(path);
         if (missing)
             continue; /* this cell was run without --mem-dir */
+        const char *why = foreign(r, i, &tl, title, sizeof title);
+        if (why) {
+            if (!S->n_foreign++)
+                snprintf(S->why, sizeof S->why, "%s", why);
+            sb_table_free(&tl);
+            continue;
+        }
         /* timelines from before begin_us existed are drawn by position */
         if (sb_table_col(&tl, "begin_us") < 0)
             S->by_time = 0;
@@ -331,8 +409,16 @@ static int memory_data(const struct res *r, const char *w, const struct plot_opt
                     px = b;
             }
         fprintf(pk.f, "%s%.6f %.6f\n", sep, px, num(r, i, r->c_mem) / mu.scale);
-        int n = snprintf(title, sizeof title, "%s (peak %.3g %.2s)", F(r, i, r->c_s),
-                         num(r, i, r->c_mem) / mu.scale, mu.name);
+        /* the simulator's timeline is the device with the peak (sim.c) */
+        uint32_t d, nd;
+        peak_device(r, i, &d, &nd);
+        dev[0] = 0;
+        if (nd > 1) {
+            snprintf(dev, sizeof dev, " on device %u of 0-%u", d, nd - 1);
+            S->multi_dev = 1;
+        }
+        int n = snprintf(title, sizeof title, "%s (peak %.3g %s%s)", F(r, i, r->c_s),
+                         num(r, i, r->c_mem) / mu.scale, mu.name, dev);
         for (uint32_t k = 0; k < S->n && n < (int)sizeof title - 40; k++)
             if (S->hash[k] == S->hash[S->n]) { /* drawn on top of an earlier line */
                 n += snprintf(title + n, sizeof title - (size_t)n, ", same as line %u", k + 1);
@@ -351,55 +437,73 @@ static int memory_data(const struct res *r, const char *w, const struct plot_opt
 static int memory_plot(const struct res *r, const char *w, const struct plot_opts *o,
                        int draw, struct sb_err *e)
 {
-    char base[300], sw[256];
+    char base[300], sw[256], what[400];
     struct series S = {0};
     struct sb_atomic gp;
     struct unit mu = mem_unit(r, w), tu = time_unit(r, w);
     sb_safe_name(sw, sizeof sw, w);
     snprintf(base, sizeof base, "%s.memory", sw);
+    snprintf(what, sizeof what, "%s's memory plot", w);
     if (!o->have_mem)
         return 0; /* said once for all workloads */
     if (memory_data(r, w, o, base, &S, mu, tu, e)) {
         series_free(&S);
         return -1;
     }
+    if (S.n && S.n_foreign)
+        printf("plot: %s leaves out %u timeline%s: %s\n", what, S.n_foreign,
+               S.n_foreign > 1 ? "s" : "", S.why);
     if (!S.n || open_out(&gp, o->out_dir, base, "gp", e)) {
         int failed = S.n != 0;
         remove_file(o->out_dir, base, "dat");
         remove_file(o->out_dir, base, "peaks.dat");
+        remove_file(o->out_dir, base, "png");
+        remove_file(o->out_dir, base, "svg");
         if (!failed) {
-            char what[400];
-            snprintf(what, sizeof what, "%s's memory plot", w);
-            skipped(what, "no timelines of its cells in the --mem-dir folder");
+            uint32_t unknown = 0;
+            for (uint32_t i = 0; i < r->t.n_rows; i++)
+                unknown += !strcmp(F(r, i, r->c_w), w) && ok_row(r, i) && !mem_known(r, i);
+            skipped(what, S.n_foreign ? S.why
+                          : unknown   ? "peak memory not measured (the workload has no "
+                                        "tensor sizes)"
+                                      : "no timelines of its cells in the --mem-dir folder");
         }
         series_free(&S);
         return failed ? -1 : 0;
     }
     fprintf(gp.f, "# live memory over simulated time, one line style per scheduler\n");
-    gp_terminals(gp.f, base, 1100, 600);
+    gp_terminals(gp.f, base, 1100, 700);
     fprintf(gp.f, "  set title ");
-    gp_str(gp.f, w);
+    if (S.multi_dev) {
+        char *t = sb_strf("%s: memory of the device holding each schedule's peak", w);
+        gp_str(gp.f, t);
+        free(t);
+    } else
+        gp_str(gp.f, w);
     if (S.by_time)
-        fprintf(gp.f, "\n  set xlabel 'simulated time (%s)'\n", tu.name);
+        fprintf(gp.f, "\n  set xlabel 'simulated time (%s)'\n", tu.axis);
     else
         fprintf(gp.f, "\n  set xlabel 'schedule position (timelines without times)'\n");
     fprintf(gp.f, "  set ylabel 'live memory (%s)'\n"
-                  "  set key outside right top\n  set grid\n  set yrange [0:*]\n", mu.name);
+                  "  set key above center horizontal maxcols 3\n"
+                  "  set grid\n  set yrange [0:*]\n", mu.axis);
     if (o->cap > 0)
         fprintf(gp.f, "  set arrow 1 from graph 0, first %.6f to graph 1, first %.6f nohead "
                       "lw 2 dt 2 lc rgb '#cc0000'\n"
-                      "  set label 1 'memory cap %.3g %.2s' at graph 0.01, first %.6f offset 0,0.6 "
+                      "  set label 1 'memory cap %.3g %s' at graph 0.01, first %.6f offset 0,0.6 "
                       "tc rgb '#cc0000'\n", o->cap / mu.scale, o->cap / mu.scale,
                 o->cap / mu.scale, mu.name, o->cap / mu.scale);
     fprintf(gp.f, "  plot \\\n");
     for (uint32_t k = 0; k < S.n; k++) {
-        /* a dash type and width per line, so coinciding lines stay visible */
-        fprintf(gp.f, "    '%s.dat' index %u using 1:2 with steps lw %.1f dt %u lc %u title ",
-                base, k, 1.2 + 0.8 * (double)(S.n - 1 - k) / (S.n > 1 ? S.n - 1 : 1), k % 5 + 1,
-                k + 1);
+        /* a colour, dash type and width per line, so coinciding lines stay visible */
+        fprintf(gp.f, "    '%s.dat' index %u using 1:2 with steps lw %.1f dt %u lc rgb '%s' "
+                      "title ", base, k,
+                1.2 + 0.8 * (double)(S.n - 1 - k) / (S.n > 1 ? S.n - 1 : 1), k % 5 + 1,
+                palette[k % N_PALETTE]);
         gp_str(gp.f, S.title[k]);
-        fprintf(gp.f, ", \\\n    '%s.peaks.dat' index %u using 1:2 with points pt %u "
-                      "ps 1.3 lc %u notitle%s\n", base, k, 5 + 2 * (k % 4), k + 1,
+        fprintf(gp.f, ", \\\n    '%s.peaks.dat' index %u using 1:2 with points pt %d "
+                      "ps 1.3 lc rgb '%s' notitle%s\n", base, k,
+                point_types[k % N_POINT_TYPES], palette[k % N_PALETTE],
                 k + 1 < S.n ? ", \\" : "");
     }
     fprintf(gp.f, "  unset output\n}\n");
@@ -409,6 +513,10 @@ static int memory_plot(const struct res *r, const char *w, const struct plot_opt
 
 /* ---- bars -------------------------------------------------------------------- */
 
+/* Makespan with its lower bound, peak memory, exposed communication: a panel
+ * is left out, and the title says so, when it would hold nothing (no tensor
+ * sizes, no exposed communication in any schedule).  An unknown value is '?'
+ * in the data, which gnuplot skips. */
 static int bars_plot(const struct res *r, const char *w, const struct plot_opts *o,
                      int draw, struct sb_err *e)
 {
@@ -419,16 +527,26 @@ static int bars_plot(const struct res *r, const char *w, const struct plot_opts 
     snprintf(base, sizeof base, "%s.bars", sw);
     if (open_out(&dat, o->out_dir, base, "dat", e))
         return -1;
-    uint32_t n = 0;
-    fprintf(dat.f, "# scheduler makespan lower_bound above_bound_pct peak exposed\n");
+    uint32_t n = 0, n_mem = 0, n_exp = 0, n_lb = 0;
+    fprintf(dat.f, "# scheduler makespan lower_bound above_bound_pct peak exposed "
+                   "(? = unknown)\n");
     for (uint32_t i = 0; i < r->t.n_rows; i++) {
         if (strcmp(F(r, i, r->c_w), w) || !ok_row(r, i))
             continue;
         double span = num(r, i, r->c_span), lb = r->c_lb >= 0 ? num(r, i, r->c_lb) : 0;
+        double ex = num(r, i, r->c_exp);
         scheduler_str(dat.f, F(r, i, r->c_s));
-        fprintf(dat.f, " %.6f %.6f %.2f %.6f %.6f\n", span / tu.scale, lb / tu.scale,
-                lb > 0 ? 100 * (span - lb) / lb : 0, num(r, i, r->c_mem) / mu.scale,
-                num(r, i, r->c_exp) / tu.scale);
+        fprintf(dat.f, " %.6f", span / tu.scale);
+        if (lb > 0)
+            fprintf(dat.f, " %.6f %.2f", lb / tu.scale, 100 * (span - lb) / lb), n_lb++;
+        else
+            fprintf(dat.f, " ? ?");
+        if (mem_known(r, i))
+            fprintf(dat.f, " %.6f", num(r, i, r->c_mem) / mu.scale), n_mem++;
+        else
+            fprintf(dat.f, " ?");
+        fprintf(dat.f, " %.6f\n", ex / tu.scale);
+        n_exp += ex > 0;
         n++;
     }
     if (sb_atomic_commit(&dat, e))
@@ -442,28 +560,50 @@ static int bars_plot(const struct res *r, const char *w, const struct plot_opts 
         }
         return n ? -1 : 0;
     }
+    int panels = 1 + (n_mem > 0) + (n_exp > 0);
+    const char *note = n_mem && n_exp ? ""
+                       : !n_mem && !n_exp
+                           ? " (peak memory not measured: no tensor sizes; no exposed "
+                             "communication in any schedule)"
+                       : !n_mem ? " (peak memory not measured: no tensor sizes)"
+                                : " (no exposed communication in any schedule)";
+    char *title = sb_strf("%s%s", w, note);
     fprintf(gp.f, "# makespan (with the lower bound), peak memory, exposed communication\n");
-    gp_terminals(gp.f, base, 1500, 520);
-    fprintf(gp.f, "  set multiplot layout 1,3 title ");
-    gp_str(gp.f, w);
+    gp_terminals(gp.f, base, 600 * panels, 540);
+    fprintf(gp.f, "  set datafile missing '?'\n  set multiplot layout 1,%d title ", panels);
+    gp_str(gp.f, title);
+    free(title);
     fprintf(gp.f, "\n  set style fill solid 0.8 border -1\n  set boxwidth 0.7\n"
                   "  set grid ytics\n  set xtics rotate by -35\n  unset key\n"
                   "  set yrange [0:*]\n  set offsets 0.5, 0.5, graph 0.12, 0\n"
-                  "  set xrange [-0.5:%u-0.5]\n"
-                  "  set title 'makespan (+ marks the lower bound; %% above it)'\n"
-                  "  set ylabel '%s'\n"
-                  "  plot '%s.dat' using 0:2:xtic(1) with boxes lc 1, \\\n"
-                  "       '' using 0:3 with points pt 1 ps 3 lw 2 lc rgb '#000000', \\\n"
-                  "       '' using 0:2:(sprintf('%%.4g\\n+%%.1f%%%%', $2, $4)) with labels "
-                  "offset 0,1.6\n"
-                  "  set title 'peak memory'\n  set ylabel '%s'\n"
-                  "  plot '%s.dat' using 0:5:xtic(1) with boxes lc 2, \\\n"
-                  "       '' using 0:5:(sprintf('%%.4g', $5)) with labels offset 0,0.7\n"
-                  "  set title 'exposed communication'\n  set ylabel '%s'\n"
-                  "  plot '%s.dat' using 0:6:xtic(1) with boxes lc 3, \\\n"
-                  "       '' using 0:6:(sprintf('%%.4g', $6)) with labels offset 0,0.7\n"
-                  "  unset multiplot\n  unset output\n}\n",
-            n, tu.name, base, mu.name, base, tu.name, base);
+                  "  set xrange [-0.5:%u-0.5]\n", n);
+    /* the value and the distance to the bound are one label of two lines, so
+     * each is printed once per bar */
+    if (n_lb)
+        fprintf(gp.f, "  set title 'makespan (x marks the lower bound; %% above it)'\n"
+                      "  set ylabel 'makespan (%s)'\n"
+                      "  plot '%s.dat' using 0:2:xtic(1) with boxes lc rgb '%s', \\\n"
+                      "       '' using 0:3 with points pt 2 ps 2 lw 2 lc rgb '#000000', \\\n"
+                      "       '' using 0:2:(sprintf('%%.4g\\n+%%.1f%%%%', $2, $4)) with labels "
+                      "offset 0,1.6\n", tu.axis, base, palette[0]);
+    else
+        fprintf(gp.f, "  set title 'makespan (no lower bound recorded)'\n"
+                      "  set ylabel 'makespan (%s)'\n"
+                      "  plot '%s.dat' using 0:2:xtic(1) with boxes lc rgb '%s', \\\n"
+                      "       '' using 0:2:(sprintf('%%.4g', $2)) with labels offset 0,0.7\n",
+                tu.axis, base, palette[0]);
+    if (n_mem)
+        fprintf(gp.f, "  set title 'peak memory'\n  set ylabel 'peak memory (%s)'\n"
+                      "  plot '%s.dat' using 0:5:xtic(1) with boxes lc rgb '%s', \\\n"
+                      "       '' using 0:5:(sprintf('%%.4g', $5)) with labels offset 0,0.7\n",
+                mu.axis, base, palette[4]);
+    if (n_exp)
+        fprintf(gp.f, "  set title 'exposed communication'\n"
+                      "  set ylabel 'exposed communication (%s)'\n"
+                      "  plot '%s.dat' using 0:6:xtic(1) with boxes lc rgb '%s', \\\n"
+                      "       '' using 0:6:(sprintf('%%.4g', $6)) with labels offset 0,0.7\n",
+                tu.axis, base, palette[1]);
+    fprintf(gp.f, "  unset multiplot\n  unset output\n}\n");
     return finish(&gp, o->out_dir, base, draw, e);
 }
 
@@ -495,28 +635,35 @@ static void front(struct pt *buf, uint32_t n, FILE *f)
         fprintf(f, "\n");
 }
 
-/* Row of `original` on workload w, or -1. */
+/* Row of `original` on workload w (ok, with a makespan), or -1. */
 static int original_row(const struct res *r, const char *w)
 {
     for (uint32_t i = 0; i < r->t.n_rows; i++)
         if (!strcmp(F(r, i, r->c_w), w) && !strcmp(F(r, i, r->c_s), "original") &&
-            ok_row(r, i) && num(r, i, r->c_mem) > 0 && num(r, i, r->c_span) > 0)
+            ok_row(r, i) && num(r, i, r->c_span) > 0)
             return (int)i;
     return -1;
 }
 
+/* Row i relative to original: y makespan, x peak memory, x NaN when either
+ * peak is unknown or original's is 0. */
 static int rel_point(const struct res *r, uint32_t i, struct pt *p)
 {
     int o = original_row(r, F(r, i, r->c_w));
     if (o < 0 || !ok_row(r, i))
         return -1;
-    p->x = num(r, i, r->c_mem) / num(r, (uint32_t)o, r->c_mem);
+    double m0 = num(r, (uint32_t)o, r->c_mem);
+    p->x = mem_known(r, i) && mem_known(r, (uint32_t)o) && m0 > 0 ? num(r, i, r->c_mem) / m0
+                                                                   : NAN;
     p->y = num(r, i, r->c_span) / num(r, (uint32_t)o, r->c_span);
     return 0;
 }
 
 /* ---- per-workload scatter ------------------------------------------------------- */
 
+/* One labelled point per distinct (peak, makespan): schedulers that land on
+ * the same point share one label ("original, minmem") instead of printing
+ * over each other. */
 static int scatter_plot(const struct res *r, const char *w, const struct plot_opts *o,
                         int draw, struct sb_err *e)
 {
@@ -525,57 +672,108 @@ static int scatter_plot(const struct res *r, const char *w, const struct plot_op
     struct unit mu = mem_unit(r, w), tu = time_unit(r, w);
     sb_safe_name(sw, sizeof sw, w);
     snprintf(base, sizeof base, "%s.scatter", sw);
-    char *fbase = sb_strf("%s.front", base);
-    if (open_out(&dat, o->out_dir, base, "dat", e) ||
-        open_out(&fr, o->out_dir, fbase, "dat", e)) {
-        free(fbase);
-        return -1;
-    }
-    free(fbase);
     struct pt *buf = sb_xmalloc((r->t.n_rows + 1) * sizeof *buf);
-    uint32_t n = 0;
+    char **label = sb_xcalloc(r->t.n_rows + 1, sizeof *label);
+    uint32_t n = 0, unknown = 0;
     for (uint32_t i = 0; i < r->t.n_rows; i++) {
         if (strcmp(F(r, i, r->c_w), w) || !ok_row(r, i))
             continue;
-        buf[n] = (struct pt){num(r, i, r->c_mem) / mu.scale, num(r, i, r->c_span) / tu.scale};
-        fprintf(dat.f, "%.6f %.6f ", buf[n].x, buf[n].y);
-        scheduler_str(dat.f, F(r, i, r->c_s));
-        fprintf(dat.f, "\n");
-        n++;
+        if (!mem_known(r, i)) {
+            unknown++;
+            continue;
+        }
+        struct pt p = {num(r, i, r->c_mem) / mu.scale, num(r, i, r->c_span) / tu.scale};
+        uint32_t k = 0;
+        while (k < n && (buf[k].x != p.x || buf[k].y != p.y))
+            k++;
+        if (k == n) {
+            buf[n] = p;
+            label[n++] = sb_xstrdup(F(r, i, r->c_s));
+        } else {
+            char *l = sb_strf("%s, %s", label[k], F(r, i, r->c_s));
+            free(label[k]);
+            label[k] = l;
+        }
+    }
+    int rc = 0;
+    if (!n) {
+        char what[400];
+        snprintf(what, sizeof what, "%s's scatter", w);
+        skipped(what, unknown ? "peak memory not measured (the workload has no tensor sizes)"
+                              : "no ok rows");
+        remove_file(o->out_dir, base, "png");
+        remove_file(o->out_dir, base, "svg");
+        goto out;
+    }
+    char *fbase = sb_strf("%s.front", base);
+    rc = open_out(&dat, o->out_dir, base, "dat", e);
+    if (!rc && (rc = open_out(&fr, o->out_dir, fbase, "dat", e)))
+        sb_atomic_abort(&dat);
+    free(fbase);
+    if (rc)
+        goto out;
+    double lo = INFINITY, hi = -INFINITY;
+    uint32_t n_right = 0;
+    for (uint32_t k = 0; k < n; k++) {
+        lo = buf[k].x < lo ? buf[k].x : lo;
+        hi = buf[k].x > hi ? buf[k].x : hi;
+    }
+    for (uint32_t k = 0; k < n; k++) {
+        fprintf(dat.f, "%.6f %.6f ", buf[k].x, buf[k].y);
+        scheduler_str(dat.f, label[k]);
+        /* 1: label to the left of the point, so it stays inside the chart */
+        int right = hi > lo && buf[k].x > (lo + hi) / 2;
+        fprintf(dat.f, " %d\n", right);
+        n_right += (uint32_t)right;
     }
     front(buf, n, fr.f);
-    free(buf);
-    int rc = sb_atomic_commit(&dat, e);
     struct sb_err e2;
+    rc = sb_atomic_commit(&dat, e);
     if (sb_atomic_commit(&fr, rc ? &e2 : e))
         rc = -1;
-    if (rc || !n || open_out(&gp, o->out_dir, base, "gp", e))
-        return rc || n ? -1 : 0;
-    fprintf(gp.f, "# makespan against peak memory, one labelled point per scheduler\n");
+    if (rc || (rc = open_out(&gp, o->out_dir, base, "gp", e)))
+        goto out;
+    fprintf(gp.f, "# makespan against peak memory, one labelled point per distinct result\n");
     gp_terminals(gp.f, base, 900, 650);
     fprintf(gp.f, "  set title ");
     gp_str(gp.f, w);
     fprintf(gp.f, "\n  set xlabel 'peak memory (%s)'\n  set ylabel 'makespan (%s)'\n"
-                  "  set grid\n  set key bottom right\n  set offsets graph 0.1, graph 0.2, "
+                  "  set grid\n  set key bottom right\n  set offsets graph 0.1, graph 0.3, "
                   "graph 0.1, graph 0.1\n"
-                  "  plot '%s.front.dat' using 1:2 with lines lw 1.5 lc rgb '#999999' "
+                  "  plot '%s.front.dat' using 1:2 with steps lw 1.5 lc rgb '#999999' "
                   "title 'front (nothing beats it on both)', \\\n"
-                  "       '%s.dat' using 1:2 with points pt 7 ps 1.4 lc 1 notitle, \\\n"
-                  "       '%s.dat' using 1:2:3 with labels offset 0.8,0.8 left notitle\n"
-                  "  unset output\n}\n", mu.name, tu.name, base, base, base);
-    return finish(&gp, o->out_dir, base, draw, e);
+                  "       '%s.dat' using 1:2 with points pt 7 ps 1.4 lc rgb '%s' notitle",
+            mu.axis, tu.axis, base, base, palette[0]);
+    /* only a label set that has points: gnuplot 5.4 crashes on labels whose
+     * every point is undefined */
+    if (n_right < n)
+        fprintf(gp.f, ", \\\n       '%s.dat' using 1:($4 > 0 ? NaN : $2):3 with labels "
+                      "offset 0.8,0.8 left notitle", base);
+    if (n_right)
+        fprintf(gp.f, ", \\\n       '%s.dat' using 1:($4 > 0 ? $2 : NaN):3 with labels "
+                      "offset -0.8,0.8 right notitle", base);
+    fprintf(gp.f, "\n  unset output\n}\n");
+    rc = finish(&gp, o->out_dir, base, draw, e);
+out:
+    for (uint32_t k = 0; k < n; k++)
+        free(label[k]);
+    free(label);
+    free(buf);
+    return rc;
 }
 
 /* ---- across workloads ------------------------------------------------------------ */
 
-/* Distinct values of column c among the rows in scope with an original row,
- * in first-seen order. */
-static uint32_t distinct(const struct res *r, const struct plot_opts *o, int c, const char **out)
+/* Distinct values of column c among the rows in scope with an original row
+ * (and, with need_mem, a known peak relative to it), in first-seen order. */
+static uint32_t distinct(const struct res *r, const struct plot_opts *o, int c, int need_mem,
+                         const char **out)
 {
     uint32_t n = 0;
+    struct pt p;
     for (uint32_t i = 0; i < r->t.n_rows; i++) {
         const char *w = F(r, i, r->c_w), *v = F(r, i, c);
-        if (!in_scope(o, w) || original_row(r, w) < 0 || !ok_row(r, i))
+        if (!in_scope(o, w) || rel_point(r, i, &p) || (need_mem && !(p.x > 0)))
             continue;
         uint32_t k = 0;
         while (k < n && strcmp(out[k], v))
@@ -593,25 +791,39 @@ static void say_no_original(const struct res *r, const struct plot_opts *o)
         uint32_t j = 0;
         while (j < i && strcmp(F(r, j, r->c_w), w))
             j++;
-        if (j == i && in_scope(o, w) && original_row(r, w) < 0) {
-            char what[400];
+        if (j < i || !in_scope(o, w))
+            continue;
+        char what[400];
+        int orow = original_row(r, w);
+        if (orow < 0) {
             snprintf(what, sizeof what, "%s in pareto and heatmap", w);
             skipped(what, "no ok 'original' row to be relative to");
+        } else if (!mem_known(r, (uint32_t)orow) || !(num(r, (uint32_t)orow, r->c_mem) > 0)) {
+            snprintf(what, sizeof what, "%s in pareto", w);
+            skipped(what, mem_known(r, (uint32_t)orow)
+                              ? "original's peak memory is 0"
+                              : "peak memory not measured (the workload has no tensor "
+                                "sizes); the heatmap shows its makespans, peaks n/a");
         }
     }
 }
 
+/* Every workload's schedulers relative to its own original, on log axes: a
+ * ratio of 50 and one of 0.9 both stay readable, and 2x better reads as far
+ * from 1 as 2x worse. */
 static int pareto_plot(const struct res *r, const struct plot_opts *o, int draw,
                        struct sb_err *e)
 {
     struct sb_atomic dat, fr, gp;
     const char **sch = sb_xcalloc(r->t.n_rows + 1, sizeof *sch);
     const char **wl = sb_xcalloc(r->t.n_rows + 1, sizeof *wl);
-    uint32_t ns = distinct(r, o, r->c_s, sch), nw = distinct(r, o, r->c_w, wl);
+    uint32_t ns = distinct(r, o, r->c_s, 1, sch), nw = distinct(r, o, r->c_w, 1, wl);
     struct pt *buf = sb_xmalloc((r->t.n_rows + 1) * sizeof *buf), p;
     int rc = 0;
     if (!ns) {
-        skipped("pareto", "no workload in scope has an ok 'original' row");
+        skipped("pareto", "no workload in scope has an ok 'original' row with a known peak");
+        remove_file(o->out_dir, "pareto", "png");
+        remove_file(o->out_dir, "pareto", "svg");
         goto out;
     }
     if ((rc = open_out(&dat, o->out_dir, "pareto", "dat", e)))
@@ -624,32 +836,35 @@ static int pareto_plot(const struct res *r, const struct plot_opts *o, int draw,
         fprintf(dat.f, "%s# %s\n", k ? "\n\n" : "", sch[k]);
         for (uint32_t i = 0; i < r->t.n_rows; i++)
             if (in_scope(o, F(r, i, r->c_w)) && !strcmp(F(r, i, r->c_s), sch[k]) &&
-                !rel_point(r, i, &p))
+                !rel_point(r, i, &p) && p.x > 0 && p.y > 0)
                 fprintf(dat.f, "%.6f %.6f\n", p.x, p.y);
     }
     for (uint32_t k = 0; k < nw; k++) {
         uint32_t n = 0;
         for (uint32_t i = 0; i < r->t.n_rows; i++)
-            if (!strcmp(F(r, i, r->c_w), wl[k]) && !rel_point(r, i, &p))
+            if (!strcmp(F(r, i, r->c_w), wl[k]) && !rel_point(r, i, &p) && p.x > 0 && p.y > 0)
                 buf[n++] = p;
         front(buf, n, fr.f); /* one front per workload: a front across programs is meaningless */
     }
     rc = sb_atomic_commit(&dat, e) | sb_atomic_commit(&fr, e);
     if (rc || (rc = open_out(&gp, o->out_dir, "pareto", "gp", e)))
         goto out;
-    fprintf(gp.f, "# makespan against peak memory, both relative to original\n");
-    gp_terminals(gp.f, "pareto", 900, 650);
+    fprintf(gp.f, "# makespan against peak memory, both relative to original, log axes\n");
+    gp_terminals(gp.f, "pareto", 1000, 700);
     fprintf(gp.f, "  set title 'makespan vs peak memory, relative to original (%u workloads)'\n"
-                  "  set xlabel 'peak memory / original peak memory'\n"
-                  "  set ylabel 'makespan / original makespan'\n"
-                  "  set key outside right top\n  set grid\n"
+                  "  set logscale xy\n"
+                  "  set xlabel 'peak memory / original peak memory (log scale)'\n"
+                  "  set ylabel 'makespan / original makespan (log scale)'\n"
+                  "  set key outside right top\n  set grid xtics ytics mxtics mytics\n"
                   "  set arrow 1 from graph 0, first 1 to graph 1, first 1 nohead dt 2\n"
                   "  set arrow 2 from first 1, graph 0 to first 1, graph 1 nohead dt 2\n"
-                  "  plot 'pareto.front.dat' using 1:2 with lines lw 1.5 lc rgb '#999999' "
+                  "  plot 'pareto.front.dat' using 1:2 with steps lw 1.5 lc rgb '#bbbbbb' "
                   "title 'Pareto front of each workload', \\\n", nw);
     for (uint32_t k = 0; k < ns; k++) {
-        fprintf(gp.f, "    'pareto.dat' index %u using 1:2 with points pt %u ps 1.4 "
-                      "lc %u title ", k, 5 + k % 8, k + 1);
+        /* a (colour, shape) pair of its own per scheduler */
+        fprintf(gp.f, "    'pareto.dat' index %u using 1:2 with points pt %d ps 1.4 "
+                      "lc rgb '%s' title ", k, point_types[k % N_POINT_TYPES],
+                palette[k % N_PALETTE]);
         gp_str(gp.f, sch[k]);
         fprintf(gp.f, "%s\n", k + 1 < ns ? ", \\" : "");
     }
@@ -661,23 +876,27 @@ out:
 }
 
 /* Workloads x schedulers, coloured by log2 of the ratio to original (green
- * better, red worse), each cell labelled with the ratio. */
+ * better, red worse, clipped at 1/2 and 2), each cell labelled with the
+ * ratio; a peak that was not measured is a grey n/a. */
 static int heatmap_plot(const struct res *r, const struct plot_opts *o, int draw,
                         struct sb_err *e)
 {
     struct sb_atomic dat, gp;
     const char **sch = sb_xcalloc(r->t.n_rows + 1, sizeof *sch);
     const char **wl = sb_xcalloc(r->t.n_rows + 1, sizeof *wl);
-    uint32_t ns = distinct(r, o, r->c_s, sch), nw = distinct(r, o, r->c_w, wl);
+    uint32_t ns = distinct(r, o, r->c_s, 0, sch), nw = distinct(r, o, r->c_w, 0, wl);
     struct pt p;
     int rc = 0;
     if (!ns) {
         skipped("heatmap", "no workload in scope has an ok 'original' row");
+        remove_file(o->out_dir, "heatmap", "png");
+        remove_file(o->out_dir, "heatmap", "svg");
         goto out;
     }
     if ((rc = open_out(&dat, o->out_dir, "heatmap", "dat", e)))
         goto out;
-    fprintf(dat.f, "# scheduler_index workload_index makespan_ratio peak_ratio\n");
+    fprintf(dat.f, "# scheduler_index workload_index makespan_ratio peak_ratio "
+                   "makespan_label peak_label (? = peak not measured)\n");
     for (uint32_t i = 0; i < r->t.n_rows; i++) {
         if (!in_scope(o, F(r, i, r->c_w)) || rel_point(r, i, &p))
             continue;
@@ -686,15 +905,23 @@ static int heatmap_plot(const struct res *r, const struct plot_opts *o, int draw
             x++;
         while (y < nw && strcmp(wl[y], F(r, i, r->c_w)))
             y++;
-        fprintf(dat.f, "%u %u %.6f %.6f\n", x, y, p.y, p.x);
+        if (p.x > 0)
+            fprintf(dat.f, "%u %u %.6f %.6f %.2f %.2f\n", x, y, p.y, p.x, p.y, p.x);
+        else
+            fprintf(dat.f, "%u %u %.6f ? %.2f n/a\n", x, y, p.y, p.y);
     }
     if ((rc = sb_atomic_commit(&dat, e)) || (rc = open_out(&gp, o->out_dir, "heatmap", "gp", e)))
         goto out;
     fprintf(gp.f, "# makespan and peak memory relative to original, workloads x schedulers\n");
-    gp_terminals(gp.f, "heatmap", 700 + 110 * (int)ns, 200 + 26 * (int)nw);
-    fprintf(gp.f, "  set multiplot layout 1,2\n"
+    gp_terminals(gp.f, "heatmap", 900 + 110 * (int)ns, 200 + 26 * (int)nw);
+    fprintf(gp.f, "  set datafile missing '?'\n  set multiplot layout 1,2\n"
                   "  set palette defined (-1 '#1a9850', 0 '#ffffff', 1 '#d73027')\n"
-                  "  set cbrange [-1:1]\n  set cblabel 'log2(ratio to original)'\n"
+                  "  set cbrange [-1:1]\n"
+                  "  set cbtics ('1/2 or less' -1, '0.71' -0.5, '1' 0, '1.41' 0.5, "
+                  "'2 or more' 1)\n"
+                  "  set cblabel 'ratio to original (log scale)'\n  set rmargin 20\n"
+                  "  set object 1 rectangle from graph 0, graph 0 to graph 1, graph 1 behind "
+                  "fc rgb '#dddddd' fs solid noborder\n"
                   "  set xrange [-0.5:%u-0.5]\n  set yrange [-0.5:%u-0.5] reverse\n"
                   "  set xtics rotate by -35 (", ns, nw);
     for (uint32_t k = 0; k < ns; k++) {
@@ -706,11 +933,12 @@ static int heatmap_plot(const struct res *r, const struct plot_opts *o, int draw
         fprintf(gp.f, " %u%s", k, k + 1 < nw ? ", " : ")\n");
     }
     for (int panel = 0; panel < 2; panel++)
-        fprintf(gp.f, "  set title '%s / original'\n"
+        fprintf(gp.f, "  set title '%s / original%s'\n"
                       "  plot 'heatmap.dat' using 1:2:(0.5):(0.5):(log($%d)/log(2)) with "
                       "boxxyerror fs solid 1.0 noborder lc palette notitle, \\\n"
-                      "       '' using 1:2:(sprintf('%%.2f', $%d)) with labels notitle\n",
-                panel ? "peak memory" : "makespan", panel ? 4 : 3, panel ? 4 : 3);
+                      "       '' using 1:2:%d with labels notitle\n",
+                panel ? "peak memory" : "makespan", panel ? " (grey: not measured)" : "",
+                panel ? 4 : 3, panel ? 6 : 5);
     fprintf(gp.f, "  unset multiplot\n  unset output\n}\n");
     rc = finish(&gp, o->out_dir, "heatmap", draw, e);
 out:
@@ -757,7 +985,7 @@ static int runs_plot(const struct res *R, const struct plot_opts *o, const char 
             if (row >= 0 && num(&R[j], (uint32_t)row, R[j].c_span) > hi)
                 hi = num(&R[j], (uint32_t)row, R[j].c_span);
         }
-    struct unit tu = hi >= 1e3 ? (struct unit){1e3, "ms"} : (struct unit){1, "us"};
+    struct unit tu = hi >= 1e3 ? (struct unit){1e3, "ms", "ms"} : (struct unit){1, "us", "us"};
     sb_safe_name(sw, sizeof sw, w);
     snprintf(base, sizeof base, "%s.runs", sw);
     if (open_out(&dat, o->out_dir, base, "dat", e))
@@ -874,6 +1102,35 @@ static int plot_help(void)
     return 0;
 }
 
+/* --mem-cap: GB, or a number with its unit as a person writes it (80GB,
+ * 80GiB, 512MiB, 8e10B).  A bare number past 10^5 GB (100 TB) is most likely
+ * bytes given where GB are expected, and is refused with the accepted range
+ * rather than drawn off the chart. */
+static int parse_cap(const char *v, double *cap, struct sb_err *e)
+{
+    static const struct {
+        const char *suffix;
+        double bytes;
+    } units[] = {{"", 1e9},           {"GB", 1e9},  {"G", 1e9},    {"GiB", 1073741824.0},
+                 {"MB", 1e6},         {"MiB", 1048576.0}, {"TB", 1e12},
+                 {"TiB", 1099511627776.0}, {"KB", 1e3}, {"KiB", 1024.0}, {"B", 1}};
+    char *end;
+    double x = strtod(v, &end);
+    size_t k = 0;
+    while (end != v && k < sizeof units / sizeof units[0] && strcasecmp(end, units[k].suffix))
+        k++;
+    if (end == v || k == sizeof units / sizeof units[0] || !isfinite(x) || x <= 0)
+        return sb_errf(e, "schedbench plot: --mem-cap '%s' is not a positive size: a number "
+                          "of GB (10^9 bytes), or with a unit: 80GB, 80GiB, 512MiB, 2TB", v);
+    *cap = x * units[k].bytes;
+    if (*cap > 1e14 || *cap < 1e3)
+        return sb_errf(e, "schedbench plot: --mem-cap '%s' is %.3g bytes, outside 1 KB .. "
+                          "100 TB%s", v, *cap,
+                       k == 0 ? " (a bare number is GB: for bytes write e.g. 80e9B, or 80GB)"
+                              : "");
+    return 0;
+}
+
 static int parse_plot_args(struct plot_opts *o, int argc, char **argv, char *mem_buf,
                            size_t n_mem, struct sb_err *e)
 {
@@ -881,7 +1138,6 @@ static int parse_plot_args(struct plot_opts *o, int argc, char **argv, char *mem
     int given = 0;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-        char *end;
         if (!strcmp(a, "-o") && v)
             o->out_dir = argv[++i];
         else if (!strcmp(a, "--workload") && v)
@@ -889,18 +1145,22 @@ static int parse_plot_args(struct plot_opts *o, int argc, char **argv, char *mem
         else if (!strcmp(a, "--mem-dir") && v)
             o->mem_dir = argv[++i], given = 1;
         else if (!strcmp(a, "--mem-cap") && v) {
-            o->cap = strtod(argv[++i], &end) * 1e9;
-            if (end == v || *end || !isfinite(o->cap) || o->cap <= 0)
-                return sb_errf(e, "schedbench plot: --mem-cap '%s' is not a positive number "
-                                  "of GB", v);
+            if (parse_cap(v, &o->cap, e))
+                return -1;
+            i++;
         } else if (a[0] != '-' && o->n_runs < SB_PLOT_MAX_RUNS) {
             o->runs[o->n_runs++] = a;
             if (!o->results)
                 o->results = a;
         } else if (a[0] != '-')
             return sb_errf(e, "schedbench plot: at most %d results files", SB_PLOT_MAX_RUNS);
-        else
-            return sb_errf(e, "schedbench plot: unexpected argument '%s'", a);
+        else {
+            static const char *const opts[] = {"-o", "--workload", "--mem-dir", "--mem-cap"};
+            const char *near = sb_did_you_mean(a, opts, 4);
+            return sb_errf(e, "schedbench plot: unexpected argument '%s'%s%s%s", a,
+                           near ? " (did you mean '" : "", near ? near : "",
+                           near ? "'?)" : " (see --help)");
+        }
     }
     if (!o->results)
         return sb_errf(e, "usage: schedbench plot RESULTS.csv [-o DIR] [--workload W]");
@@ -923,6 +1183,33 @@ static int parse_plot_args(struct plot_opts *o, int argc, char **argv, char *mem
     return 0;
 }
 
+/* --workload W matched nothing: say which names there are, nearest first. */
+static int no_workload(const struct res *r, const struct plot_opts *o, struct sb_err *e)
+{
+    const char **names = sb_xcalloc(r->t.n_rows + 1, sizeof *names);
+    uint32_t n = 0;
+    for (uint32_t i = 0; i < r->t.n_rows; i++) {
+        uint32_t k = 0;
+        while (k < n && strcmp(names[k], F(r, i, r->c_w)))
+            k++;
+        if (k == n)
+            names[n++] = F(r, i, r->c_w);
+    }
+    const char *near = sb_did_you_mean(o->workload, names, n);
+    char list[320];
+    size_t len = 0;
+    list[0] = 0;
+    for (uint32_t k = 0; k < n && len + 80 < sizeof list; k++)
+        len += (size_t)snprintf(list + len, sizeof list - len, "%s%s", k ? ", " : "", names[k]);
+    if (len + 80 >= sizeof list)
+        snprintf(list + len, sizeof list - len, ", ...");
+    sb_errf(e, "%s: no rows for workload '%s'%s%s%s; its workloads: %s", o->results,
+            o->workload, near ? " (did you mean '" : "", near ? near : "", near ? "'?)" : "",
+            list);
+    free(names);
+    return -1;
+}
+
 static int plot_workloads(const struct res *r, const struct plot_opts *o, int draw,
                           struct sb_err *e)
 {
@@ -940,7 +1227,7 @@ static int plot_workloads(const struct res *r, const struct plot_opts *o, int dr
         n_done++;
     }
     if (o->workload && !n_done)
-        return sb_errf(e, "%s: no rows for workload '%s'", o->results, o->workload);
+        return no_workload(r, o, e);
     return 0;
 }
 

@@ -607,15 +607,17 @@ static void cell_path(char *path, size_t n, const char *dir, const struct sb_gra
 
 static int write_timeline(const char *dir, const struct sb_graph *g, const char *sched,
                           const struct sb_schedule *s, const struct sb_sim_result *r,
-                          struct sb_err *e)
+                          uint64_t sweep_id, struct sb_err *e)
 {
     char path[4096];
     cell_path(path, sizeof path, dir, g, sched, "csv");
     struct sb_atomic out;
     if (sb_atomic_open(&out, path, e))
         return -1;
-    /* begin/end in the run's time unit, so plot can draw memory over time */
-    fprintf(out.f, "position,node,name,mem_bytes,begin_us,end_us\n");
+    /* begin/end in the run's time unit, so plot can draw memory over time;
+     * sweep_id ties the file to the results of its run (a --mem-dir folder
+     * is shared by every run that names it, and plot refuses another's) */
+    fprintf(out.f, "position,node,name,mem_bytes,begin_us,end_us,sweep_id\n");
     for (uint32_t i = 0; i < r->n_pos; i++) {
         uint32_t v = s->order[i];
         sb_csv_fieldf(out.f, 1, "%u", i);
@@ -624,6 +626,7 @@ static int write_timeline(const char *dir, const struct sb_graph *g, const char 
         sb_csv_fieldf(out.f, 0, "%llu", (unsigned long long)r->mem_bytes[i]);
         sb_csv_fieldf(out.f, 0, "%.3f", r->begin_us ? r->begin_us[v] : 0);
         sb_csv_fieldf(out.f, 0, "%.3f", r->end_us ? r->end_us[v] : 0);
+        sb_csv_fieldf(out.f, 0, "%016llx", (unsigned long long)sweep_id);
         sb_csv_end(out.f);
     }
     return sb_atomic_commit(&out, e);
@@ -634,7 +637,7 @@ static int write_extras(const struct run_opts *o, const struct sb_graph *g,
                         const struct sb_sim_result *r, struct sb_err *e)
 {
     char path[4096];
-    if (o->mem_dir && write_timeline(o->mem_dir, g, sched, s, r, e))
+    if (o->mem_dir && write_timeline(o->mem_dir, g, sched, s, r, o->sweep_id, e))
         return -1;
     if (o->trace_dir) {
         cell_path(path, sizeof path, o->trace_dir, g, sched, "json");

@@ -1,0 +1,151 @@
+#!/usr/bin/env bash
+# Issue 26: figures a report writer keeps (plot), the answer at a glance
+# (summary), machine-readable output (compare/summary --format json), the
+# report page.  Arguments: schedbench BIN, test data DIR, scratch DIR.
+# Figures are checked in the gnuplot scripts and data plot writes (and in the
+# SVG where gnuplot is installed); expected numbers are derived in comments.
+set -u
+BIN=$1 DATA=$2 WORK=$3/report_work
+rm -rf "$WORK" && mkdir -p "$WORK"
+pass=0 fail=0
+ok() { pass=$((pass + 1)); }
+bad() { fail=$((fail + 1)); echo "FAIL: $*" >&2; }
+expect_rc() { # want_rc description command...
+    local want=$1 what=$2; shift 2
+    "$@" >"$WORK/out" 2>"$WORK/err"; local rc=$?
+    if [ "$rc" = "$want" ]; then ok; else bad "$what: exit $rc, wanted $want"; cat "$WORK/err" >&2; fi
+}
+contains() { # file needle description
+    if grep -qF -- "$2" "$1"; then ok; else bad "$3: '$2' not in $1"; head -c 3000 "$1" >&2; fi
+}
+lacks() { # file needle description
+    if grep -qF -- "$2" "$1"; then bad "$3: '$2' in $1"; else ok; fi
+}
+same() { if [ "$1" = "$2" ]; then ok; else bad "$3: got '$1', wanted '$2'"; fi; }
+exists() { if [ -e "$1" ]; then ok; else bad "$2: $1 missing"; fi; }
+absent() { if [ -e "$1" ]; then bad "$2: $1 exists"; else ok; fi; }
+HAVE_GNUPLOT=0
+command -v gnuplot >/dev/null && HAVE_GNUPLOT=1
+col() { # csv column-name row(1 = first data row)
+    awk -F, -v n="$2" -v r="$3" 'NR == 1 { for (i = 1; i <= NF; i++) if ($i == n) c = i }
+                                 NR == r + 1 { print $c }' "$1"
+}
+
+# ---- 1. memory timelines belong to their run -----------------------------------
+R=$WORK/r1
+mkdir -p "$R"
+expect_rc 0 "run with timelines" "$BIN" run -q -w "$DATA/chain.csv" -s original -o "$R/a.csv" --mem-dir "$R/mem"
+# the timeline carries the run's sweep_id (results column sweep_id)
+same "$(col "$R/mem/chain__original.csv" sweep_id 1)" "$(col "$R/a.csv" sweep_id 1)" "timeline sweep_id"
+# another run of the same workload (other --cost) beside it, without timelines
+expect_rc 0 "other run" "$BIN" run -q -w "$DATA/chain.csv" -s original --cost lat_us=7 -o "$R/b.csv"
+expect_rc 0 "plot other run" "$BIN" plot "$R/b.csv" -o "$R/pb"
+contains "$WORK/out" "skipped chain's memory plot: its timelines in the --mem-dir folder belong to another run" "foreign timelines refused"
+absent "$R/pb/chain.memory.gp" "foreign timelines not drawn"
+expect_rc 0 "plot own run" "$BIN" plot "$R/a.csv" -o "$R/pa"
+exists "$R/pa/chain.memory.gp" "own timelines drawn"
+# a stale image of the refused plot does not stay behind
+expect_rc 0 "plot other run into the same folder" "$BIN" plot "$R/b.csv" -o "$R/pa"
+absent "$R/pa/chain.memory.svg" "stale memory plot removed"
+# a timeline from before sweep_id: refused with the reason
+printf 'position,node,name,mem_bytes,begin_us,end_us\n0,0,x,100,0,0\n' >"$R/mem/chain__original.csv"
+expect_rc 0 "plot old timeline" "$BIN" plot "$R/a.csv" -o "$R/pc"
+contains "$WORK/out" "have no sweep_id (written by an older schedbench)" "old timeline refused"
+
+# ---- 2. unknown memory is not 0 --------------------------------------------------
+# An ASTRA-sim text workload has no tensor sizes: peak_mem_bytes is empty.
+U=$WORK/u
+mkdir -p "$U"
+printf 'MICRO\n2\nconv1 -1 5 NONE 0 5 NONE 0 5 ALLREDUCE 1048576 5\nconv2 -1 5 NONE 0 5 NONE 0 5 ALLREDUCE 1048576 5\n' >"$U/micro.txt"
+expect_rc 0 "run astra text" "$BIN" run -q -w "$U/micro.txt" -w "$DATA/chain.csv" -s original,overlap -o "$U/r.csv" --mem-dir "$U/mem"
+same "$(col "$U/r.csv" peak_mem_bytes 1)" "" "astra text peak is empty"
+expect_rc 0 "plot unknown memory" "$BIN" plot "$U/r.csv" -o "$U/p"
+contains "$WORK/out" "skipped micro's scatter: peak memory not measured" "scatter skipped"
+contains "$WORK/out" "skipped micro in pareto: peak memory not measured" "pareto reason"
+lacks "$WORK/out" "micro in pareto and heatmap: no ok 'original' row" "no false blame on original"
+absent "$U/p/micro.scatter.gp" "no scatter of unknown memory"
+# bars: no peak panel (two panels: makespan and exposed), and the title says why
+contains "$U/p/micro.bars.gp" "peak memory not measured: no tensor sizes" "bars title"
+contains "$U/p/micro.bars.gp" "set multiplot layout 1,2" "bars without peak panel"
+lacks "$U/p/micro.bars.gp" "set title 'peak memory'" "bars without peak panel"
+# the bars data say '?' for the peak, not 0: "original" makespan lb pct ? exposed
+same "$(awk '$1 == "\"original\"" { print $5 }' "$U/p/micro.bars.dat")" "?" "bars peak unknown"
+# heatmap: the peak cell reads n/a, the makespan one is there (original = 1.00)
+same "$(awk '$1 == 0 && $2 == 0 { print $5, $6 }' "$U/p/heatmap.dat")" "1.00 n/a" "heatmap n/a"
+# summary says unknown, not 0
+expect_rc 0 "summary unknown memory" "$BIN" summary "$U/r.csv" --workload micro
+contains "$WORK/out" "unknown" "summary unknown peak"
+contains "$WORK/out" "best peak:     unknown" "summary unknown best peak"
+
+# ---- 3, 17. pareto: a style per scheduler, log axes --------------------------------
+P=$WORK/p
+mkdir -p "$P"
+expect_rc 0 "run all" "$BIN" run -q -w "$DATA/overlap.csv" -w "$DATA/chain.csv" -s all -o "$P/r.csv" --mem-dir "$P/mem"
+n_sched=$(tail -n +2 "$P/r.csv" | cut -d, -f2 | sort -u | wc -l)
+expect_rc 0 "plot all" "$BIN" plot "$P/r.csv" -o "$P/out"
+# every scheduler's (point type, colour) pair is its own: as many pairs as schedulers
+pairs=$(grep -o "'pareto.dat' index [0-9]* using 1:2 with points pt [0-9]* ps [0-9.]* lc rgb '#[0-9a-f]*'" "$P/out/pareto.gp" |
+        sed 's/.*pt \([0-9]*\).*rgb .\(#[0-9a-f]*\)./\1 \2/' | sort -u | wc -l)
+same "$pairs" "$n_sched" "pareto distinct styles"
+colours=$(grep "'pareto.dat'" "$P/out/pareto.gp" | grep -o "lc rgb '#[0-9a-f]*' title" | sort -u | wc -l)
+# nine policies, ten colours: every one a colour of its own
+same "$colours" "$n_sched" "pareto distinct colours"
+contains "$P/out/pareto.gp" "set logscale xy" "pareto log axes"
+contains "$P/out/pareto.gp" "makespan / original makespan (log scale)" "pareto axis says log"
+contains "$P/out/heatmap.gp" "ratio to original (log scale)" "heatmap colour scale says log"
+# the memory plot: distinct colours for its lines too, legend above the chart
+lines=$(grep -c "with steps" "$P/out/overlap.memory.gp")
+lc=$(grep "with steps" "$P/out/overlap.memory.gp" | grep -o "lc rgb '#[0-9a-f]*'" | sort -u | wc -l)
+same "$lc" "$lines" "memory lines distinct colours"
+contains "$P/out/overlap.memory.gp" "set key above" "memory legend above"
+
+# ---- 12. cosmetics -----------------------------------------------------------------
+# units: "(KB = 10^3 bytes)" (overlap peaks at 5020 bytes), never "bytes))"
+contains "$P/out/overlap.bars.gp" "peak memory (KB = 10^3 bytes)" "memory unit"
+lacks "$P/out/overlap.bars.gp" "bytes))" "no doubled parenthesis"
+lacks "$P/out/overlap.memory.gp" "bytes))" "no doubled parenthesis"
+# chain has no collectives: no exposed-communication panel, and the title says so
+contains "$P/out/chain.bars.gp" "no exposed communication in any schedule" "exposed panel dropped"
+lacks "$P/out/chain.bars.gp" "set title 'exposed communication'" "exposed panel dropped"
+# chain: every policy keeps the file order (one chain), so all land on one
+# point of the scatter, labelled once with every name
+same "$(wc -l <"$P/out/chain.scatter.dat")" 1 "scatter one point"
+contains "$P/out/chain.scatter.dat" '"original, aggressive, overlap' "scatter labels joined"
+# a row without a lower bound gets no marker (not one at 0 on the tick labels)
+printf 'workload,scheduler,status,makespan_us,peak_mem_bytes,exposed_comm_us,peak_pos,makespan_lb_us\nw,original,ok,10,100,0,0,0\nw,x,ok,20,100,0,0,5\n' >"$WORK/lb.csv"
+expect_rc 0 "plot without bound" "$BIN" plot "$WORK/lb.csv" -o "$WORK/lb"
+same "$(awk '$1 == "\"original\"" { print $3 $4 }' "$WORK/lb/w.bars.dat")" "??" "no bound, no marker"
+# x: 20 us against a bound of 5: (20 - 5) / 5 = +300.00 %
+same "$(awk '$1 == "\"x\"" { print $3, $4 }' "$WORK/lb/w.bars.dat")" "5.000000 300.00" "bound and gap"
+if [ "$HAVE_GNUPLOT" = 1 ]; then
+    # each bar's distance to its bound is printed once: one "+300.0%" in the SVG
+    same "$(grep -o '>+300.0%<' "$WORK/lb/w.bars.svg" | wc -l)" 1 "gap label once"
+    same "$(grep -c '>+[0-9.]*%<' "$WORK/lb/w.bars.svg")" 1 "no gap label without bound"
+fi
+# several devices: the memory plot says whose memory it draws
+M=$WORK/m
+mkdir -p "$M"
+expect_rc 0 "run two devices" "$BIN" run -q -w "$DATA/two_dev.csv" -s original,heft --machine "$DATA/two_dev.yaml" -o "$M/r.csv" --mem-dir "$M/mem"
+expect_rc 0 "plot two devices" "$BIN" plot "$M/r.csv" -o "$M/p"
+contains "$M/p/two_dev.memory.gp" "memory of the device holding each schedule''s peak" "multi-device memory title"
+contains "$M/p/two_dev.memory.gp" "of 0-1)" "multi-device legend names the device"
+
+# ---- 9. units of --mem-cap ------------------------------------------------------------
+expect_rc 2 "mem-cap in bytes where GB are expected" "$BIN" plot "$P/r.csv" -o "$P/cap" --mem-cap 80e9
+contains "$WORK/err" "outside 1 KB .. 100 TB (a bare number is GB" "mem-cap range"
+expect_rc 2 "mem-cap unknown unit" "$BIN" plot "$P/r.csv" -o "$P/cap" --mem-cap 80Gb/s
+contains "$WORK/err" "80GB, 80GiB, 512MiB" "mem-cap units listed"
+# 4 KiB = 4096 bytes = 4.096 KB, printed with 3 significant digits: 4.1 KB
+expect_rc 0 "mem-cap KiB" "$BIN" plot "$P/r.csv" -o "$P/cap" --mem-cap 4KiB --workload overlap
+contains "$P/cap/overlap.memory.gp" "memory cap 4.1 KB" "mem-cap KiB"
+
+# ---- 10. did you mean ---------------------------------------------------------------------
+expect_rc 2 "plot unknown workload" "$BIN" plot "$P/r.csv" -o "$P/x" --workload overlapp
+contains "$WORK/err" "no rows for workload 'overlapp' (did you mean 'overlap'?); its workloads: overlap, chain" "plot --workload lists names"
+expect_rc 2 "unknown command" "$BIN" plto
+contains "$WORK/err" "unknown command 'plto' (did you mean 'plot'?)" "command did you mean"
+expect_rc 2 "plot unknown option" "$BIN" plot "$P/r.csv" --workloads x
+contains "$WORK/err" "(did you mean '--workload'?)" "option did you mean"
+
+echo "$pass passed, $fail failed"
+[ "$fail" = 0 ]
