@@ -147,5 +147,61 @@ contains "$WORK/err" "unknown command 'plto' (did you mean 'plot'?)" "command di
 expect_rc 2 "plot unknown option" "$BIN" plot "$P/r.csv" --workloads x
 contains "$WORK/err" "(did you mean '--workload'?)" "option did you mean"
 
+# ---- 13. the answer at a glance: summary, and run's closing table ----------------------
+# Hand-made results.  w: original 100 us / 1000 B, fast 50 / 2000, lean 200 / 500;
+# v: original 10 / 100, fast 20 / 100.  Ratios to original: fast 0.5 and 2 on w,
+# 2 and 1 on v; lean 2 and 0.5 on w.  Geometric means over both workloads: fast
+# makespan sqrt(0.5 * 2) = 1, peak sqrt(2 * 1) = 1.414.
+S=$WORK/s
+mkdir -p "$S"
+cat >"$S/r.csv" <<'CSV'
+workload,scheduler,status,makespan_us,peak_mem_bytes,exposed_comm_us,lb_gap_pct,dev_peak_bytes
+w,original,ok,100,1000,10,25,1000;0
+w,fast,ok,50,2000,0,0,1500;2000
+w,lean,ok,200,500,0,150,500;0
+w,broken,error:boom,,,,,
+v,original,ok,10,100,0,0,100
+v,fast,ok,20,100,0,100,100
+CSV
+expect_rc 0 summary "$BIN" summary "$S/r.csv"
+contains "$WORK/out" "best makespan: fast (50 us)" "w best makespan"
+contains "$WORK/out" "best peak:     lean (0.5 KB)" "w best peak"
+contains "$WORK/out" "best makespan: original (10 us)" "v best makespan"
+contains "$WORK/out" "best peak:     original, fast (100 B)" "v best peak, a tie names both"
+same "$(awk '$1 == "fast" && $2 == "50" { print $4, $5, $8 }' "$WORK/out")" "0.500 +0.0% 2.000" "fast row on w"
+same "$(awk '$1 == "lean" && $2 == "200" { print $4, $5, $8 }' "$WORK/out")" "2.000 +150.0% 0.500" "lean row"
+contains "$WORK/out" "broken" "failed row listed"
+contains "$WORK/out" "error:boom" "failed row status"
+# across workloads: fast 1.000 over 2 workloads, best once by makespan (w), once by peak (v)
+same "$(awk '/^across/ { on = 1 } on && $1 == "fast" { print $2, $3, $4, $5, $6, $7 }' "$WORK/out")" \
+    "1.000 (2) 1 1.414 (2) 1" "fast across workloads"
+# policy against policy: w original / fast = 100 / 50 = 2
+expect_rc 0 "summary --vs" "$BIN" summary "$S/r.csv" --vs fast --workload w
+same "$(awk '$1 == "original" { print $4, $8 }' "$WORK/out")" "2.000 0.500" "ratios to fast"
+expect_rc 2 "summary --vs unknown" "$BIN" summary "$S/r.csv" --vs fsat
+contains "$WORK/err" "(did you mean 'fast'?)" "summary --vs did you mean"
+# run ends with the summary unless --quiet
+expect_rc 0 "run prints summary" "$BIN" run -w "$DATA/chain.csv" -s original,minmem -o "$S/run.csv"
+contains "$WORK/out" "best makespan: original, minmem (22 us)" "run's closing summary"
+expect_rc 0 "run --quiet" "$BIN" run -q -w "$DATA/chain.csv" -s original -o "$S/run.csv"
+same "$(cat "$WORK/out")" "" "run --quiet prints nothing"
+
+# ---- 16. machine-readable output ---------------------------------------------------------
+expect_rc 0 "summary json" "$BIN" summary "$S/r.csv" --format json
+contains "$WORK/out" '"makespan_ratio": 0.5' "json ratio"
+contains "$WORK/out" '"peak_mem_bytes": null' "json unknown is null"
+contains "$WORK/out" '"geomean_makespan_ratio": 1' "json geomean"
+expect_rc 0 "summary csv" "$BIN" summary "$S/r.csv" --format csv
+contains "$WORK/out" "w,lean,ok,200.000,500,0.000,150.000,2.000000,0.500000,0,1" "csv row"
+# per-device peaks in long format: one row per device
+expect_rc 0 "devices" "$BIN" summary "$S/r.csv" --devices
+same "$(grep -c '^w,fast,' "$WORK/out")" 2 "two devices, two rows"
+contains "$WORK/out" "w,fast,1,2000" "device 1 of fast"
+expect_rc 0 "devices json" "$BIN" summary "$S/r.csv" --devices --format json
+contains "$WORK/out" '"device": 1' "devices json"
+if command -v python3 >/dev/null; then
+    "$BIN" summary "$S/r.csv" --format json | python3 -c 'import json,sys; json.load(sys.stdin)' && ok || bad "summary json parses"
+fi
+
 echo "$pass passed, $fail failed"
 [ "$fail" = 0 ]

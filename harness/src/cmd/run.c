@@ -13,6 +13,7 @@
 #include "import/import.h"
 #include "net/astra.h"
 #include "table.h"
+#include "commands.h"
 
 #include <dirent.h>
 #include <pthread.h>
@@ -134,6 +135,7 @@ struct run_opts {
     int comm_astra;             /* --comm astra 1, astra-aware 2: priced by astra*.c */
     struct sb_astra_config astra; /* with --system / --network */
     char *ident;                /* the options that define the sweep, as given */
+    char *out_named;            /* without -o: results/<sweep_id>.csv */
     uint64_t sweep_id;          /* FNV-1a of ident, the workloads and schedulers */
 };
 
@@ -149,7 +151,10 @@ static int run_help(void)
            "Simulates every workload with every scheduler and writes one CSV row each.\n"
            "With no -w, runs the default corpus (%s, else $SCHEDBENCH_CORPUS, the\n"
            "source tree's or the installed one); with no -s, every\n"
-           "scheduler; with no -o, writes %s.\n"
+           "scheduler; with no -o, writes results/<sweep_id>.csv (a new file per\n"
+           "sweep, never another run's) and prints its path.  Unless --quiet, ends\n"
+           "with the summary of schedbench summary: per workload, the best policy by\n"
+           "makespan and by peak, each one's ratio to original and gap to the bound.\n"
            "\n"
            "  -w FILE|DIR ...   workloads (.csv; .hlo, Chakra .et and ASTRA-sim .txt via\n"
            "                    the importers, workloads/importers/), or a\n"
@@ -199,8 +204,9 @@ static int run_help(void)
            "                    with status error:<message>; the rest of the sweep runs\n"
            "                    and the file is written (exit status still 2)\n"
            "\n"
-           "Exit status: 0 all cells ok, 1 some cell invalid or failed, 2 bad input.\n",
-           SB_DEFAULT_CORPUS, SB_DEFAULT_RESULTS);
+           "Exit status: 0 all cells ok, 1 some cell invalid or failed, 2 bad input,\n"
+           "130 interrupted (the finished cells stay in OUT.partial for --resume).\n",
+           SB_DEFAULT_CORPUS);
     return 0;
 }
 
@@ -421,8 +427,6 @@ static int finish_opts(struct run_opts *o, struct sb_err *e)
                 return -1;
         }
     }
-    if (!o->out)
-        o->out = SB_DEFAULT_RESULTS;
     if (!o->jobs)
         o->jobs = 1;
     if (!o->comm_astra && o->ident && (strstr(o->ident, "--system=") || strstr(o->ident, "--network=")))
@@ -454,6 +458,14 @@ static int finish_opts(struct run_opts *o, struct sb_err *e)
     if ((o->mem_dir && sb_mkdirs(o->mem_dir, e)) || (o->trace_dir && sb_mkdirs(o->trace_dir, e)))
         return -1;
     sweep_identity(o);
+    /* without -o, a file of this sweep's own: running a few cells must not
+     * overwrite the full sweep of results/latest.csv (make run names that) */
+    if (!o->out) {
+        if (sb_mkdirs("results", e))
+            return -1;
+        o->out_named = sb_strf("results/%016llx.csv", (unsigned long long)o->sweep_id);
+        o->out = o->out_named;
+    }
     return 0;
 }
 
@@ -465,6 +477,7 @@ static void free_opts(struct run_opts *o)
     free(o->sched);
     free(o->lists);
     free(o->ident);
+    free(o->out_named);
     sb_machine_free(o->machine);
 }
 
@@ -1139,10 +1152,20 @@ int sb_cmd_run(int argc, char **argv)
     } else if (sb_atomic_commit(&out, &e)) {
         fprintf(stderr, "schedbench run: %s\n", e.msg);
         rc = 2;
-    } else if (!o.quiet) {
-        fprintf(stderr, "schedbench: %u workloads x %u schedulers%s -> %s%s\n", o.w.n,
-                o.n_sched, o.shard_n > 1 ? " (one shard)" : "", o.out,
-                rc ? " (some cells invalid or failed: see status)" : "");
+    } else {
+        if (!o.quiet) {
+            /* the answer at a glance, then where the figures are */
+            struct sb_err se;
+            fflush(stderr);
+            if (sb_summary_print(o.out, stdout, &se))
+                fprintf(stderr, "schedbench run: summary: %s\n", se.msg);
+            printf("\n");
+            fflush(stdout);
+        }
+        if (!o.quiet || o.out_named)
+            fprintf(stderr, "schedbench: %u workloads x %u schedulers%s -> %s%s\n", o.w.n,
+                    o.n_sched, o.shard_n > 1 ? " (one shard)" : "", o.out,
+                    rc ? " (some cells invalid or failed: see status)" : "");
     }
     unlink(partial); /* the sweep ended: nothing left to resume */
     free(partial);

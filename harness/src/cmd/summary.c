@@ -278,8 +278,10 @@ static void ratio_str(char *buf, size_t n, double r)
 
 static void print_text(const struct summary *S, FILE *f)
 {
-    char a[64], b[64], c[64], d[64], g[64], h[64], best[1024];
+    char a[64], b[64], c[64], d[64], g[64], h[64], best[1024], xvs[80];
     int sw = 6;
+    snprintf(xvs, sizeof xvs, "x %.60s", S->vs); /* "x original": the ratio's column */
+    int rw = (int)strlen(xvs) > 9 ? (int)strlen(xvs) : 9;
     for (uint32_t k = 0; k < S->n_wl; k++)
         for (uint32_t i = 0; i < S->wl[k].n; i++) {
             int l = (int)strlen(G(S, S->wl[k].e[i].row, S->c.s));
@@ -292,8 +294,8 @@ static void print_text(const struct summary *S, FILE *f)
         fprintf(f, "%s%s\n", k ? "\n" : "", W->name);
         if (W->ref < 0)
             fprintf(f, "  (no ok '%s' row: no ratios)\n", S->vs);
-        fprintf(f, "  %-*s %12s %9s %11s %12s %9s %12s\n", sw, "policy", "makespan", "x vs",
-                "above bound", "peak", "x vs", "exposed");
+        fprintf(f, "  %-*s %12s %*s %11s %12s %*s %12s\n", sw, "policy", "makespan", rw, xvs,
+                "above bound", "peak", rw, xvs, "exposed");
         for (uint32_t i = 0; i < W->n; i++) {
             const struct entry *x = &W->e[i];
             const char *s = G(S, x->row, S->c.s);
@@ -313,7 +315,7 @@ static void print_text(const struct summary *S, FILE *f)
                 snprintf(d, sizeof d, "unknown");
             ratio_str(g, sizeof g, x->r_mem);
             snprintf(h, sizeof h, "%.4g %s", x->exp / ts.div, ts.name);
-            fprintf(f, "  %-*s %12s %9s %11s %12s %9s %12s\n", sw, s, a, b, c, d, g, h);
+            fprintf(f, "  %-*s %12s %*s %11s %12s %*s %12s\n", sw, s, a, rw, b, c, d, rw, g, h);
         }
         if (isfinite(W->best_span)) {
             best_list(S, W, 0, best, sizeof best);
@@ -329,10 +331,10 @@ static void print_text(const struct summary *S, FILE *f)
         return;
     struct policy *P = sb_xcalloc(S->t.n_rows + 1, sizeof *P);
     uint32_t np = policies(S, P);
-    fprintf(f, "\nacross %u workloads (geometric mean of the ratios to %s; times best)\n",
-            S->n_wl, S->vs);
-    fprintf(f, "  %-*s %14s %10s %12s %10s\n", sw, "policy", "makespan x vs", "best", "peak x vs",
-            "best");
+    fprintf(f, "\nacross %u workloads: geometric mean of the ratios to %s (over how many\n"
+               "workloads), and how many times each policy was best\n", S->n_wl, S->vs);
+    fprintf(f, "  %-*s %16s %5s %16s %5s\n", sw, "policy", "makespan ratio", "best",
+            "peak ratio", "best");
     for (uint32_t p = 0; p < np; p++) {
         if (P[p].n_span)
             snprintf(a, sizeof a, "%.3f (%u)", exp(P[p].log_span / P[p].n_span), P[p].n_span);
@@ -342,7 +344,7 @@ static void print_text(const struct summary *S, FILE *f)
             snprintf(b, sizeof b, "%.3f (%u)", exp(P[p].log_mem / P[p].n_mem), P[p].n_mem);
         else
             snprintf(b, sizeof b, "-");
-        fprintf(f, "  %-*s %14s %10u %12s %10u\n", sw, P[p].name, a, P[p].best_span, b,
+        fprintf(f, "  %-*s %16s %5u %16s %5u\n", sw, P[p].name, a, P[p].best_span, b,
                 P[p].best_mem);
     }
     free(P);
