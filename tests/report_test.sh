@@ -203,5 +203,42 @@ if command -v python3 >/dev/null; then
     "$BIN" summary "$S/r.csv" --format json | python3 -c 'import json,sys; json.load(sys.stdin)' && ok || bad "summary json parses"
 fi
 
+# ---- 6, 7, 16. compare across network models, by policy name, as json ----------------------
+C=$WORK/c
+mkdir -p "$C"
+H='workload,scheduler,status,makespan_us,peak_mem_bytes,exposed_comm_us,cost_model'
+printf '%s\nw,original,ok,100,1000,10,analytical\nw,aggressive,ok,90,1000,5,analytical\n' "$H" >"$C/simple.csv"
+printf '%s\nw,original,ok,120,1000,30,analytical+astra\nw,aggressive,ok,90,1000,5,analytical+astra\n' "$H" >"$C/astra.csv"
+printf '%s\nw,original,ok,100,1000,10,approx\nw,aggressive,ok,90,1000,5,approx\n' "$H" >"$C/approx.csv"
+expect_rc 2 "two network models refused by default" "$BIN" compare "$C/simple.csv" "$C/astra.csv"
+contains "$WORK/err" "rerun with the same --cost-model and --comm, or pass --cross-model" "cross-model hint"
+# original: makespan 100 -> 120 is +20.00 %, past the 2 % tolerance: regressed
+expect_rc 1 "--cross-model" "$BIN" compare "$C/simple.csv" "$C/astra.csv" --cross-model --format csv
+contains "$WORK/err" "makespan_us, exposed_comm_us and comm_us change meaning" "cross-model says what changed meaning"
+contains "$WORK/out" "w,original,regressed,1000,1000,+0.00%,100.000,120.000,+20.00%" "cross-model row"
+expect_rc 2 "approx never compares with time" "$BIN" compare "$C/approx.csv" "$C/simple.csv" --cross-model
+contains "$WORK/err" "results in different units cannot be compared" "approx refused"
+# a policy run with other parameters pairs with its default row: 1000 -> 1016 bytes
+# is +1.60 %, past the 1 % memory tolerance
+printf '%s\nw,original,ok,100,1000,10,analytical\nw,aggressive:limit=4,ok,90,1016,5,analytical\n' "$H" >"$C/param.csv"
+expect_rc 1 "compare by policy name" "$BIN" compare "$C/simple.csv" "$C/param.csv" --format csv
+contains "$WORK/out" "w,aggressive,regressed,1000,1016,+1.60%" "paired by policy name"
+contains "$WORK/out" "parameters default -> limit=4" "parameter difference shown"
+contains "$WORK/err" "0 new, 0 missing" "no new/missing pair"
+# two parameterised runs of one policy on one side: no guess, new and missing
+printf '%s\nw,original,ok,100,1000,10,analytical\nw,aggressive:limit=4,ok,90,1016,5,analytical\nw,aggressive:limit=8,ok,90,1016,5,analytical\n' "$H" >"$C/two.csv"
+expect_rc 1 "ambiguous policy pairing" "$BIN" compare "$C/simple.csv" "$C/two.csv" --format csv
+contains "$WORK/err" "2 new, 1 missing" "ambiguous pairing not guessed"
+expect_rc 1 "compare json" "$BIN" compare "$C/simple.csv" "$C/param.csv" --format json
+contains "$WORK/out" '"verdict": "regressed"' "json verdict"
+contains "$WORK/out" '"peak_mem_change_pct": 1.6' "json change"
+contains "$WORK/out" '"regressed": 1' "json counts"
+if command -v python3 >/dev/null; then
+    "$BIN" compare "$C/simple.csv" "$C/param.csv" --format json 2>/dev/null |
+        python3 -c 'import json,sys; json.load(sys.stdin)' && ok || bad "compare json parses"
+fi
+expect_rc 2 "compare option did you mean" "$BIN" compare "$C/simple.csv" "$C/param.csv" --chnages-only
+contains "$WORK/err" "(did you mean '--changes-only'?)" "compare did you mean"
+
 echo "$pass passed, $fail failed"
 [ "$fail" = 0 ]
