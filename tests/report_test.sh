@@ -240,5 +240,18 @@ fi
 expect_rc 2 "compare option did you mean" "$BIN" compare "$C/simple.csv" "$C/param.csv" --chnages-only
 contains "$WORK/err" "(did you mean '--changes-only'?)" "compare did you mean"
 
+# ---- 10. did you mean, for schedulers ------------------------------------------------------
+expect_rc 2 "overlapp" "$BIN" run -q -w "$DATA/chain.csv" -s overlapp -o "$WORK/dym.csv"
+contains "$WORK/err" "unknown scheduler 'overlapp' (did you mean 'overlap'?" "overlapp"
+expect_rc 2 "LHS" "$BIN" run -q -w "$DATA/chain.csv" -s LHS -o "$WORK/dym.csv"
+contains "$WORK/err" "(did you mean 'lhs'?" "LHS"
+# the space after a comma is a slip: both schedulers run
+expect_rc 0 "space after comma" "$BIN" run -q -w "$DATA/chain.csv" -s 'original, aggressive' -o "$WORK/dym.csv"
+same "$(cut -d, -f2 "$WORK/dym.csv" | tr '\n' ' ')" "scheduler original aggressive " "space after comma"
+expect_rc 2 "xyz has no neighbour" "$BIN" run -q -w "$DATA/chain.csv" -s xyz -o "$WORK/dym.csv"
+lacks "$WORK/err" "did you mean" "no far-fetched suggestion"
+expect_rc 2 "run option" "$BIN" run --isolat
+contains "$WORK/err" "unknown argument '--isolat' (did you mean '--isolate'?)" "run option did you mean"
+
 echo "$pass passed, $fail failed"
 [ "$fail" = 0 ]

@@ -210,8 +210,36 @@ static int run_help(void)
     return 0;
 }
 
-static int add_sched(struct run_opts *o, const char *spec, struct sb_err *e)
+/* "unknown scheduler 'overlapp'" gains "(did you mean 'overlap'?)". */
+static void suggest_sched(const char *spec, struct sb_err *e)
 {
+    if (strncmp(e->msg, "unknown scheduler", 17))
+        return;
+    uint32_t n = sb_registry_count();
+    const char **names = sb_xcalloc(n + 3, sizeof *names);
+    for (uint32_t i = 0; i < n; i++)
+        names[i] = sb_registry_at(i)->name;
+    names[n++] = "lhs"; /* the alias the registry accepts for aggressive */
+    names[n++] = "all";
+    char name[256];
+    snprintf(name, sizeof name, "%.*s", (int)strcspn(spec, ":"), spec);
+    const char *near = sb_did_you_mean(name, names, n);
+    char *tail = strstr(e->msg, " (see schedbench list)");
+    if (near && tail)
+        snprintf(tail, sizeof e->msg - (size_t)(tail - e->msg),
+                 " (did you mean '%s'? schedbench list shows them all)", near);
+    free(names);
+}
+
+static int add_sched(struct run_opts *o, const char *spec_in, struct sb_err *e)
+{
+    /* -s 'original, aggressive': the space after a comma is a slip, not a name */
+    char spec[1024];
+    while (*spec_in == ' ' || *spec_in == '\t')
+        spec_in++;
+    snprintf(spec, sizeof spec, "%s", spec_in);
+    for (size_t n = strlen(spec); n && (spec[n - 1] == ' ' || spec[n - 1] == '\t'); n--)
+        spec[n - 1] = 0;
     if (!strcmp(spec, "all")) {
         o->all = 1;
         return 0;
@@ -220,8 +248,10 @@ static int add_sched(struct run_opts *o, const char *spec, struct sb_err *e)
         if (!strcmp(o->sched[i].spec, spec))
             return sb_errf(e, "schedbench run: scheduler '%s' given twice", spec);
     o->sched = sb_xrealloc(o->sched, (o->n_sched + 1) * sizeof *o->sched);
-    if (sb_sched_parse(&o->sched[o->n_sched], spec, e))
+    if (sb_sched_parse(&o->sched[o->n_sched], spec, e)) {
+        suggest_sched(spec, e);
         return -1;
+    }
     o->n_sched++;
     return 0;
 }
@@ -330,8 +360,17 @@ static int parse_run_args(struct run_opts *o, int argc, char **argv, struct sb_e
                     !strcmp(a, "--machine") || !strcmp(a, "--cell-timeout") ||
                     !strcmp(a, "--import") || !strcmp(a, "--comm") || !strcmp(a, "--system") ||
                     !strcmp(a, "--network");
-        if (!takes)
-            return sb_errf(e, "schedbench run: unknown argument '%s' (see --help)", a);
+        if (!takes) {
+            static const char *const flags[] = {
+                "--quiet", "--keep-going", "--isolate", "--resume", "--cost-model", "--cost",
+                "--sim", "--plugin", "--mem-dir", "--trace-dir", "--jobs", "--shard",
+                "--machine", "--cell-timeout", "--import", "--comm", "--system", "--network",
+                "--help"};
+            const char *near = a[0] == '-' ? sb_did_you_mean(a, flags, 19) : NULL;
+            return sb_errf(e, "schedbench run: unknown argument '%s' (%s%s%s)", a,
+                           near ? "did you mean '" : "see --help", near ? near : "",
+                           near ? "'?" : "");
+        }
         if (!v)
             return sb_errf(e, "schedbench run: %s needs a value", a);
         i++;
