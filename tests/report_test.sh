@@ -253,5 +253,37 @@ lacks "$WORK/err" "did you mean" "no far-fetched suggestion"
 expect_rc 2 "run option" "$BIN" run --isolat
 contains "$WORK/err" "unknown argument '--isolat' (did you mean '--isolate'?)" "run option did you mean"
 
+# ---- 8. Ctrl-C: a word on where the journal is, no temporary left behind -------------------
+# The run gets its own process group and the whole group SIGINT, as a
+# terminal's Ctrl-C sends it; the hanging cell keeps the sweep busy meanwhile.
+PLUG=$3/misbehave.so
+K=$WORK/k
+mkdir -p "$K"
+if command -v setsid >/dev/null && [ -e "$PLUG" ]; then
+    echo old >"$K/r.csv"
+    touch "$K/r.csv.tmp.999999999" # a temporary of a long-gone run (pid beyond pid_max)
+    setsid perl -e '$SIG{INT} = "DEFAULT"; exec @ARGV' "$BIN" run -q --isolate --cell-timeout 30 \
+        --plugin "$PLUG" -w "$DATA/chain.csv" -s original,misbehave:mode=hang -o "$K/r.csv" \
+        2>"$K/err" &
+    pid=$!
+    for _ in $(seq 50); do
+        [ "$(grep -c ',ok,' "$K/r.csv.partial" 2>/dev/null)" = 1 ] && break
+        sleep 0.1
+    done
+    kill -INT -- -$pid 2>/dev/null
+    wait $pid
+    same "$?" 130 "Ctrl-C exit status"
+    contains "$K/err" "interrupted; the results file $K/r.csv was not written" "Ctrl-C says so"
+    contains "$K/err" "run the same command with --resume" "Ctrl-C says how to continue"
+    same "$(cat "$K/r.csv")" old "Ctrl-C leaves the results file"
+    same "$(ls "$K" | grep -c '\.tmp\.')" 0 "no temporary left behind (ours and the stale one)"
+    # resumed: original's row is reused, the hanging cell runs again (1 s timeout)
+    "$BIN" run -q --isolate --cell-timeout 1 --plugin "$PLUG" -w "$DATA/chain.csv" \
+        -s original,misbehave:mode=hang -o "$K/r.csv" --resume 2>/dev/null
+    same "$(cut -d, -f3 "$K/r.csv" | tr '\n' ' ')" "status ok timeout " "resumed after Ctrl-C"
+else
+    echo "skipped: Ctrl-C test (needs setsid and $PLUG)"
+fi
+
 echo "$pass passed, $fail failed"
 [ "$fail" = 0 ]

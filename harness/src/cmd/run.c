@@ -16,6 +16,8 @@
 #include "commands.h"
 
 #include <dirent.h>
+#include <signal.h>
+#include <time.h>
 #include <pthread.h>
 #include <unistd.h>
 #include <errno.h>
@@ -146,7 +148,9 @@ static int run_help(void)
            "                      [--sim K=V,...] [--plugin X.so ...] [--mem-dir DIR]\n"
            "                      [--trace-dir DIR] [--jobs N] [--shard K/N] [--quiet]\n"
            "                      [--machine FILE.yaml] [--keep-going] [--isolate]\n"
-           "                      [--cell-timeout S] [--resume]\n"
+           "                      [--cell-timeout S] [--resume] [--import K=V,...]\n"
+           "                      [--comm simple|astra|astra-aware --system F.json\n"
+           "                       --network F.yml]\n"
            "\n"
            "Simulates every workload with every scheduler and writes one CSV row each.\n"
            "With no -w, runs the default corpus (%s, else $SCHEDBENCH_CORPUS, the\n"
@@ -842,6 +846,8 @@ static void release(struct sweep *S, uint32_t w)
     pthread_mutex_unlock(&W->mu);
 }
 
+/* The bar, cells done, elapsed time and an estimate of what is left (the
+ * mean time per finished cell times the cells left, over the threads). */
 static void draw_progress(struct sweep *S)
 {
     double now = sb_now_ms(), el = (now - S->t0_ms) / 1e3;
@@ -849,10 +855,116 @@ static void draw_progress(struct sweep *S)
         return;
     S->last_draw_ms = now;
     int width = 30, fill = (int)(width * S->done / (S->n_cells ? S->n_cells : 1));
-    fprintf(stderr, "\r[%.*s%*s] %llu/%llu cells  %.1f s  %.1f cells/s ", fill,
+    char eta[48] = "";
+    uint64_t ran = S->done > S->n_reused ? S->done - S->n_reused : 0;
+    if (ran && S->done < S->n_cells) {
+        double left = el / (double)ran * (double)(S->n_cells - S->done);
+        if (left >= 60)
+            snprintf(eta, sizeof eta, "  ~%.0f min left", left / 60);
+        else
+            snprintf(eta, sizeof eta, "  ~%.0f s left", left);
+    }
+    fprintf(stderr, "\r[%.*s%*s] %llu/%llu cells  %.1f s%s ", fill,
             "##############################", width - fill, "",
-            (unsigned long long)S->done, (unsigned long long)S->n_cells, el,
-            (double)S->done / el);
+            (unsigned long long)S->done, (unsigned long long)S->n_cells, el, eta);
+    fflush(stderr);
+}
+
+/* Redraws the bar while long cells run, so the elapsed time moves. */
+static void *ticker(void *arg)
+{
+    struct sweep *S = arg;
+    struct timespec ts = {0, 250 * 1000 * 1000};
+    for (;;) {
+        pthread_mutex_lock(&S->mu);
+        int over = S->done >= S->n_cells;
+        if (!over && sb_now_ms() - S->last_draw_ms >= 500)
+            S->last_draw_ms = 0, draw_progress(S);
+        pthread_mutex_unlock(&S->mu);
+        if (over)
+            return NULL;
+        nanosleep(&ts, NULL);
+    }
+}
+
+/* ---- Ctrl-C -------------------------------------------------------------------
+ *
+ * SIGINT or SIGTERM ends the run at once: the results file is left as it was
+ * (its temporary is removed), the journal keeps every finished row, and the
+ * message says how to continue.  Everything the handler touches is prepared
+ * before the sweep, as only write, unlink and _exit are safe there. */
+static char *sig_msg, *sig_tmp;
+static size_t sig_msg_len;
+static pid_t sig_pid; /* the run's own process */
+
+static void on_signal(int sig)
+{
+    /* an isolated cell's child inherits the handler: it dies of the signal,
+     * which its parent records as crash:SIGINT and --resume runs again */
+    if (getpid() != sig_pid) {
+        signal(sig, SIG_DFL);
+        raise(sig);
+        return;
+    }
+    if (sig_tmp)
+        unlink(sig_tmp);
+    if (sig_msg && write(2, sig_msg, sig_msg_len) < 0)
+        sig_msg = NULL; /* nothing more to do about a closed stderr */
+    _exit(130);
+}
+
+static void catch_signals(const char *out, const char *tmp)
+{
+    sig_msg = sb_strf("\nschedbench run: interrupted; the results file %s was not written. "
+                      "The finished cells are in %s.partial: run the same command with "
+                      "--resume to continue from them.\n", out, out);
+    sig_msg_len = strlen(sig_msg);
+    sig_tmp = sb_xstrdup(tmp);
+    sig_pid = getpid();
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_signal;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
+}
+
+static void release_signals(void)
+{
+    signal(SIGINT, SIG_DFL);
+    signal(SIGTERM, SIG_DFL);
+    free(sig_msg);
+    free(sig_tmp);
+    sig_msg = sig_tmp = NULL;
+}
+
+/* Temporaries OUT.tmp.<pid> of runs that were killed (SIGKILL leaves them):
+ * removed once their process is gone. */
+static void remove_stale_tmp(const char *out)
+{
+    const char *slash = strrchr(out, '/');
+    char *dir = slash ? sb_strf("%.*s", (int)(slash - out), out) : sb_xstrdup(".");
+    const char *base = slash ? slash + 1 : out;
+    size_t n = strlen(base);
+    DIR *d = opendir(*dir ? dir : "/");
+    struct dirent *de;
+    while (d && (de = readdir(d))) {
+        const char *p = de->d_name;
+        if (strncmp(p, base, n) || strncmp(p + n, ".tmp.", 5))
+            continue;
+        char *end;
+        long pid = strtol(p + n + 5, &end, 10);
+        if (end == p + n + 5 || *end || pid <= 0)
+            continue;
+        if (kill((pid_t)pid, 0) != 0 && errno == ESRCH) {
+            char *path = sb_strf("%s/%s", dir, p);
+            unlink(path);
+            free(path);
+        }
+    }
+    if (d)
+        closedir(d);
+    free(dir);
 }
 
 /* OUT.partial holds every finished row, appended and flushed as it completes,
@@ -921,8 +1033,11 @@ static void resume_from(struct sweep *S, const char *path)
         for (uint32_t r = 0; cc >= 0 && ci >= 0 && cs >= 0 && r < t.n_rows; r++) {
             uint64_t at;
             const char *cell = sb_table_get(&t, r, (uint32_t)cc);
+            /* a cell whose isolated child died of the Ctrl-C that ended the
+             * run has no result: it runs again */
             if (strcmp(sb_table_get(&t, r, (uint32_t)ci), id) ||
-                !find_cell(S, strtoull(cell, NULL, 10), &at) || S->row[at])
+                !find_cell(S, strtoull(cell, NULL, 10), &at) || S->row[at] ||
+                !strcmp(sb_table_get(&t, r, (uint32_t)cs), "crash:SIGINT"))
                 continue;
             S->row[at] = table_row(&t, r);
             S->status[at] = strcmp(sb_table_get(&t, r, (uint32_t)cs), "ok") != 0;
@@ -1072,6 +1187,8 @@ static void plan(struct sweep *S, struct run_opts *o)
 
 static void execute(struct sweep *S)
 {
+    pthread_t tick;
+    int ticking = S->progress && pthread_create(&tick, NULL, ticker, S) == 0;
     uint32_t n = S->o->jobs;
     if (n > S->n_cells)
         n = S->n_cells ? (uint32_t)S->n_cells : 1;
@@ -1085,6 +1202,8 @@ static void execute(struct sweep *S)
             pthread_join(t[i], NULL);
         free(t);
     }
+    if (ticking)
+        pthread_join(tick, NULL);
     if (S->progress && sb_now_ms() - S->t0_ms >= 1000)
         fprintf(stderr, "\n");
 }
@@ -1174,8 +1293,11 @@ int sb_cmd_run(int argc, char **argv)
         free_opts(&o);
         return 2;
     }
+    remove_stale_tmp(o.out);
+    catch_signals(o.out, out.tmp);
     write_header(out.f);
     int rc = sweep(out.f, &o, &e);
+    release_signals();
     char *partial = sb_strf("%s.partial", o.out);
     if (rc == 3) { /* --keep-going: the file holds every row, the exit says bad input */
         fprintf(stderr, "%s\n", e.msg);
