@@ -285,5 +285,59 @@ else
     echo "skipped: Ctrl-C test (needs setsid and $PLUG)"
 fi
 
+# ---- 14. the report page ------------------------------------------------------------------
+RP=$WORK/rp
+mkdir -p "$RP"
+expect_rc 0 "run for report" "$BIN" run -q -w "$DATA/overlap.csv" "$DATA/chain.csv" -s original,overlap,minmem -o "$RP/r.csv" --mem-dir "$RP/mem"
+expect_rc 0 report "$BIN" report "$RP/r.csv" -o "$RP/report.html"
+contains "$WORK/out" "report: wrote $RP/report.html" "report path"
+H=$RP/report.html
+# the sweep's identity: its id, policies, cost model
+contains "$H" "$(col "$RP/r.csv" sweep_id 1)" "report sweep id"
+contains "$H" "original, overlap, minmem" "report policies"
+contains "$H" "<th>cost model</th><td>analytical</td>" "report cost model"
+# the summary: chain's three policies keep the file order: 22 us each, all best
+contains "$H" "best makespan: <b>original, overlap, minmem</b> (22 us)" "report summary"
+# self-contained: no script, nothing fetched (the SVG namespaces are names, not fetches)
+lacks "$H" "<script" "report has no script"
+same "$(grep -o "\(src\|href\)=[\"'][a-z]*://[^\"']*" "$H" | wc -l)" 0 "report fetches nothing"
+# one page, so no id twice (gnuplot repeats its ids in every SVG)
+same "$(grep -o "id=[\"'][^\"']*[\"']" "$H" | sort | uniq -d | wc -l)" 0 "report ids unique"
+if [ "$HAVE_GNUPLOT" = 1 ]; then
+    # every figure plot draws is in the page: 2 workloads x (bars, memory, scatter)
+    # + pareto + heatmap = 8 SVGs
+    same "$(grep -c '<svg' "$H")" 8 "report figures inline"
+fi
+# a run without timelines: the notes say which plots were skipped and why
+expect_rc 0 "report unknown memory" "$BIN" report "$U/r.csv" -o "$RP/u.html"
+contains "$RP/u.html" "skipped micro's scatter: peak memory not measured" "report notes"
+expect_rc 2 "report bad workload" "$BIN" report "$RP/r.csv" -o "$RP/x.html" --workload nope
+absent "$RP/x.html" "no half-written report"
+# In a real browser (Debian's chromium, headless): it loads without a console
+# message, and its screenshot is not blank.  A blank page of the same size
+# compresses to a few KB; text and figures cannot, so the report's must be at
+# least ten times larger.  bad.html (a console.error) proves the check can fail.
+CHROME=$(command -v chromium-headless-shell || command -v chromium || true)
+if [ -n "$CHROME" ]; then
+    shot() { # html png -> the browser's log
+        timeout 120 "$CHROME" --headless --no-sandbox --disable-gpu --hide-scrollbars \
+            --enable-logging=stderr --v=0 --window-size=1200,1600 --screenshot="$2" \
+            "file://$1" 2>&1
+    }
+    printf '<!DOCTYPE html><html><body><script>console.error("boom")</script></body></html>\n' >"$RP/bad.html"
+    printf '<!DOCTYPE html><html><body></body></html>\n' >"$RP/blank.html"
+    shot "$RP/bad.html" "$RP/bad.png" >"$RP/bad.log"
+    if grep -q ':CONSOLE' "$RP/bad.log"; then ok; else bad "browser check cannot see console messages"; fi
+    shot "$RP/blank.html" "$RP/blank.png" >/dev/null
+    shot "$H" "$RP/report.png" >"$RP/report.log"
+    exists "$RP/report.png" "report screenshot"
+    if grep ':CONSOLE' "$RP/report.log"; then bad "report: console messages"; else ok; fi
+    big=$(stat -c %s "$RP/report.png" 2>/dev/null || echo 0)
+    blank=$(stat -c %s "$RP/blank.png" 2>/dev/null || echo 1)
+    if [ "$big" -ge $((10 * blank)) ]; then ok; else bad "report screenshot looks blank: $big bytes, a blank page $blank"; fi
+else
+    echo "skipped: report in a browser (no chromium or chromium-headless-shell)"
+fi
+
 echo "$pass passed, $fail failed"
 [ "$fail" = 0 ]

@@ -506,6 +506,112 @@ static int print_devices(const struct summary *S, const struct sum_opts *o, FILE
     return 0;
 }
 
+/* ---- html (schedbench report) --------------------------------------------------- */
+
+static void html_text(FILE *f, const char *s)
+{
+    for (; *s; s++)
+        switch (*s) {
+        case '<': fputs("&lt;", f); break;
+        case '>': fputs("&gt;", f); break;
+        case '&': fputs("&amp;", f); break;
+        case '"': fputs("&quot;", f); break;
+        default: fputc(*s, f);
+        }
+}
+
+static void print_html(const struct summary *S, FILE *f)
+{
+    char a[64], b[64], c[64], d[64], g[64], h[64], best[1024];
+    for (uint32_t k = 0; k < S->n_wl; k++) {
+        const struct wl *W = &S->wl[k];
+        struct scale ts = time_scale(W), ms = mem_scale(W);
+        fprintf(f, "<h3 id=\"w-%u\">", k);
+        html_text(f, W->name);
+        fprintf(f, "</h3>\n<table class=\"sum\"><tr><th>policy</th><th>makespan</th>"
+                   "<th>&times; %s</th><th>above bound</th><th>peak</th><th>&times; %s</th>"
+                   "<th>exposed</th></tr>\n", S->vs, S->vs);
+        for (uint32_t i = 0; i < W->n; i++) {
+            const struct entry *x = &W->e[i];
+            fprintf(f, "<tr><td>");
+            html_text(f, G(S, x->row, S->c.s));
+            if (!x->ok) {
+                fprintf(f, "</td><td colspan=\"6\" class=\"bad\">");
+                html_text(f, G(S, x->row, S->c.status));
+                fprintf(f, "</td></tr>\n");
+                continue;
+            }
+            snprintf(a, sizeof a, "%.4g %s", x->span / ts.div, ts.name);
+            ratio_str(b, sizeof b, x->r_span);
+            if (isnan(x->gap))
+                snprintf(c, sizeof c, "-");
+            else
+                snprintf(c, sizeof c, "+%.1f%%", x->gap);
+            if (x->mem_known)
+                snprintf(d, sizeof d, "%.4g %s", x->mem / ms.div, ms.name);
+            else
+                snprintf(d, sizeof d, "unknown");
+            ratio_str(g, sizeof g, x->r_mem);
+            snprintf(h, sizeof h, "%.4g %s", x->exp / ts.div, ts.name);
+            int bs = x->span == W->best_span, bm = x->mem_known && x->mem == W->best_mem;
+            fprintf(f, "</td><td%s>%s</td><td>%s</td><td>%s</td><td%s>%s</td><td>%s</td>"
+                       "<td>%s</td></tr>\n", bs ? " class=\"best\"" : "", a, b, c,
+                    bm ? " class=\"best\"" : "", d, g, h);
+        }
+        fprintf(f, "</table>\n<p class=\"best\">");
+        if (isfinite(W->best_span)) {
+            best_list(S, W, 0, best, sizeof best);
+            fprintf(f, "best makespan: <b>");
+            html_text(f, best);
+            fprintf(f, "</b> (%.4g %s)", W->best_span / ts.div, ts.name);
+        }
+        if (isfinite(W->best_mem)) {
+            best_list(S, W, 1, best, sizeof best);
+            fprintf(f, "; best peak: <b>");
+            html_text(f, best);
+            fprintf(f, "</b> (%.4g %s)", W->best_mem / ms.div, ms.name);
+        } else if (isfinite(W->best_span))
+            fprintf(f, "; peak memory not measured (no tensor sizes)");
+        fprintf(f, "</p>\n");
+    }
+    if (S->n_wl < 2)
+        return;
+    struct policy *P = sb_xcalloc(S->t.n_rows + 1, sizeof *P);
+    uint32_t np = policies(S, P);
+    fprintf(f, "<h3>across %u workloads</h3>\n<p>Geometric mean of the ratios to %s (over "
+               "how many workloads), and how many times each policy was best.</p>\n"
+               "<table class=\"sum\"><tr><th>policy</th><th>makespan ratio</th><th>best</th>"
+               "<th>peak ratio</th><th>best</th></tr>\n", S->n_wl, S->vs);
+    for (uint32_t p = 0; p < np; p++) {
+        if (P[p].n_span)
+            snprintf(a, sizeof a, "%.3f (%u)", exp(P[p].log_span / P[p].n_span), P[p].n_span);
+        else
+            snprintf(a, sizeof a, "-");
+        if (P[p].n_mem)
+            snprintf(b, sizeof b, "%.3f (%u)", exp(P[p].log_mem / P[p].n_mem), P[p].n_mem);
+        else
+            snprintf(b, sizeof b, "-");
+        fprintf(f, "<tr><td>");
+        html_text(f, P[p].name);
+        fprintf(f, "</td><td>%s</td><td>%u</td><td>%s</td><td>%u</td></tr>\n", a,
+                P[p].best_span, b, P[p].best_mem);
+    }
+    fprintf(f, "</table>\n");
+    free(P);
+}
+
+int sb_summary_html(const char *results, const char *vs, const char *workload, FILE *f,
+                    struct sb_err *e)
+{
+    struct sum_opts o = {.results = results, .vs = vs, .workload = workload, .format = "text"};
+    struct summary S;
+    if (summary_load(&S, &o, e))
+        return -1;
+    print_html(&S, f);
+    summary_free(&S);
+    return 0;
+}
+
 /* ---- command --------------------------------------------------------------------- */
 
 int sb_summary_print(const char *results, FILE *f, struct sb_err *e)
