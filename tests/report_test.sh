@@ -339,5 +339,17 @@ else
     echo "skipped: report in a browser (no chromium or chromium-headless-shell)"
 fi
 
+# ---- 5. an installed binary finds the corpus installed beside it ----------------------------
+# cmake --install --prefix P puts the binary in P/bin and the corpus in
+# P/share/schedbench/corpus, whatever prefix the build was configured with.
+BUILD_DIR=$(cd "$3/.." && pwd)
+if command -v cmake >/dev/null && [ -f "$BUILD_DIR/cmake_install.cmake" ]; then
+    cmake --install "$BUILD_DIR" --prefix "$WORK/inst" >/dev/null 2>&1
+    (cd "$WORK" && env -u SCHEDBENCH_CORPUS "$WORK/inst/bin/schedbench" list) >"$WORK/out" 2>&1
+    contains "$WORK/out" "workloads ($WORK/inst/share/schedbench/corpus):" "installed corpus found"
+else
+    echo "skipped: install test (no cmake or no build tree)"
+fi
+
 echo "$pass passed, $fail failed"
 [ "$fail" = 0 ]

@@ -121,8 +121,9 @@ static int cmd_list(int argc, char **argv)
     else if (corpus)
         printf("  (%s)\n", e.msg);
     else
-        printf("  (looked in $SCHEDBENCH_CORPUS, ./%s, %s: pass -w to run)\n",
-               SB_DEFAULT_CORPUS, SB_SOURCE_CORPUS);
+        printf("  (looked in $SCHEDBENCH_CORPUS, ./%s, <prefix>/share/schedbench/corpus "
+               "beside this binary, %s, %s: pass -w to run)\n", SB_DEFAULT_CORPUS,
+               SB_SOURCE_CORPUS, SB_INSTALL_CORPUS);
     sb_paths_free(&w);
     return 0;
 }

@@ -90,11 +90,34 @@ int sb_paths_add(struct sb_paths *w, const char *path, struct sb_err *e)
     return 0;
 }
 
+/* <prefix>/share/schedbench/corpus beside <prefix>/bin/schedbench: where
+ * `cmake --install --prefix P` put it, whatever prefix CMake was configured
+ * with (SB_INSTALL_CORPUS is only the configured one). */
+static const char *installed_corpus(void)
+{
+    static char buf[4200];
+    char exe[4096];
+    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    if (n <= 0)
+        return NULL;
+    exe[n] = 0;
+    char *slash = strrchr(exe, '/');
+    if (!slash)
+        return NULL;
+    *slash = 0; /* <prefix>/bin */
+    slash = strrchr(exe, '/');
+    if (!slash)
+        return NULL;
+    *slash = 0; /* <prefix> */
+    snprintf(buf, sizeof buf, "%s/share/schedbench/corpus", exe);
+    return buf;
+}
+
 const char *sb_default_corpus(void)
 {
     const char *env = getenv("SCHEDBENCH_CORPUS");
-    const char *where[] = {env && *env ? env : NULL, SB_DEFAULT_CORPUS, SB_SOURCE_CORPUS,
-                           SB_INSTALL_CORPUS};
+    const char *where[] = {env && *env ? env : NULL, SB_DEFAULT_CORPUS, installed_corpus(),
+                           SB_SOURCE_CORPUS, SB_INSTALL_CORPUS};
     struct stat st;
     for (size_t i = 0; i < sizeof where / sizeof where[0]; i++)
         if (where[i] && stat(where[i], &st) == 0 && S_ISDIR(st.st_mode))
@@ -452,7 +475,8 @@ static int finish_opts(struct run_opts *o, struct sb_err *e)
         const char *corpus = sb_default_corpus();
         if (!corpus)
             return sb_errf(e, "schedbench run: no -w given and no default corpus found (looked "
-                              "in $SCHEDBENCH_CORPUS, ./%s, %s, %s): pass -w FILE|DIR or set "
+                              "in $SCHEDBENCH_CORPUS, ./%s, <prefix>/share/schedbench/corpus "
+                              "beside this binary, %s, %s): pass -w FILE|DIR or set "
                               "SCHEDBENCH_CORPUS", SB_DEFAULT_CORPUS, SB_SOURCE_CORPUS,
                            SB_INSTALL_CORPUS);
         if (sb_paths_add(&o->w, corpus, e))

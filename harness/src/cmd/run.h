@@ -12,7 +12,8 @@ struct sb_paths {
 };
 int sb_paths_add(struct sb_paths *w, const char *path, struct sb_err *e);
 void sb_paths_free(struct sb_paths *w);
-/* The corpus run uses without -w: $SCHEDBENCH_CORPUS, ./workloads/corpus, the
+/* The corpus run uses without -w: $SCHEDBENCH_CORPUS, ./workloads/corpus,
+ * <prefix>/share/schedbench/corpus beside the binary (cmake --install), the
  * source tree's, the installed one; NULL when none exists. */
 const char *sb_default_corpus(void);
 
