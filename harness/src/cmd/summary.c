@@ -72,6 +72,8 @@ static double field_num(const char *f)
     return *f && !*end && isfinite(v) ? v : NAN;
 }
 
+static void summary_free(struct summary *S);
+
 static int summary_load(struct summary *S, const struct sum_opts *o, struct sb_err *e)
 {
     memset(S, 0, sizeof *S);
@@ -130,6 +132,7 @@ static int summary_load(struct summary *S, const struct sum_opts *o, struct sb_e
         sb_errf(e, "%s: no rows for workload '%s'%s%s%s", o->results, o->workload,
                 near ? " (did you mean '" : "", near ? near : "", near ? "'?)" : "");
         free(names);
+        summary_free(S);
         return -1;
     }
     /* the reference: an exact scheduler match first, else the policy's name */
@@ -176,6 +179,7 @@ static int summary_load(struct summary *S, const struct sum_opts *o, struct sb_e
         sb_errf(e, "%s: --vs '%s': no ok row of that policy%s%s%s", o->results, o->vs,
                 near ? " (did you mean '" : "", near ? near : "", near ? "'?)" : "");
         free(names);
+        summary_free(S);
         return -1;
     }
     return 0;
