@@ -351,5 +351,14 @@ else
     echo "skipped: install test (no cmake or no build tree)"
 fi
 
+# ---- 11. --machine takes a name, as gen --machine does ---------------------------------------
+# gpu2-pcie.yaml (workloads/machines) has two devices
+expect_rc 0 "validate --machine NAME" "$BIN" validate --machine gpu2-pcie "$DATA/chain.csv"
+contains "$WORK/out" "2 devices" "machine by name"
+expect_rc 0 "run --machine NAME" "$BIN" run -q -w "$DATA/two_dev.csv" -s heft --machine gpu2-pcie -o "$WORK/mn.csv"
+expect_rc 2 "unknown machine name" "$BIN" run -q -w "$DATA/chain.csv" --machine gpu3-nope -o "$WORK/mn.csv"
+contains "$WORK/err" "nor a machine name in" "unknown machine lists names"
+contains "$WORK/err" "gpu2-pcie" "unknown machine lists names"
+
 echo "$pass passed, $fail failed"
 [ "$fail" = 0 ]

@@ -186,7 +186,9 @@ static int cmd_validate(int argc, char **argv)
                 fprintf(stderr, "schedbench validate: --machine needs a file\n");
                 return 2;
             }
-            if (!(m = sb_machine_load(argv[++i], &e))) {
+            char buf[4200];
+            if (!(m = sb_machine_load(sb_machine_path(argv[++i], buf, sizeof buf), &e))) {
+                sb_machine_hint(argv[i], &e);
                 fprintf(stderr, "%s\n", e.msg);
                 return 2;
             }

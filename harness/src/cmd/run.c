@@ -125,6 +125,47 @@ const char *sb_default_corpus(void)
     return NULL;
 }
 
+/* --machine takes a path, or the name of a machine under workloads/machines/
+ * (as `gen --machine` does): "gpu8-nvswitch" is <corpus>/../machines/gpu8-nvswitch.yaml. */
+const char *sb_machine_path(const char *v, char *buf, size_t n)
+{
+    struct stat st;
+    if (stat(v, &st) == 0 || strchr(v, '/'))
+        return v;
+    const char *corpus = sb_default_corpus();
+    if (!corpus)
+        return v;
+    size_t len = strlen(v);
+    int has_ext = len > 5 && !strcmp(v + len - 5, ".yaml");
+    snprintf(buf, n, "%s/../machines/%s%s", corpus, v, has_ext ? "" : ".yaml");
+    return stat(buf, &st) == 0 ? buf : v;
+}
+
+void sb_machine_hint(const char *v, struct sb_err *e)
+{
+    const char *corpus = sb_default_corpus();
+    if (strchr(v, '/') || !corpus)
+        return;
+    char *dir = sb_strf("%s/../machines", corpus);
+    DIR *d = opendir(dir);
+    size_t len = strlen(e->msg);
+    int n = 0;
+    len += (size_t)snprintf(e->msg + len, sizeof e->msg - len, " (nor a machine name in %s:",
+                            dir);
+    struct dirent *de;
+    while (d && (de = readdir(d)) && len < sizeof e->msg - 2) {
+        size_t k = strlen(de->d_name);
+        if (k > 5 && !strcmp(de->d_name + k - 5, ".yaml"))
+            len += (size_t)snprintf(e->msg + len, sizeof e->msg - len, "%s %.*s",
+                                    n++ ? "," : "", (int)(k - 5), de->d_name);
+    }
+    if (len < sizeof e->msg - 2)
+        snprintf(e->msg + len, sizeof e->msg - len, ")");
+    if (d)
+        closedir(d);
+    free(dir);
+}
+
 void sb_paths_free(struct sb_paths *w)
 {
     for (uint32_t i = 0; i < w->n; i++)
@@ -201,7 +242,8 @@ static int run_help(void)
            "  --plugin X.so[=NAME]  load an external scheduler (repeatable); =NAME\n"
            "                    registers it under another name (a .so copy of a built-in)\n"
            "  --machine FILE    place onto the devices of a machine description\n"
-           "                    (docs/machines.md); default: one device\n"
+           "                    (docs/machines.md), a file or the name of one in\n"
+           "                    workloads/machines (gpu8-nvswitch); default: one device\n"
            "  --mem-dir DIR     also write each cell's memory timeline as\n"
            "                    DIR/<workload>__<scheduler>.csv\n"
            "  --trace-dir DIR   also write each cell's Chrome trace (Perfetto) as\n"
@@ -451,8 +493,11 @@ static int parse_run_args(struct run_opts *o, int argc, char **argv, struct sb_e
         else if (!strcmp(a, "--plugin"))
             rc = sb_registry_load(v, e);
         else if (!strcmp(a, "--machine")) {
+            char buf[4200];
             sb_machine_free(o->machine);
-            rc = (o->machine = sb_machine_load(v, e)) == NULL;
+            rc = (o->machine = sb_machine_load(sb_machine_path(v, buf, sizeof buf), e)) == NULL;
+            if (rc)
+                sb_machine_hint(v, e);
         }
         else if (!strcmp(v, "analytical"))
             o->cost.model = SB_COST_ANALYTICAL;
