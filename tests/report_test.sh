@@ -360,5 +360,19 @@ expect_rc 2 "unknown machine name" "$BIN" run -q -w "$DATA/chain.csv" --machine 
 contains "$WORK/err" "nor a machine name in" "unknown machine lists names"
 contains "$WORK/err" "gpu2-pcie" "unknown machine lists names"
 
+# ---- 15. placement at a glance: a Gantt chart of one cell -------------------------------------
+# overlap.csv under `overlap` (tests/test_sim.c): the all_gather runs 0-30 us,
+# x computes 0-20, the done waits 20-30, y computes 30-40.  As boxes (centre,
+# lane, half width): compute 10 0 10 and 35 0 5, wait 25 0 5, collective 15 1 15.
+G=$WORK/g
+mkdir -p "$G"
+expect_rc 0 "run for gantt" "$BIN" run -q -w "$DATA/overlap.csv" -s original,overlap -o "$G/r.csv" --mem-dir "$G/mem"
+expect_rc 0 "plot --gantt" "$BIN" plot "$G/r.csv" -o "$G/p" --gantt overlap
+D=$G/p/overlap.overlap.gantt.dat
+same "$(grep -v '^#' "$D" | awk 'NF { printf "%g %d %g; ", $1, $2, $3 }')" "10 0 10; 35 0 5; 25 0 5; 15 1 15; " "gantt boxes"
+contains "$G/p/overlap.overlap.gantt.gp" "'device 0 compute' 0, 'device 0 collectives 1' 1" "gantt lanes"
+expect_rc 0 "plot --gantt unknown" "$BIN" plot "$G/r.csv" -o "$G/p" --gantt heft
+contains "$WORK/out" "skipped overlap's Gantt chart of heft: no such scheduler in the results" "gantt unknown scheduler"
+
 echo "$pass passed, $fail failed"
 [ "$fail" = 0 ]

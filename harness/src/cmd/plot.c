@@ -37,6 +37,7 @@
 
 struct plot_opts {
     const char *results, *out_dir, *workload, *mem_dir;
+    const char *gantt; /* --gantt SCHEDULER: its placement per device, or NULL */
     const char *runs[SB_PLOT_MAX_RUNS]; /* every results file given; runs[0] = results */
     uint32_t n_runs;
     int have_mem;   /* the timelines folder exists */
@@ -1085,7 +1086,7 @@ static int plot_runs(const struct plot_opts *o, int draw, struct sb_err *e)
 static int plot_help(void)
 {
     printf("usage: schedbench plot RESULTS.csv [-o DIR] [--workload W] [--mem-dir DIR]\n"
-           "                       [--mem-cap GB]\n"
+           "                       [--mem-cap SIZE] [--gantt SCHEDULER]\n"
            "       schedbench plot RUN1.csv RUN2.csv... [-o DIR] [--workload W]\n"
            "\n"
            "Writes PNG and SVG plots, with the .dat and .gp files gnuplot draws them\n"
@@ -1093,14 +1094,18 @@ static int plot_help(void)
            "plot it skipped with the reason:\n"
            "  <workload>.memory   live memory over simulated time per scheduler, peaks\n"
            "                      marked, a line per dash style (timelines from `run\n"
-           "                      --mem-dir`; default <dir of RESULTS>/mem); --mem-cap\n"
-           "                      draws a cap line (GB = 10^9 bytes)\n"
+           "                      --mem-dir`; default <dir of RESULTS>/mem, only those of\n"
+           "                      this run, by sweep_id); --mem-cap draws a cap line (GB,\n"
+           "                      or 80GiB, 512MiB, ...)\n"
            "  <workload>.bars     makespan with its lower bound and %% above it, peak\n"
            "                      memory, exposed communication; values on the bars\n"
            "  <workload>.scatter  makespan against peak memory, labelled, with the front\n"
            "  pareto              makespan against peak, relative to original\n"
            "  heatmap             makespan and peak relative to original, workloads x\n"
            "                      schedulers\n"
+           "  <workload>.<scheduler>.gantt  with --gantt SCHEDULER: that cell's schedule,\n"
+           "                      per device a compute lane (waits at dones in grey) and\n"
+           "                      its collective lanes (from the --mem-dir timelines)\n"
            "With several results files (runs of one sweep under different models or\n"
            "settings, up to 8) it writes <workload>.runs instead: makespan and exposed\n"
            "communication per scheduler, one bar per file, labelled by file name.\n"
@@ -1151,6 +1156,8 @@ static int parse_plot_args(struct plot_opts *o, int argc, char **argv, char *mem
             o->workload = argv[++i];
         else if (!strcmp(a, "--mem-dir") && v)
             o->mem_dir = argv[++i], given = 1;
+        else if (!strcmp(a, "--gantt") && v)
+            o->gantt = argv[++i];
         else if (!strcmp(a, "--mem-cap") && v) {
             if (parse_cap(v, &o->cap, e))
                 return -1;
@@ -1162,8 +1169,9 @@ static int parse_plot_args(struct plot_opts *o, int argc, char **argv, char *mem
         } else if (a[0] != '-')
             return sb_errf(e, "schedbench plot: at most %d results files", SB_PLOT_MAX_RUNS);
         else {
-            static const char *const opts[] = {"-o", "--workload", "--mem-dir", "--mem-cap"};
-            const char *near = sb_did_you_mean(a, opts, 4);
+            static const char *const opts[] = {"-o", "--workload", "--mem-dir", "--mem-cap",
+                                               "--gantt"};
+            const char *near = sb_did_you_mean(a, opts, 5);
             return sb_errf(e, "schedbench plot: unexpected argument '%s'%s%s%s", a,
                            near ? " (did you mean '" : "", near ? near : "",
                            near ? "'?)" : " (see --help)");
@@ -1188,6 +1196,185 @@ static int parse_plot_args(struct plot_opts *o, int argc, char **argv, char *mem
         skipped("every memory plot", why);
     }
     return 0;
+}
+
+/* ---- placement at a glance: a Gantt chart per device ------------------------------ */
+
+struct bar {
+    double b, e; /* begin and end, plotted units */
+    uint32_t lane;
+};
+
+struct lanes {
+    uint32_t n;
+    int32_t dev[512];   /* device of each lane */
+    int64_t coll[512];  /* -1 compute lane, else the simulator's collective lane */
+};
+
+static uint32_t lane_of(struct lanes *L, int32_t dev, int64_t coll)
+{
+    for (uint32_t k = 0; k < L->n; k++)
+        if (L->dev[k] == dev && L->coll[k] == coll)
+            return k;
+    if (L->n == 512)
+        return 511; /* more lanes than a chart can show: the last one takes the rest */
+    L->dev[L->n] = dev, L->coll[L->n] = coll;
+    return L->n++;
+}
+
+static int cmp_lane(const void *a, const void *b, const struct lanes *L)
+{
+    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+    if (L->dev[x] != L->dev[y])
+        return L->dev[x] < L->dev[y] ? -1 : 1;
+    return (L->coll[x] > L->coll[y]) - (L->coll[x] < L->coll[y]);
+}
+
+/* One cell's schedule over simulated time: per device, a compute lane (its
+ * ops, and in grey the waits at collectives' dones) and a lane per
+ * collective slot it used.  From the cell's --mem-dir timeline, which records
+ * each node's device and times; copies over links are not recorded there and
+ * not drawn. */
+static int gantt_plot(const struct res *r, const char *w, const struct plot_opts *o, int draw,
+                      struct sb_err *e)
+{
+    char sw[256], ss[256], base[600], what[700], why_buf[700];
+    int row = -1;
+    for (uint32_t i = 0; i < r->t.n_rows && row < 0; i++)
+        if (!strcmp(F(r, i, r->c_w), w) && !strcmp(F(r, i, r->c_s), o->gantt))
+            row = (int)i;
+    for (uint32_t i = 0; i < r->t.n_rows && row < 0; i++) /* a policy name finds its run */
+        if (!strcmp(F(r, i, r->c_w), w) && strlen(o->gantt) == strcspn(F(r, i, r->c_s), ":") &&
+            !strncmp(F(r, i, r->c_s), o->gantt, strlen(o->gantt)))
+            row = (int)i;
+    snprintf(what, sizeof what, "%s's Gantt chart of %s", w, o->gantt);
+    if (row < 0 || !ok_row(r, (uint32_t)row)) {
+        skipped(what, row < 0 ? "no such scheduler in the results" : "its cell is not ok");
+        return 0;
+    }
+    sb_safe_name(sw, sizeof sw, w);
+    sb_safe_name(ss, sizeof ss, F(r, (uint32_t)row, r->c_s));
+    char *path = sb_strf("%s/%s__%s.csv", o->mem_dir, sw, ss);
+    struct sb_table tl;
+    struct sb_err ignored;
+    int missing = !o->have_mem || sb_table_read(&tl, path, &ignored) != 0;
+    free(path);
+    if (missing) {
+        skipped(what, "no timeline of the cell (run with --mem-dir)");
+        return 0;
+    }
+    const char *why = foreign(r, (uint32_t)row, &tl, why_buf, sizeof why_buf);
+    int ck = sb_table_col(&tl, "kind"), cd = sb_table_col(&tl, "device");
+    int cb = sb_table_col(&tl, "begin_us"), ce = sb_table_col(&tl, "end_us");
+    int ccb = sb_table_col(&tl, "coll_begin_us"), cce = sb_table_col(&tl, "coll_end_us");
+    int ccl = sb_table_col(&tl, "coll_lane");
+    if (!why && (ck < 0 || cd < 0 || cb < 0 || ce < 0 || ccb < 0 || cce < 0 || ccl < 0))
+        why = "its timeline has no kind and device columns (written by an older schedbench): "
+              "run again with --mem-dir";
+    if (why) {
+        skipped(what, why);
+        sb_table_free(&tl);
+        return 0;
+    }
+    struct unit tu = time_unit(r, w);
+    struct lanes L = {0};
+    struct bar *bars[3]; /* compute, waits, collectives */
+    uint32_t nb[3] = {0};
+    for (int k = 0; k < 3; k++)
+        bars[k] = sb_xmalloc((tl.n_rows + 1) * sizeof *bars[k]);
+    for (uint32_t k = 0; k < tl.n_rows; k++) {
+        const char *kind = sb_table_get(&tl, k, (uint32_t)ck);
+        int32_t dev = (int32_t)strtol(sb_table_get(&tl, k, (uint32_t)cd), NULL, 10);
+        double b = strtod(sb_table_get(&tl, k, (uint32_t)cb), NULL) / tu.scale;
+        double en = strtod(sb_table_get(&tl, k, (uint32_t)ce), NULL) / tu.scale;
+        if (!strcmp(kind, "compute") && en > b)
+            bars[0][nb[0]++] = (struct bar){b, en, lane_of(&L, dev, -1)};
+        else if (!strcmp(kind, "done") && en > b)
+            bars[1][nb[1]++] = (struct bar){b, en, lane_of(&L, dev, -1)};
+        else if (!strcmp(kind, "start") && *sb_table_get(&tl, k, (uint32_t)ccl)) {
+            double cb2 = strtod(sb_table_get(&tl, k, (uint32_t)ccb), NULL) / tu.scale;
+            double ce2 = strtod(sb_table_get(&tl, k, (uint32_t)cce), NULL) / tu.scale;
+            int64_t lane = strtoll(sb_table_get(&tl, k, (uint32_t)ccl), NULL, 10);
+            if (ce2 > cb2)
+                bars[2][nb[2]++] = (struct bar){cb2, ce2, lane_of(&L, dev, lane)};
+        }
+    }
+    sb_table_free(&tl);
+    int rc = 0;
+    struct sb_atomic dat, gp;
+    snprintf(base, sizeof base, "%s.%s.gantt", sw, ss);
+    if (!L.n) {
+        skipped(what, "nothing in it takes time");
+        goto out;
+    }
+    /* lanes in device order, compute first: pos[lane] is its row from the top */
+    uint32_t order[512], pos[512];
+    for (uint32_t k = 0; k < L.n; k++)
+        order[k] = k;
+    for (uint32_t a = 1; a < L.n; a++) /* insertion sort: a few lanes */
+        for (uint32_t b = a; b > 0 && cmp_lane(&order[b - 1], &order[b], &L) > 0; b--) {
+            uint32_t t = order[b];
+            order[b] = order[b - 1], order[b - 1] = t;
+        }
+    for (uint32_t k = 0; k < L.n; k++)
+        pos[order[k]] = k;
+    if ((rc = open_out(&dat, o->out_dir, base, "dat", e)))
+        goto out;
+    uint32_t block = 0, idx[3];
+    for (int k = 0; k < 3; k++) {
+        if (!nb[k])
+            continue;
+        fprintf(dat.f, "%s# %s\n", block ? "\n\n" : "",
+                k == 0 ? "compute" : k == 1 ? "waiting at a done" : "collective");
+        for (uint32_t i = 0; i < nb[k]; i++)
+            fprintf(dat.f, "%.6f %u %.6f\n", (bars[k][i].b + bars[k][i].e) / 2,
+                    pos[bars[k][i].lane], (bars[k][i].e - bars[k][i].b) / 2);
+        idx[k] = block++;
+    }
+    if ((rc = sb_atomic_commit(&dat, e)) || (rc = open_out(&gp, o->out_dir, base, "gp", e)))
+        goto out;
+    fprintf(gp.f, "# one cell's schedule: a compute lane and collective lanes per device\n");
+    gp_terminals(gp.f, base, 1200, 160 + 34 * (int)L.n);
+    char *title = sb_strf("%s / %s: what runs where and when (copies over links not drawn)", w,
+                          F(r, (uint32_t)row, r->c_s));
+    fprintf(gp.f, "  set title ");
+    gp_str(gp.f, title);
+    free(title);
+    fprintf(gp.f, "\n  set xlabel 'simulated time (%s)'\n  set yrange [%u-0.5:-0.5]\n"
+                  "  set grid xtics\n  set key above horizontal\n  set ytics (",
+            tu.axis, L.n);
+    for (uint32_t k = 0; k < L.n; k++) {
+        uint32_t l = order[k];
+        uint32_t nth = 0; /* the collective lane's number within its device */
+        for (uint32_t q = 0; q < k; q++)
+            nth += L.dev[order[q]] == L.dev[l] && L.coll[order[q]] >= 0;
+        char label[64];
+        if (L.coll[l] < 0)
+            snprintf(label, sizeof label, "device %d compute", L.dev[l]);
+        else
+            snprintf(label, sizeof label, "device %d collectives %u", L.dev[l], nth + 1);
+        gp_str(gp.f, label);
+        fprintf(gp.f, " %u%s", k, k + 1 < L.n ? ", " : ")\n");
+    }
+    fprintf(gp.f, "  plot ");
+    static const char *const names[3] = {"compute", "waiting for a collective (at its done)",
+                                         "collective in flight"};
+    static const char *const colours[3] = {"#4e79a7", "#bab0ac", "#f28e2b"};
+    int first = 1;
+    for (int k = 0; k < 3; k++) {
+        if (!nb[k])
+            continue;
+        fprintf(gp.f, "%s'%s.dat' index %u using 1:2:3:(0.35) with boxxyerror fs solid 0.85 "
+                      "border lc rgb '#333333' fc rgb '%s' title '%s'",
+                first ? "" : ", \\\n       ", base, idx[k], colours[k], names[k]);
+        first = 0;
+    }
+    fprintf(gp.f, "\n  unset output\n}\n");
+    rc = finish(&gp, o->out_dir, base, draw, e);
+out:
+    for (int k = 0; k < 3; k++)
+        free(bars[k]);
+    return rc;
 }
 
 /* --workload W matched nothing: say which names there are, nearest first. */
@@ -1229,7 +1416,7 @@ static int plot_workloads(const struct res *r, const struct plot_opts *o, int dr
         if (j < i || !in_scope(o, w))
             continue; /* each workload once, in results order */
         if (memory_plot(r, w, o, draw, e) || bars_plot(r, w, o, draw, e) ||
-            scatter_plot(r, w, o, draw, e))
+            scatter_plot(r, w, o, draw, e) || (o->gantt && gantt_plot(r, w, o, draw, e)))
             return -1;
         n_done++;
     }

@@ -742,7 +742,8 @@ static int write_timeline(const char *dir, const struct sb_graph *g, const char 
     /* begin/end in the run's time unit, so plot can draw memory over time;
      * sweep_id ties the file to the results of its run (a --mem-dir folder
      * is shared by every run that names it, and plot refuses another's) */
-    fprintf(out.f, "position,node,name,mem_bytes,begin_us,end_us,sweep_id\n");
+    fprintf(out.f, "position,node,name,mem_bytes,begin_us,end_us,sweep_id,kind,device,"
+                   "coll_begin_us,coll_end_us,coll_lane\n");
     for (uint32_t i = 0; i < r->n_pos; i++) {
         uint32_t v = s->order[i];
         sb_csv_fieldf(out.f, 1, "%u", i);
@@ -752,6 +753,19 @@ static int write_timeline(const char *dir, const struct sb_graph *g, const char 
         sb_csv_fieldf(out.f, 0, "%.3f", r->begin_us ? r->begin_us[v] : 0);
         sb_csv_fieldf(out.f, 0, "%.3f", r->end_us ? r->end_us[v] : 0);
         sb_csv_fieldf(out.f, 0, "%016llx", (unsigned long long)sweep_id);
+        /* for plot --gantt: what runs where, and when a collective ran */
+        sb_csv_field(out.f, sb_kind_name((enum sb_kind)g->kind[v]), 0);
+        sb_csv_fieldf(out.f, 0, "%d", s->device ? s->device[v] : 0);
+        if (g->kind[v] == SB_KIND_START && r->coll_begin_us && r->coll_end_us &&
+            r->coll_lane) {
+            sb_csv_fieldf(out.f, 0, "%.3f", r->coll_begin_us[v]);
+            sb_csv_fieldf(out.f, 0, "%.3f", r->coll_end_us[v]);
+            sb_csv_fieldf(out.f, 0, "%u", r->coll_lane[v]);
+        } else {
+            sb_csv_field(out.f, "", 0);
+            sb_csv_field(out.f, "", 0);
+            sb_csv_field(out.f, "", 0);
+        }
         sb_csv_end(out.f);
     }
     return sb_atomic_commit(&out, e);
