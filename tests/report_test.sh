@@ -374,5 +374,8 @@ contains "$G/p/overlap.overlap.gantt.gp" "'device 0 compute' 0, 'device 0 collec
 expect_rc 0 "plot --gantt unknown" "$BIN" plot "$G/r.csv" -o "$G/p" --gantt heft
 contains "$WORK/out" "skipped overlap's Gantt chart of heft: no such scheduler in the results" "gantt unknown scheduler"
 
+expect_rc 0 "report --gantt" "$BIN" report "$G/r.csv" -o "$G/r.html" --gantt overlap
+contains "$G/r.html" "what runs where and when" "report has the Gantt chart"
+
 echo "$pass passed, $fail failed"
 [ "$fail" = 0 ]

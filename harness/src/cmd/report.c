@@ -23,7 +23,7 @@
 #include <unistd.h>
 
 struct report_opts {
-    const char *results, *out, *mem_dir, *vs, *workload;
+    const char *results, *out, *mem_dir, *vs, *workload, *gantt;
 };
 
 static void esc(FILE *f, const char *s)
@@ -54,6 +54,8 @@ static int draw(const struct report_opts *o, const char *dir)
         av[ac++] = "--mem-dir", av[ac++] = o->mem_dir;
     if (o->workload)
         av[ac++] = "--workload", av[ac++] = o->workload;
+    if (o->gantt)
+        av[ac++] = "--gantt", av[ac++] = o->gantt;
     av[ac] = NULL;
     char *log = sb_strf("%s/.plot.log", dir);
     fflush(stdout);
@@ -270,7 +272,7 @@ static int write_page(FILE *f, const struct report_opts *o, const struct sb_tabl
             q++;
         if (q < r || (o->workload && strcmp(o->workload, w)))
             continue;
-        char sw[256], base[300];
+        char sw[256], base[600];
         sb_safe_name(sw, sizeof sw, w);
         fprintf(f, "<h3>");
         esc(f, w);
@@ -282,6 +284,18 @@ static int write_page(FILE *f, const struct report_opts *o, const struct sb_tabl
         for (int k = 0; k < 3; k++) {
             snprintf(base, sizeof base, "%s.%s", sw, kinds[k][0]);
             figure(f, dir, base, kinds[k][1], &fig);
+        }
+        if (o->gantt) {
+            /* <workload>.<scheduler>.gantt.svg, the scheduler as plot named it */
+            for (uint32_t q2 = 0; q2 < t->n_rows; q2++) {
+                const char *sched = sb_table_get(t, q2, (uint32_t)sb_table_col(t, "scheduler"));
+                if (strcmp(sb_table_get(t, q2, (uint32_t)cw), w))
+                    continue;
+                char ss[256];
+                sb_safe_name(ss, sizeof ss, sched);
+                snprintf(base, sizeof base, "%s.%s.gantt", sw, ss);
+                figure(f, dir, base, "what runs where and when", &fig);
+            }
         }
     }
     fprintf(f, "<h2 id=\"notes\">Notes</h2>\n<ul class=\"notes\">\n");
@@ -317,14 +331,15 @@ static int write_page(FILE *f, const struct report_opts *o, const struct sb_tabl
 static int report_help(void)
 {
     printf("usage: schedbench report RESULTS.csv [-o REPORT.html] [--mem-dir DIR]\n"
-           "                         [--vs POLICY] [--workload W]\n"
+           "                         [--vs POLICY] [--workload W] [--gantt SCHEDULER]\n"
            "\n"
            "Writes one self-contained HTML page (default report.html): the sweep's\n"
            "identity (results file, workloads, policies, cost model, sweep id, status\n"
            "counts, schedbench version and source commit), the summary tables of\n"
            "`schedbench summary` (ratios to original, or to --vs POLICY), every figure of\n"
            "`schedbench plot` inline as SVG (memory timelines from --mem-dir, default\n"
-           "<dir of RESULTS>/mem), and the notes on plots that were skipped and why.\n"
+           "<dir of RESULTS>/mem; --gantt SCHEDULER adds that policy's Gantt charts),\n"
+           "and the notes on plots that were skipped and why.\n"
            "No script and nothing from the network: it opens offline.  Needs gnuplot for\n"
            "the figures; without it the page has the tables and says so.\n");
     return 0;
@@ -333,7 +348,8 @@ static int report_help(void)
 int sb_cmd_report(int argc, char **argv)
 {
     struct report_opts o = {0};
-    static const char *const flags[] = {"-o", "--mem-dir", "--vs", "--workload", "--help"};
+    static const char *const flags[] = {"-o", "--mem-dir", "--vs", "--workload", "--gantt",
+                                        "--help"};
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         if (!strcmp(a, "--help") || !strcmp(a, "-h"))
@@ -346,10 +362,12 @@ int sb_cmd_report(int argc, char **argv)
             o.vs = argv[++i];
         else if (!strcmp(a, "--workload") && v)
             o.workload = argv[++i];
+        else if (!strcmp(a, "--gantt") && v)
+            o.gantt = argv[++i];
         else if (a[0] != '-' && !o.results)
             o.results = a;
         else {
-            const char *near = a[0] == '-' ? sb_did_you_mean(a, flags, 5) : NULL;
+            const char *near = a[0] == '-' ? sb_did_you_mean(a, flags, 6) : NULL;
             fprintf(stderr, "schedbench report: unexpected argument '%s'%s%s%s\n", a,
                     near ? " (did you mean '" : "", near ? near : "", near ? "'?)" : "");
             return 2;
