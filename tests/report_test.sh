@@ -377,5 +377,11 @@ contains "$WORK/out" "skipped overlap's Gantt chart of heft: no such scheduler i
 expect_rc 0 "report --gantt" "$BIN" report "$G/r.csv" -o "$G/r.html" --gantt overlap
 contains "$G/r.html" "what runs where and when" "report has the Gantt chart"
 
+# --brief (make run): one line for the plots written: 2 workloads x (memory,
+# bars, scatter) + pareto + heatmap = 8
+expect_rc 0 "plot --brief" "$BIN" plot "$RP/r.csv" -o "$RP/brief" --brief
+same "$(grep -c 'wrote' "$WORK/out")" 1 "plot --brief one line"
+contains "$WORK/out" "plot: wrote 8 plots to $RP/brief" "plot --brief count"
+
 echo "$pass passed, $fail failed"
 [ "$fail" = 0 ]

@@ -141,6 +141,11 @@ static int open_out(struct sb_atomic *a, const char *dir, const char *base,
     return rc;
 }
 
+/* --brief: one line for every plot written, not one each (make run ends with
+ * the summary, which a hundred "wrote" lines would push off the screen). */
+static int plot_brief;
+static unsigned plot_count;
+
 static int finish(struct sb_atomic *gp, const char *dir, const char *base, int draw,
                   struct sb_err *e)
 {
@@ -149,9 +154,11 @@ static int finish(struct sb_atomic *gp, const char *dir, const char *base, int d
     char *script = sb_strf("%s.gp", base);
     int rc = draw ? run_gnuplot(dir, script, e) : 0;
     free(script);
-    if (!rc && draw)
+    if (!rc)
+        plot_count++;
+    if (!rc && draw && !plot_brief)
         printf("plot: wrote %s/%s.png and %s/%s.svg\n", dir, base, dir, base);
-    else if (!rc)
+    else if (!rc && !plot_brief)
         printf("plot: wrote %s/%s.gp and its data (no gnuplot to draw it)\n", dir, base);
     return rc;
 }
@@ -1086,7 +1093,7 @@ static int plot_runs(const struct plot_opts *o, int draw, struct sb_err *e)
 static int plot_help(void)
 {
     printf("usage: schedbench plot RESULTS.csv [-o DIR] [--workload W] [--mem-dir DIR]\n"
-           "                       [--mem-cap SIZE] [--gantt SCHEDULER]\n"
+           "                       [--mem-cap SIZE] [--gantt SCHEDULER] [--brief]\n"
            "       schedbench plot RUN1.csv RUN2.csv... [-o DIR] [--workload W]\n"
            "\n"
            "Writes PNG and SVG plots, with the .dat and .gp files gnuplot draws them\n"
@@ -1109,7 +1116,8 @@ static int plot_help(void)
            "With several results files (runs of one sweep under different models or\n"
            "settings, up to 8) it writes <workload>.runs instead: makespan and exposed\n"
            "communication per scheduler, one bar per file, labelled by file name.\n"
-           "--workload W restricts every plot to W.  Without gnuplot on PATH the data\n"
+           "--brief prints one line for all the plots written (skipped ones are still\n"
+           "each named).  --workload W restricts every plot to W.  Without gnuplot on PATH the data\n"
            "and scripts are written and the command says so.\n");
     return 0;
 }
@@ -1158,6 +1166,8 @@ static int parse_plot_args(struct plot_opts *o, int argc, char **argv, char *mem
             o->mem_dir = argv[++i], given = 1;
         else if (!strcmp(a, "--gantt") && v)
             o->gantt = argv[++i];
+        else if (!strcmp(a, "--brief"))
+            plot_brief = 1;
         else if (!strcmp(a, "--mem-cap") && v) {
             if (parse_cap(v, &o->cap, e))
                 return -1;
@@ -1170,8 +1180,8 @@ static int parse_plot_args(struct plot_opts *o, int argc, char **argv, char *mem
             return sb_errf(e, "schedbench plot: at most %d results files", SB_PLOT_MAX_RUNS);
         else {
             static const char *const opts[] = {"-o", "--workload", "--mem-dir", "--mem-cap",
-                                               "--gantt"};
-            const char *near = sb_did_you_mean(a, opts, 5);
+                                               "--gantt", "--brief"};
+            const char *near = sb_did_you_mean(a, opts, 6);
             return sb_errf(e, "schedbench plot: unexpected argument '%s'%s%s%s", a,
                            near ? " (did you mean '" : "", near ? near : "",
                            near ? "'?)" : " (see --help)");
@@ -1459,6 +1469,9 @@ int sb_cmd_plot(int argc, char **argv)
     say_no_original(&r, &o);
     int rc = plot_workloads(&r, &o, draw, &e) || pareto_plot(&r, &o, draw, &e) ||
              heatmap_plot(&r, &o, draw, &e);
+    if (!rc && plot_brief)
+        printf("plot: wrote %u plots to %s (PNG and SVG, with their .dat and .gp)\n",
+               plot_count, o.out_dir);
     if (rc)
         fprintf(stderr, "schedbench plot: %s\n", e.msg);
     else if (!draw)
