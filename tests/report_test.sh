@@ -383,5 +383,18 @@ expect_rc 0 "plot --brief" "$BIN" plot "$RP/r.csv" -o "$RP/brief" --brief
 same "$(grep -c 'wrote' "$WORK/out")" 1 "plot --brief one line"
 contains "$WORK/out" "plot: wrote 8 plots to $RP/brief" "plot --brief count"
 
+# ---- 9. units of --cost bandwidths ----------------------------------------------------------------
+# 400 Gb/s is 400 / 8 = 50 GB/s: the same makespan as bw_gbps=50, and not the
+# same as 100 GB/s (ddp-resnet50's all_reduces are priced by bandwidth)
+RN=$(cd "$DATA/../.." && pwd)/workloads/corpus/ddp-resnet50-b32-r8.csv
+span() { "$BIN" run -q -w "$RN" -s original --cost "$1" -o "$WORK/bw.csv" && col "$WORK/bw.csv" makespan_us 1; }
+same "$(span bw_gbps=400Gbps)" "$(span bw_gbps=50)" "400Gbps = 50 GB/s"
+if [ "$(span bw_gbps=100)" != "$(span bw_gbps=50)" ]; then ok; else bad "bandwidth has no effect: the unit test cannot fail"; fi
+expect_rc 2 "bytes/s where GB/s are expected" "$BIN" run -q -w "$RN" -s original --cost bw_gbps=40e9 -o "$WORK/bw2.csv"
+contains "$WORK/err" "bw_gbps=40e9 is 4e+10 GB/s, outside 0.001 .. 100000 GB/s" "bandwidth range"
+absent "$WORK/bw2.csv" "no results for an implausible bandwidth"
+expect_rc 2 "unknown bandwidth unit" "$BIN" run -q -w "$RN" -s original --cost bw_gbps=4x -o "$WORK/bw2.csv"
+contains "$WORK/err" "'4x' is not a bandwidth: GB/s, or with a unit: 400Gbps" "bandwidth unit named"
+
 echo "$pass passed, $fail failed"
 [ "$fail" = 0 ]

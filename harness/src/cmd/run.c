@@ -233,7 +233,8 @@ static int run_help(void)
            "  -o OUT.csv        results file (written to a temporary file, then renamed)\n"
            "  --cost-model M    analytical (default): cost_us and a ring alpha-beta model;\n"
            "                    approx: XLA's approximate latency estimator (abstract units)\n"
-           "  --cost K=V,...    analytical constants: lat_us (per ring step), bw_gbps (the\n"
+           "  --cost K=V,...    analytical constants: lat_us (per ring step), bw_gbps (GB/s,\n"
+           "                    or 400Gbps, 1.6TB/s; 0.001 to 100000 GB/s) (the\n"
            "                    network types: every type but send_host, recv_host and\n"
            "                    copy), bw_<coll> (one type, any type; wins over bw_gbps\n"
            "                    in any order), ranks (default group size)\n"
@@ -352,6 +353,60 @@ static int add_sched_list(struct run_opts *o, const char *list, struct sb_err *e
         cur = p + 1;
     }
     free(dup);
+    return rc;
+}
+
+/* --cost bandwidths as a person writes them: bw_gbps=400Gbps (bits), 50GB/s,
+ * 1.6TB/s, or a bare number of GB/s; anything outside 10^-3 .. 10^5 GB/s is
+ * refused with the range (40e9 is bytes/s given where GB/s are expected).
+ * The other keys pass through to the cost model's own parser unchanged. */
+static int normalise_cost(const char *spec, char **out, struct sb_err *e)
+{
+    static const struct {
+        const char *suffix;
+        double gb_per_s;
+    } units[] = {{"", 1},         {"GB/s", 1},         {"GBps", 1},     {"Gbps", 0.125},
+                 {"Gb/s", 0.125}, {"TB/s", 1000},      {"MB/s", 0.001}, {"Tbps", 125},
+                 {"Mbps", 0.000125}};
+    char *dup = sb_xstrdup(spec), *save = NULL;
+    size_t cap = strlen(spec) * 2 + 64, len = 0;
+    *out = sb_xmalloc(cap);
+    (*out)[0] = 0;
+    int rc = 0;
+    for (char *kv = strtok_r(dup, ",", &save); kv && !rc; kv = strtok_r(NULL, ",", &save)) {
+        char *eq = strchr(kv, '=');
+        char piece[160];
+        if (eq && !strncmp(kv, "bw_", 3)) {
+            char *end;
+            double x = strtod(eq + 1, &end);
+            size_t k = 0;
+            while (end != eq + 1 && k < sizeof units / sizeof units[0] &&
+                   strcmp(end, units[k].suffix))
+                k++;
+            if (end == eq + 1 || k == sizeof units / sizeof units[0]) {
+                rc = sb_errf(e, "schedbench run: --cost %s: '%s' is not a bandwidth: GB/s, "
+                                "or with a unit: 400Gbps, 50GB/s, 1.6TB/s", kv, eq + 1);
+                break;
+            }
+            double gbs = x * units[k].gb_per_s;
+            if (!(gbs >= 1e-3 && gbs <= 1e5)) {
+                rc = sb_errf(e, "schedbench run: --cost %s is %.3g GB/s, outside 0.001 .. "
+                                "100000 GB/s%s", kv, gbs,
+                             k == 0 ? " (a bare number is GB/s: 40e9 bytes/s is 40, or 320Gbps)"
+                                    : "");
+                break;
+            }
+            *eq = 0;
+            snprintf(piece, sizeof piece, "%s=%.17g", kv, gbs);
+        } else
+            snprintf(piece, sizeof piece, "%s", kv);
+        len += (size_t)snprintf(*out + len, cap - len, "%s%s", len ? "," : "", piece);
+    }
+    free(dup);
+    if (rc) {
+        free(*out);
+        *out = NULL;
+    }
     return rc;
 }
 
@@ -486,8 +541,11 @@ static int parse_run_args(struct run_opts *o, int argc, char **argv, struct sb_e
                 rc = sb_errf(e, "schedbench run: --cell-timeout '%s' is not a number of "
                                 "seconds in (0, 10^6]", v);
         }
-        else if (!strcmp(a, "--cost"))
-            rc = sb_cost_parse(&o->cost, v, e);
+        else if (!strcmp(a, "--cost")) {
+            char *spec;
+            rc = normalise_cost(v, &spec, e) || sb_cost_parse(&o->cost, spec, e);
+            free(spec);
+        }
         else if (!strcmp(a, "--sim"))
             rc = sb_sim_parse(&o->sim, v, e);
         else if (!strcmp(a, "--plugin"))
