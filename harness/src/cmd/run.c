@@ -376,14 +376,15 @@ static int normalise_cost(const char *spec, char **out, struct sb_err *e)
     for (char *kv = strtok_r(dup, ",", &save); kv && !rc; kv = strtok_r(NULL, ",", &save)) {
         char *eq = strchr(kv, '=');
         char piece[160];
-        if (eq && !strncmp(kv, "bw_", 3)) {
-            char *end;
-            double x = strtod(eq + 1, &end);
+        char *end = NULL;
+        double x = eq ? strtod(eq + 1, &end) : 0;
+        /* not a number at all: the cost model's own parser says so */
+        if (eq && !strncmp(kv, "bw_", 3) && end != eq + 1) {
             size_t k = 0;
             while (end != eq + 1 && k < sizeof units / sizeof units[0] &&
                    strcmp(end, units[k].suffix))
                 k++;
-            if (end == eq + 1 || k == sizeof units / sizeof units[0]) {
+            if (k == sizeof units / sizeof units[0]) {
                 rc = sb_errf(e, "schedbench run: --cost %s: '%s' is not a bandwidth: GB/s, "
                                 "or with a unit: 400Gbps, 50GB/s, 1.6TB/s", kv, eq + 1);
                 break;
