@@ -253,10 +253,11 @@ static int write_page(FILE *f, const struct report_opts *o, const struct sb_tabl
                "workload</a><a href=\"#notes\">notes</a></nav>\n"
                "<h2 id=\"sweep\">The sweep</h2>\n");
     identity(f, t, o);
-    fprintf(f, "<h2 id=\"glance\">At a glance</h2>\n<p>Per workload, each policy's makespan "
-               "and peak memory, their ratios to %s, and how far the makespan is above its "
-               "lower bound (0%%: provably optimal); the best values are in bold.</p>\n",
-            o->vs ? o->vs : "original");
+    fprintf(f, "<h2 id=\"glance\">At a glance</h2>\n<p>Across workloads, then per workload: "
+               "each policy's makespan and peak memory, their ratios to ");
+    esc(f, o->vs ? o->vs : "original");
+    fprintf(f, ", and how far the makespan is above its lower bound (0%%: provably optimal); "
+               "the best values are in bold.</p>\n");
     if (sb_summary_html(o->results, o->vs, o->workload, f, e))
         return -1;
     unsigned fig = 0;

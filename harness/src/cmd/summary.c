@@ -527,14 +527,46 @@ static void html_text(FILE *f, const char *s)
 static void print_html(const struct summary *S, FILE *f)
 {
     char a[64], b[64], c[64], d[64], g[64], h[64], best[1024];
+    /* across workloads first: the answer at a glance, then the detail */
+    if (S->n_wl >= 2) {
+        struct policy *P = sb_xcalloc(S->t.n_rows + 1, sizeof *P);
+        uint32_t np = policies(S, P);
+        fprintf(f, "<h3>across %u workloads</h3>\n<p>Geometric mean of the ratios to ",
+                S->n_wl);
+        html_text(f, S->vs);
+        fprintf(f, " (over how many workloads), and how many times each policy was best.</p>\n"
+                   "<table class=\"sum\"><tr><th>policy</th><th>makespan ratio</th><th>best</th>"
+                   "<th>peak ratio</th><th>best</th></tr>\n");
+        for (uint32_t p = 0; p < np; p++) {
+            if (P[p].n_span)
+                snprintf(a, sizeof a, "%.3f (%u)", exp(P[p].log_span / P[p].n_span),
+                         P[p].n_span);
+            else
+                snprintf(a, sizeof a, "-");
+            if (P[p].n_mem)
+                snprintf(b, sizeof b, "%.3f (%u)", exp(P[p].log_mem / P[p].n_mem),
+                         P[p].n_mem);
+            else
+                snprintf(b, sizeof b, "-");
+            fprintf(f, "<tr><td>");
+            html_text(f, P[p].name);
+            fprintf(f, "</td><td>%s</td><td>%u</td><td>%s</td><td>%u</td></tr>\n", a,
+                    P[p].best_span, b, P[p].best_mem);
+        }
+        fprintf(f, "</table>\n");
+        free(P);
+    }
     for (uint32_t k = 0; k < S->n_wl; k++) {
         const struct wl *W = &S->wl[k];
         struct scale ts = time_scale(W), ms = mem_scale(W);
         fprintf(f, "<h3 id=\"w-%u\">", k);
         html_text(f, W->name);
         fprintf(f, "</h3>\n<table class=\"sum\"><tr><th>policy</th><th>makespan</th>"
-                   "<th>&times; %s</th><th>above bound</th><th>peak</th><th>&times; %s</th>"
-                   "<th>exposed</th></tr>\n", S->vs, S->vs);
+                   "<th>&times; ");
+        html_text(f, S->vs);
+        fprintf(f, "</th><th>above bound</th><th>peak</th><th>&times; ");
+        html_text(f, S->vs);
+        fprintf(f, "</th><th>exposed</th></tr>\n");
         for (uint32_t i = 0; i < W->n; i++) {
             const struct entry *x = &W->e[i];
             fprintf(f, "<tr><td>");
@@ -578,30 +610,6 @@ static void print_html(const struct summary *S, FILE *f)
             fprintf(f, "; peak memory not measured (no tensor sizes)");
         fprintf(f, "</p>\n");
     }
-    if (S->n_wl < 2)
-        return;
-    struct policy *P = sb_xcalloc(S->t.n_rows + 1, sizeof *P);
-    uint32_t np = policies(S, P);
-    fprintf(f, "<h3>across %u workloads</h3>\n<p>Geometric mean of the ratios to %s (over "
-               "how many workloads), and how many times each policy was best.</p>\n"
-               "<table class=\"sum\"><tr><th>policy</th><th>makespan ratio</th><th>best</th>"
-               "<th>peak ratio</th><th>best</th></tr>\n", S->n_wl, S->vs);
-    for (uint32_t p = 0; p < np; p++) {
-        if (P[p].n_span)
-            snprintf(a, sizeof a, "%.3f (%u)", exp(P[p].log_span / P[p].n_span), P[p].n_span);
-        else
-            snprintf(a, sizeof a, "-");
-        if (P[p].n_mem)
-            snprintf(b, sizeof b, "%.3f (%u)", exp(P[p].log_mem / P[p].n_mem), P[p].n_mem);
-        else
-            snprintf(b, sizeof b, "-");
-        fprintf(f, "<tr><td>");
-        html_text(f, P[p].name);
-        fprintf(f, "</td><td>%s</td><td>%u</td><td>%s</td><td>%u</td></tr>\n", a,
-                P[p].best_span, b, P[p].best_mem);
-    }
-    fprintf(f, "</table>\n");
-    free(P);
 }
 
 int sb_summary_html(const char *results, const char *vs, const char *workload, FILE *f,
