@@ -39,11 +39,12 @@ build-asan: deps
 	cmake --build $(ASAN_BUILD) -j $(JOBS)
 
 # The default sweep: every corpus workload x every scheduler, memory timelines
-# for the plots, then the plots.
+# for the plots, then the plots (in one line, so that the run's closing
+# summary stays on screen).
 run: build
 	@mkdir -p results/mem plots
 	./$(BUILD)/schedbench run --isolate --jobs $(JOBS) -o results/latest.csv --mem-dir results/mem
-	./$(BUILD)/schedbench plot results/latest.csv -o plots
+	./$(BUILD)/schedbench plot results/latest.csv -o plots --brief
 
 # Refresh the committed baseline the regression gate compares against: do it
 # in the same change that intentionally moves results, and say why in the

@@ -33,6 +33,7 @@
 
 extern "C" {
 #include "core/core.h"
+#include "import/import.h"
 #include "core/machine.h"
 #ifdef SB_HAVE_GEN
 #include "../workloads/gen/gen.h"

@@ -19,6 +19,10 @@ field() { # csv row col (row 1 = header)
     awk -F, -v r="$2" -v c="$3" 'NR == r { print $c }' "$1"
 }
 same() { if [ "$1" = "$2" ]; then ok; else bad "$3: got '$1', wanted '$2'"; fi; }
+col_of() { # csv column-name row (row 2 = first data row)
+    awk -F, -v n="$2" -v r="$3" 'NR == 1 { for (i = 1; i <= NF; i++) if ($i == n) c = i }
+                                 NR == r { print $c }' "$1"
+}
 
 expect_rc 0 version "$BIN" --version
 contains "$WORK/out" "plugin ABI 1" version
@@ -170,14 +174,19 @@ if [ -s "$WORK/p/noplot/overlap.memory.gp" ] && [ -s "$WORK/p/noplot/overlap.mem
    [ ! -e "$WORK/p/noplot/overlap.memory.png" ]; then ok; else bad "plot without gnuplot files"; fi
 expect_rc 2 "plot no workload" "$BIN" plot "$WORK/p/res.csv" -o "$WORK/p/plots" --workload nope
 
-# no arguments: the default corpus into results/latest.csv, relative to the cwd
+# no arguments: the default corpus into results/<sweep_id>.csv, relative to the
+# cwd, never over results/latest.csv (issue 26: make run names that one)
 mkdir -p "$WORK/repo/workloads/corpus" "$WORK/repo/results"
 cp "$DATA/chain.csv" "$DATA/overlap.csv" "$WORK/repo/workloads/corpus/"
-(cd "$WORK/repo" && "$BIN" run) >"$WORK/out" 2>"$WORK/err"
+echo keep >"$WORK/repo/results/latest.csv"
+(cd "$WORK/repo" && "$BIN" run --quiet) >"$WORK/out" 2>"$WORK/err"
 same "$?" 0 "default run"
+same "$(cat "$WORK/repo/results/latest.csv")" keep "default run leaves latest.csv"
+out_csv=$(sed -n 's/.* -> \(results\/[0-9a-f]*\.csv\)$/\1/p' "$WORK/err")
+same "$(col_of "$WORK/repo/$out_csv" sweep_id 2).csv" "$(basename "$out_csv")" "default run named after its sweep"
 # one row per workload x every registered scheduler
 n_sched=$("$BIN" list | awk '/^schedulers:/ {on = 1; next} /^$/ {on = 0} on && /^  [^ ]/ {n++} END {print n}')
-same "$(wc -l <"$WORK/repo/results/latest.csv" | tr -d ' ')" $((1 + 2 * n_sched)) "default run rows"
+same "$(wc -l <"$WORK/repo/$out_csv" | tr -d ' ')" $((1 + 2 * n_sched)) "default run rows"
 
 # --machine (issue 9): the hand-derived figures of tests/test_machine.c
 M="$DATA/two_dev.yaml"

@@ -8,11 +8,12 @@
 #include "../schedulers/minmem-impl.h"
 #include "check.h"
 #include "core/core.h"
+#include "import/import.h"
 
 static struct sb_graph *load(const char *csv)
 {
     struct sb_err e;
-    struct sb_graph *g = sb_graph_load_mem("minmem.csv", csv, strlen(csv), &e);
+    struct sb_graph *g = sb_csv_load_mem("minmem.csv", csv, strlen(csv), &e);
     if (!g)
         fprintf(stderr, "%s\n", e.msg);
     return g;
@@ -220,7 +221,7 @@ static void against_rescan(void)
     for (uint32_t t = 0; t < 400; t++) {
         random_graph(&x, buf, sizeof buf);
         struct sb_err e;
-        struct sb_graph *g = sb_graph_load_mem("random.csv", buf, strlen(buf), &e);
+        struct sb_graph *g = sb_csv_load_mem("random.csv", buf, strlen(buf), &e);
         if (!g) { /* a draw the loader refuses (e.g. a view of an input) */
             if (getenv("SB_SHOW")) fprintf(stderr, "%s\n", e.msg);
             continue;

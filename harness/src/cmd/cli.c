@@ -36,6 +36,8 @@ static int usage(FILE *f)
             "  compare   compare two results files: the regression gate\n"
             "  merge     join the results of run --shard slices\n"
             "  plot      draw memory, bar and Pareto plots of a results file\n"
+            "  summary   best policy per workload, ratios to original: the answer at a glance\n"
+            "  report    one self-contained HTML page: summary, every plot, the sweep\n"
             "  gen       generate a workload graph (schedbench gen --help)\n"
             "\n"
             "  schedbench COMMAND --help   options of one command\n"
@@ -123,8 +125,9 @@ static int cmd_list(int argc, char **argv)
     else if (corpus)
         printf("  (%s)\n", e.msg);
     else
-        printf("  (looked in $SCHEDBENCH_CORPUS, ./%s, %s: pass -w to run)\n",
-               SB_DEFAULT_CORPUS, SB_SOURCE_CORPUS);
+        printf("  (looked in $SCHEDBENCH_CORPUS, ./%s, <prefix>/share/schedbench/corpus "
+               "beside this binary, %s, %s: pass -w to run)\n", SB_DEFAULT_CORPUS,
+               SB_SOURCE_CORPUS, SB_INSTALL_CORPUS);
     sb_paths_free(&w);
     return 0;
 }
@@ -191,7 +194,9 @@ static int cmd_validate(int argc, char **argv)
                 fprintf(stderr, "schedbench validate: --machine needs a file\n");
                 return 2;
             }
-            if (!(m = sb_machine_load(argv[++i], &e))) {
+            char buf[4200];
+            if (!(m = sb_machine_load(sb_machine_path(argv[++i], buf, sizeof buf), &e))) {
+                sb_machine_hint(argv[i], &e);
                 fprintf(stderr, "%s\n", e.msg);
                 return 2;
             }
@@ -293,6 +298,10 @@ int main(int argc, char **argv)
         return sb_cmd_merge(argc - 1, argv + 1);
     if (!strcmp(cmd, "plot"))
         return sb_cmd_plot(argc - 1, argv + 1);
+    if (!strcmp(cmd, "summary"))
+        return sb_cmd_summary(argc - 1, argv + 1);
+    if (!strcmp(cmd, "report"))
+        return sb_cmd_report(argc - 1, argv + 1);
     sb_registry_add_builtins();
     int rc;
     if (!strcmp(cmd, "run"))
@@ -308,7 +317,12 @@ int main(int argc, char **argv)
     else if (!strcmp(cmd, "collective"))
         rc = sb_cmd_collective(argc - 1, argv + 1);
     else {
-        fprintf(stderr, "schedbench: unknown command '%s'\n", cmd);
+        static const char *const cmds[] = {"run", "list", "validate", "convert", "conform",
+                                           "collective", "compare", "merge", "plot",
+                                           "summary", "report", "gen"};
+        const char *near = sb_did_you_mean(cmd, cmds, sizeof cmds / sizeof cmds[0]);
+        fprintf(stderr, "schedbench: unknown command '%s'%s%s%s\n", cmd,
+                near ? " (did you mean '" : "", near ? near : "", near ? "'?)" : "");
         rc = usage(stderr);
     }
     sb_registry_clear();

@@ -16,6 +16,7 @@
 
 #include "table.h"
 
+#include <jansson.h>
 #include <math.h>
 #include <string.h>
 
@@ -41,6 +42,7 @@ struct row {
     double old_v[M_COUNT], new_v[M_COUNT];
     unsigned long old_over, new_over; /* devices over their memory capacity */
     const char *note; /* an error row's status, with its message */
+    char params[240]; /* matched by policy name: how the parameters differ */
 };
 
 struct opts {
@@ -48,6 +50,8 @@ struct opts {
     const char *format;
     const char *base, *next;
     int changes_only;        /* print only rows whose verdict is not ok */
+    int cross_model;         /* --cross-model: rows of two time models compare */
+    const char *model_note;  /* what changed meaning, once models differ */
     const char *schedulers;  /* comma list: judge only these policies, or NULL */
 };
 
@@ -169,15 +173,40 @@ static int selected(const struct opts *o, const char *sched)
     return 0;
 }
 
-/* Units differ between cost models (us against XLA's abstract units). */
+/* A model in abstract units (XLA's approximate estimator) never compares with
+ * a time model; two time models (the analytical model with simple or
+ * ASTRA-sim collectives) compare when asked (--cross-model): that is how one
+ * asks what a network model changes. */
+static int is_time_model(const char *m)
+{
+    return strcmp(m, "approx") != 0;
+}
+
 static int same_model(const struct side *b, uint32_t rb, const struct side *n, uint32_t rn,
-                      struct sb_err *e)
+                      struct opts *o, struct sb_err *e)
 {
     if (b->c_model < 0 || n->c_model < 0)
         return 0;
     const char *x = get(b, rb, b->c_model), *y = get(n, rn, n->c_model);
     if (!strcmp(x, y))
         return 0;
+    if (o->cross_model && is_time_model(x) && is_time_model(y)) {
+        if (!o->model_note)
+            fprintf(stderr, "compare: --cross-model: %s is priced by '%s', %s by '%s': "
+                            "makespan_us, exposed_comm_us and comm_us change meaning (the "
+                            "collectives are priced by another model); peak_mem_bytes does "
+                            "not (the memory model is the same)\n",
+                    b->t.path, x, n->t.path, y);
+        o->model_note = "cross-model";
+        return 0;
+    }
+    if (is_time_model(x) && is_time_model(y))
+        return sb_errf(e, "%s:%u: cost model '%s', but %s:%u has '%s' for workload '%s', "
+                          "scheduler '%s': the collectives are priced by different models "
+                          "(rerun with the same --cost-model and --comm, or pass "
+                          "--cross-model to compare the two)", n->t.path, n->t.line[rn + 1],
+                       y, b->t.path, b->t.line[rb + 1], x, get(b, rb, b->c_workload),
+                       get(b, rb, b->c_scheduler));
     return sb_errf(e, "%s:%u: cost model '%s', but %s:%u has '%s' for workload '%s', "
                       "scheduler '%s': results in different units cannot be compared "
                       "(rerun with the same --cost-model)", n->t.path, n->t.line[rn + 1], y,
@@ -185,43 +214,102 @@ static int same_model(const struct side *b, uint32_t rb, const struct side *n, u
                    get(b, rb, b->c_scheduler));
 }
 
-static int match(const struct side *b, const struct side *n, const struct opts *o,
+/* The policy name of a scheduler column: "aggressive:x=4" -> "aggressive". */
+static int same_policy(const char *a, const char *b)
+{
+    size_t n = strcspn(a, ":");
+    return n == strcspn(b, ":") && !strncmp(a, b, n);
+}
+
+/* The one row of n on workload w whose policy is sched's, not taken by an exact
+ * match; -1 when there is none or more than one. */
+static int policy_row(const struct side *n, const char *w, const char *sched,
+                      const unsigned char *taken)
+{
+    int found = -1;
+    for (uint32_t r = 0; r < n->t.n_rows; r++)
+        if (!taken[r] && !strcmp(get(n, r, n->c_workload), w) &&
+            same_policy(get(n, r, n->c_scheduler), sched)) {
+            if (found >= 0)
+                return -1;
+            found = (int)r;
+        }
+    return found;
+}
+
+static void param_note(struct row *x, const char *old_s, const char *new_s)
+{
+    const char *a = strchr(old_s, ':'), *b = strchr(new_s, ':');
+    snprintf(x->params, sizeof x->params, "parameters %.100s -> %.100s", a ? a + 1 : "default",
+             b ? b + 1 : "default");
+}
+
+/* Rows pair by (workload, scheduler); a row left over on both sides pairs
+ * with the one row of the same workload and policy name whose parameters
+ * differ (-s aggressive:limit=4 against the baseline's aggressive), and the
+ * note says how the parameters differ. */
+static int match(const struct side *b, const struct side *n, struct opts *o,
                  struct row *rows, uint32_t *n_rows, struct sb_err *e)
 {
     uint32_t k = 0;
+    unsigned char *taken = sb_xcalloc(n->t.n_rows + 1, 1);
+    int *pair = sb_xcalloc(b->t.n_rows + 1, sizeof *pair);
+    int rc = 0;
     for (uint32_t r = 0; r < b->t.n_rows; r++) {
+        pair[r] = find_row(n, get(b, r, b->c_workload), get(b, r, b->c_scheduler), 0);
+        if (pair[r] >= 0)
+            taken[pair[r]] = 1;
+    }
+    for (uint32_t r = 0; r < b->t.n_rows; r++) {
+        if (pair[r] >= 0)
+            continue;
+        const char *w = get(b, r, b->c_workload), *sc = get(b, r, b->c_scheduler);
+        int q = policy_row(n, w, sc, taken);
+        /* only when the pairing is one to one from the base side too */
+        uint32_t twins = 0;
+        for (uint32_t t = 0; q >= 0 && t < b->t.n_rows; t++)
+            twins += pair[t] < 0 && !strcmp(get(b, t, b->c_workload), w) &&
+                     same_policy(get(b, t, b->c_scheduler), sc);
+        if (q >= 0 && twins == 1) {
+            pair[r] = q;
+            taken[q] = 1;
+        }
+    }
+    for (uint32_t r = 0; r < b->t.n_rows && !rc; r++) {
         if (!selected(o, get(b, r, b->c_scheduler)))
             continue;
         struct row *x = &rows[k++];
         memset(x, 0, sizeof *x);
         x->workload = get(b, r, b->c_workload);
         x->scheduler = get(b, r, b->c_scheduler);
-        int q = find_row(n, x->workload, x->scheduler, 0);
+        int q = pair[r];
         x->have_old = row_ok(b, r);
-        if (x->have_old && read_metrics(b, r, x->old_v, e))
-            return -1;
-        if (read_over(b, r, &x->old_over, e))
-            return -1;
+        if (x->have_old && (rc = read_metrics(b, r, x->old_v, e)))
+            break;
+        if ((rc = read_over(b, r, &x->old_over, e)))
+            break;
         if (q < 0) {
             x->v = V_MISSING;
             if (!x->have_old)
                 x->note = get(b, r, b->c_status);
             continue;
         }
-        if (same_model(b, r, n, (uint32_t)q, e))
-            return -1;
+        if (strcmp(x->scheduler, get(n, (uint32_t)q, n->c_scheduler)))
+            param_note(x, x->scheduler, get(n, (uint32_t)q, n->c_scheduler));
+        if ((rc = same_model(b, r, n, (uint32_t)q, o, e)))
+            break;
         x->have_new = row_ok(n, (uint32_t)q);
-        if (x->have_new && read_metrics(n, (uint32_t)q, x->new_v, e))
-            return -1;
+        if (x->have_new && (rc = read_metrics(n, (uint32_t)q, x->new_v, e)))
+            break;
         if (!x->have_new)
             x->note = get(n, (uint32_t)q, n->c_status);
-        if (read_over(n, (uint32_t)q, &x->new_over, e))
-            return -1;
+        if ((rc = read_over(n, (uint32_t)q, &x->new_over, e)))
+            break;
         x->v = !x->have_new ? V_ERROR : !x->have_old ? V_IMPROVED : judge(x, o);
     }
-    for (uint32_t r = 0; r < n->t.n_rows; r++) {
+    for (uint32_t r = 0; r < n->t.n_rows && !rc; r++) {
         const char *w = get(n, r, n->c_workload), *sc = get(n, r, n->c_scheduler);
-        if (find_row(b, w, sc, 0) >= 0 || !selected(o, sc))
+        if (taken[r] || !selected(o, sc))
             continue;
         struct row *x = &rows[k++];
         memset(x, 0, sizeof *x);
@@ -231,11 +319,13 @@ static int match(const struct side *b, const struct side *n, const struct opts *
         x->have_new = row_ok(n, r);
         if (!x->have_new)
             x->note = get(n, r, n->c_status);
-        if (x->have_new && read_metrics(n, r, x->new_v, e))
-            return -1;
+        if (x->have_new && (rc = read_metrics(n, r, x->new_v, e)))
+            break;
     }
+    free(taken);
+    free(pair);
     *n_rows = k;
-    return 0;
+    return rc;
 }
 
 /* ---- output ------------------------------------------------------------- */
@@ -276,7 +366,8 @@ static void row_fields(const struct row *x, char f[N_OUT_COLS][256])
         fmt_num(f[4 + 3 * m], 256, x->have_new, x->new_v[m], (enum metric)m);
         fmt_delta(f[5 + 3 * m], 256, x, (enum metric)m);
     }
-    snprintf(f[12], 256, "%s", x->note ? x->note : "");
+    snprintf(f[12], 256, "%s%s%.240s", x->note ? x->note : "", x->note && x->params[0] ? "; " : "",
+             x->params);
 }
 
 static void print_csv(const struct row *rows, uint32_t n, const struct opts *o)
@@ -293,6 +384,51 @@ static void print_csv(const struct row *rows, uint32_t n, const struct opts *o)
             sb_csv_field(stdout, f[c], c == 0);
         sb_csv_end(stdout);
     }
+}
+
+static void print_json(const struct row *rows, uint32_t n, const struct opts *o)
+{
+    json_t *root = json_object(), *arr = json_array();
+    uint32_t count[6] = {0};
+    json_object_set_new(root, "base", json_string(o->base));
+    json_object_set_new(root, "new", json_string(o->next));
+    json_object_set_new(root, "mem_tol_pct", json_real(o->mem_tol_pct));
+    json_object_set_new(root, "time_tol_pct", json_real(o->time_tol_pct));
+    json_object_set_new(root, "cross_model", json_boolean(o->model_note != NULL));
+    for (uint32_t i = 0; i < n; i++) {
+        const struct row *x = &rows[i];
+        count[x->v]++;
+        if (o->changes_only && x->v == V_OK)
+            continue;
+        json_t *r = json_object();
+        json_object_set_new(r, "workload", json_string(x->workload));
+        json_object_set_new(r, "scheduler", json_string(x->scheduler));
+        json_object_set_new(r, "verdict", json_string(verdict_names[x->v]));
+        for (int m = 0; m < M_COUNT; m++) {
+            static const char *const key[M_COUNT] = {"peak_mem", "makespan", "exposed"};
+            char name[64];
+            snprintf(name, sizeof name, "%s_old", key[m]);
+            json_object_set_new(r, name, x->have_old ? json_real(x->old_v[m]) : json_null());
+            snprintf(name, sizeof name, "%s_new", key[m]);
+            json_object_set_new(r, name, x->have_new ? json_real(x->new_v[m]) : json_null());
+            snprintf(name, sizeof name, "%s_change_pct", key[m]);
+            int have = x->have_old && x->have_new && x->old_v[m] != 0;
+            json_object_set_new(r, name, have ? json_real(100 * (x->new_v[m] - x->old_v[m]) /
+                                                          x->old_v[m])
+                                              : json_null());
+        }
+        json_object_set_new(r, "note", json_string(x->note ? x->note : ""));
+        json_object_set_new(r, "parameters", json_string(x->params));
+        json_array_append_new(arr, r);
+    }
+    json_object_set_new(root, "rows", arr);
+    json_t *c = json_object();
+    for (int v = 0; v < 6; v++)
+        json_object_set_new(c, verdict_names[v], json_integer(count[v]));
+    json_object_set_new(root, "counts", c);
+    json_dumpf(root, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(12));
+    printf("\n");
+    json_decref(root);
 }
 
 static void print_markdown(const struct row *rows, uint32_t n, const struct opts *o)
@@ -346,10 +482,12 @@ static void print_text(const struct row *rows, uint32_t n, const struct opts *o)
 static int compare_help(void)
 {
     printf("usage: schedbench compare BASE.csv NEW.csv [--mem-tol PCT] [--time-tol PCT]\n"
-           "                          [--format text|csv|markdown] [--changes-only]\n"
-           "                          [--schedulers NAME[,NAME...]]\n"
+           "                          [--format text|csv|markdown|json] [--changes-only]\n"
+           "                          [--schedulers NAME[,NAME...]] [--cross-model]\n"
            "\n"
-           "Matches rows by (workload, scheduler) and prints old, new and relative\n"
+           "Matches rows by (workload, scheduler), else a row left on both sides by\n"
+           "(workload, policy name) when parameters differ (note: parameters a -> b),\n"
+           "and prints old, new and relative\n"
            "change of peak memory, makespan and exposed communication, each row marked\n"
            "ok, regressed, improved, new, missing or error.  A row regresses when peak\n"
            "memory grows by more than --mem-tol %% (default 1), or makespan or exposed\n"
@@ -360,6 +498,9 @@ static int compare_help(void)
            "models (column cost_model: the units differ).\n"
            "\n"
            "  --changes-only   print only rows whose verdict is not ok\n"
+           "  --cross-model    compare rows of two time models (--comm simple against\n"
+           "                   astra): says which columns change meaning; XLA's approx\n"
+           "                   units still never compare with time\n"
            "  --schedulers L   judge only these policies (names before any ':'); the\n"
            "                   others are neither printed nor counted\n"
            "An error row's status (error:/invalid: and the message) is in column note.\n");
@@ -387,19 +528,27 @@ static int parse_compare_args(struct opts *o, int argc, char **argv, struct sb_e
                 return -1;
             i++;
         } else if (!strcmp(a, "--format")) {
-            if (!v || (strcmp(v, "text") && strcmp(v, "csv") && strcmp(v, "markdown")))
-                return sb_errf(e, "schedbench compare: --format is text, csv or markdown");
+            if (!v || (strcmp(v, "text") && strcmp(v, "csv") && strcmp(v, "markdown") &&
+                       strcmp(v, "json")))
+                return sb_errf(e, "schedbench compare: --format is text, csv, markdown or json");
             o->format = v;
             i++;
         } else if (!strcmp(a, "--changes-only")) {
             o->changes_only = 1;
+        } else if (!strcmp(a, "--cross-model")) {
+            o->cross_model = 1;
         } else if (!strcmp(a, "--schedulers")) {
             if (!v || !*v)
                 return sb_errf(e, "schedbench compare: --schedulers needs a comma list");
             o->schedulers = v;
             i++;
         } else if (a[0] == '-' && a[1]) {
-            return sb_errf(e, "schedbench compare: unknown option '%s'", a);
+            static const char *const flags[] = {"--mem-tol", "--time-tol", "--format",
+                                                "--changes-only", "--schedulers",
+                                                "--cross-model", "--help"};
+            const char *near = sb_did_you_mean(a, flags, 7);
+            return sb_errf(e, "schedbench compare: unknown option '%s'%s%s%s", a,
+                           near ? " (did you mean '" : "", near ? near : "", near ? "'?)" : "");
         } else if (!o->base) {
             o->base = a;
         } else if (!o->next) {
@@ -457,6 +606,8 @@ int sb_cmd_compare(int argc, char **argv)
             print_csv(rows, n_rows, &o);
         else if (!strcmp(o.format, "markdown"))
             print_markdown(rows, n_rows, &o);
+        else if (!strcmp(o.format, "json"))
+            print_json(rows, n_rows, &o);
         else
             print_text(rows, n_rows, &o);
         rc = summarize(rows, n_rows);

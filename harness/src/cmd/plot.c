@@ -27,6 +27,7 @@
 
 #include <errno.h>
 #include <math.h>
+#include <strings.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -36,6 +37,7 @@
 
 struct plot_opts {
     const char *results, *out_dir, *workload, *mem_dir;
+    const char *gantt; /* --gantt SCHEDULER: its placement per device, or NULL */
     const char *runs[SB_PLOT_MAX_RUNS]; /* every results file given; runs[0] = results */
     uint32_t n_runs;
     int have_mem;   /* the timelines folder exists */
@@ -45,7 +47,19 @@ struct plot_opts {
 struct res {
     struct sb_table t;
     int c_w, c_s, c_status, c_mem, c_span, c_exp, c_peak_pos, c_lb, c_model;
+    int c_sweep;    /* sweep_id, which ties a row to its memory timelines; -1 in old files */
+    int c_dev_peak; /* dev_peak_bytes, "a;b;..." per device; -1 in old files */
 };
+
+/* Ten colours told apart by most readers (Tableau 10), then point shapes, so
+ * that no two schedulers share a (colour, shape) below 10 x 13 of them;
+ * gnuplot's own `lc N` repeats after 8. */
+static const char *const palette[] = {"#4e79a7", "#f28e2b", "#e15759", "#76b7b2",
+                                      "#59a14f", "#edc948", "#b07aa1", "#ff9da7",
+                                      "#9c755f", "#17becf"};
+#define N_PALETTE (sizeof palette / sizeof palette[0])
+static const int point_types[] = {7, 5, 9, 11, 13, 15, 4, 6, 8, 10, 12, 14, 1};
+#define N_POINT_TYPES (sizeof point_types / sizeof point_types[0])
 
 /* ---- helpers --------------------------------------------------------------- */
 
@@ -127,6 +141,11 @@ static int open_out(struct sb_atomic *a, const char *dir, const char *base,
     return rc;
 }
 
+/* --brief: one line for every plot written, not one each (make run ends with
+ * the summary, which a hundred "wrote" lines would push off the screen). */
+static int plot_brief;
+static unsigned plot_count;
+
 static int finish(struct sb_atomic *gp, const char *dir, const char *base, int draw,
                   struct sb_err *e)
 {
@@ -135,9 +154,11 @@ static int finish(struct sb_atomic *gp, const char *dir, const char *base, int d
     char *script = sb_strf("%s.gp", base);
     int rc = draw ? run_gnuplot(dir, script, e) : 0;
     free(script);
-    if (!rc && draw)
+    if (!rc)
+        plot_count++;
+    if (!rc && draw && !plot_brief)
         printf("plot: wrote %s/%s.png and %s/%s.svg\n", dir, base, dir, base);
-    else if (!rc)
+    else if (!rc && !plot_brief)
         printf("plot: wrote %s/%s.gp and its data (no gnuplot to draw it)\n", dir, base);
     return rc;
 }
@@ -160,6 +181,8 @@ static int open_results(struct res *r, const char *path, struct sb_err *e)
     r->c_peak_pos = sb_table_col(&r->t, "peak_pos");
     r->c_lb = sb_table_col(&r->t, "makespan_lb_us");
     r->c_model = sb_table_col(&r->t, "cost_model");
+    r->c_sweep = sb_table_col(&r->t, "sweep_id");
+    r->c_dev_peak = sb_table_col(&r->t, "dev_peak_bytes");
     if (r->c_w < 0 || r->c_s < 0 || r->c_status < 0 || r->c_mem < 0 || r->c_span < 0 ||
         r->c_exp < 0 || r->c_peak_pos < 0) {
         sb_table_free(&r->t);
@@ -187,7 +210,8 @@ static double num(const struct res *r, uint32_t row, int c)
 
 struct unit {
     double scale;     /* raw units per plotted unit */
-    const char *name; /* for axes and labels */
+    const char *name; /* after a number: "GB", "ms" */
+    const char *axis; /* in an axis label's parentheses: "GB = 10^9 bytes" */
 };
 
 static int in_scope(const struct plot_opts *o, const char *w)
@@ -195,12 +219,21 @@ static int in_scope(const struct plot_opts *o, const char *w)
     return !o->workload || !strcmp(o->workload, w);
 }
 
+/* Peak memory is unknown (empty) for traces without tensor sizes: such a row
+ * is drawn nowhere memory is, never as 0. */
+static int mem_known(const struct res *r, uint32_t row)
+{
+    return *F(r, row, r->c_mem) != 0;
+}
+
 /* The largest decimal unit below the largest peak of w (all workloads when w
  * is NULL), so that toy graphs and 100 GB training graphs both read well. */
 static struct unit mem_unit(const struct res *r, const char *w)
 {
-    static const struct unit u[] = {{1e9, "GB (10^9 bytes)"}, {1e6, "MB (10^6 bytes)"},
-                                    {1e3, "KB (10^3 bytes)"}, {1, "bytes"}};
+    static const struct unit u[] = {{1e9, "GB", "GB = 10^9 bytes"},
+                                    {1e6, "MB", "MB = 10^6 bytes"},
+                                    {1e3, "KB", "KB = 10^3 bytes"},
+                                    {1, "bytes", "bytes"}};
     double hi = 0;
     for (uint32_t i = 0; i < r->t.n_rows; i++)
         if ((!w || !strcmp(F(r, i, r->c_w), w)) && ok_row(r, i) && num(r, i, r->c_mem) > hi)
@@ -220,11 +253,32 @@ static struct unit time_unit(const struct res *r, const char *w)
         if (strcmp(F(r, i, r->c_w), w) || !ok_row(r, i))
             continue;
         if (r->c_model >= 0 && !strcmp(F(r, i, r->c_model), "approx"))
-            return (struct unit){1, "XLA approx cost units (not time)"};
+            return (struct unit){1, "units", "XLA approx cost units, not time"};
         if (num(r, i, r->c_span) > hi)
             hi = num(r, i, r->c_span);
     }
-    return hi >= 1e3 ? (struct unit){1e3, "ms"} : (struct unit){1, "us"};
+    return hi >= 1e3 ? (struct unit){1e3, "ms", "ms"} : (struct unit){1, "us", "us"};
+}
+
+/* The device holding the row's peak and the number of devices, from
+ * dev_peak_bytes; 0 devices when the column is absent or empty. */
+static void peak_device(const struct res *r, uint32_t row, uint32_t *dev, uint32_t *n_dev)
+{
+    *dev = *n_dev = 0;
+    if (r->c_dev_peak < 0)
+        return;
+    const char *p = F(r, row, r->c_dev_peak);
+    double best = -1;
+    for (uint32_t d = 0; *p; d++) {
+        char *end;
+        double v = strtod(p, &end);
+        if (end == p)
+            break;
+        if (v > best)
+            best = v, *dev = d;
+        *n_dev = d + 1;
+        p = *end == ';' ? end + 1 : end;
+    }
 }
 
 static void scheduler_str(FILE *f, const char *s)
@@ -249,6 +303,9 @@ struct series {
     char **title;   /* legend: scheduler, its peak, and what it coincides with */
     uint64_t *hash; /* of the timeline, to tell coinciding lines apart */
     int by_time;    /* x is simulated time (else schedule position) */
+    int multi_dev;  /* some cell ran on several devices: the line is its peak device */
+    uint32_t n_foreign;  /* timelines that belong to another run, left out */
+    char why[700];       /* the first one's reason */
 };
 
 static void series_free(struct series *S)
@@ -285,11 +342,33 @@ static uint64_t one_timeline(const struct sb_table *tl, FILE *dat, struct unit m
     return h;
 }
 
+/* NULL when timeline tl belongs to the run of results row i, else why not:
+ * a --mem-dir folder is shared by every run that names it, so a file there
+ * may be another run's (other --cost, other workloads of the same name). */
+static const char *foreign(const struct res *r, uint32_t i, const struct sb_table *tl,
+                           char *buf, size_t n)
+{
+    int ct = sb_table_col(tl, "sweep_id");
+    if (r->c_sweep < 0)
+        return "the results file has no sweep_id column to tie timelines to its run";
+    if (ct < 0)
+        return "its timelines have no sweep_id (written by an older schedbench): run "
+               "again with --mem-dir";
+    if (tl->n_rows && strcmp(sb_table_get(tl, 0, (uint32_t)ct), F(r, i, r->c_sweep))) {
+        snprintf(buf, n, "its timelines in the --mem-dir folder belong to another run "
+                         "(sweep_id %.20s, the results' is %.20s): run again with --mem-dir, "
+                         "or give that run's folder", sb_table_get(tl, 0, (uint32_t)ct),
+                 F(r, i, r->c_sweep));
+        return buf;
+    }
+    return NULL;
+}
+
 static int memory_data(const struct res *r, const char *w, const struct plot_opts *o,
                        const char *base, struct series *S, struct unit mu, struct unit tu,
                        struct sb_err *e)
 {
-    char sw[256], ss[256], title[700];
+    char sw[256], ss[256], title[700], dev[64];
     struct sb_atomic dat, pk;
     sb_safe_name(sw, sizeof sw, w);
     if (open_out(&dat, o->out_dir, base, "dat", e))
@@ -305,7 +384,7 @@ static int memory_data(const struct res *r, const char *w, const struct plot_opt
     S->hash = sb_xcalloc(r->t.n_rows + 1, sizeof *S->hash);
     S->by_time = 1;
     for (uint32_t i = 0; i < r->t.n_rows; i++) {
-        if (strcmp(F(r, i, r->c_w), w) || !ok_row(r, i))
+        if (strcmp(F(r, i, r->c_w), w) || !ok_row(r, i) || !mem_known(r, i))
             continue;
         sb_safe_name(ss, sizeof ss, F(r, i, r->c_s));
         char *path = sb_strf("%s/%s__%s.csv", o->mem_dir, sw, ss);
@@ -315,6 +394,13 @@ static int memory_data(const struct res *r, const char *w, const struct plot_opt
         free(path);
         if (missing)
             continue; /* this cell was run without --mem-dir */
+        const char *why = foreign(r, i, &tl, title, sizeof title);
+        if (why) {
+            if (!S->n_foreign++)
+                snprintf(S->why, sizeof S->why, "%s", why);
+            sb_table_free(&tl);
+            continue;
+        }
         /* timelines from before begin_us existed are drawn by position */
         if (sb_table_col(&tl, "begin_us") < 0)
             S->by_time = 0;
@@ -331,8 +417,16 @@ static int memory_data(const struct res *r, const char *w, const struct plot_opt
                     px = b;
             }
         fprintf(pk.f, "%s%.6f %.6f\n", sep, px, num(r, i, r->c_mem) / mu.scale);
-        int n = snprintf(title, sizeof title, "%s (peak %.3g %.2s)", F(r, i, r->c_s),
-                         num(r, i, r->c_mem) / mu.scale, mu.name);
+        /* the simulator's timeline is the device with the peak (sim.c) */
+        uint32_t d, nd;
+        peak_device(r, i, &d, &nd);
+        dev[0] = 0;
+        if (nd > 1) {
+            snprintf(dev, sizeof dev, " on device %u of 0-%u", d, nd - 1);
+            S->multi_dev = 1;
+        }
+        int n = snprintf(title, sizeof title, "%s (peak %.3g %s%s)", F(r, i, r->c_s),
+                         num(r, i, r->c_mem) / mu.scale, mu.name, dev);
         for (uint32_t k = 0; k < S->n && n < (int)sizeof title - 40; k++)
             if (S->hash[k] == S->hash[S->n]) { /* drawn on top of an earlier line */
                 n += snprintf(title + n, sizeof title - (size_t)n, ", same as line %u", k + 1);
@@ -351,55 +445,73 @@ static int memory_data(const struct res *r, const char *w, const struct plot_opt
 static int memory_plot(const struct res *r, const char *w, const struct plot_opts *o,
                        int draw, struct sb_err *e)
 {
-    char base[300], sw[256];
+    char base[300], sw[256], what[400];
     struct series S = {0};
     struct sb_atomic gp;
     struct unit mu = mem_unit(r, w), tu = time_unit(r, w);
     sb_safe_name(sw, sizeof sw, w);
     snprintf(base, sizeof base, "%s.memory", sw);
+    snprintf(what, sizeof what, "%s's memory plot", w);
     if (!o->have_mem)
         return 0; /* said once for all workloads */
     if (memory_data(r, w, o, base, &S, mu, tu, e)) {
         series_free(&S);
         return -1;
     }
+    if (S.n && S.n_foreign)
+        printf("plot: %s leaves out %u timeline%s: %s\n", what, S.n_foreign,
+               S.n_foreign > 1 ? "s" : "", S.why);
     if (!S.n || open_out(&gp, o->out_dir, base, "gp", e)) {
         int failed = S.n != 0;
         remove_file(o->out_dir, base, "dat");
         remove_file(o->out_dir, base, "peaks.dat");
+        remove_file(o->out_dir, base, "png");
+        remove_file(o->out_dir, base, "svg");
         if (!failed) {
-            char what[400];
-            snprintf(what, sizeof what, "%s's memory plot", w);
-            skipped(what, "no timelines of its cells in the --mem-dir folder");
+            uint32_t unknown = 0;
+            for (uint32_t i = 0; i < r->t.n_rows; i++)
+                unknown += !strcmp(F(r, i, r->c_w), w) && ok_row(r, i) && !mem_known(r, i);
+            skipped(what, S.n_foreign ? S.why
+                          : unknown   ? "peak memory not measured (the workload has no "
+                                        "tensor sizes)"
+                                      : "no timelines of its cells in the --mem-dir folder");
         }
         series_free(&S);
         return failed ? -1 : 0;
     }
     fprintf(gp.f, "# live memory over simulated time, one line style per scheduler\n");
-    gp_terminals(gp.f, base, 1100, 600);
+    gp_terminals(gp.f, base, 1100, 700);
     fprintf(gp.f, "  set title ");
-    gp_str(gp.f, w);
+    if (S.multi_dev) {
+        char *t = sb_strf("%s: memory of the device holding each schedule's peak", w);
+        gp_str(gp.f, t);
+        free(t);
+    } else
+        gp_str(gp.f, w);
     if (S.by_time)
-        fprintf(gp.f, "\n  set xlabel 'simulated time (%s)'\n", tu.name);
+        fprintf(gp.f, "\n  set xlabel 'simulated time (%s)'\n", tu.axis);
     else
         fprintf(gp.f, "\n  set xlabel 'schedule position (timelines without times)'\n");
     fprintf(gp.f, "  set ylabel 'live memory (%s)'\n"
-                  "  set key outside right top\n  set grid\n  set yrange [0:*]\n", mu.name);
+                  "  set key above center horizontal maxcols 3\n"
+                  "  set grid\n  set yrange [0:*]\n", mu.axis);
     if (o->cap > 0)
         fprintf(gp.f, "  set arrow 1 from graph 0, first %.6f to graph 1, first %.6f nohead "
                       "lw 2 dt 2 lc rgb '#cc0000'\n"
-                      "  set label 1 'memory cap %.3g %.2s' at graph 0.01, first %.6f offset 0,0.6 "
+                      "  set label 1 'memory cap %.3g %s' at graph 0.01, first %.6f offset 0,0.6 "
                       "tc rgb '#cc0000'\n", o->cap / mu.scale, o->cap / mu.scale,
                 o->cap / mu.scale, mu.name, o->cap / mu.scale);
     fprintf(gp.f, "  plot \\\n");
     for (uint32_t k = 0; k < S.n; k++) {
-        /* a dash type and width per line, so coinciding lines stay visible */
-        fprintf(gp.f, "    '%s.dat' index %u using 1:2 with steps lw %.1f dt %u lc %u title ",
-                base, k, 1.2 + 0.8 * (double)(S.n - 1 - k) / (S.n > 1 ? S.n - 1 : 1), k % 5 + 1,
-                k + 1);
+        /* a colour, dash type and width per line, so coinciding lines stay visible */
+        fprintf(gp.f, "    '%s.dat' index %u using 1:2 with steps lw %.1f dt %u lc rgb '%s' "
+                      "title ", base, k,
+                1.2 + 0.8 * (double)(S.n - 1 - k) / (S.n > 1 ? S.n - 1 : 1), k % 5 + 1,
+                palette[k % N_PALETTE]);
         gp_str(gp.f, S.title[k]);
-        fprintf(gp.f, ", \\\n    '%s.peaks.dat' index %u using 1:2 with points pt %u "
-                      "ps 1.3 lc %u notitle%s\n", base, k, 5 + 2 * (k % 4), k + 1,
+        fprintf(gp.f, ", \\\n    '%s.peaks.dat' index %u using 1:2 with points pt %d "
+                      "ps 1.3 lc rgb '%s' notitle%s\n", base, k,
+                point_types[k % N_POINT_TYPES], palette[k % N_PALETTE],
                 k + 1 < S.n ? ", \\" : "");
     }
     fprintf(gp.f, "  unset output\n}\n");
@@ -409,6 +521,10 @@ static int memory_plot(const struct res *r, const char *w, const struct plot_opt
 
 /* ---- bars -------------------------------------------------------------------- */
 
+/* Makespan with its lower bound, peak memory, exposed communication: a panel
+ * is left out, and the title says so, when it would hold nothing (no tensor
+ * sizes, no exposed communication in any schedule).  An unknown value is '?'
+ * in the data, which gnuplot skips. */
 static int bars_plot(const struct res *r, const char *w, const struct plot_opts *o,
                      int draw, struct sb_err *e)
 {
@@ -419,16 +535,26 @@ static int bars_plot(const struct res *r, const char *w, const struct plot_opts 
     snprintf(base, sizeof base, "%s.bars", sw);
     if (open_out(&dat, o->out_dir, base, "dat", e))
         return -1;
-    uint32_t n = 0;
-    fprintf(dat.f, "# scheduler makespan lower_bound above_bound_pct peak exposed\n");
+    uint32_t n = 0, n_mem = 0, n_exp = 0, n_lb = 0;
+    fprintf(dat.f, "# scheduler makespan lower_bound above_bound_pct peak exposed "
+                   "(? = unknown)\n");
     for (uint32_t i = 0; i < r->t.n_rows; i++) {
         if (strcmp(F(r, i, r->c_w), w) || !ok_row(r, i))
             continue;
         double span = num(r, i, r->c_span), lb = r->c_lb >= 0 ? num(r, i, r->c_lb) : 0;
+        double ex = num(r, i, r->c_exp);
         scheduler_str(dat.f, F(r, i, r->c_s));
-        fprintf(dat.f, " %.6f %.6f %.2f %.6f %.6f\n", span / tu.scale, lb / tu.scale,
-                lb > 0 ? 100 * (span - lb) / lb : 0, num(r, i, r->c_mem) / mu.scale,
-                num(r, i, r->c_exp) / tu.scale);
+        fprintf(dat.f, " %.6f", span / tu.scale);
+        if (lb > 0)
+            fprintf(dat.f, " %.6f %.2f", lb / tu.scale, 100 * (span - lb) / lb), n_lb++;
+        else
+            fprintf(dat.f, " ? ?");
+        if (mem_known(r, i))
+            fprintf(dat.f, " %.6f", num(r, i, r->c_mem) / mu.scale), n_mem++;
+        else
+            fprintf(dat.f, " ?");
+        fprintf(dat.f, " %.6f\n", ex / tu.scale);
+        n_exp += ex > 0;
         n++;
     }
     if (sb_atomic_commit(&dat, e))
@@ -442,28 +568,50 @@ static int bars_plot(const struct res *r, const char *w, const struct plot_opts 
         }
         return n ? -1 : 0;
     }
+    int panels = 1 + (n_mem > 0) + (n_exp > 0);
+    const char *note = n_mem && n_exp ? ""
+                       : !n_mem && !n_exp
+                           ? " (peak memory not measured: no tensor sizes; no exposed "
+                             "communication in any schedule)"
+                       : !n_mem ? " (peak memory not measured: no tensor sizes)"
+                                : " (no exposed communication in any schedule)";
+    char *title = sb_strf("%s%s", w, note);
     fprintf(gp.f, "# makespan (with the lower bound), peak memory, exposed communication\n");
-    gp_terminals(gp.f, base, 1500, 520);
-    fprintf(gp.f, "  set multiplot layout 1,3 title ");
-    gp_str(gp.f, w);
+    gp_terminals(gp.f, base, 600 * panels, 540);
+    fprintf(gp.f, "  set datafile missing '?'\n  set multiplot layout 1,%d title ", panels);
+    gp_str(gp.f, title);
+    free(title);
     fprintf(gp.f, "\n  set style fill solid 0.8 border -1\n  set boxwidth 0.7\n"
                   "  set grid ytics\n  set xtics rotate by -35\n  unset key\n"
                   "  set yrange [0:*]\n  set offsets 0.5, 0.5, graph 0.12, 0\n"
-                  "  set xrange [-0.5:%u-0.5]\n"
-                  "  set title 'makespan (+ marks the lower bound; %% above it)'\n"
-                  "  set ylabel '%s'\n"
-                  "  plot '%s.dat' using 0:2:xtic(1) with boxes lc 1, \\\n"
-                  "       '' using 0:3 with points pt 1 ps 3 lw 2 lc rgb '#000000', \\\n"
-                  "       '' using 0:2:(sprintf('%%.4g\\n+%%.1f%%%%', $2, $4)) with labels "
-                  "offset 0,1.6\n"
-                  "  set title 'peak memory'\n  set ylabel '%s'\n"
-                  "  plot '%s.dat' using 0:5:xtic(1) with boxes lc 2, \\\n"
-                  "       '' using 0:5:(sprintf('%%.4g', $5)) with labels offset 0,0.7\n"
-                  "  set title 'exposed communication'\n  set ylabel '%s'\n"
-                  "  plot '%s.dat' using 0:6:xtic(1) with boxes lc 3, \\\n"
-                  "       '' using 0:6:(sprintf('%%.4g', $6)) with labels offset 0,0.7\n"
-                  "  unset multiplot\n  unset output\n}\n",
-            n, tu.name, base, mu.name, base, tu.name, base);
+                  "  set xrange [-0.5:%u-0.5]\n", n);
+    /* the value and the distance to the bound are one label of two lines, so
+     * each is printed once per bar */
+    if (n_lb)
+        fprintf(gp.f, "  set title 'makespan (x marks the lower bound; %% above it)'\n"
+                      "  set ylabel 'makespan (%s)'\n"
+                      "  plot '%s.dat' using 0:2:xtic(1) with boxes lc rgb '%s', \\\n"
+                      "       '' using 0:3 with points pt 2 ps 2 lw 2 lc rgb '#000000', \\\n"
+                      "       '' using 0:2:(sprintf('%%.4g\\n+%%.1f%%%%', $2, $4)) with labels "
+                      "offset 0,1.6\n", tu.axis, base, palette[0]);
+    else
+        fprintf(gp.f, "  set title 'makespan (no lower bound recorded)'\n"
+                      "  set ylabel 'makespan (%s)'\n"
+                      "  plot '%s.dat' using 0:2:xtic(1) with boxes lc rgb '%s', \\\n"
+                      "       '' using 0:2:(sprintf('%%.4g', $2)) with labels offset 0,0.7\n",
+                tu.axis, base, palette[0]);
+    if (n_mem)
+        fprintf(gp.f, "  set title 'peak memory'\n  set ylabel 'peak memory (%s)'\n"
+                      "  plot '%s.dat' using 0:5:xtic(1) with boxes lc rgb '%s', \\\n"
+                      "       '' using 0:5:(sprintf('%%.4g', $5)) with labels offset 0,0.7\n",
+                mu.axis, base, palette[4]);
+    if (n_exp)
+        fprintf(gp.f, "  set title 'exposed communication'\n"
+                      "  set ylabel 'exposed communication (%s)'\n"
+                      "  plot '%s.dat' using 0:6:xtic(1) with boxes lc rgb '%s', \\\n"
+                      "       '' using 0:6:(sprintf('%%.4g', $6)) with labels offset 0,0.7\n",
+                tu.axis, base, palette[1]);
+    fprintf(gp.f, "  unset multiplot\n  unset output\n}\n");
     return finish(&gp, o->out_dir, base, draw, e);
 }
 
@@ -495,28 +643,35 @@ static void front(struct pt *buf, uint32_t n, FILE *f)
         fprintf(f, "\n");
 }
 
-/* Row of `original` on workload w, or -1. */
+/* Row of `original` on workload w (ok, with a makespan), or -1. */
 static int original_row(const struct res *r, const char *w)
 {
     for (uint32_t i = 0; i < r->t.n_rows; i++)
         if (!strcmp(F(r, i, r->c_w), w) && !strcmp(F(r, i, r->c_s), "original") &&
-            ok_row(r, i) && num(r, i, r->c_mem) > 0 && num(r, i, r->c_span) > 0)
+            ok_row(r, i) && num(r, i, r->c_span) > 0)
             return (int)i;
     return -1;
 }
 
+/* Row i relative to original: y makespan, x peak memory, x NaN when either
+ * peak is unknown or original's is 0. */
 static int rel_point(const struct res *r, uint32_t i, struct pt *p)
 {
     int o = original_row(r, F(r, i, r->c_w));
     if (o < 0 || !ok_row(r, i))
         return -1;
-    p->x = num(r, i, r->c_mem) / num(r, (uint32_t)o, r->c_mem);
+    double m0 = num(r, (uint32_t)o, r->c_mem);
+    p->x = mem_known(r, i) && mem_known(r, (uint32_t)o) && m0 > 0 ? num(r, i, r->c_mem) / m0
+                                                                   : NAN;
     p->y = num(r, i, r->c_span) / num(r, (uint32_t)o, r->c_span);
     return 0;
 }
 
 /* ---- per-workload scatter ------------------------------------------------------- */
 
+/* One labelled point per distinct (peak, makespan): schedulers that land on
+ * the same point share one label ("original, minmem") instead of printing
+ * over each other. */
 static int scatter_plot(const struct res *r, const char *w, const struct plot_opts *o,
                         int draw, struct sb_err *e)
 {
@@ -525,57 +680,108 @@ static int scatter_plot(const struct res *r, const char *w, const struct plot_op
     struct unit mu = mem_unit(r, w), tu = time_unit(r, w);
     sb_safe_name(sw, sizeof sw, w);
     snprintf(base, sizeof base, "%s.scatter", sw);
-    char *fbase = sb_strf("%s.front", base);
-    if (open_out(&dat, o->out_dir, base, "dat", e) ||
-        open_out(&fr, o->out_dir, fbase, "dat", e)) {
-        free(fbase);
-        return -1;
-    }
-    free(fbase);
     struct pt *buf = sb_xmalloc((r->t.n_rows + 1) * sizeof *buf);
-    uint32_t n = 0;
+    char **label = sb_xcalloc(r->t.n_rows + 1, sizeof *label);
+    uint32_t n = 0, unknown = 0;
     for (uint32_t i = 0; i < r->t.n_rows; i++) {
         if (strcmp(F(r, i, r->c_w), w) || !ok_row(r, i))
             continue;
-        buf[n] = (struct pt){num(r, i, r->c_mem) / mu.scale, num(r, i, r->c_span) / tu.scale};
-        fprintf(dat.f, "%.6f %.6f ", buf[n].x, buf[n].y);
-        scheduler_str(dat.f, F(r, i, r->c_s));
-        fprintf(dat.f, "\n");
-        n++;
+        if (!mem_known(r, i)) {
+            unknown++;
+            continue;
+        }
+        struct pt p = {num(r, i, r->c_mem) / mu.scale, num(r, i, r->c_span) / tu.scale};
+        uint32_t k = 0;
+        while (k < n && (buf[k].x != p.x || buf[k].y != p.y))
+            k++;
+        if (k == n) {
+            buf[n] = p;
+            label[n++] = sb_xstrdup(F(r, i, r->c_s));
+        } else {
+            char *l = sb_strf("%s, %s", label[k], F(r, i, r->c_s));
+            free(label[k]);
+            label[k] = l;
+        }
+    }
+    int rc = 0;
+    if (!n) {
+        char what[400];
+        snprintf(what, sizeof what, "%s's scatter", w);
+        skipped(what, unknown ? "peak memory not measured (the workload has no tensor sizes)"
+                              : "no ok rows");
+        remove_file(o->out_dir, base, "png");
+        remove_file(o->out_dir, base, "svg");
+        goto out;
+    }
+    char *fbase = sb_strf("%s.front", base);
+    rc = open_out(&dat, o->out_dir, base, "dat", e);
+    if (!rc && (rc = open_out(&fr, o->out_dir, fbase, "dat", e)))
+        sb_atomic_abort(&dat);
+    free(fbase);
+    if (rc)
+        goto out;
+    double lo = INFINITY, hi = -INFINITY;
+    uint32_t n_right = 0;
+    for (uint32_t k = 0; k < n; k++) {
+        lo = buf[k].x < lo ? buf[k].x : lo;
+        hi = buf[k].x > hi ? buf[k].x : hi;
+    }
+    for (uint32_t k = 0; k < n; k++) {
+        fprintf(dat.f, "%.6f %.6f ", buf[k].x, buf[k].y);
+        scheduler_str(dat.f, label[k]);
+        /* 1: label to the left of the point, so it stays inside the chart */
+        int right = hi > lo && buf[k].x > (lo + hi) / 2;
+        fprintf(dat.f, " %d\n", right);
+        n_right += (uint32_t)right;
     }
     front(buf, n, fr.f);
-    free(buf);
-    int rc = sb_atomic_commit(&dat, e);
     struct sb_err e2;
+    rc = sb_atomic_commit(&dat, e);
     if (sb_atomic_commit(&fr, rc ? &e2 : e))
         rc = -1;
-    if (rc || !n || open_out(&gp, o->out_dir, base, "gp", e))
-        return rc || n ? -1 : 0;
-    fprintf(gp.f, "# makespan against peak memory, one labelled point per scheduler\n");
+    if (rc || (rc = open_out(&gp, o->out_dir, base, "gp", e)))
+        goto out;
+    fprintf(gp.f, "# makespan against peak memory, one labelled point per distinct result\n");
     gp_terminals(gp.f, base, 900, 650);
     fprintf(gp.f, "  set title ");
     gp_str(gp.f, w);
     fprintf(gp.f, "\n  set xlabel 'peak memory (%s)'\n  set ylabel 'makespan (%s)'\n"
-                  "  set grid\n  set key bottom right\n  set offsets graph 0.1, graph 0.2, "
+                  "  set grid\n  set key bottom right\n  set offsets graph 0.1, graph 0.3, "
                   "graph 0.1, graph 0.1\n"
-                  "  plot '%s.front.dat' using 1:2 with lines lw 1.5 lc rgb '#999999' "
+                  "  plot '%s.front.dat' using 1:2 with steps lw 1.5 lc rgb '#999999' "
                   "title 'front (nothing beats it on both)', \\\n"
-                  "       '%s.dat' using 1:2 with points pt 7 ps 1.4 lc 1 notitle, \\\n"
-                  "       '%s.dat' using 1:2:3 with labels offset 0.8,0.8 left notitle\n"
-                  "  unset output\n}\n", mu.name, tu.name, base, base, base);
-    return finish(&gp, o->out_dir, base, draw, e);
+                  "       '%s.dat' using 1:2 with points pt 7 ps 1.4 lc rgb '%s' notitle",
+            mu.axis, tu.axis, base, base, palette[0]);
+    /* only a label set that has points: gnuplot 5.4 crashes on labels whose
+     * every point is undefined */
+    if (n_right < n)
+        fprintf(gp.f, ", \\\n       '%s.dat' using 1:($4 > 0 ? NaN : $2):3 with labels "
+                      "offset 0.8,0.8 left notitle", base);
+    if (n_right)
+        fprintf(gp.f, ", \\\n       '%s.dat' using 1:($4 > 0 ? $2 : NaN):3 with labels "
+                      "offset -0.8,0.8 right notitle", base);
+    fprintf(gp.f, "\n  unset output\n}\n");
+    rc = finish(&gp, o->out_dir, base, draw, e);
+out:
+    for (uint32_t k = 0; k < n; k++)
+        free(label[k]);
+    free(label);
+    free(buf);
+    return rc;
 }
 
 /* ---- across workloads ------------------------------------------------------------ */
 
-/* Distinct values of column c among the rows in scope with an original row,
- * in first-seen order. */
-static uint32_t distinct(const struct res *r, const struct plot_opts *o, int c, const char **out)
+/* Distinct values of column c among the rows in scope with an original row
+ * (and, with need_mem, a known peak relative to it), in first-seen order. */
+static uint32_t distinct(const struct res *r, const struct plot_opts *o, int c, int need_mem,
+                         const char **out)
 {
     uint32_t n = 0;
+    struct pt p;
     for (uint32_t i = 0; i < r->t.n_rows; i++) {
         const char *w = F(r, i, r->c_w), *v = F(r, i, c);
-        if (!in_scope(o, w) || original_row(r, w) < 0 || !ok_row(r, i))
+        if (!in_scope(o, w) || rel_point(r, i, &p) || (need_mem && !(p.x > 0)))
             continue;
         uint32_t k = 0;
         while (k < n && strcmp(out[k], v))
@@ -593,25 +799,39 @@ static void say_no_original(const struct res *r, const struct plot_opts *o)
         uint32_t j = 0;
         while (j < i && strcmp(F(r, j, r->c_w), w))
             j++;
-        if (j == i && in_scope(o, w) && original_row(r, w) < 0) {
-            char what[400];
+        if (j < i || !in_scope(o, w))
+            continue;
+        char what[400];
+        int orow = original_row(r, w);
+        if (orow < 0) {
             snprintf(what, sizeof what, "%s in pareto and heatmap", w);
             skipped(what, "no ok 'original' row to be relative to");
+        } else if (!mem_known(r, (uint32_t)orow) || !(num(r, (uint32_t)orow, r->c_mem) > 0)) {
+            snprintf(what, sizeof what, "%s in pareto", w);
+            skipped(what, mem_known(r, (uint32_t)orow)
+                              ? "original's peak memory is 0"
+                              : "peak memory not measured (the workload has no tensor "
+                                "sizes); the heatmap shows its makespans, peaks n/a");
         }
     }
 }
 
+/* Every workload's schedulers relative to its own original, on log axes: a
+ * ratio of 50 and one of 0.9 both stay readable, and 2x better reads as far
+ * from 1 as 2x worse. */
 static int pareto_plot(const struct res *r, const struct plot_opts *o, int draw,
                        struct sb_err *e)
 {
     struct sb_atomic dat, fr, gp;
     const char **sch = sb_xcalloc(r->t.n_rows + 1, sizeof *sch);
     const char **wl = sb_xcalloc(r->t.n_rows + 1, sizeof *wl);
-    uint32_t ns = distinct(r, o, r->c_s, sch), nw = distinct(r, o, r->c_w, wl);
+    uint32_t ns = distinct(r, o, r->c_s, 1, sch), nw = distinct(r, o, r->c_w, 1, wl);
     struct pt *buf = sb_xmalloc((r->t.n_rows + 1) * sizeof *buf), p;
     int rc = 0;
     if (!ns) {
-        skipped("pareto", "no workload in scope has an ok 'original' row");
+        skipped("pareto", "no workload in scope has an ok 'original' row with a known peak");
+        remove_file(o->out_dir, "pareto", "png");
+        remove_file(o->out_dir, "pareto", "svg");
         goto out;
     }
     if ((rc = open_out(&dat, o->out_dir, "pareto", "dat", e)))
@@ -624,32 +844,42 @@ static int pareto_plot(const struct res *r, const struct plot_opts *o, int draw,
         fprintf(dat.f, "%s# %s\n", k ? "\n\n" : "", sch[k]);
         for (uint32_t i = 0; i < r->t.n_rows; i++)
             if (in_scope(o, F(r, i, r->c_w)) && !strcmp(F(r, i, r->c_s), sch[k]) &&
-                !rel_point(r, i, &p))
+                !rel_point(r, i, &p) && p.x > 0 && p.y > 0)
                 fprintf(dat.f, "%.6f %.6f\n", p.x, p.y);
     }
     for (uint32_t k = 0; k < nw; k++) {
         uint32_t n = 0;
         for (uint32_t i = 0; i < r->t.n_rows; i++)
-            if (!strcmp(F(r, i, r->c_w), wl[k]) && !rel_point(r, i, &p))
+            if (!strcmp(F(r, i, r->c_w), wl[k]) && !rel_point(r, i, &p) && p.x > 0 && p.y > 0)
                 buf[n++] = p;
         front(buf, n, fr.f); /* one front per workload: a front across programs is meaningless */
     }
     rc = sb_atomic_commit(&dat, e) | sb_atomic_commit(&fr, e);
     if (rc || (rc = open_out(&gp, o->out_dir, "pareto", "gp", e)))
         goto out;
-    fprintf(gp.f, "# makespan against peak memory, both relative to original\n");
-    gp_terminals(gp.f, "pareto", 900, 650);
+    fprintf(gp.f, "# makespan against peak memory, both relative to original, log axes\n");
+    gp_terminals(gp.f, "pareto", 1000, 700);
     fprintf(gp.f, "  set title 'makespan vs peak memory, relative to original (%u workloads)'\n"
-                  "  set xlabel 'peak memory / original peak memory'\n"
-                  "  set ylabel 'makespan / original makespan'\n"
-                  "  set key outside right top\n  set grid\n"
+                  "  set logscale xy\n  set autoscale fix\n"
+                  "  set xtics ('0.01' 0.01, '0.02' 0.02, '0.05' 0.05, '0.1' 0.1, '0.2' 0.2, "
+                  "'0.5' 0.5, '0.7' 0.7, '1' 1, '1.5' 1.5, '2' 2, '5' 5, '10' 10, '20' 20, "
+                  "'50' 50, '100' 100)\n"
+                  "  set ytics ('0.01' 0.01, '0.02' 0.02, '0.05' 0.05, '0.1' 0.1, '0.2' 0.2, "
+                  "'0.5' 0.5, '0.7' 0.7, '1' 1, '1.5' 1.5, '2' 2, '5' 5, '10' 10, '20' 20, "
+                  "'50' 50, '100' 100)\n"
+                  "  set offsets graph 0.06, graph 0.06, graph 0.06, graph 0.06\n"
+                  "  set xlabel 'peak memory / original peak memory (log scale)'\n"
+                  "  set ylabel 'makespan / original makespan (log scale)'\n"
+                  "  set key outside right top\n  set grid xtics ytics\n"
                   "  set arrow 1 from graph 0, first 1 to graph 1, first 1 nohead dt 2\n"
                   "  set arrow 2 from first 1, graph 0 to first 1, graph 1 nohead dt 2\n"
-                  "  plot 'pareto.front.dat' using 1:2 with lines lw 1.5 lc rgb '#999999' "
+                  "  plot 'pareto.front.dat' using 1:2 with steps lw 1.5 lc rgb '#bbbbbb' "
                   "title 'Pareto front of each workload', \\\n", nw);
     for (uint32_t k = 0; k < ns; k++) {
-        fprintf(gp.f, "    'pareto.dat' index %u using 1:2 with points pt %u ps 1.4 "
-                      "lc %u title ", k, 5 + k % 8, k + 1);
+        /* a (colour, shape) pair of its own per scheduler */
+        fprintf(gp.f, "    'pareto.dat' index %u using 1:2 with points pt %d ps 1.4 "
+                      "lc rgb '%s' title ", k, point_types[k % N_POINT_TYPES],
+                palette[k % N_PALETTE]);
         gp_str(gp.f, sch[k]);
         fprintf(gp.f, "%s\n", k + 1 < ns ? ", \\" : "");
     }
@@ -661,23 +891,27 @@ out:
 }
 
 /* Workloads x schedulers, coloured by log2 of the ratio to original (green
- * better, red worse), each cell labelled with the ratio. */
+ * better, red worse, clipped at 1/2 and 2), each cell labelled with the
+ * ratio; a peak that was not measured is a grey n/a. */
 static int heatmap_plot(const struct res *r, const struct plot_opts *o, int draw,
                         struct sb_err *e)
 {
     struct sb_atomic dat, gp;
     const char **sch = sb_xcalloc(r->t.n_rows + 1, sizeof *sch);
     const char **wl = sb_xcalloc(r->t.n_rows + 1, sizeof *wl);
-    uint32_t ns = distinct(r, o, r->c_s, sch), nw = distinct(r, o, r->c_w, wl);
+    uint32_t ns = distinct(r, o, r->c_s, 0, sch), nw = distinct(r, o, r->c_w, 0, wl);
     struct pt p;
     int rc = 0;
     if (!ns) {
         skipped("heatmap", "no workload in scope has an ok 'original' row");
+        remove_file(o->out_dir, "heatmap", "png");
+        remove_file(o->out_dir, "heatmap", "svg");
         goto out;
     }
     if ((rc = open_out(&dat, o->out_dir, "heatmap", "dat", e)))
         goto out;
-    fprintf(dat.f, "# scheduler_index workload_index makespan_ratio peak_ratio\n");
+    fprintf(dat.f, "# scheduler_index workload_index makespan_ratio peak_ratio "
+                   "makespan_label peak_label (? = peak not measured)\n");
     for (uint32_t i = 0; i < r->t.n_rows; i++) {
         if (!in_scope(o, F(r, i, r->c_w)) || rel_point(r, i, &p))
             continue;
@@ -686,15 +920,23 @@ static int heatmap_plot(const struct res *r, const struct plot_opts *o, int draw
             x++;
         while (y < nw && strcmp(wl[y], F(r, i, r->c_w)))
             y++;
-        fprintf(dat.f, "%u %u %.6f %.6f\n", x, y, p.y, p.x);
+        if (p.x > 0)
+            fprintf(dat.f, "%u %u %.6f %.6f %.2f %.2f\n", x, y, p.y, p.x, p.y, p.x);
+        else
+            fprintf(dat.f, "%u %u %.6f ? %.2f n/a\n", x, y, p.y, p.y);
     }
     if ((rc = sb_atomic_commit(&dat, e)) || (rc = open_out(&gp, o->out_dir, "heatmap", "gp", e)))
         goto out;
     fprintf(gp.f, "# makespan and peak memory relative to original, workloads x schedulers\n");
-    gp_terminals(gp.f, "heatmap", 700 + 110 * (int)ns, 200 + 26 * (int)nw);
-    fprintf(gp.f, "  set multiplot layout 1,2\n"
+    gp_terminals(gp.f, "heatmap", 900 + 110 * (int)ns, 200 + 26 * (int)nw);
+    fprintf(gp.f, "  set datafile missing '?'\n  set multiplot layout 1,2\n"
                   "  set palette defined (-1 '#1a9850', 0 '#ffffff', 1 '#d73027')\n"
-                  "  set cbrange [-1:1]\n  set cblabel 'log2(ratio to original)'\n"
+                  "  set cbrange [-1:1]\n"
+                  "  set cbtics ('1/2 or less' -1, '0.71' -0.5, '1' 0, '1.41' 0.5, "
+                  "'2 or more' 1)\n"
+                  "  set cblabel 'ratio to original (log scale)'\n  set rmargin 20\n"
+                  "  set object 1 rectangle from graph 0, graph 0 to graph 1, graph 1 behind "
+                  "fc rgb '#dddddd' fs solid noborder\n"
                   "  set xrange [-0.5:%u-0.5]\n  set yrange [-0.5:%u-0.5] reverse\n"
                   "  set xtics rotate by -35 (", ns, nw);
     for (uint32_t k = 0; k < ns; k++) {
@@ -706,11 +948,12 @@ static int heatmap_plot(const struct res *r, const struct plot_opts *o, int draw
         fprintf(gp.f, " %u%s", k, k + 1 < nw ? ", " : ")\n");
     }
     for (int panel = 0; panel < 2; panel++)
-        fprintf(gp.f, "  set title '%s / original'\n"
+        fprintf(gp.f, "  set title '%s / original%s'\n"
                       "  plot 'heatmap.dat' using 1:2:(0.5):(0.5):(log($%d)/log(2)) with "
                       "boxxyerror fs solid 1.0 noborder lc palette notitle, \\\n"
-                      "       '' using 1:2:(sprintf('%%.2f', $%d)) with labels notitle\n",
-                panel ? "peak memory" : "makespan", panel ? 4 : 3, panel ? 4 : 3);
+                      "       '' using 1:2:%d with labels notitle\n",
+                panel ? "peak memory" : "makespan", panel ? " (grey: not measured)" : "",
+                panel ? 4 : 3, panel ? 6 : 5);
     fprintf(gp.f, "  unset multiplot\n  unset output\n}\n");
     rc = finish(&gp, o->out_dir, "heatmap", draw, e);
 out:
@@ -757,7 +1000,7 @@ static int runs_plot(const struct res *R, const struct plot_opts *o, const char 
             if (row >= 0 && num(&R[j], (uint32_t)row, R[j].c_span) > hi)
                 hi = num(&R[j], (uint32_t)row, R[j].c_span);
         }
-    struct unit tu = hi >= 1e3 ? (struct unit){1e3, "ms"} : (struct unit){1, "us"};
+    struct unit tu = hi >= 1e3 ? (struct unit){1e3, "ms", "ms"} : (struct unit){1, "us", "us"};
     sb_safe_name(sw, sizeof sw, w);
     snprintf(base, sizeof base, "%s.runs", sw);
     if (open_out(&dat, o->out_dir, base, "dat", e))
@@ -850,7 +1093,7 @@ static int plot_runs(const struct plot_opts *o, int draw, struct sb_err *e)
 static int plot_help(void)
 {
     printf("usage: schedbench plot RESULTS.csv [-o DIR] [--workload W] [--mem-dir DIR]\n"
-           "                       [--mem-cap GB]\n"
+           "                       [--mem-cap SIZE] [--gantt SCHEDULER] [--brief]\n"
            "       schedbench plot RUN1.csv RUN2.csv... [-o DIR] [--workload W]\n"
            "\n"
            "Writes PNG and SVG plots, with the .dat and .gp files gnuplot draws them\n"
@@ -858,19 +1101,53 @@ static int plot_help(void)
            "plot it skipped with the reason:\n"
            "  <workload>.memory   live memory over simulated time per scheduler, peaks\n"
            "                      marked, a line per dash style (timelines from `run\n"
-           "                      --mem-dir`; default <dir of RESULTS>/mem); --mem-cap\n"
-           "                      draws a cap line (GB = 10^9 bytes)\n"
+           "                      --mem-dir`; default <dir of RESULTS>/mem, only those of\n"
+           "                      this run, by sweep_id); --mem-cap draws a cap line (GB,\n"
+           "                      or 80GiB, 512MiB, ...)\n"
            "  <workload>.bars     makespan with its lower bound and %% above it, peak\n"
            "                      memory, exposed communication; values on the bars\n"
            "  <workload>.scatter  makespan against peak memory, labelled, with the front\n"
            "  pareto              makespan against peak, relative to original\n"
            "  heatmap             makespan and peak relative to original, workloads x\n"
            "                      schedulers\n"
+           "  <workload>.<scheduler>.gantt  with --gantt SCHEDULER: that cell's schedule,\n"
+           "                      per device a compute lane (waits at dones in grey) and\n"
+           "                      its collective lanes (from the --mem-dir timelines)\n"
            "With several results files (runs of one sweep under different models or\n"
            "settings, up to 8) it writes <workload>.runs instead: makespan and exposed\n"
            "communication per scheduler, one bar per file, labelled by file name.\n"
-           "--workload W restricts every plot to W.  Without gnuplot on PATH the data\n"
+           "--brief prints one line for all the plots written (skipped ones are still\n"
+           "each named).  --workload W restricts every plot to W.  Without gnuplot on PATH the data\n"
            "and scripts are written and the command says so.\n");
+    return 0;
+}
+
+/* --mem-cap: GB, or a number with its unit as a person writes it (80GB,
+ * 80GiB, 512MiB, 8e10B).  A bare number past 10^5 GB (100 TB) is most likely
+ * bytes given where GB are expected, and is refused with the accepted range
+ * rather than drawn off the chart. */
+static int parse_cap(const char *v, double *cap, struct sb_err *e)
+{
+    static const struct {
+        const char *suffix;
+        double bytes;
+    } units[] = {{"", 1e9},           {"GB", 1e9},  {"G", 1e9},    {"GiB", 1073741824.0},
+                 {"MB", 1e6},         {"MiB", 1048576.0}, {"TB", 1e12},
+                 {"TiB", 1099511627776.0}, {"KB", 1e3}, {"KiB", 1024.0}, {"B", 1}};
+    char *end;
+    double x = strtod(v, &end);
+    size_t k = 0;
+    while (end != v && k < sizeof units / sizeof units[0] && strcasecmp(end, units[k].suffix))
+        k++;
+    if (end == v || k == sizeof units / sizeof units[0] || !isfinite(x) || x <= 0)
+        return sb_errf(e, "schedbench plot: --mem-cap '%s' is not a positive size: a number "
+                          "of GB (10^9 bytes), or with a unit: 80GB, 80GiB, 512MiB, 2TB", v);
+    *cap = x * units[k].bytes;
+    if (*cap > 1e14 || *cap < 1e3)
+        return sb_errf(e, "schedbench plot: --mem-cap '%s' is %.3g bytes, outside 1 KB .. "
+                          "100 TB%s", v, *cap,
+                       k == 0 ? " (a bare number is GB: for bytes write e.g. 80e9B, or 80GB)"
+                              : "");
     return 0;
 }
 
@@ -881,26 +1158,34 @@ static int parse_plot_args(struct plot_opts *o, int argc, char **argv, char *mem
     int given = 0;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-        char *end;
         if (!strcmp(a, "-o") && v)
             o->out_dir = argv[++i];
         else if (!strcmp(a, "--workload") && v)
             o->workload = argv[++i];
         else if (!strcmp(a, "--mem-dir") && v)
             o->mem_dir = argv[++i], given = 1;
+        else if (!strcmp(a, "--gantt") && v)
+            o->gantt = argv[++i];
+        else if (!strcmp(a, "--brief"))
+            plot_brief = 1;
         else if (!strcmp(a, "--mem-cap") && v) {
-            o->cap = strtod(argv[++i], &end) * 1e9;
-            if (end == v || *end || !isfinite(o->cap) || o->cap <= 0)
-                return sb_errf(e, "schedbench plot: --mem-cap '%s' is not a positive number "
-                                  "of GB", v);
+            if (parse_cap(v, &o->cap, e))
+                return -1;
+            i++;
         } else if (a[0] != '-' && o->n_runs < SB_PLOT_MAX_RUNS) {
             o->runs[o->n_runs++] = a;
             if (!o->results)
                 o->results = a;
         } else if (a[0] != '-')
             return sb_errf(e, "schedbench plot: at most %d results files", SB_PLOT_MAX_RUNS);
-        else
-            return sb_errf(e, "schedbench plot: unexpected argument '%s'", a);
+        else {
+            static const char *const opts[] = {"-o", "--workload", "--mem-dir", "--mem-cap",
+                                               "--gantt", "--brief"};
+            const char *near = sb_did_you_mean(a, opts, 6);
+            return sb_errf(e, "schedbench plot: unexpected argument '%s'%s%s%s", a,
+                           near ? " (did you mean '" : "", near ? near : "",
+                           near ? "'?)" : " (see --help)");
+        }
     }
     if (!o->results)
         return sb_errf(e, "usage: schedbench plot RESULTS.csv [-o DIR] [--workload W]");
@@ -923,6 +1208,212 @@ static int parse_plot_args(struct plot_opts *o, int argc, char **argv, char *mem
     return 0;
 }
 
+/* ---- placement at a glance: a Gantt chart per device ------------------------------ */
+
+struct bar {
+    double b, e; /* begin and end, plotted units */
+    uint32_t lane;
+};
+
+struct lanes {
+    uint32_t n;
+    int32_t dev[512];   /* device of each lane */
+    int64_t coll[512];  /* -1 compute lane, else the simulator's collective lane */
+};
+
+static uint32_t lane_of(struct lanes *L, int32_t dev, int64_t coll)
+{
+    for (uint32_t k = 0; k < L->n; k++)
+        if (L->dev[k] == dev && L->coll[k] == coll)
+            return k;
+    if (L->n == 512)
+        return 511; /* more lanes than a chart can show: the last one takes the rest */
+    L->dev[L->n] = dev, L->coll[L->n] = coll;
+    return L->n++;
+}
+
+static int cmp_lane(const void *a, const void *b, const struct lanes *L)
+{
+    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+    if (L->dev[x] != L->dev[y])
+        return L->dev[x] < L->dev[y] ? -1 : 1;
+    return (L->coll[x] > L->coll[y]) - (L->coll[x] < L->coll[y]);
+}
+
+/* One cell's schedule over simulated time: per device, a compute lane (its
+ * ops, and in grey the waits at collectives' dones) and a lane per
+ * collective slot it used.  From the cell's --mem-dir timeline, which records
+ * each node's device and times; copies over links are not recorded there and
+ * not drawn. */
+static int gantt_plot(const struct res *r, const char *w, const struct plot_opts *o, int draw,
+                      struct sb_err *e)
+{
+    char sw[256], ss[256], base[600], what[700], why_buf[700];
+    int row = -1;
+    for (uint32_t i = 0; i < r->t.n_rows && row < 0; i++)
+        if (!strcmp(F(r, i, r->c_w), w) && !strcmp(F(r, i, r->c_s), o->gantt))
+            row = (int)i;
+    for (uint32_t i = 0; i < r->t.n_rows && row < 0; i++) /* a policy name finds its run */
+        if (!strcmp(F(r, i, r->c_w), w) && strlen(o->gantt) == strcspn(F(r, i, r->c_s), ":") &&
+            !strncmp(F(r, i, r->c_s), o->gantt, strlen(o->gantt)))
+            row = (int)i;
+    snprintf(what, sizeof what, "%s's Gantt chart of %s", w, o->gantt);
+    if (row < 0 || !ok_row(r, (uint32_t)row)) {
+        skipped(what, row < 0 ? "no such scheduler in the results" : "its cell is not ok");
+        return 0;
+    }
+    sb_safe_name(sw, sizeof sw, w);
+    sb_safe_name(ss, sizeof ss, F(r, (uint32_t)row, r->c_s));
+    char *path = sb_strf("%s/%s__%s.csv", o->mem_dir, sw, ss);
+    struct sb_table tl;
+    struct sb_err ignored;
+    int missing = !o->have_mem || sb_table_read(&tl, path, &ignored) != 0;
+    free(path);
+    if (missing) {
+        skipped(what, "no timeline of the cell (run with --mem-dir)");
+        return 0;
+    }
+    const char *why = foreign(r, (uint32_t)row, &tl, why_buf, sizeof why_buf);
+    int ck = sb_table_col(&tl, "kind"), cd = sb_table_col(&tl, "device");
+    int cb = sb_table_col(&tl, "begin_us"), ce = sb_table_col(&tl, "end_us");
+    int ccb = sb_table_col(&tl, "coll_begin_us"), cce = sb_table_col(&tl, "coll_end_us");
+    int ccl = sb_table_col(&tl, "coll_lane");
+    if (!why && (ck < 0 || cd < 0 || cb < 0 || ce < 0 || ccb < 0 || cce < 0 || ccl < 0))
+        why = "its timeline has no kind and device columns (written by an older schedbench): "
+              "run again with --mem-dir";
+    if (why) {
+        skipped(what, why);
+        sb_table_free(&tl);
+        return 0;
+    }
+    struct unit tu = time_unit(r, w);
+    struct lanes L = {0};
+    struct bar *bars[3]; /* compute, waits, collectives */
+    uint32_t nb[3] = {0};
+    for (int k = 0; k < 3; k++)
+        bars[k] = sb_xmalloc((tl.n_rows + 1) * sizeof *bars[k]);
+    for (uint32_t k = 0; k < tl.n_rows; k++) {
+        const char *kind = sb_table_get(&tl, k, (uint32_t)ck);
+        int32_t dev = (int32_t)strtol(sb_table_get(&tl, k, (uint32_t)cd), NULL, 10);
+        double b = strtod(sb_table_get(&tl, k, (uint32_t)cb), NULL) / tu.scale;
+        double en = strtod(sb_table_get(&tl, k, (uint32_t)ce), NULL) / tu.scale;
+        if (!strcmp(kind, "compute") && en > b)
+            bars[0][nb[0]++] = (struct bar){b, en, lane_of(&L, dev, -1)};
+        else if (!strcmp(kind, "done") && en > b)
+            bars[1][nb[1]++] = (struct bar){b, en, lane_of(&L, dev, -1)};
+        else if (!strcmp(kind, "start") && *sb_table_get(&tl, k, (uint32_t)ccl)) {
+            double cb2 = strtod(sb_table_get(&tl, k, (uint32_t)ccb), NULL) / tu.scale;
+            double ce2 = strtod(sb_table_get(&tl, k, (uint32_t)cce), NULL) / tu.scale;
+            int64_t lane = strtoll(sb_table_get(&tl, k, (uint32_t)ccl), NULL, 10);
+            if (ce2 > cb2)
+                bars[2][nb[2]++] = (struct bar){cb2, ce2, lane_of(&L, dev, lane)};
+        }
+    }
+    sb_table_free(&tl);
+    int rc = 0;
+    struct sb_atomic dat, gp;
+    snprintf(base, sizeof base, "%s.%s.gantt", sw, ss);
+    if (!L.n) {
+        skipped(what, "nothing in it takes time");
+        goto out;
+    }
+    /* lanes in device order, compute first: pos[lane] is its row from the top */
+    uint32_t order[512], pos[512];
+    for (uint32_t k = 0; k < L.n; k++)
+        order[k] = k;
+    for (uint32_t a = 1; a < L.n; a++) /* insertion sort: a few lanes */
+        for (uint32_t b = a; b > 0 && cmp_lane(&order[b - 1], &order[b], &L) > 0; b--) {
+            uint32_t t = order[b];
+            order[b] = order[b - 1], order[b - 1] = t;
+        }
+    for (uint32_t k = 0; k < L.n; k++)
+        pos[order[k]] = k;
+    if ((rc = open_out(&dat, o->out_dir, base, "dat", e)))
+        goto out;
+    uint32_t block = 0, idx[3];
+    for (int k = 0; k < 3; k++) {
+        if (!nb[k])
+            continue;
+        fprintf(dat.f, "%s# %s\n", block ? "\n\n" : "",
+                k == 0 ? "compute" : k == 1 ? "waiting at a done" : "collective");
+        for (uint32_t i = 0; i < nb[k]; i++)
+            fprintf(dat.f, "%.6f %u %.6f\n", (bars[k][i].b + bars[k][i].e) / 2,
+                    pos[bars[k][i].lane], (bars[k][i].e - bars[k][i].b) / 2);
+        idx[k] = block++;
+    }
+    if ((rc = sb_atomic_commit(&dat, e)) || (rc = open_out(&gp, o->out_dir, base, "gp", e)))
+        goto out;
+    fprintf(gp.f, "# one cell's schedule: a compute lane and collective lanes per device\n");
+    gp_terminals(gp.f, base, 1200, 160 + 34 * (int)L.n);
+    char *title = sb_strf("%s / %s: what runs where and when (copies over links not drawn)", w,
+                          F(r, (uint32_t)row, r->c_s));
+    fprintf(gp.f, "  set title ");
+    gp_str(gp.f, title);
+    free(title);
+    fprintf(gp.f, "\n  set xlabel 'simulated time (%s)'\n  set yrange [%u-0.5:-0.5]\n"
+                  "  set grid xtics\n  set key above horizontal\n  set ytics (",
+            tu.axis, L.n);
+    for (uint32_t k = 0; k < L.n; k++) {
+        uint32_t l = order[k];
+        uint32_t nth = 0; /* the collective lane's number within its device */
+        for (uint32_t q = 0; q < k; q++)
+            nth += L.dev[order[q]] == L.dev[l] && L.coll[order[q]] >= 0;
+        char label[64];
+        if (L.coll[l] < 0)
+            snprintf(label, sizeof label, "device %d compute", L.dev[l]);
+        else
+            snprintf(label, sizeof label, "device %d collectives %u", L.dev[l], nth + 1);
+        gp_str(gp.f, label);
+        fprintf(gp.f, " %u%s", k, k + 1 < L.n ? ", " : ")\n");
+    }
+    fprintf(gp.f, "  plot ");
+    static const char *const names[3] = {"compute", "waiting for a collective (at its done)",
+                                         "collective in flight"};
+    static const char *const colours[3] = {"#4e79a7", "#bab0ac", "#f28e2b"};
+    int first = 1;
+    for (int k = 0; k < 3; k++) {
+        if (!nb[k])
+            continue;
+        fprintf(gp.f, "%s'%s.dat' index %u using 1:2:3:(0.35) with boxxyerror fs solid 0.85 "
+                      "border lc rgb '#333333' fc rgb '%s' title '%s'",
+                first ? "" : ", \\\n       ", base, idx[k], colours[k], names[k]);
+        first = 0;
+    }
+    fprintf(gp.f, "\n  unset output\n}\n");
+    rc = finish(&gp, o->out_dir, base, draw, e);
+out:
+    for (int k = 0; k < 3; k++)
+        free(bars[k]);
+    return rc;
+}
+
+/* --workload W matched nothing: say which names there are, nearest first. */
+static int no_workload(const struct res *r, const struct plot_opts *o, struct sb_err *e)
+{
+    const char **names = sb_xcalloc(r->t.n_rows + 1, sizeof *names);
+    uint32_t n = 0;
+    for (uint32_t i = 0; i < r->t.n_rows; i++) {
+        uint32_t k = 0;
+        while (k < n && strcmp(names[k], F(r, i, r->c_w)))
+            k++;
+        if (k == n)
+            names[n++] = F(r, i, r->c_w);
+    }
+    const char *near = sb_did_you_mean(o->workload, names, n);
+    char list[320];
+    size_t len = 0;
+    list[0] = 0;
+    for (uint32_t k = 0; k < n && len + 80 < sizeof list; k++)
+        len += (size_t)snprintf(list + len, sizeof list - len, "%s%s", k ? ", " : "", names[k]);
+    if (len + 80 >= sizeof list)
+        snprintf(list + len, sizeof list - len, ", ...");
+    sb_errf(e, "%s: no rows for workload '%s'%s%s%s; its workloads: %s", o->results,
+            o->workload, near ? " (did you mean '" : "", near ? near : "", near ? "'?)" : "",
+            list);
+    free(names);
+    return -1;
+}
+
 static int plot_workloads(const struct res *r, const struct plot_opts *o, int draw,
                           struct sb_err *e)
 {
@@ -935,12 +1426,12 @@ static int plot_workloads(const struct res *r, const struct plot_opts *o, int dr
         if (j < i || !in_scope(o, w))
             continue; /* each workload once, in results order */
         if (memory_plot(r, w, o, draw, e) || bars_plot(r, w, o, draw, e) ||
-            scatter_plot(r, w, o, draw, e))
+            scatter_plot(r, w, o, draw, e) || (o->gantt && gantt_plot(r, w, o, draw, e)))
             return -1;
         n_done++;
     }
     if (o->workload && !n_done)
-        return sb_errf(e, "%s: no rows for workload '%s'", o->results, o->workload);
+        return no_workload(r, o, e);
     return 0;
 }
 
@@ -978,6 +1469,9 @@ int sb_cmd_plot(int argc, char **argv)
     say_no_original(&r, &o);
     int rc = plot_workloads(&r, &o, draw, &e) || pareto_plot(&r, &o, draw, &e) ||
              heatmap_plot(&r, &o, draw, &e);
+    if (!rc && plot_brief)
+        printf("plot: wrote %u plots to %s (PNG and SVG, with their .dat and .gp)\n",
+               plot_count, o.out_dir);
     if (rc)
         fprintf(stderr, "schedbench plot: %s\n", e.msg);
     else if (!draw)

@@ -13,8 +13,11 @@
 #include "import/import.h"
 #include "net/astra.h"
 #include "table.h"
+#include "commands.h"
 
 #include <dirent.h>
+#include <signal.h>
+#include <time.h>
 #include <pthread.h>
 #include <unistd.h>
 #include <errno.h>
@@ -87,16 +90,80 @@ int sb_paths_add(struct sb_paths *w, const char *path, struct sb_err *e)
     return 0;
 }
 
+/* <prefix>/share/schedbench/corpus beside <prefix>/bin/schedbench: where
+ * `cmake --install --prefix P` put it, whatever prefix CMake was configured
+ * with (SB_INSTALL_CORPUS is only the configured one). */
+static const char *installed_corpus(void)
+{
+    static char buf[4200];
+    char exe[4096];
+    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    if (n <= 0)
+        return NULL;
+    exe[n] = 0;
+    char *slash = strrchr(exe, '/');
+    if (!slash)
+        return NULL;
+    *slash = 0; /* <prefix>/bin */
+    slash = strrchr(exe, '/');
+    if (!slash)
+        return NULL;
+    *slash = 0; /* <prefix> */
+    snprintf(buf, sizeof buf, "%s/share/schedbench/corpus", exe);
+    return buf;
+}
+
 const char *sb_default_corpus(void)
 {
     const char *env = getenv("SCHEDBENCH_CORPUS");
-    const char *where[] = {env && *env ? env : NULL, SB_DEFAULT_CORPUS, SB_SOURCE_CORPUS,
-                           SB_INSTALL_CORPUS};
+    const char *where[] = {env && *env ? env : NULL, SB_DEFAULT_CORPUS, installed_corpus(),
+                           SB_SOURCE_CORPUS, SB_INSTALL_CORPUS};
     struct stat st;
     for (size_t i = 0; i < sizeof where / sizeof where[0]; i++)
         if (where[i] && stat(where[i], &st) == 0 && S_ISDIR(st.st_mode))
             return where[i];
     return NULL;
+}
+
+/* --machine takes a path, or the name of a machine under workloads/machines/
+ * (as `gen --machine` does): "gpu8-nvswitch" is <corpus>/../machines/gpu8-nvswitch.yaml. */
+const char *sb_machine_path(const char *v, char *buf, size_t n)
+{
+    struct stat st;
+    if (stat(v, &st) == 0 || strchr(v, '/'))
+        return v;
+    const char *corpus = sb_default_corpus();
+    if (!corpus)
+        return v;
+    size_t len = strlen(v);
+    int has_ext = len > 5 && !strcmp(v + len - 5, ".yaml");
+    snprintf(buf, n, "%s/../machines/%s%s", corpus, v, has_ext ? "" : ".yaml");
+    return stat(buf, &st) == 0 ? buf : v;
+}
+
+void sb_machine_hint(const char *v, struct sb_err *e)
+{
+    const char *corpus = sb_default_corpus();
+    if (strchr(v, '/') || !corpus)
+        return;
+    char *dir = sb_strf("%s/../machines", corpus);
+    DIR *d = opendir(dir);
+    size_t len = strlen(e->msg);
+    int n = 0;
+    len += (size_t)snprintf(e->msg + len, sizeof e->msg - len, " (nor a machine name in %s:",
+                            dir);
+    struct dirent *de;
+    while (d && (de = readdir(d)) && len < sizeof e->msg - 2) {
+        size_t k = strlen(de->d_name);
+        if (k > 5 && !strcmp(de->d_name + k - 5, ".yaml"))
+            len += (size_t)snprintf(e->msg + len, sizeof e->msg - len, "%s %.*s",
+                                    n++ ? "," : "", (int)(k - 5), de->d_name);
+    }
+    if (len < sizeof e->msg - 2)
+        snprintf(e->msg + len, sizeof e->msg - len, ")");
+    if (d)
+        closedir(d);
+    free(dir);
 }
 
 void sb_paths_free(struct sb_paths *w)
@@ -135,6 +202,7 @@ struct run_opts {
     struct sb_astra_config astra; /* with --system / --network */
     struct sb_comm_queue astra_queue; /* its queues, for the simulator */
     char *ident;                /* the options that define the sweep, as given */
+    char *out_named;            /* without -o: results/<sweep_id>.csv */
     uint64_t sweep_id;          /* FNV-1a of ident, the workloads and schedulers */
 };
 
@@ -145,12 +213,17 @@ static int run_help(void)
            "                      [--sim K=V,...] [--plugin X.so ...] [--mem-dir DIR]\n"
            "                      [--trace-dir DIR] [--jobs N] [--shard K/N] [--quiet]\n"
            "                      [--machine FILE.yaml] [--keep-going] [--isolate]\n"
-           "                      [--cell-timeout S] [--resume]\n"
+           "                      [--cell-timeout S] [--resume] [--import K=V,...]\n"
+           "                      [--comm simple|astra|astra-aware --system F.json\n"
+           "                       --network F.yml]\n"
            "\n"
            "Simulates every workload with every scheduler and writes one CSV row each.\n"
            "With no -w, runs the default corpus (%s, else $SCHEDBENCH_CORPUS, the\n"
            "source tree's or the installed one); with no -s, every\n"
-           "scheduler; with no -o, writes %s.\n"
+           "scheduler; with no -o, writes results/<sweep_id>.csv (a new file per\n"
+           "sweep, never another run's) and prints its path.  Unless --quiet, ends\n"
+           "with the summary of schedbench summary: per workload, the best policy by\n"
+           "makespan and by peak, each one's ratio to original and gap to the bound.\n"
            "\n"
            "  -w FILE|DIR ...   workloads (.csv; .hlo, Chakra .et and ASTRA-sim .txt via\n"
            "                    the importers, workloads/importers/), or a\n"
@@ -161,7 +234,8 @@ static int run_help(void)
            "  -o OUT.csv        results file (written to a temporary file, then renamed)\n"
            "  --cost-model M    analytical (default): cost_us and a ring alpha-beta model;\n"
            "                    approx: XLA's approximate latency estimator (abstract units)\n"
-           "  --cost K=V,...    analytical constants: lat_us (per ring step), bw_gbps (the\n"
+           "  --cost K=V,...    analytical constants: lat_us (per ring step), bw_gbps (GB/s,\n"
+           "                    or 400Gbps, 1.6TB/s; 0.001 to 100000 GB/s) (the\n"
            "                    network types: every type but send_host, recv_host and\n"
            "                    copy), bw_<coll> (one type, any type; wins over bw_gbps\n"
            "                    in any order), ranks (default group size)\n"
@@ -170,7 +244,8 @@ static int run_help(void)
            "  --plugin X.so[=NAME]  load an external scheduler (repeatable); =NAME\n"
            "                    registers it under another name (a .so copy of a built-in)\n"
            "  --machine FILE    place onto the devices of a machine description\n"
-           "                    (docs/machines.md); default: one device\n"
+           "                    (docs/machines.md), a file or the name of one in\n"
+           "                    workloads/machines (gpu8-nvswitch); default: one device\n"
            "  --mem-dir DIR     also write each cell's memory timeline as\n"
            "                    DIR/<workload>__<scheduler>.csv\n"
            "  --trace-dir DIR   also write each cell's Chrome trace (Perfetto) as\n"
@@ -200,13 +275,42 @@ static int run_help(void)
            "                    with status error:<message>; the rest of the sweep runs\n"
            "                    and the file is written (exit status still 2)\n"
            "\n"
-           "Exit status: 0 all cells ok, 1 some cell invalid or failed, 2 bad input.\n",
-           SB_DEFAULT_CORPUS, SB_DEFAULT_RESULTS);
+           "Exit status: 0 all cells ok, 1 some cell invalid or failed, 2 bad input,\n"
+           "130 interrupted (the finished cells stay in OUT.partial for --resume).\n",
+           SB_DEFAULT_CORPUS);
     return 0;
 }
 
-static int add_sched(struct run_opts *o, const char *spec, struct sb_err *e)
+/* "unknown scheduler 'overlapp'" gains "(did you mean 'overlap'?)". */
+static void suggest_sched(const char *spec, struct sb_err *e)
 {
+    if (strncmp(e->msg, "unknown scheduler", 17))
+        return;
+    uint32_t n = sb_registry_count();
+    const char **names = sb_xcalloc(n + 3, sizeof *names);
+    for (uint32_t i = 0; i < n; i++)
+        names[i] = sb_registry_at(i)->name;
+    names[n++] = "lhs"; /* the alias the registry accepts for aggressive */
+    names[n++] = "all";
+    char name[256];
+    snprintf(name, sizeof name, "%.*s", (int)strcspn(spec, ":"), spec);
+    const char *near = sb_did_you_mean(name, names, n);
+    char *tail = strstr(e->msg, " (see schedbench list)");
+    if (near && tail)
+        snprintf(tail, sizeof e->msg - (size_t)(tail - e->msg),
+                 " (did you mean '%s'? schedbench list shows them all)", near);
+    free(names);
+}
+
+static int add_sched(struct run_opts *o, const char *spec_in, struct sb_err *e)
+{
+    /* -s 'original, aggressive': the space after a comma is a slip, not a name */
+    char spec[1024];
+    while (*spec_in == ' ' || *spec_in == '\t')
+        spec_in++;
+    snprintf(spec, sizeof spec, "%s", spec_in);
+    for (size_t n = strlen(spec); n && (spec[n - 1] == ' ' || spec[n - 1] == '\t'); n--)
+        spec[n - 1] = 0;
     if (!strcmp(spec, "all")) {
         o->all = 1;
         return 0;
@@ -215,8 +319,10 @@ static int add_sched(struct run_opts *o, const char *spec, struct sb_err *e)
         if (!strcmp(o->sched[i].spec, spec))
             return sb_errf(e, "schedbench run: scheduler '%s' given twice", spec);
     o->sched = sb_xrealloc(o->sched, (o->n_sched + 1) * sizeof *o->sched);
-    if (sb_sched_parse(&o->sched[o->n_sched], spec, e))
+    if (sb_sched_parse(&o->sched[o->n_sched], spec, e)) {
+        suggest_sched(spec, e);
         return -1;
+    }
     o->n_sched++;
     return 0;
 }
@@ -248,6 +354,61 @@ static int add_sched_list(struct run_opts *o, const char *list, struct sb_err *e
         cur = p + 1;
     }
     free(dup);
+    return rc;
+}
+
+/* --cost bandwidths as a person writes them: bw_gbps=400Gbps (bits), 50GB/s,
+ * 1.6TB/s, or a bare number of GB/s; anything outside 10^-3 .. 10^5 GB/s is
+ * refused with the range (40e9 is bytes/s given where GB/s are expected).
+ * The other keys pass through to the cost model's own parser unchanged. */
+static int normalise_cost(const char *spec, char **out, struct sb_err *e)
+{
+    static const struct {
+        const char *suffix;
+        double gb_per_s;
+    } units[] = {{"", 1},         {"GB/s", 1},         {"GBps", 1},     {"Gbps", 0.125},
+                 {"Gb/s", 0.125}, {"TB/s", 1000},      {"MB/s", 0.001}, {"Tbps", 125},
+                 {"Mbps", 0.000125}};
+    char *dup = sb_xstrdup(spec), *save = NULL;
+    size_t cap = strlen(spec) * 2 + 64, len = 0;
+    *out = sb_xmalloc(cap);
+    (*out)[0] = 0;
+    int rc = 0;
+    for (char *kv = strtok_r(dup, ",", &save); kv && !rc; kv = strtok_r(NULL, ",", &save)) {
+        char *eq = strchr(kv, '=');
+        char piece[160];
+        char *end = NULL;
+        double x = eq ? strtod(eq + 1, &end) : 0;
+        /* not a number at all: the cost model's own parser says so */
+        if (eq && !strncmp(kv, "bw_", 3) && end != eq + 1) {
+            size_t k = 0;
+            while (end != eq + 1 && k < sizeof units / sizeof units[0] &&
+                   strcmp(end, units[k].suffix))
+                k++;
+            if (k == sizeof units / sizeof units[0]) {
+                rc = sb_errf(e, "schedbench run: --cost %s: '%s' is not a bandwidth: GB/s, "
+                                "or with a unit: 400Gbps, 50GB/s, 1.6TB/s", kv, eq + 1);
+                break;
+            }
+            double gbs = x * units[k].gb_per_s;
+            if (!(gbs >= 1e-3 && gbs <= 1e5)) {
+                rc = sb_errf(e, "schedbench run: --cost %s is %.3g GB/s, outside 0.001 .. "
+                                "100000 GB/s%s", kv, gbs,
+                             k == 0 ? " (a bare number is GB/s: 40e9 bytes/s is 40, or 320Gbps)"
+                                    : "");
+                break;
+            }
+            *eq = 0;
+            snprintf(piece, sizeof piece, "%s=%.17g", kv, gbs);
+        } else
+            snprintf(piece, sizeof piece, "%s", kv);
+        len += (size_t)snprintf(*out + len, cap - len, "%s%s", len ? "," : "", piece);
+    }
+    free(dup);
+    if (rc) {
+        free(*out);
+        *out = NULL;
+    }
     return rc;
 }
 
@@ -325,8 +486,17 @@ static int parse_run_args(struct run_opts *o, int argc, char **argv, struct sb_e
                     !strcmp(a, "--machine") || !strcmp(a, "--cell-timeout") ||
                     !strcmp(a, "--import") || !strcmp(a, "--comm") || !strcmp(a, "--system") ||
                     !strcmp(a, "--network");
-        if (!takes)
-            return sb_errf(e, "schedbench run: unknown argument '%s' (see --help)", a);
+        if (!takes) {
+            static const char *const flags[] = {
+                "--quiet", "--keep-going", "--isolate", "--resume", "--cost-model", "--cost",
+                "--sim", "--plugin", "--mem-dir", "--trace-dir", "--jobs", "--shard",
+                "--machine", "--cell-timeout", "--import", "--comm", "--system", "--network",
+                "--help"};
+            const char *near = a[0] == '-' ? sb_did_you_mean(a, flags, 19) : NULL;
+            return sb_errf(e, "schedbench run: unknown argument '%s' (%s%s%s)", a,
+                           near ? "did you mean '" : "see --help", near ? near : "",
+                           near ? "'?" : "");
+        }
         if (!v)
             return sb_errf(e, "schedbench run: %s needs a value", a);
         i++;
@@ -373,15 +543,21 @@ static int parse_run_args(struct run_opts *o, int argc, char **argv, struct sb_e
                 rc = sb_errf(e, "schedbench run: --cell-timeout '%s' is not a number of "
                                 "seconds in (0, 10^6]", v);
         }
-        else if (!strcmp(a, "--cost"))
-            rc = sb_cost_parse(&o->cost, v, e);
+        else if (!strcmp(a, "--cost")) {
+            char *spec;
+            rc = normalise_cost(v, &spec, e) || sb_cost_parse(&o->cost, spec, e);
+            free(spec);
+        }
         else if (!strcmp(a, "--sim"))
             rc = sb_sim_parse(&o->sim, v, e);
         else if (!strcmp(a, "--plugin"))
             rc = sb_registry_load(v, e);
         else if (!strcmp(a, "--machine")) {
+            char buf[4200];
             sb_machine_free(o->machine);
-            rc = (o->machine = sb_machine_load(v, e)) == NULL;
+            rc = (o->machine = sb_machine_load(sb_machine_path(v, buf, sizeof buf), e)) == NULL;
+            if (rc)
+                sb_machine_hint(v, e);
         }
         else if (!strcmp(v, "analytical"))
             o->cost.model = SB_COST_ANALYTICAL;
@@ -404,7 +580,8 @@ static int finish_opts(struct run_opts *o, struct sb_err *e)
         const char *corpus = sb_default_corpus();
         if (!corpus)
             return sb_errf(e, "schedbench run: no -w given and no default corpus found (looked "
-                              "in $SCHEDBENCH_CORPUS, ./%s, %s, %s): pass -w FILE|DIR or set "
+                              "in $SCHEDBENCH_CORPUS, ./%s, <prefix>/share/schedbench/corpus "
+                              "beside this binary, %s, %s): pass -w FILE|DIR or set "
                               "SCHEDBENCH_CORPUS", SB_DEFAULT_CORPUS, SB_SOURCE_CORPUS,
                            SB_INSTALL_CORPUS);
         if (sb_paths_add(&o->w, corpus, e))
@@ -422,8 +599,6 @@ static int finish_opts(struct run_opts *o, struct sb_err *e)
                 return -1;
         }
     }
-    if (!o->out)
-        o->out = SB_DEFAULT_RESULTS;
     if (!o->jobs)
         o->jobs = 1;
     if (!o->comm_astra && o->ident && (strstr(o->ident, "--system=") || strstr(o->ident, "--network=")))
@@ -457,6 +632,14 @@ static int finish_opts(struct run_opts *o, struct sb_err *e)
     if ((o->mem_dir && sb_mkdirs(o->mem_dir, e)) || (o->trace_dir && sb_mkdirs(o->trace_dir, e)))
         return -1;
     sweep_identity(o);
+    /* without -o, a file of this sweep's own: running a few cells must not
+     * overwrite the full sweep of results/latest.csv (make run names that) */
+    if (!o->out) {
+        if (sb_mkdirs("results", e))
+            return -1;
+        o->out_named = sb_strf("results/%016llx.csv", (unsigned long long)o->sweep_id);
+        o->out = o->out_named;
+    }
     return 0;
 }
 
@@ -468,6 +651,7 @@ static void free_opts(struct run_opts *o)
     free(o->sched);
     free(o->lists);
     free(o->ident);
+    free(o->out_named);
     sb_machine_free(o->machine);
 }
 
@@ -610,15 +794,18 @@ static void cell_path(char *path, size_t n, const char *dir, const struct sb_gra
 
 static int write_timeline(const char *dir, const struct sb_graph *g, const char *sched,
                           const struct sb_schedule *s, const struct sb_sim_result *r,
-                          struct sb_err *e)
+                          uint64_t sweep_id, struct sb_err *e)
 {
     char path[4096];
     cell_path(path, sizeof path, dir, g, sched, "csv");
     struct sb_atomic out;
     if (sb_atomic_open(&out, path, e))
         return -1;
-    /* begin/end in the run's time unit, so plot can draw memory over time */
-    fprintf(out.f, "position,node,name,mem_bytes,begin_us,end_us\n");
+    /* begin/end in the run's time unit, so plot can draw memory over time;
+     * sweep_id ties the file to the results of its run (a --mem-dir folder
+     * is shared by every run that names it, and plot refuses another's) */
+    fprintf(out.f, "position,node,name,mem_bytes,begin_us,end_us,sweep_id,kind,device,"
+                   "coll_begin_us,coll_end_us,coll_lane\n");
     for (uint32_t i = 0; i < r->n_pos; i++) {
         uint32_t v = s->order[i];
         sb_csv_fieldf(out.f, 1, "%u", i);
@@ -627,6 +814,20 @@ static int write_timeline(const char *dir, const struct sb_graph *g, const char 
         sb_csv_fieldf(out.f, 0, "%llu", (unsigned long long)r->mem_bytes[i]);
         sb_csv_fieldf(out.f, 0, "%.3f", r->begin_us ? r->begin_us[v] : 0);
         sb_csv_fieldf(out.f, 0, "%.3f", r->end_us ? r->end_us[v] : 0);
+        sb_csv_fieldf(out.f, 0, "%016llx", (unsigned long long)sweep_id);
+        /* for plot --gantt: what runs where, and when a collective ran */
+        sb_csv_field(out.f, sb_kind_name((enum sb_kind)g->kind[v]), 0);
+        sb_csv_fieldf(out.f, 0, "%d", s->device ? s->device[v] : 0);
+        if (g->kind[v] == SB_KIND_START && r->coll_begin_us && r->coll_end_us &&
+            r->coll_lane) {
+            sb_csv_fieldf(out.f, 0, "%.3f", r->coll_begin_us[v]);
+            sb_csv_fieldf(out.f, 0, "%.3f", r->coll_end_us[v]);
+            sb_csv_fieldf(out.f, 0, "%u", r->coll_lane[v]);
+        } else {
+            sb_csv_field(out.f, "", 0);
+            sb_csv_field(out.f, "", 0);
+            sb_csv_field(out.f, "", 0);
+        }
         sb_csv_end(out.f);
     }
     return sb_atomic_commit(&out, e);
@@ -637,7 +838,7 @@ static int write_extras(const struct run_opts *o, const struct sb_graph *g,
                         const struct sb_sim_result *r, struct sb_err *e)
 {
     char path[4096];
-    if (o->mem_dir && write_timeline(o->mem_dir, g, sched, s, r, e))
+    if (o->mem_dir && write_timeline(o->mem_dir, g, sched, s, r, o->sweep_id, e))
         return -1;
     if (o->trace_dir) {
         cell_path(path, sizeof path, o->trace_dir, g, sched, "json");
@@ -794,6 +995,8 @@ static void release(struct sweep *S, uint32_t w)
     pthread_mutex_unlock(&W->mu);
 }
 
+/* The bar, cells done, elapsed time and an estimate of what is left (the
+ * mean time per finished cell times the cells left, over the threads). */
 static void draw_progress(struct sweep *S)
 {
     double now = sb_now_ms(), el = (now - S->t0_ms) / 1e3;
@@ -801,10 +1004,116 @@ static void draw_progress(struct sweep *S)
         return;
     S->last_draw_ms = now;
     int width = 30, fill = (int)(width * S->done / (S->n_cells ? S->n_cells : 1));
-    fprintf(stderr, "\r[%.*s%*s] %llu/%llu cells  %.1f s  %.1f cells/s ", fill,
+    char eta[48] = "";
+    uint64_t ran = S->done > S->n_reused ? S->done - S->n_reused : 0;
+    if (ran && S->done < S->n_cells) {
+        double left = el / (double)ran * (double)(S->n_cells - S->done);
+        if (left >= 60)
+            snprintf(eta, sizeof eta, "  ~%.0f min left", left / 60);
+        else
+            snprintf(eta, sizeof eta, "  ~%.0f s left", left);
+    }
+    fprintf(stderr, "\r[%.*s%*s] %llu/%llu cells  %.1f s%s ", fill,
             "##############################", width - fill, "",
-            (unsigned long long)S->done, (unsigned long long)S->n_cells, el,
-            (double)S->done / el);
+            (unsigned long long)S->done, (unsigned long long)S->n_cells, el, eta);
+    fflush(stderr);
+}
+
+/* Redraws the bar while long cells run, so the elapsed time moves. */
+static void *ticker(void *arg)
+{
+    struct sweep *S = arg;
+    struct timespec ts = {0, 250 * 1000 * 1000};
+    for (;;) {
+        pthread_mutex_lock(&S->mu);
+        int over = S->done >= S->n_cells;
+        if (!over && sb_now_ms() - S->last_draw_ms >= 500)
+            S->last_draw_ms = 0, draw_progress(S);
+        pthread_mutex_unlock(&S->mu);
+        if (over)
+            return NULL;
+        nanosleep(&ts, NULL);
+    }
+}
+
+/* ---- Ctrl-C -------------------------------------------------------------------
+ *
+ * SIGINT or SIGTERM ends the run at once: the results file is left as it was
+ * (its temporary is removed), the journal keeps every finished row, and the
+ * message says how to continue.  Everything the handler touches is prepared
+ * before the sweep, as only write, unlink and _exit are safe there. */
+static char *sig_msg, *sig_tmp;
+static size_t sig_msg_len;
+static pid_t sig_pid; /* the run's own process */
+
+static void on_signal(int sig)
+{
+    /* an isolated cell's child inherits the handler: it dies of the signal,
+     * which its parent records as crash:SIGINT and --resume runs again */
+    if (getpid() != sig_pid) {
+        signal(sig, SIG_DFL);
+        raise(sig);
+        return;
+    }
+    if (sig_tmp)
+        unlink(sig_tmp);
+    if (sig_msg && write(2, sig_msg, sig_msg_len) < 0)
+        sig_msg = NULL; /* nothing more to do about a closed stderr */
+    _exit(130);
+}
+
+static void catch_signals(const char *out, const char *tmp)
+{
+    sig_msg = sb_strf("\nschedbench run: interrupted; the results file %s was not written. "
+                      "The finished cells are in %s.partial: run the same command with "
+                      "--resume to continue from them.\n", out, out);
+    sig_msg_len = strlen(sig_msg);
+    sig_tmp = sb_xstrdup(tmp);
+    sig_pid = getpid();
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_signal;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
+}
+
+static void release_signals(void)
+{
+    signal(SIGINT, SIG_DFL);
+    signal(SIGTERM, SIG_DFL);
+    free(sig_msg);
+    free(sig_tmp);
+    sig_msg = sig_tmp = NULL;
+}
+
+/* Temporaries OUT.tmp.<pid> of runs that were killed (SIGKILL leaves them):
+ * removed once their process is gone. */
+static void remove_stale_tmp(const char *out)
+{
+    const char *slash = strrchr(out, '/');
+    char *dir = slash ? sb_strf("%.*s", (int)(slash - out), out) : sb_xstrdup(".");
+    const char *base = slash ? slash + 1 : out;
+    size_t n = strlen(base);
+    DIR *d = opendir(*dir ? dir : "/");
+    struct dirent *de;
+    while (d && (de = readdir(d))) {
+        const char *p = de->d_name;
+        if (strncmp(p, base, n) || strncmp(p + n, ".tmp.", 5))
+            continue;
+        char *end;
+        long pid = strtol(p + n + 5, &end, 10);
+        if (end == p + n + 5 || *end || pid <= 0)
+            continue;
+        if (kill((pid_t)pid, 0) != 0 && errno == ESRCH) {
+            char *path = sb_strf("%s/%s", dir, p);
+            unlink(path);
+            free(path);
+        }
+    }
+    if (d)
+        closedir(d);
+    free(dir);
 }
 
 /* OUT.partial holds every finished row, appended and flushed as it completes,
@@ -873,8 +1182,11 @@ static void resume_from(struct sweep *S, const char *path)
         for (uint32_t r = 0; cc >= 0 && ci >= 0 && cs >= 0 && r < t.n_rows; r++) {
             uint64_t at;
             const char *cell = sb_table_get(&t, r, (uint32_t)cc);
+            /* a cell whose isolated child died of the Ctrl-C that ended the
+             * run has no result: it runs again */
             if (strcmp(sb_table_get(&t, r, (uint32_t)ci), id) ||
-                !find_cell(S, strtoull(cell, NULL, 10), &at) || S->row[at])
+                !find_cell(S, strtoull(cell, NULL, 10), &at) || S->row[at] ||
+                !strcmp(sb_table_get(&t, r, (uint32_t)cs), "crash:SIGINT"))
                 continue;
             S->row[at] = table_row(&t, r);
             S->status[at] = strcmp(sb_table_get(&t, r, (uint32_t)cs), "ok") != 0;
@@ -1024,6 +1336,8 @@ static void plan(struct sweep *S, struct run_opts *o)
 
 static void execute(struct sweep *S)
 {
+    pthread_t tick;
+    int ticking = S->progress && pthread_create(&tick, NULL, ticker, S) == 0;
     uint32_t n = S->o->jobs;
     if (n > S->n_cells)
         n = S->n_cells ? (uint32_t)S->n_cells : 1;
@@ -1037,6 +1351,8 @@ static void execute(struct sweep *S)
             pthread_join(t[i], NULL);
         free(t);
     }
+    if (ticking)
+        pthread_join(tick, NULL);
     if (S->progress && sb_now_ms() - S->t0_ms >= 1000)
         fprintf(stderr, "\n");
 }
@@ -1126,8 +1442,11 @@ int sb_cmd_run(int argc, char **argv)
         free_opts(&o);
         return 2;
     }
+    remove_stale_tmp(o.out);
+    catch_signals(o.out, out.tmp);
     write_header(out.f);
     int rc = sweep(out.f, &o, &e);
+    release_signals();
     char *partial = sb_strf("%s.partial", o.out);
     if (rc == 3) { /* --keep-going: the file holds every row, the exit says bad input */
         fprintf(stderr, "%s\n", e.msg);
@@ -1143,10 +1462,20 @@ int sb_cmd_run(int argc, char **argv)
     } else if (sb_atomic_commit(&out, &e)) {
         fprintf(stderr, "schedbench run: %s\n", e.msg);
         rc = 2;
-    } else if (!o.quiet) {
-        fprintf(stderr, "schedbench: %u workloads x %u schedulers%s -> %s%s\n", o.w.n,
-                o.n_sched, o.shard_n > 1 ? " (one shard)" : "", o.out,
-                rc ? " (some cells invalid or failed: see status)" : "");
+    } else {
+        if (!o.quiet) {
+            /* the answer at a glance, then where the figures are */
+            struct sb_err se;
+            fflush(stderr);
+            if (sb_summary_print(o.out, stdout, &se))
+                fprintf(stderr, "schedbench run: summary: %s\n", se.msg);
+            printf("\n");
+            fflush(stdout);
+        }
+        if (!o.quiet || o.out_named)
+            fprintf(stderr, "schedbench: %u workloads x %u schedulers%s -> %s%s\n", o.w.n,
+                    o.n_sched, o.shard_n > 1 ? " (one shard)" : "", o.out,
+                    rc ? " (some cells invalid or failed: see status)" : "");
     }
     unlink(partial); /* the sweep ended: nothing left to resume */
     free(partial);

@@ -13,9 +13,15 @@ struct sb_paths {
 };
 int sb_paths_add(struct sb_paths *w, const char *path, struct sb_err *e);
 void sb_paths_free(struct sb_paths *w);
-/* The corpus run uses without -w: $SCHEDBENCH_CORPUS, ./workloads/corpus, the
+/* The corpus run uses without -w: $SCHEDBENCH_CORPUS, ./workloads/corpus,
+ * <prefix>/share/schedbench/corpus beside the binary (cmake --install), the
  * source tree's, the installed one; NULL when none exists. */
 const char *sb_default_corpus(void);
+/* A --machine value: v itself when it is a file or a path, else the machine of
+ * that name beside the corpus (<corpus>/../machines/<v>.yaml) when it exists. */
+const char *sb_machine_path(const char *v, char *buf, size_t n);
+/* After a failed load of v: the machine names there are, when v was a name. */
+void sb_machine_hint(const char *v, struct sb_err *e);
 
 /* The fixed leading columns of a results file; more may follow. */
 extern const char *const sb_result_columns[];

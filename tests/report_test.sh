@@ -1,0 +1,400 @@
+#!/usr/bin/env bash
+# Issue 26: figures a report writer keeps (plot), the answer at a glance
+# (summary), machine-readable output (compare/summary --format json), the
+# report page.  Arguments: schedbench BIN, test data DIR, scratch DIR.
+# Figures are checked in the gnuplot scripts and data plot writes (and in the
+# SVG where gnuplot is installed); expected numbers are derived in comments.
+set -u
+BIN=$1 DATA=$2 WORK=$3/report_work
+rm -rf "$WORK" && mkdir -p "$WORK"
+pass=0 fail=0
+ok() { pass=$((pass + 1)); }
+bad() { fail=$((fail + 1)); echo "FAIL: $*" >&2; }
+expect_rc() { # want_rc description command...
+    local want=$1 what=$2; shift 2
+    "$@" >"$WORK/out" 2>"$WORK/err"; local rc=$?
+    if [ "$rc" = "$want" ]; then ok; else bad "$what: exit $rc, wanted $want"; cat "$WORK/err" >&2; fi
+}
+contains() { # file needle description
+    if grep -qF -- "$2" "$1"; then ok; else bad "$3: '$2' not in $1"; head -c 3000 "$1" >&2; fi
+}
+lacks() { # file needle description
+    if grep -qF -- "$2" "$1"; then bad "$3: '$2' in $1"; else ok; fi
+}
+same() { if [ "$1" = "$2" ]; then ok; else bad "$3: got '$1', wanted '$2'"; fi; }
+exists() { if [ -e "$1" ]; then ok; else bad "$2: $1 missing"; fi; }
+absent() { if [ -e "$1" ]; then bad "$2: $1 exists"; else ok; fi; }
+HAVE_GNUPLOT=0
+command -v gnuplot >/dev/null && HAVE_GNUPLOT=1
+col() { # csv column-name row(1 = first data row)
+    awk -F, -v n="$2" -v r="$3" 'NR == 1 { for (i = 1; i <= NF; i++) if ($i == n) c = i }
+                                 NR == r + 1 { print $c }' "$1"
+}
+
+# ---- 1. memory timelines belong to their run -----------------------------------
+R=$WORK/r1
+mkdir -p "$R"
+expect_rc 0 "run with timelines" "$BIN" run -q -w "$DATA/chain.csv" -s original -o "$R/a.csv" --mem-dir "$R/mem"
+# the timeline carries the run's sweep_id (results column sweep_id)
+same "$(col "$R/mem/chain__original.csv" sweep_id 1)" "$(col "$R/a.csv" sweep_id 1)" "timeline sweep_id"
+# another run of the same workload (other --cost) beside it, without timelines
+expect_rc 0 "other run" "$BIN" run -q -w "$DATA/chain.csv" -s original --cost lat_us=7 -o "$R/b.csv"
+expect_rc 0 "plot other run" "$BIN" plot "$R/b.csv" -o "$R/pb"
+contains "$WORK/out" "skipped chain's memory plot: its timelines in the --mem-dir folder belong to another run" "foreign timelines refused"
+absent "$R/pb/chain.memory.gp" "foreign timelines not drawn"
+expect_rc 0 "plot own run" "$BIN" plot "$R/a.csv" -o "$R/pa"
+exists "$R/pa/chain.memory.gp" "own timelines drawn"
+# a stale image of the refused plot does not stay behind
+expect_rc 0 "plot other run into the same folder" "$BIN" plot "$R/b.csv" -o "$R/pa"
+absent "$R/pa/chain.memory.svg" "stale memory plot removed"
+# a timeline from before sweep_id: refused with the reason
+printf 'position,node,name,mem_bytes,begin_us,end_us\n0,0,x,100,0,0\n' >"$R/mem/chain__original.csv"
+expect_rc 0 "plot old timeline" "$BIN" plot "$R/a.csv" -o "$R/pc"
+contains "$WORK/out" "have no sweep_id (written by an older schedbench)" "old timeline refused"
+
+# ---- 2. unknown memory is not 0 --------------------------------------------------
+# An ASTRA-sim text workload has no tensor sizes: peak_mem_bytes is empty.
+U=$WORK/u
+mkdir -p "$U"
+printf 'MICRO\n2\nconv1 -1 5 NONE 0 5 NONE 0 5 ALLREDUCE 1048576 5\nconv2 -1 5 NONE 0 5 NONE 0 5 ALLREDUCE 1048576 5\n' >"$U/micro.txt"
+expect_rc 0 "run astra text" "$BIN" run -q -w "$U/micro.txt" -w "$DATA/chain.csv" -s original,overlap -o "$U/r.csv" --mem-dir "$U/mem"
+same "$(col "$U/r.csv" peak_mem_bytes 1)" "" "astra text peak is empty"
+expect_rc 0 "plot unknown memory" "$BIN" plot "$U/r.csv" -o "$U/p"
+contains "$WORK/out" "skipped micro's scatter: peak memory not measured" "scatter skipped"
+contains "$WORK/out" "skipped micro in pareto: peak memory not measured" "pareto reason"
+lacks "$WORK/out" "micro in pareto and heatmap: no ok 'original' row" "no false blame on original"
+absent "$U/p/micro.scatter.gp" "no scatter of unknown memory"
+# bars: no peak panel (two panels: makespan and exposed), and the title says why
+contains "$U/p/micro.bars.gp" "peak memory not measured: no tensor sizes" "bars title"
+contains "$U/p/micro.bars.gp" "set multiplot layout 1,2" "bars without peak panel"
+lacks "$U/p/micro.bars.gp" "set title 'peak memory'" "bars without peak panel"
+# the bars data say '?' for the peak, not 0: "original" makespan lb pct ? exposed
+same "$(awk '$1 == "\"original\"" { print $5 }' "$U/p/micro.bars.dat")" "?" "bars peak unknown"
+# heatmap: the peak cell reads n/a, the makespan one is there (original = 1.00)
+same "$(awk '$1 == 0 && $2 == 0 { print $5, $6 }' "$U/p/heatmap.dat")" "1.00 n/a" "heatmap n/a"
+# summary says unknown, not 0
+expect_rc 0 "summary unknown memory" "$BIN" summary "$U/r.csv" --workload micro
+contains "$WORK/out" "unknown" "summary unknown peak"
+contains "$WORK/out" "best peak:     unknown" "summary unknown best peak"
+
+# ---- 3, 17. pareto: a style per scheduler, log axes --------------------------------
+P=$WORK/p
+mkdir -p "$P"
+expect_rc 0 "run all" "$BIN" run -q -w "$DATA/overlap.csv" -w "$DATA/chain.csv" -s all -o "$P/r.csv" --mem-dir "$P/mem"
+n_sched=$(tail -n +2 "$P/r.csv" | cut -d, -f2 | sort -u | wc -l)
+expect_rc 0 "plot all" "$BIN" plot "$P/r.csv" -o "$P/out"
+# every scheduler's (point type, colour) pair is its own: as many pairs as schedulers
+pairs=$(grep -o "'pareto.dat' index [0-9]* using 1:2 with points pt [0-9]* ps [0-9.]* lc rgb '#[0-9a-f]*'" "$P/out/pareto.gp" |
+        sed 's/.*pt \([0-9]*\).*rgb .\(#[0-9a-f]*\)./\1 \2/' | sort -u | wc -l)
+same "$pairs" "$n_sched" "pareto distinct styles"
+colours=$(grep "'pareto.dat'" "$P/out/pareto.gp" | grep -o "lc rgb '#[0-9a-f]*' title" | sort -u | wc -l)
+# nine policies, ten colours: every one a colour of its own
+same "$colours" "$n_sched" "pareto distinct colours"
+contains "$P/out/pareto.gp" "set logscale xy" "pareto log axes"
+contains "$P/out/pareto.gp" "makespan / original makespan (log scale)" "pareto axis says log"
+contains "$P/out/heatmap.gp" "ratio to original (log scale)" "heatmap colour scale says log"
+# the memory plot: distinct colours for its lines too, legend above the chart
+lines=$(grep -c "with steps" "$P/out/overlap.memory.gp")
+lc=$(grep "with steps" "$P/out/overlap.memory.gp" | grep -o "lc rgb '#[0-9a-f]*'" | sort -u | wc -l)
+same "$lc" "$lines" "memory lines distinct colours"
+contains "$P/out/overlap.memory.gp" "set key above" "memory legend above"
+
+# ---- 12. cosmetics -----------------------------------------------------------------
+# units: "(KB = 10^3 bytes)" (overlap peaks at 5020 bytes), never "bytes))"
+contains "$P/out/overlap.bars.gp" "peak memory (KB = 10^3 bytes)" "memory unit"
+lacks "$P/out/overlap.bars.gp" "bytes))" "no doubled parenthesis"
+lacks "$P/out/overlap.memory.gp" "bytes))" "no doubled parenthesis"
+# chain has no collectives: no exposed-communication panel, and the title says so
+contains "$P/out/chain.bars.gp" "no exposed communication in any schedule" "exposed panel dropped"
+lacks "$P/out/chain.bars.gp" "set title 'exposed communication'" "exposed panel dropped"
+# chain: every policy keeps the file order (one chain), so all land on one
+# point of the scatter, labelled once with every name
+same "$(wc -l <"$P/out/chain.scatter.dat")" 1 "scatter one point"
+contains "$P/out/chain.scatter.dat" '"original, aggressive, overlap' "scatter labels joined"
+# a row without a lower bound gets no marker (not one at 0 on the tick labels)
+printf 'workload,scheduler,status,makespan_us,peak_mem_bytes,exposed_comm_us,peak_pos,makespan_lb_us\nw,original,ok,10,100,0,0,0\nw,x,ok,20,100,0,0,5\n' >"$WORK/lb.csv"
+expect_rc 0 "plot without bound" "$BIN" plot "$WORK/lb.csv" -o "$WORK/lb"
+same "$(awk '$1 == "\"original\"" { print $3 $4 }' "$WORK/lb/w.bars.dat")" "??" "no bound, no marker"
+# x: 20 us against a bound of 5: (20 - 5) / 5 = +300.00 %
+same "$(awk '$1 == "\"x\"" { print $3, $4 }' "$WORK/lb/w.bars.dat")" "5.000000 300.00" "bound and gap"
+if [ "$HAVE_GNUPLOT" = 1 ]; then
+    # each bar's distance to its bound is printed once: one "+300.0%" in the SVG
+    same "$(grep -o '>+300.0%<' "$WORK/lb/w.bars.svg" | wc -l)" 1 "gap label once"
+    same "$(grep -c '>+[0-9.]*%<' "$WORK/lb/w.bars.svg")" 1 "no gap label without bound"
+fi
+# several devices: the memory plot says whose memory it draws
+M=$WORK/m
+mkdir -p "$M"
+expect_rc 0 "run two devices" "$BIN" run -q -w "$DATA/two_dev.csv" -s original,heft --machine "$DATA/two_dev.yaml" -o "$M/r.csv" --mem-dir "$M/mem"
+expect_rc 0 "plot two devices" "$BIN" plot "$M/r.csv" -o "$M/p"
+contains "$M/p/two_dev.memory.gp" "memory of the device holding each schedule''s peak" "multi-device memory title"
+contains "$M/p/two_dev.memory.gp" "of 0-1)" "multi-device legend names the device"
+
+# ---- 9. units of --mem-cap ------------------------------------------------------------
+expect_rc 2 "mem-cap in bytes where GB are expected" "$BIN" plot "$P/r.csv" -o "$P/cap" --mem-cap 80e9
+contains "$WORK/err" "outside 1 KB .. 100 TB (a bare number is GB" "mem-cap range"
+expect_rc 2 "mem-cap unknown unit" "$BIN" plot "$P/r.csv" -o "$P/cap" --mem-cap 80Gb/s
+contains "$WORK/err" "80GB, 80GiB, 512MiB" "mem-cap units listed"
+# 4 KiB = 4096 bytes = 4.096 KB, printed with 3 significant digits: 4.1 KB
+expect_rc 0 "mem-cap KiB" "$BIN" plot "$P/r.csv" -o "$P/cap" --mem-cap 4KiB --workload overlap
+contains "$P/cap/overlap.memory.gp" "memory cap 4.1 KB" "mem-cap KiB"
+
+# ---- 10. did you mean ---------------------------------------------------------------------
+expect_rc 2 "plot unknown workload" "$BIN" plot "$P/r.csv" -o "$P/x" --workload overlapp
+contains "$WORK/err" "no rows for workload 'overlapp' (did you mean 'overlap'?); its workloads: overlap, chain" "plot --workload lists names"
+expect_rc 2 "unknown command" "$BIN" plto
+contains "$WORK/err" "unknown command 'plto' (did you mean 'plot'?)" "command did you mean"
+expect_rc 2 "plot unknown option" "$BIN" plot "$P/r.csv" --workloads x
+contains "$WORK/err" "(did you mean '--workload'?)" "option did you mean"
+
+# ---- 13. the answer at a glance: summary, and run's closing table ----------------------
+# Hand-made results.  w: original 100 us / 1000 B, fast 50 / 2000, lean 200 / 500;
+# v: original 10 / 100, fast 20 / 100.  Ratios to original: fast 0.5 and 2 on w,
+# 2 and 1 on v; lean 2 and 0.5 on w.  Geometric means over both workloads: fast
+# makespan sqrt(0.5 * 2) = 1, peak sqrt(2 * 1) = 1.414.
+S=$WORK/s
+mkdir -p "$S"
+cat >"$S/r.csv" <<'CSV'
+workload,scheduler,status,makespan_us,peak_mem_bytes,exposed_comm_us,lb_gap_pct,dev_peak_bytes
+w,original,ok,100,1000,10,25,1000;0
+w,fast,ok,50,2000,0,0,1500;2000
+w,lean,ok,200,500,0,150,500;0
+w,broken,error:boom,,,,,
+v,original,ok,10,100,0,0,100
+v,fast,ok,20,100,0,100,100
+CSV
+expect_rc 0 summary "$BIN" summary "$S/r.csv"
+contains "$WORK/out" "best makespan: fast (50 us)" "w best makespan"
+contains "$WORK/out" "best peak:     lean (0.5 KB)" "w best peak"
+contains "$WORK/out" "best makespan: original (10 us)" "v best makespan"
+contains "$WORK/out" "best peak:     original, fast (100 B)" "v best peak, a tie names both"
+same "$(awk '$1 == "fast" && $2 == "50" { print $4, $5, $8 }' "$WORK/out")" "0.500 +0.0% 2.000" "fast row on w"
+same "$(awk '$1 == "lean" && $2 == "200" { print $4, $5, $8 }' "$WORK/out")" "2.000 +150.0% 0.500" "lean row"
+contains "$WORK/out" "broken" "failed row listed"
+contains "$WORK/out" "error:boom" "failed row status"
+# across workloads: fast 1.000 over 2 workloads, best once by makespan (w), once by peak (v)
+same "$(awk '/^across/ { on = 1 } on && $1 == "fast" { print $2, $3, $4, $5, $6, $7 }' "$WORK/out")" \
+    "1.000 (2) 1 1.414 (2) 1" "fast across workloads"
+# policy against policy: w original / fast = 100 / 50 = 2
+expect_rc 0 "summary --vs" "$BIN" summary "$S/r.csv" --vs fast --workload w
+same "$(awk '$1 == "original" { print $4, $8 }' "$WORK/out")" "2.000 0.500" "ratios to fast"
+expect_rc 2 "summary --vs unknown" "$BIN" summary "$S/r.csv" --vs fsat
+contains "$WORK/err" "(did you mean 'fast'?)" "summary --vs did you mean"
+# run ends with the summary unless --quiet
+expect_rc 0 "run prints summary" "$BIN" run -w "$DATA/chain.csv" -s original,minmem -o "$S/run.csv"
+contains "$WORK/out" "best makespan: original, minmem (22 us)" "run's closing summary"
+expect_rc 0 "run --quiet" "$BIN" run -q -w "$DATA/chain.csv" -s original -o "$S/run.csv"
+same "$(cat "$WORK/out")" "" "run --quiet prints nothing"
+
+# ---- 16. machine-readable output ---------------------------------------------------------
+expect_rc 0 "summary json" "$BIN" summary "$S/r.csv" --format json
+contains "$WORK/out" '"makespan_ratio": 0.5' "json ratio"
+contains "$WORK/out" '"peak_mem_bytes": null' "json unknown is null"
+contains "$WORK/out" '"geomean_makespan_ratio": 1' "json geomean"
+expect_rc 0 "summary csv" "$BIN" summary "$S/r.csv" --format csv
+contains "$WORK/out" "w,lean,ok,200.000,500,0.000,150.000,2.000000,0.500000,0,1" "csv row"
+# per-device peaks in long format: one row per device
+expect_rc 0 "devices" "$BIN" summary "$S/r.csv" --devices
+same "$(grep -c '^w,fast,' "$WORK/out")" 2 "two devices, two rows"
+contains "$WORK/out" "w,fast,1,2000" "device 1 of fast"
+expect_rc 0 "devices json" "$BIN" summary "$S/r.csv" --devices --format json
+contains "$WORK/out" '"device": 1' "devices json"
+if command -v python3 >/dev/null; then
+    "$BIN" summary "$S/r.csv" --format json | python3 -c 'import json,sys; json.load(sys.stdin)' && ok || bad "summary json parses"
+fi
+
+# ---- 6, 7, 16. compare across network models, by policy name, as json ----------------------
+C=$WORK/c
+mkdir -p "$C"
+H='workload,scheduler,status,makespan_us,peak_mem_bytes,exposed_comm_us,cost_model'
+printf '%s\nw,original,ok,100,1000,10,analytical\nw,aggressive,ok,90,1000,5,analytical\n' "$H" >"$C/simple.csv"
+printf '%s\nw,original,ok,120,1000,30,analytical+astra\nw,aggressive,ok,90,1000,5,analytical+astra\n' "$H" >"$C/astra.csv"
+printf '%s\nw,original,ok,100,1000,10,approx\nw,aggressive,ok,90,1000,5,approx\n' "$H" >"$C/approx.csv"
+expect_rc 2 "two network models refused by default" "$BIN" compare "$C/simple.csv" "$C/astra.csv"
+contains "$WORK/err" "rerun with the same --cost-model and --comm, or pass --cross-model" "cross-model hint"
+# original: makespan 100 -> 120 is +20.00 %, past the 2 % tolerance: regressed
+expect_rc 1 "--cross-model" "$BIN" compare "$C/simple.csv" "$C/astra.csv" --cross-model --format csv
+contains "$WORK/err" "makespan_us, exposed_comm_us and comm_us change meaning" "cross-model says what changed meaning"
+contains "$WORK/out" "w,original,regressed,1000,1000,+0.00%,100.000,120.000,+20.00%" "cross-model row"
+expect_rc 2 "approx never compares with time" "$BIN" compare "$C/approx.csv" "$C/simple.csv" --cross-model
+contains "$WORK/err" "results in different units cannot be compared" "approx refused"
+# a policy run with other parameters pairs with its default row: 1000 -> 1016 bytes
+# is +1.60 %, past the 1 % memory tolerance
+printf '%s\nw,original,ok,100,1000,10,analytical\nw,aggressive:limit=4,ok,90,1016,5,analytical\n' "$H" >"$C/param.csv"
+expect_rc 1 "compare by policy name" "$BIN" compare "$C/simple.csv" "$C/param.csv" --format csv
+contains "$WORK/out" "w,aggressive,regressed,1000,1016,+1.60%" "paired by policy name"
+contains "$WORK/out" "parameters default -> limit=4" "parameter difference shown"
+contains "$WORK/err" "0 new, 0 missing" "no new/missing pair"
+# two parameterised runs of one policy on one side: no guess, new and missing
+printf '%s\nw,original,ok,100,1000,10,analytical\nw,aggressive:limit=4,ok,90,1016,5,analytical\nw,aggressive:limit=8,ok,90,1016,5,analytical\n' "$H" >"$C/two.csv"
+expect_rc 1 "ambiguous policy pairing" "$BIN" compare "$C/simple.csv" "$C/two.csv" --format csv
+contains "$WORK/err" "2 new, 1 missing" "ambiguous pairing not guessed"
+expect_rc 1 "compare json" "$BIN" compare "$C/simple.csv" "$C/param.csv" --format json
+contains "$WORK/out" '"verdict": "regressed"' "json verdict"
+contains "$WORK/out" '"peak_mem_change_pct": 1.6' "json change"
+contains "$WORK/out" '"regressed": 1' "json counts"
+if command -v python3 >/dev/null; then
+    "$BIN" compare "$C/simple.csv" "$C/param.csv" --format json 2>/dev/null |
+        python3 -c 'import json,sys; json.load(sys.stdin)' && ok || bad "compare json parses"
+fi
+expect_rc 2 "compare option did you mean" "$BIN" compare "$C/simple.csv" "$C/param.csv" --chnages-only
+contains "$WORK/err" "(did you mean '--changes-only'?)" "compare did you mean"
+
+# ---- 10. did you mean, for schedulers ------------------------------------------------------
+expect_rc 2 "overlapp" "$BIN" run -q -w "$DATA/chain.csv" -s overlapp -o "$WORK/dym.csv"
+contains "$WORK/err" "unknown scheduler 'overlapp' (did you mean 'overlap'?" "overlapp"
+expect_rc 2 "LHS" "$BIN" run -q -w "$DATA/chain.csv" -s LHS -o "$WORK/dym.csv"
+contains "$WORK/err" "(did you mean 'lhs'?" "LHS"
+# the space after a comma is a slip: both schedulers run
+expect_rc 0 "space after comma" "$BIN" run -q -w "$DATA/chain.csv" -s 'original, aggressive' -o "$WORK/dym.csv"
+same "$(cut -d, -f2 "$WORK/dym.csv" | tr '\n' ' ')" "scheduler original aggressive " "space after comma"
+expect_rc 2 "xyz has no neighbour" "$BIN" run -q -w "$DATA/chain.csv" -s xyz -o "$WORK/dym.csv"
+lacks "$WORK/err" "did you mean" "no far-fetched suggestion"
+expect_rc 2 "run option" "$BIN" run --isolat
+contains "$WORK/err" "unknown argument '--isolat' (did you mean '--isolate'?)" "run option did you mean"
+
+# ---- 8. Ctrl-C: a word on where the journal is, no temporary left behind -------------------
+# The run gets its own process group and the whole group SIGINT, as a
+# terminal's Ctrl-C sends it; the hanging cell keeps the sweep busy meanwhile.
+PLUG=$3/misbehave.so
+K=$WORK/k
+mkdir -p "$K"
+if command -v setsid >/dev/null && [ -e "$PLUG" ]; then
+    echo old >"$K/r.csv"
+    touch "$K/r.csv.tmp.999999999" # a temporary of a long-gone run (pid beyond pid_max)
+    setsid perl -e '$SIG{INT} = "DEFAULT"; exec @ARGV' "$BIN" run -q --isolate --cell-timeout 30 \
+        --plugin "$PLUG" -w "$DATA/chain.csv" -s original,misbehave:mode=hang -o "$K/r.csv" \
+        2>"$K/err" &
+    pid=$!
+    for _ in $(seq 50); do
+        [ "$(grep -c ',ok,' "$K/r.csv.partial" 2>/dev/null)" = 1 ] && break
+        sleep 0.1
+    done
+    kill -INT -- -$pid 2>/dev/null
+    wait $pid
+    same "$?" 130 "Ctrl-C exit status"
+    contains "$K/err" "interrupted; the results file $K/r.csv was not written" "Ctrl-C says so"
+    contains "$K/err" "run the same command with --resume" "Ctrl-C says how to continue"
+    same "$(cat "$K/r.csv")" old "Ctrl-C leaves the results file"
+    same "$(ls "$K" | grep -c '\.tmp\.')" 0 "no temporary left behind (ours and the stale one)"
+    # resumed: original's row is reused, the hanging cell runs again (1 s timeout)
+    "$BIN" run -q --isolate --cell-timeout 1 --plugin "$PLUG" -w "$DATA/chain.csv" \
+        -s original,misbehave:mode=hang -o "$K/r.csv" --resume 2>/dev/null
+    same "$(cut -d, -f3 "$K/r.csv" | tr '\n' ' ')" "status ok timeout " "resumed after Ctrl-C"
+else
+    echo "skipped: Ctrl-C test (needs setsid and $PLUG)"
+fi
+
+# ---- 14. the report page ------------------------------------------------------------------
+RP=$WORK/rp
+mkdir -p "$RP"
+expect_rc 0 "run for report" "$BIN" run -q -w "$DATA/overlap.csv" "$DATA/chain.csv" -s original,overlap,minmem -o "$RP/r.csv" --mem-dir "$RP/mem"
+expect_rc 0 report "$BIN" report "$RP/r.csv" -o "$RP/report.html"
+contains "$WORK/out" "report: wrote $RP/report.html" "report path"
+H=$RP/report.html
+# the sweep's identity: its id, policies, cost model
+contains "$H" "$(col "$RP/r.csv" sweep_id 1)" "report sweep id"
+contains "$H" "original, overlap, minmem" "report policies"
+contains "$H" "<th>cost model</th><td>analytical</td>" "report cost model"
+# the summary: chain's three policies keep the file order: 22 us each, all best
+contains "$H" "best makespan: <b>original, overlap, minmem</b> (22 us)" "report summary"
+# self-contained: no script, nothing fetched (the SVG namespaces are names, not fetches)
+lacks "$H" "<script" "report has no script"
+same "$(grep -o "\(src\|href\)=[\"'][a-z]*://[^\"']*" "$H" | wc -l)" 0 "report fetches nothing"
+# one page, so no id twice (gnuplot repeats its ids in every SVG)
+same "$(grep -o "id=[\"'][^\"']*[\"']" "$H" | sort | uniq -d | wc -l)" 0 "report ids unique"
+if [ "$HAVE_GNUPLOT" = 1 ]; then
+    # every figure plot draws is in the page: 2 workloads x (bars, memory, scatter)
+    # + pareto + heatmap = 8 SVGs
+    same "$(grep -c '<svg' "$H")" 8 "report figures inline"
+fi
+# a run without timelines: the notes say which plots were skipped and why
+expect_rc 0 "report unknown memory" "$BIN" report "$U/r.csv" -o "$RP/u.html"
+contains "$RP/u.html" "skipped micro's scatter: peak memory not measured" "report notes"
+expect_rc 2 "report bad workload" "$BIN" report "$RP/r.csv" -o "$RP/x.html" --workload nope
+absent "$RP/x.html" "no half-written report"
+# In a real browser (Debian's chromium, headless): it loads without a console
+# message, and its screenshot is not blank.  A blank page of the same size
+# compresses to a few KB; text and figures cannot, so the report's must be at
+# least ten times larger.  bad.html (a console.error) proves the check can fail.
+CHROME=$(command -v chromium-headless-shell || command -v chromium || true)
+if [ -n "$CHROME" ]; then
+    shot() { # html png -> the browser's log
+        timeout 120 "$CHROME" --headless --no-sandbox --disable-gpu --hide-scrollbars \
+            --enable-logging=stderr --v=0 --window-size=1200,1600 --screenshot="$2" \
+            "file://$1" 2>&1
+    }
+    printf '<!DOCTYPE html><html><body><script>console.error("boom")</script></body></html>\n' >"$RP/bad.html"
+    printf '<!DOCTYPE html><html><body></body></html>\n' >"$RP/blank.html"
+    shot "$RP/bad.html" "$RP/bad.png" >"$RP/bad.log"
+    if grep -q ':CONSOLE' "$RP/bad.log"; then ok; else bad "browser check cannot see console messages"; fi
+    shot "$RP/blank.html" "$RP/blank.png" >/dev/null
+    shot "$H" "$RP/report.png" >"$RP/report.log"
+    exists "$RP/report.png" "report screenshot"
+    if grep ':CONSOLE' "$RP/report.log"; then bad "report: console messages"; else ok; fi
+    big=$(stat -c %s "$RP/report.png" 2>/dev/null || echo 0)
+    blank=$(stat -c %s "$RP/blank.png" 2>/dev/null || echo 1)
+    if [ "$big" -ge $((10 * blank)) ]; then ok; else bad "report screenshot looks blank: $big bytes, a blank page $blank"; fi
+else
+    echo "skipped: report in a browser (no chromium or chromium-headless-shell)"
+fi
+
+# ---- 5. an installed binary finds the corpus installed beside it ----------------------------
+# cmake --install --prefix P puts the binary in P/bin and the corpus in
+# P/share/schedbench/corpus, whatever prefix the build was configured with.
+BUILD_DIR=$(cd "$3/.." && pwd)
+if command -v cmake >/dev/null && [ -f "$BUILD_DIR/cmake_install.cmake" ]; then
+    cmake --install "$BUILD_DIR" --prefix "$WORK/inst" >/dev/null 2>&1
+    (cd "$WORK" && env -u SCHEDBENCH_CORPUS "$WORK/inst/bin/schedbench" list) >"$WORK/out" 2>&1
+    contains "$WORK/out" "workloads ($WORK/inst/share/schedbench/corpus):" "installed corpus found"
+else
+    echo "skipped: install test (no cmake or no build tree)"
+fi
+
+# ---- 11. --machine takes a name, as gen --machine does ---------------------------------------
+# gpu2-pcie.yaml (workloads/machines) has two devices
+expect_rc 0 "validate --machine NAME" "$BIN" validate --machine gpu2-pcie "$DATA/chain.csv"
+contains "$WORK/out" "2 devices" "machine by name"
+expect_rc 0 "run --machine NAME" "$BIN" run -q -w "$DATA/two_dev.csv" -s heft --machine gpu2-pcie -o "$WORK/mn.csv"
+expect_rc 2 "unknown machine name" "$BIN" run -q -w "$DATA/chain.csv" --machine gpu3-nope -o "$WORK/mn.csv"
+contains "$WORK/err" "nor a machine name in" "unknown machine lists names"
+contains "$WORK/err" "gpu2-pcie" "unknown machine lists names"
+
+# ---- 15. placement at a glance: a Gantt chart of one cell -------------------------------------
+# overlap.csv under `overlap` (tests/test_sim.c): the all_gather runs 0-30 us,
+# x computes 0-20, the done waits 20-30, y computes 30-40.  As boxes (centre,
+# lane, half width): compute 10 0 10 and 35 0 5, wait 25 0 5, collective 15 1 15.
+G=$WORK/g
+mkdir -p "$G"
+expect_rc 0 "run for gantt" "$BIN" run -q -w "$DATA/overlap.csv" -s original,overlap -o "$G/r.csv" --mem-dir "$G/mem"
+expect_rc 0 "plot --gantt" "$BIN" plot "$G/r.csv" -o "$G/p" --gantt overlap
+D=$G/p/overlap.overlap.gantt.dat
+same "$(grep -v '^#' "$D" | awk 'NF { printf "%g %d %g; ", $1, $2, $3 }')" "10 0 10; 35 0 5; 25 0 5; 15 1 15; " "gantt boxes"
+contains "$G/p/overlap.overlap.gantt.gp" "'device 0 compute' 0, 'device 0 collectives 1' 1" "gantt lanes"
+expect_rc 0 "plot --gantt unknown" "$BIN" plot "$G/r.csv" -o "$G/p" --gantt heft
+contains "$WORK/out" "skipped overlap's Gantt chart of heft: no such scheduler in the results" "gantt unknown scheduler"
+
+expect_rc 0 "report --gantt" "$BIN" report "$G/r.csv" -o "$G/r.html" --gantt overlap
+contains "$G/r.html" "what runs where and when" "report has the Gantt chart"
+
+# --brief (make run): one line for the plots written: 2 workloads x (memory,
+# bars, scatter) + pareto + heatmap = 8
+expect_rc 0 "plot --brief" "$BIN" plot "$RP/r.csv" -o "$RP/brief" --brief
+same "$(grep -c 'wrote' "$WORK/out")" 1 "plot --brief one line"
+contains "$WORK/out" "plot: wrote 8 plots to $RP/brief" "plot --brief count"
+
+# ---- 9. units of --cost bandwidths ----------------------------------------------------------------
+# 400 Gb/s is 400 / 8 = 50 GB/s: the same makespan as bw_gbps=50, and not the
+# same as 100 GB/s (ddp-resnet50's all_reduces are priced by bandwidth)
+RN=$(cd "$DATA/../.." && pwd)/workloads/corpus/ddp-resnet50-b32-r8.csv
+span() { "$BIN" run -q -w "$RN" -s original --cost "$1" -o "$WORK/bw.csv" && col "$WORK/bw.csv" makespan_us 1; }
+same "$(span bw_gbps=400Gbps)" "$(span bw_gbps=50)" "400Gbps = 50 GB/s"
+if [ "$(span bw_gbps=100)" != "$(span bw_gbps=50)" ]; then ok; else bad "bandwidth has no effect: the unit test cannot fail"; fi
+expect_rc 2 "bytes/s where GB/s are expected" "$BIN" run -q -w "$RN" -s original --cost bw_gbps=40e9 -o "$WORK/bw2.csv"
+contains "$WORK/err" "bw_gbps=40e9 is 4e+10 GB/s, outside 0.001 .. 100000 GB/s" "bandwidth range"
+absent "$WORK/bw2.csv" "no results for an implausible bandwidth"
+expect_rc 2 "unknown bandwidth unit" "$BIN" run -q -w "$RN" -s original --cost bw_gbps=4x -o "$WORK/bw2.csv"
+contains "$WORK/err" "'4x' is not a bandwidth: GB/s, or with a unit: 400Gbps" "bandwidth unit named"
+
+echo "$pass passed, $fail failed"
+[ "$fail" = 0 ]
