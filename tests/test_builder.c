@@ -205,8 +205,34 @@ static void test_long_names(void)
     free(nm);
 }
 
+/* --toposort: rows c(0) reads b(2), a(1), b(2) reads a(1) become a, b, c;
+ * a cycle 0 -> 2 -> 1 -> 0 is named with its lines (rows 0, 1, 2 are lines
+ * 2, 3, 4). */
+static void test_toposort(void)
+{
+    struct sb_err e = {{0}};
+    static const char *in = "id,name,kind,inputs\n0,c,compute,2\n1,a,compute,\n2,b,compute,1\n";
+    struct sb_graph *g = sb_csv_load_mem_sorted("t.csv", in, strlen(in), 1, &e);
+    CHECK(g != NULL);
+    if (g) {
+        CHECK(!strcmp(g->v.names + g->v.name_off[0], "a"));
+        CHECK(!strcmp(g->v.names + g->v.name_off[1], "b"));
+        CHECK(!strcmp(g->v.names + g->v.name_off[2], "c"));
+        CHECK_EQ_U(g->v.pred[g->v.pred_off[2]], 1);
+        sb_graph_free(g);
+    }
+    CHECK(sb_csv_load_mem("t.csv", in, strlen(in), &e) == NULL);
+    CHECK_CONTAINS(e.msg, "t.csv:2:4: input 2 is not an earlier row");
+    CHECK_CONTAINS(e.msg, "convert --toposort");
+    static const char *cyc = "id,name,kind,inputs\n0,c,compute,2\n1,a,compute,0\n2,b,compute,1\n";
+    CHECK(sb_csv_load_mem_sorted("c.csv", cyc, strlen(cyc), 1, &e) == NULL);
+    CHECK_CONTAINS(e.msg, "the inputs form a cycle: 0 (line 2) reads 2 (line 4) reads 1 (line 3) "
+                          "reads 0");
+}
+
 int main(void)
 {
+    test_toposort();
     test_build();
     test_refusals();
     test_long_names();

@@ -237,14 +237,20 @@ static int cmd_validate(int argc, char **argv)
 static int cmd_convert(int argc, char **argv)
 {
     const char *in = NULL, *out = NULL;
+    struct sb_import_opts imp;
+    sb_import_defaults(&imp);
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
-            printf("usage: schedbench convert IN -o OUT.csv\n"
+            printf("usage: schedbench convert IN -o OUT.csv [--toposort]\n"
                    "Reads IN (workload CSV, or another tool's format by extension)\n"
-                   "and writes it as workload format v1 (docs/workload-format.md).\n");
+                   "and writes it as workload format v1 (docs/workload-format.md).\n"
+                   "--toposort: a CSV whose rows read later rows is put in topological\n"
+                   "order (smallest id first, renumbered); a cycle is named.\n");
             return 0;
         }
-        if (!strcmp(argv[i], "-o") && i + 1 < argc)
+        if (!strcmp(argv[i], "--toposort"))
+            imp.toposort = 1;
+        else if (!strcmp(argv[i], "-o") && i + 1 < argc)
             out = argv[++i];
         else if (!in && argv[i][0] != '-')
             in = argv[i];
@@ -258,7 +264,7 @@ static int cmd_convert(int argc, char **argv)
         return 2;
     }
     struct sb_err e;
-    struct sb_graph *g = sb_graph_load(in, &e);
+    struct sb_graph *g = sb_graph_load_with(in, &imp, &e);
     if (!g) {
         fprintf(stderr, "%s\n", e.msg);
         return 2;

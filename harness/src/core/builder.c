@@ -450,8 +450,9 @@ int sb_builder_input(struct sb_builder *b, uint32_t src)
                      src, id);
     if (src > id)
         return nfail(b, id, SB_BF_INPUTS,
-                     "input %u is not an earlier row (inputs must refer to ids below %u)", src,
-                     id);
+                     "input %u is not an earlier row (inputs must refer to ids below %u; "
+                     "`schedbench convert --toposort` puts rows in order, or names a cycle)",
+                     src, id);
     if (b->n_edges == UINT32_MAX - 1)
         return nfail(b, id, SB_BF_INPUTS, "too many edges");
     if (b->n_edges == b->edge_cap) {

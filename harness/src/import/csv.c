@@ -48,6 +48,18 @@ struct loader {
     size_t fld_off[MAX_COLS];
     uint32_t n_fld;
     int row_overflow;
+    /* --toposort: rows kept whole, built in topological order at the end */
+    int toposort;
+    struct saved *saved;
+    uint32_t n_saved, saved_cap;
+    uint32_t *pos_of; /* [n_saved] file id -> position in the built graph */
+};
+
+/* A row kept for --toposort: its fields as parsed, and its line. */
+struct saved {
+    char *buf;
+    size_t *off;
+    uint32_t n_fld, line;
 };
 
 static int fail(struct loader *L, uint32_t field, const char *fmt, ...)
@@ -217,6 +229,8 @@ static int read_inputs(struct loader *L)
         tok[len] = 0;
         if (parse_u64(tok, UINT32_MAX, &v) != 0)
             return fail(L, fnum(L, COL_INPUTS), "input '%s' is not a node id", tok);
+        if (L->pos_of)
+            v = v < L->n_saved ? L->pos_of[v] : UINT32_MAX;
         if (sb_builder_input(L->b, (uint32_t)v))
             return -1;
         s += len;
@@ -361,7 +375,7 @@ static int read_row(struct loader *L)
     n.loc = L->row_line;
     n.name = field(L, COL_NAME);
     n.op = field(L, COL_OP);
-    if (read_id(L, sb_builder_n_nodes(L->b)) || read_kind_coll(L, &n) ||
+    if ((!L->pos_of && read_id(L, sb_builder_n_nodes(L->b))) || read_kind_coll(L, &n) ||
         read_double(L, COL_COST_US, 0, &n.cost_us) ||
         read_u64(L, COL_OUT_BYTES, &n.out_bytes) ||
         read_u64(L, COL_COMM_BYTES, &n.comm_bytes) || read_group(L, &n.group_size) ||
@@ -397,6 +411,27 @@ static void on_field(void *s, size_t len, void *data)
     L->rowbuf[L->row_len++] = 0;
 }
 
+/* --toposort, pass 1: the row is kept; only its id is checked now. */
+static void save_row(struct loader *L)
+{
+    if (L->n_fld != L->n_cols) {
+        fail(L, 0, "row has %u fields, the header has %u", L->n_fld, L->n_cols);
+        return;
+    }
+    if (read_id(L, L->n_saved))
+        return;
+    if (L->n_saved == L->saved_cap) {
+        L->saved_cap = L->saved_cap ? 2 * L->saved_cap : 1024;
+        L->saved = sb_xrealloc(L->saved, L->saved_cap * sizeof *L->saved);
+    }
+    struct saved *r = &L->saved[L->n_saved++];
+    r->buf = memcpy(sb_xmalloc(L->row_len + 1), L->rowbuf, L->row_len);
+    r->off = memcpy(sb_xmalloc(L->n_fld * sizeof *r->off + 1), L->fld_off,
+                    L->n_fld * sizeof *r->off);
+    r->n_fld = L->n_fld;
+    r->line = L->row_line;
+}
+
 static void on_row(int c, void *data)
 {
     struct loader *L = data;
@@ -406,6 +441,8 @@ static void on_row(int c, void *data)
             fail(L, 0, "row has more than %d fields", MAX_COLS);
         else if (!L->have_header)
             read_header(L);
+        else if (L->toposort)
+            save_row(L);
         else
             read_row(L);
     }
@@ -429,6 +466,160 @@ static void feed(struct loader *L, struct csv_parser *p, const char *buf, size_t
     }
     if (!sb_builder_failed(L->b))
         csv_fini(p, on_field, on_row, L);
+}
+
+/* --toposort, pass 2: the saved rows' inputs as a graph (CSR by consumer),
+ * ordered by Kahn's algorithm taking the smallest file id first (a file
+ * already in order keeps it), then built in that order.  A cycle is refused
+ * with its rows. */
+static void restore(struct loader *L, const struct saved *r)
+{
+    size_t len = r->n_fld ? r->off[r->n_fld - 1] + strlen(r->buf + r->off[r->n_fld - 1]) + 1 : 0;
+    if (len > L->row_cap) {
+        L->row_cap = len;
+        L->rowbuf = sb_xrealloc(L->rowbuf, L->row_cap);
+    }
+    memcpy(L->rowbuf, r->buf, len);
+    memcpy(L->fld_off, r->off, r->n_fld * sizeof *r->off);
+    L->n_fld = r->n_fld;
+    L->row_line = r->line;
+}
+
+static int saved_inputs(struct loader *L, uint32_t **off, uint32_t **in)
+{
+    uint32_t n = L->n_saved, cap = n + 16, k = 0;
+    *off = sb_xmalloc(((size_t)n + 1) * sizeof **off);
+    *in = sb_xmalloc(cap * sizeof **in);
+    for (uint32_t v = 0; v < n; v++) {
+        restore(L, &L->saved[v]);
+        (*off)[v] = k;
+        for (const char *s = field(L, COL_INPUTS); *s;) {
+            while (*s == ' ')
+                s++;
+            size_t len = strcspn(s, " ");
+            char tok[32];
+            uint64_t x;
+            if (!len)
+                break;
+            if (len >= sizeof tok || (memcpy(tok, s, len), tok[len] = 0, parse_u64(tok, UINT32_MAX, &x)))
+                return fail(L, fnum(L, COL_INPUTS), "input '%.20s' is not a node id", s);
+            if (x >= n)
+                return fail(L, fnum(L, COL_INPUTS), "input %s is not a row of the file (ids "
+                                                    "are 0..%u)", tok, n - 1);
+            if (k == cap)
+                *in = sb_xrealloc(*in, (cap *= 2) * sizeof **in);
+            (*in)[k++] = (uint32_t)x;
+            s += len;
+        }
+    }
+    (*off)[n] = k;
+    return 0;
+}
+
+/* Rows left unplaced hold a cycle: walk inputs among them until one repeats. */
+static int report_cycle(struct loader *L, const uint32_t *off, const uint32_t *in,
+                        const uint32_t *left)
+{
+    uint32_t n = L->n_saved, v = 0;
+    while (v < n && !left[v])
+        v++;
+    uint32_t *seen = sb_xcalloc((size_t)n + 1, sizeof *seen), step = 1;
+    while (!seen[v]) {
+        seen[v] = step++;
+        uint32_t next = v;
+        for (uint32_t e = off[v]; e < off[v + 1] && next == v; e++)
+            if (left[in[e]])
+                next = in[e];
+        if (next == v) /* unreachable: an unplaced row has an unplaced input */
+            break;
+        v = next;
+    }
+    char msg[300];
+    size_t k = 0;
+    uint32_t start = v;
+    do {
+        k += (size_t)snprintf(msg + k, sizeof msg - k, "%s%u (line %u)", k ? " reads " : "", v,
+                              L->saved[v].line);
+        uint32_t next = v;
+        for (uint32_t e = off[v]; e < off[v + 1] && next == v; e++)
+            if (left[in[e]] && seen[in[e]])
+                next = in[e];
+        v = next;
+    } while (v != start && k < sizeof msg - 40);
+    snprintf(msg + k, sizeof msg - k, " reads %u", start);
+    free(seen);
+    L->row_line = L->saved[start].line;
+    return fail(L, fnum(L, COL_INPUTS), "the inputs form a cycle: %s", msg);
+}
+
+static void toposort_build(struct loader *L)
+{
+    uint32_t n = L->n_saved, *off, *in, placed = 0;
+    if (saved_inputs(L, &off, &in)) {
+        free(off), free(in);
+        return;
+    }
+    uint32_t *left = sb_xcalloc((size_t)n + 1, sizeof *left);
+    uint32_t *soff = sb_xcalloc((size_t)n + 2, sizeof *soff), *succ;
+    for (uint32_t v = 0; v < n; v++)
+        for (uint32_t e = off[v]; e < off[v + 1]; e++)
+            left[v]++, soff[in[e] + 2]++;
+    for (uint32_t v = 0; v < n; v++)
+        soff[v + 2] += soff[v + 1];
+    succ = sb_xmalloc(((size_t)off[n] + 1) * sizeof *succ);
+    for (uint32_t v = 0; v < n; v++)
+        for (uint32_t e = off[v]; e < off[v + 1]; e++)
+            succ[soff[in[e] + 1]++] = v;
+    /* a min-heap of ready file ids */
+    uint32_t *heap = sb_xmalloc(((size_t)n + 1) * sizeof *heap), h = 0;
+    L->pos_of = sb_xmalloc(((size_t)n + 1) * sizeof *L->pos_of);
+    for (uint32_t v = 0; v < n; v++)
+        L->pos_of[v] = UINT32_MAX;
+    uint32_t *order = sb_xmalloc(((size_t)n + 1) * sizeof *order);
+    for (uint32_t v = 0; v <= n; v++) {
+        uint32_t x = v < n && !left[v] ? v : UINT32_MAX;
+        while (x == UINT32_MAX && h && v == n) { /* drain */
+            uint32_t top = heap[0], last = heap[--h], c = 0;
+            for (;;) {
+                uint32_t l = 2 * c + 1, m = c;
+                if (l < h && heap[l] < last)
+                    m = l;
+                if (l + 1 < h && heap[l + 1] < (m == c ? last : heap[m]))
+                    m = l + 1;
+                if (m == c)
+                    break;
+                heap[c] = heap[m];
+                c = m;
+            }
+            if (h)
+                heap[c] = last;
+            order[placed] = top;
+            L->pos_of[top] = placed++;
+            for (uint32_t e = soff[top]; e < soff[top + 1]; e++)
+                if (--left[succ[e]] == 0) {
+                    uint32_t s = succ[e], d = h++;
+                    for (; d && heap[(d - 1) / 2] > s; d = (d - 1) / 2)
+                        heap[d] = heap[(d - 1) / 2];
+                    heap[d] = s;
+                }
+        }
+        if (x != UINT32_MAX) {
+            uint32_t d = h++;
+            for (; d && heap[(d - 1) / 2] > x; d = (d - 1) / 2)
+                heap[d] = heap[(d - 1) / 2];
+            heap[d] = x;
+        }
+    }
+    if (placed < n) {
+        for (uint32_t v = 0; v < n; v++)
+            left[v] = L->pos_of[v] == UINT32_MAX ? 1 : 0;
+        report_cycle(L, off, in, left);
+    }
+    for (uint32_t k = 0; k < placed && placed == n && !sb_builder_failed(L->b); k++) {
+        restore(L, &L->saved[order[k]]);
+        read_row(L);
+    }
+    free(off), free(in), free(left), free(soff), free(succ), free(heap), free(order);
 }
 
 /* ---- metadata ------------------------------------------------------------- */
@@ -522,12 +713,18 @@ static int nul_byte(const char *path, const char *buf, size_t n, struct sb_err *
 struct sb_graph *sb_csv_load_mem(const char *path, const char *buf, size_t n,
                                  struct sb_err *e)
 {
+    return sb_csv_load_mem_sorted(path, buf, n, 0, e);
+}
+
+struct sb_graph *sb_csv_load_mem_sorted(const char *path, const char *buf, size_t n,
+                                        int toposort, struct sb_err *e)
+{
     /* a UTF-8 byte-order mark (spreadsheet exports write one) is not data */
     if (n >= 3 && !memcmp(buf, "\xef\xbb\xbf", 3))
         buf += 3, n -= 3;
     if (nul_byte(path, buf, n, e))
         return NULL;
-    struct loader L = {.path = path, .line = 1};
+    struct loader L = {.path = path, .line = 1, .toposort = toposort};
     L.b = sb_builder_new(path, SB_LOC_LINE, e);
     const char *body = skip_metadata(&L, buf, buf + n);
     if (body) {
@@ -540,6 +737,12 @@ struct sb_graph *sb_csv_load_mem(const char *path, const char *buf, size_t n,
         feed(&L, &p, body, (size_t)(buf + n - body));
         csv_free(&p);
     }
+    if (L.toposort && !sb_builder_failed(L.b) && L.n_saved)
+        toposort_build(&L);
+    for (uint32_t i = 0; i < L.n_saved; i++)
+        free(L.saved[i].buf), free(L.saved[i].off);
+    free(L.saved);
+    free(L.pos_of);
     free(L.rowbuf);
     if (!sb_builder_failed(L.b) && !L.have_header) {
         L.row_line = L.line;

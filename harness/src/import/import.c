@@ -26,6 +26,7 @@ static const struct key keys[] = {
     {"npus", 1, 1 << 20, offsetof(struct sb_import_opts, npus), 1},
     {"ctrl_deps", 0, 1, offsetof(struct sb_import_opts, ctrl_deps), 1},
     {"streams", 0, 1, offsetof(struct sb_import_opts, streams), 1},
+    {"toposort", 0, 1, offsetof(struct sb_import_opts, toposort), 1},
 };
 
 void sb_import_defaults(struct sb_import_opts *o)
@@ -39,6 +40,7 @@ void sb_import_defaults(struct sb_import_opts *o)
     o->npus_set = 0;
     o->ctrl_deps = 0;
     o->streams = 1;
+    o->toposort = 0;
 }
 
 int sb_import_parse(struct sb_import_opts *o, const char *spec, struct sb_err *e)
@@ -54,7 +56,7 @@ int sb_import_parse(struct sb_import_opts *o, const char *spec, struct sb_err *e
             k++;
         if (k == sizeof keys / sizeof keys[0]) {
             rc = sb_errf(e, "unknown import option '%s' (known: peak_tflops, mem_gbps, "
-                            "clock_ghz, npus, ctrl_deps, streams)", kv);
+                            "clock_ghz, npus, ctrl_deps, streams, toposort)", kv);
             break;
         }
         double v = eq ? strtod(eq + 1, &end) : NAN;
@@ -86,8 +88,7 @@ typedef struct sb_graph *(*load_mem_fn)(const char *path, const char *buf, size_
 static struct sb_graph *csv_mem(const char *path, const char *buf, size_t n,
                                 const struct sb_import_opts *o, struct sb_err *e)
 {
-    (void)o;
-    return sb_csv_load_mem(path, buf, n, e);
+    return sb_csv_load_mem_sorted(path, buf, n, (int)o->toposort, e);
 }
 
 static struct sb_graph *hlo_mem(const char *path, const char *buf, size_t n,

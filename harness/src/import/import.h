@@ -14,6 +14,7 @@ struct sb_import_opts {
     uint32_t npus_set;  /* npus was given (Chakra: else the trace's rank files) */
     uint32_t ctrl_deps; /* Chakra: 1 follows ctrl_deps as edges too */
     uint32_t streams;   /* Chakra: 1 (default) a stream per thread (tid), 0 one stream */
+    uint32_t toposort;  /* CSV: 1 reorders rows topologically */
 };
 
 void sb_import_defaults(struct sb_import_opts *o);
@@ -38,6 +39,11 @@ int sb_graph_write(const struct sb_graph *g, const char *path, struct sb_err *e)
  * them without files; path names the input in messages. */
 struct sb_graph *sb_csv_load_mem(const char *path, const char *buf, size_t n,
                                  struct sb_err *e);
+/* The same, with toposort: rows whose inputs are later rows are put in
+ * topological order (smallest id first; a cycle is refused), and nodes are
+ * renumbered (convert --toposort, --import toposort=1). */
+struct sb_graph *sb_csv_load_mem_sorted(const char *path, const char *buf, size_t n,
+                                        int toposort, struct sb_err *e);
 struct sb_graph *sb_hlo_load_mem(const char *path, const char *buf, size_t n,
                                  struct sb_err *e);
 struct sb_graph *sb_chakra_load_mem(const char *path, const uint8_t *buf, size_t n,
