@@ -33,7 +33,7 @@ static void test_good(void)
     struct sb_err e;
     struct sb_machine *m = load_text(
         "devices:\n"
-        "  - {name: g0, kind: gpu, mem_bytes: 1000, units: 4}\n"
+        "  - {name: g0, kind: gpu, mem_bytes: 1000B, units: 4}\n"
         "  - name: c0\n"
         "    kind: cpu\n"
         "    speed: {default: 0.5, embed: 3}\n"

@@ -65,6 +65,42 @@ static int num(struct mload *L, yaml_node_t *n, const char *what, double lo, dou
     return 0;
 }
 
+/* mem_bytes: bytes, or a number with a unit as a person writes it (80GB,
+ * 80GiB, 512MiB; decimal and binary).  A bare number under 1 MiB is most
+ * likely gigabytes written without a unit ("mem_bytes: 40"): refused, with
+ * the accepted range; "2500B" says bytes were meant. */
+static int mem_bytes(struct mload *L, yaml_node_t *n, double *out)
+{
+    static const struct {
+        const char *unit;
+        double mult;
+    } units[] = {{"", 1},      {"B", 1},       {"KB", 1e3},           {"MB", 1e6},
+                 {"GB", 1e9},  {"TB", 1e12},   {"KiB", 1024.0},       {"MiB", 1048576.0},
+                 {"GiB", 1073741824.0},        {"TiB", 1099511627776.0}};
+    const char *s = scalar(n);
+    char *end;
+    double v = s ? strtod(s, &end) : NAN;
+    if (!s || end == s || !isfinite(v) || v <= 0)
+        return failn(L, n, "mem_bytes '%s' is not a size (bytes, or with a unit: 80GB, 80GiB)",
+                     s ? s : "?");
+    while (*end == ' ')
+        end++;
+    for (size_t i = 0; i < sizeof units / sizeof units[0]; i++)
+        if (!strcmp(end, units[i].unit)) {
+            double b = v * units[i].mult;
+            /* an explicit "B" says bytes were meant, however few (hand-sized
+             * test machines) */
+            double lo = !strcmp(end, "B") ? 1 : 1048576.0;
+            if (b < lo || b > 1125899906842624.0)
+                return failn(L, n, "mem_bytes '%s' is not in 1 MiB..1 PiB (bytes; write the "
+                                   "unit: 40GB, 40GiB, or 2500B for so few bytes)", s);
+            *out = b;
+            return 0;
+        }
+    return failn(L, n, "mem_bytes '%s': unknown unit (B, KB, MB, GB, TB, KiB, MiB, GiB, TiB)",
+                 s);
+}
+
 static int dev_index(const struct sb_machine *m, const char *name)
 {
     for (uint32_t d = 0; d < m->v.n_devices; d++)
@@ -164,8 +200,8 @@ static int read_device(struct mload *L, yaml_node_t *n, uint32_t d)
         } else if (!strcmp(key, "speed")) {
             rc = read_speed(L, val, d);
         } else if (!strcmp(key, "mem_bytes")) {
-            if (!(rc = num(L, val, "mem_bytes", 1, &x)))
-                m->cap[d] = x >= 1.8e19 ? SB_MEM_UNLIMITED : (uint64_t)x;
+            if (!(rc = mem_bytes(L, val, &x)))
+                m->cap[d] = (uint64_t)x;
         } else if (!strcmp(key, "units")) {
             if (!(rc = num(L, val, "units", 1, &x)) && (x != floor(x) || x > 1e6))
                 rc = failn(L, val, "%s", "units must be an integer in 1..10^6");
