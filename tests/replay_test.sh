@@ -22,6 +22,7 @@ if [ -d "$G" ]; then
     # network system expected-end expected-exposed (us), ASTRA-sim's README table
     while read -r comm sys net want_end want_exp; do
         for wl in llama-L4-r8.csv llama.0.et; do
+            rm -f "$W/r.csv"
             "$BIN" run -q -w "$G/$wl" -s ready --comm "$comm" --system "$G/$sys" \
                 --network "$G/$net" -o "$W/r.csv" 2>"$W/err"
             got=$(tail -1 "$W/r.csv" | cut -d, -f6,8)
@@ -34,6 +35,7 @@ astra-aware system.json ring8.yml 607794.140 457586.140
 astra system-2d.json sw4x2.yml 158202.331 7994.331
 EOF
     # the file's own order ends later (the README's 726,100.492 us)
+    rm -f "$W/r.csv"
     "$BIN" run -q -w "$G/llama.0.et" -s original --comm astra --system "$G/system.json" \
         --network "$G/ring8.yml" -o "$W/r.csv" 2>/dev/null
     got=$(tail -1 "$W/r.csv" | cut -d, -f6)

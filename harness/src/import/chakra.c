@@ -561,7 +561,8 @@ static uint32_t storages_of(struct trace *T)
     }
     for (uint32_t u = 0; u < T->n_use; u++)
         T->use[u].k = pos[T->use[u].node];
-    qsort(T->use, T->n_use, sizeof *T->use, cmp_use_id); /* pass 2 */
+    if (T->n_use) /* qsort takes no NULL, even for nothing */
+        qsort(T->use, T->n_use, sizeof *T->use, cmp_use_id); /* pass 2 */
     T->st_bytes = sb_xmalloc(((size_t)T->n_use + 1) * sizeof *T->st_bytes);
     for (uint32_t u = 0; u < T->n_use; u++) {
         if (!u || T->use[u].id != T->use[u - 1].id)
@@ -573,7 +574,8 @@ static uint32_t storages_of(struct trace *T)
     T->st_node = sb_xmalloc(((size_t)T->n_st + 1) * sizeof *T->st_node);
     for (uint32_t s = 0; s < T->n_st; s++)
         T->st_node[s] = SB_NONE;
-    qsort(T->use, T->n_use, sizeof *T->use, cmp_use_node); /* pass 3 */
+    if (T->n_use)
+        qsort(T->use, T->n_use, sizeof *T->use, cmp_use_node); /* pass 3 */
     T->use_off = sb_xcalloc((size_t)T->n + 2, sizeof *T->use_off);
     for (uint32_t u = 0; u < T->n_use; u++)
         T->use_off[T->use[u].k + 1]++;
@@ -678,7 +680,8 @@ static uint32_t streams_of(struct trace *T)
     for (uint32_t i = 0; i < n; i++)
         if (T->node[i]->type == CHAKRA_PROTO_MSG__NODE_TYPE__COMP_NODE && key[i] >= 0)
             sorted[n_keys++] = key[i];
-    qsort(sorted, n_keys, sizeof *sorted, cmp_i64);
+    if (n_keys)
+        qsort(sorted, n_keys, sizeof *sorted, cmp_i64);
     for (uint32_t i = 0, best = 0, run = 0; i < n_keys; i++) {
         run = i && sorted[i] == sorted[i - 1] ? run + 1 : 1;
         if (run > best) /* ties keep the smaller tid: sorted ascending */
@@ -693,7 +696,8 @@ static uint32_t streams_of(struct trace *T)
     for (uint32_t i = 0; i < n; i++)
         if (key[i] != INT64_MIN)
             sorted[n_keys++] = key[i];
-    qsort(sorted, n_keys, sizeof *sorted, cmp_i64);
+    if (n_keys)
+        qsort(sorted, n_keys, sizeof *sorted, cmp_i64);
     uint32_t m = 0;
     for (uint32_t i = 0; i < n_keys; i++)
         if (!m || sorted[i] != sorted[m - 1])
