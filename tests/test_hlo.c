@@ -36,8 +36,11 @@ static void inputs(const struct sb_graph *g, uint32_t v, char *buf, size_t n)
  *            payload 64, group {{0,1}} = 2
  *  4 done(ag)  done   reads 3
  *  5 f       loop_fusion 32, reads param twice
- *  6 t       tuple: its own {} buffer = 64+32 = 96; reads done(ag), f and, as
- *            control predecessor, bc: "4 5 2"
+ *  6 t       tuple: `run` imports the module as a training step, where a
+ *            tuple holds pointers to its elements' buffers and runs no
+ *            kernel: a nop of 0 bytes (the conformance build, which keeps
+ *            the scheduler tests' sizes, gives it its {} buffer, 64+32 = 96);
+ *            reads done(ag), f and, as control predecessor, bc: "4 5 2"
  *  7 g       get-tuple-element: a nop viewing t (alias, no bytes)
  *  8 cps     (f32[8], f32[8], u32[], u32[]): {} 72 plus {1} 32, {2} 4, {3} 4
  *            = 112 ({0} views f); payload 32
@@ -56,10 +59,10 @@ static void test_basic(void)
     static const char *const names[] = {"param", "c", "bc", "start(ag)", "done(ag)", "f", "t",
                                         "g", "cps", "cpd", "out"};
     static const uint8_t kinds[] = {SB_KIND_INPUT, SB_KIND_NOP, SB_KIND_NOP, SB_KIND_START,
-                                    SB_KIND_DONE, SB_KIND_COMPUTE, SB_KIND_COMPUTE,
+                                    SB_KIND_DONE, SB_KIND_COMPUTE, SB_KIND_NOP,
                                     SB_KIND_NOP, SB_KIND_START, SB_KIND_DONE,
                                     SB_KIND_COMPUTE};
-    static const uint64_t bytes[] = {32, 2, 16, 160, 0, 32, 96, 0, 112, 0, 32};
+    static const uint64_t bytes[] = {32, 2, 16, 160, 0, 32, 0, 0, 112, 0, 32};
     static const char *const ins[] = {"", "", "1", "0", "3", "0 0", "4 5 2", "6", "5", "8",
                                       "9 5"};
     CHECK_EQ_U(g->v.n_nodes, 11);
@@ -86,24 +89,48 @@ static void test_basic(void)
     sb_graph_free(g);
 }
 
-/* A while whose body all-reduces: the while is one compute node viewing its
- * operand's buffer, and the collective inside is counted in the metadata. */
+/* hlo_while.hlo as a training step: the loop runs 4 times (counter z = 0,
+ * compare LT with n = 4, body adds one = 1: ceil((4 - 0) / 1) = 4), each
+ * iteration emitted under "w/iterK/".  get-tuple-element of a tuple is the
+ * element itself, so the body's x and i are no nodes: x is x0 in iteration 0
+ * and the previous iteration's all-reduce after, i is z then the previous j.
+ * Rows: 0 x0 input, 1 z nop, 2 init nop (tuple); iteration k from 3 + 5k:
+ * start(ar) reads x, done(ar) reads the start, one (nop), j = add(i, one),
+ * r = tuple(ar, j) (nop).  y = get-tuple-element(w) is iteration 3's ar: its
+ * done (row 19) is the output.  23 rows, 4 all-reduces. */
 static void test_while(void)
 {
     struct sb_err e;
+    char buf[64];
     struct sb_graph *g = sb_graph_load(SB_TEST_DATA "/hlo_cases/hlo_while.hlo", &e);
     if (!g) {
         fprintf(stderr, "%s\n", e.msg);
         CHECK(0);
         return;
     }
-    CHECK_EQ_U(g->v.n_nodes, 5);
-    CHECK(!strcmp(op_of(g, 3), "while"));
-    CHECK_EQ_U(g->v.kind[3], SB_KIND_COMPUTE);
-    CHECK_EQ_U(g->v.flags[3], SB_FLAG_ALIAS);
-    CHECK(!strcmp(sb_graph_meta(g, "hlo_called_collectives"), "1"));
-    /* init tuple: its only user is the while, so XLA treats it as a nop */
-    CHECK_EQ_U(g->v.kind[2], SB_KIND_NOP);
+    CHECK_EQ_U(g->v.n_nodes, 23);
+    CHECK_EQ_U(sb_graph_n_collectives(g), 4);
+    for (uint32_t k = 0; k < 4 && g->v.n_nodes == 23; k++) {
+        uint32_t b = 3 + 5 * k;
+        char want[64];
+        snprintf(want, sizeof want, "start(w/iter%u/ar)", k);
+        CHECK(!strcmp(name_of(g, b), want));
+        snprintf(want, sizeof want, "w/iter%u/j", k);
+        CHECK(!strcmp(name_of(g, b + 3), want));
+        CHECK_EQ_U(g->v.kind[b], SB_KIND_START);
+        CHECK_EQ_U(g->v.comm_bytes[b], 16); /* f32[4] */
+        CHECK_EQ_U(g->v.group_size[b], 4);  /* {{0,1,2,3}} */
+        inputs(g, b, buf, sizeof buf);
+        snprintf(want, sizeof want, "%u", k ? b - 4 : 0); /* x0, then done(ar) */
+        CHECK(!strcmp(buf, want));
+        inputs(g, b + 3, buf, sizeof buf);
+        snprintf(want, sizeof want, "%u %u", k ? b - 2 : 1, b + 2); /* i, one */
+        CHECK(!strcmp(buf, want));
+        CHECK_EQ_U(g->v.kind[b + 4], SB_KIND_NOP); /* the tuple */
+    }
+    CHECK_EQ_U(g->v.flags[19], SB_FLAG_OUTPUT);
+    /* j adds two s32 scalars: 1 FLOP, 4 + 4 read + 4 written = 12 bytes */
+    CHECK(g->flops && g->flops[6] == 1 && g->bytes_accessed[6] == 12);
     sb_graph_free(g);
 }
 

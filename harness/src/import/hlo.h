@@ -22,7 +22,19 @@ struct sb_hlo_opts {
     const char *computation; /* text name; NULL = ENTRY */
     int keep_sync;           /* 1: leave synchronous collectives unsplit (XLA's
                                 fixture without AsyncCollectiveCreator) */
+    int step;                /* 1: the ENTRY as a training step runs (what `run`
+                                imports): control flow expanded (sb_hlo_expand
+                                first), FLOPs and bytes from the shapes, every
+                                synchronous collective split, XLA's buffer rules
+                                (workloads/importers/hlo.md, "Training steps") */
 };
+
+/* Expands the ENTRY's while loops and calls for a step build; 0, or -1 with
+ * "file:line: message" (a loop without a trip count, recursion). */
+int sb_hlo_expand(struct sb_hlo_module *m, struct sb_err *e);
+/* validate's report of a step graph: FLOPs and bytes by op class, collectives
+ * by type. */
+void sb_hlo_print_summary(const struct sb_graph *g, FILE *f);
 
 /* What a node of the built graph is in HLO terms. */
 struct sb_hlo_node {
