@@ -1,3 +1,6 @@
+#define _POSIX_C_SOURCE 200809L
+#include <dirent.h>
+#include <math.h>
 #include <stdlib.h>
 /* The HLO text importer (files in tests/data/hlo_cases/, out of the way of
  * `run -w tests/data`): a module with the constructs XLA's scheduler tests
@@ -240,8 +243,116 @@ static void test_unterminated(void)
     free(buf);
 }
 
+/* tests/data/hlo_cost/: each file is one test of XLA's
+ * hlo_cost_analysis_test.cc at 183fa00, its module written as HLO text by hand
+ * (the builder calls of the test, or its own text), with the figures the test
+ * expects in "// expect: flops=N transcendentals=N bytes=N" (any of them),
+ * "// instr: NAME" when the test asks one instruction rather than the whole
+ * computation, and "// skip: why" for the tests schedbench does not model. */
+static int read_case(const char *path, char **text, size_t *n)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return -1;
+    fseek(f, 0, SEEK_END);
+    long len = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    *text = malloc((size_t)len + 1);
+    *n = fread(*text, 1, (size_t)len, f);
+    (*text)[*n] = 0;
+    fclose(f);
+    return 0;
+}
+
+static int run_cost_case(const char *dir, const char *file, int *skipped)
+{
+    char path[1024], instr[256] = "", *text = NULL;
+    size_t n = 0;
+    snprintf(path, sizeof path, "%s/%s", dir, file);
+    *skipped = 0;
+    if (read_case(path, &text, &n))
+        return 0;
+    const char *skip = strstr(text, "// skip: ");
+    if (skip) {
+        const char *end = strchr(skip, '\n');
+        printf("  skip %s: %.*s\n", file, (int)(end ? end - skip - 9 : 60), skip + 9);
+        *skipped = 1;
+        free(text);
+        return 1;
+    }
+    const char *ins = strstr(text, "// instr: ");
+    if (ins)
+        sscanf(ins + 10, "%255s", instr);
+    double want[3] = {-1, -1, -1}, got[3];
+    static const char *const keys[3] = {"flops=", "transcendentals=", "bytes="};
+    const char *exp = strstr(text, "// expect: ");
+    const char *eol = exp ? strchr(exp, '\n') : NULL;
+    for (int k = 0; k < 3 && exp; k++) {
+        const char *p = strstr(exp, keys[k]);
+        if (p && (!eol || p < eol))
+            want[k] = strtod(p + strlen(keys[k]), NULL);
+    }
+    struct sb_err e;
+    struct sb_hlo_module *m = sb_hlo_parse(file, text, n, &e);
+    int ok = m != NULL && exp != NULL;
+    if (!m)
+        printf("  FAIL %s: %s\n", file, e.msg);
+    if (m && sb_hlo_cost_total(m, instr[0] ? instr : NULL, got)) {
+        printf("  FAIL %s: no instruction '%s'\n", file, instr);
+        ok = 0;
+    }
+    for (int k = 0; k < 3 && ok; k++)
+        if (want[k] >= 0 && fabs(got[k] - want[k]) > 1e-9 * (want[k] > 1 ? want[k] : 1)) {
+            printf("  FAIL %s: %s%.17g, XLA's test expects %.17g\n", file, keys[k], got[k],
+                   want[k]);
+            ok = 0;
+        }
+    sb_hlo_free(m);
+    free(text);
+    return ok;
+}
+
+static int by_name(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static void test_cost_conformance(void)
+{
+    const char *dir = SB_TEST_DATA "/hlo_cost";
+    DIR *d = opendir(dir);
+    CHECK(d != NULL);
+    if (!d)
+        return;
+    char **files = NULL;
+    size_t nf = 0;
+    for (struct dirent *de; (de = readdir(d));) {
+        size_t l = strlen(de->d_name);
+        if (l > 4 && !strcmp(de->d_name + l - 4, ".hlo")) {
+            files = realloc(files, (nf + 1) * sizeof *files);
+            files[nf++] = strdup(de->d_name);
+        }
+    }
+    closedir(d);
+    qsort(files, nf, sizeof *files, by_name);
+    unsigned passed = 0, failed = 0, skipped = 0;
+    for (size_t i = 0; i < nf; i++) {
+        int sk;
+        int ok = run_cost_case(dir, files[i], &sk);
+        skipped += sk;
+        passed += ok && !sk;
+        failed += !ok;
+        free(files[i]);
+    }
+    free(files);
+    printf("hlo_cost: %u passed, %u failed, %u skipped\n", passed, failed, skipped);
+    CHECK_EQ_U(failed, 0);
+    CHECK_EQ_U(passed + failed + skipped, 51); /* the 51 TESTs of the file */
+}
+
 int main(void)
 {
+    test_cost_conformance();
     test_unterminated();
     test_basic();
     test_while();

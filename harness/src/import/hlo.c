@@ -1662,3 +1662,23 @@ void sb_hlo_print_summary(const struct sb_graph *g, FILE *f)
             fprintf(f, "    collective %-18s %6u  bytes %.6e\n", sb_coll_name((enum sb_coll)t),
                     nc[t], cb[t]);
 }
+
+int sb_hlo_cost_total(const struct sb_hlo_module *m, const char *instr, double out[3])
+{
+    const struct comp *c = &m->c[m->entry];
+    struct hlo_costs *hc = hlo_costs_new(m, c);
+    int found = 0;
+    out[0] = out[1] = out[2] = 0;
+    for (uint32_t i = 0; i < c->n; i++) {
+        if (instr && strcmp(c->in[i].name, instr) != 0)
+            continue;
+        struct hlo_cost x;
+        hlo_cost_of(hc, i, &x);
+        out[0] += x.flops;
+        out[1] += x.transcendentals;
+        out[2] += x.bytes;
+        found = 1;
+    }
+    hlo_costs_free(hc);
+    return instr && !found ? -1 : 0;
+}

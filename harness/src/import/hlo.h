@@ -32,6 +32,10 @@ struct sb_hlo_opts {
 /* Expands the ENTRY's while loops and calls for a step build; 0, or -1 with
  * "file:line: message" (a loop without a trip count, recursion). */
 int sb_hlo_expand(struct sb_hlo_module *m, struct sb_err *e);
+/* HloCostAnalysis figures of the ENTRY (the sum over its instructions, as a
+ * visit from its root adds them) or of its instruction `instr`: out[0] FLOPs,
+ * out[1] transcendentals, out[2] bytes accessed.  -1 when instr is absent. */
+int sb_hlo_cost_total(const struct sb_hlo_module *m, const char *instr, double out[3]);
 /* validate's report of a step graph: FLOPs and bytes by op class, collectives
  * by type. */
 void sb_hlo_print_summary(const struct sb_graph *g, FILE *f);

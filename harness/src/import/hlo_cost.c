@@ -260,6 +260,11 @@ static double config_num(const char *cfg, const char *key, double dflt)
 
 static struct hlo_cost comp_cost(struct hlo_costs *hc, const char *name);
 
+struct win_dim {
+    long size, stride, pad_lo, pad_hi, lhs_dil, rhs_dil;
+};
+static uint32_t parse_window(const char *w, struct win_dim *d, uint32_t max);
+
 static void cost_conv(const struct hlo_costs *hc, const struct instr *in, struct hlo_cost *o);
 
 /* cuBLAS / TransformerEngine / cuDNN custom-calls; 0 when target unknown. */
@@ -461,18 +466,40 @@ static void cost_instr(struct hlo_costs *hc, const struct instr *in, struct hlo_
             const struct instr *a = operand(hc, in, 0);
             n = (a ? (double)a->sh.elems : 0) - out_el;
         } else if (!strcmp(op, "reduce-window")) {
+            struct win_dim wd[HLO_MAX_RANK];
+            uint32_t nd = parse_window(in->window, wd, HLO_MAX_RANK);
             double w = 1;
-            const char *sz = in->window ? strstr(in->window, "size=") : NULL;
-            for (const char *q = sz ? sz + 5 : NULL; q && *q >= '0' && *q <= '9';) {
-                char *end;
-                w *= (double)strtoul(q, &end, 10);
-                q = *end == 'x' ? end + 1 : NULL;
+            int n_red = 0, n_pad = 0, rdim = -1;
+            for (uint32_t d = 0; d < nd; d++) {
+                w *= (double)wd[d].size;
+                n_red += wd[d].size != 1;
+                n_pad += wd[d].pad_lo || wd[d].pad_hi;
+                if (rdim < 0 && wd[d].size != 1 && wd[d].pad_lo && wd[d].pad_lo == wd[d].pad_hi &&
+                    wd[d].size == 2 * wd[d].pad_lo + 1)
+                    rdim = (int)d;
             }
             n = (w - 1) * out_el;
+            /* a window spanning the whole padded dimension (a reduction
+             * broadcast back): one pass plus a scan (HandleReduceWindow) */
+            if (n_red == 1 && n_pad == 1 && !in->sh.tuple && rdim >= 0 &&
+                (uint32_t)rdim < in->sh.rank &&
+                (double)wd[rdim].pad_lo == (double)in->sh.dims[rdim] - 1) {
+                double dim = (double)in->sh.dims[rdim];
+                n = out_el / dim + (dim - 1);
+            }
         } else if (!strcmp(op, "scatter")) {
-            double upd = op_bytes(hc, in, 2), idx = op_bytes(hc, in, 1);
-            o->bytes = 3 * upd + idx;
-            n = op_elems(hc, in, 2);
+            /* (operands..., indices, updates...): every update read, written
+             * and its destination read, plus the indices */
+            uint32_t k = in->n_ops ? (in->n_ops - 1) / 2 : 0;
+            double upd = 0;
+            for (uint32_t j = k + 1; j < in->n_ops; j++)
+                upd += op_bytes(hc, in, j);
+            o->bytes = 3 * upd + op_bytes(hc, in, k);
+            n = op_elems(hc, in, k + 1);
+            if (k > 1) { /* op_elems sums a tuple's leaves: one update's count */
+                const struct instr *u = operand(hc, in, k + 1);
+                n = u ? (double)u->sh.elems : 0;
+            }
         }
         o->flops = f.flops * n;
         o->transcendentals = f.transcendentals * n;
@@ -589,10 +616,6 @@ void hlo_cost_of(struct hlo_costs *hc, uint32_t i, struct hlo_cost *out)
 
 /* ---- convolution (GetConvolutionFlops) ------------------------------------ */
 
-struct win_dim {
-    long size, stride, pad_lo, pad_hi, lhs_dil, rhs_dil;
-};
-
 /* window={size=3x3 stride=2x2 pad=1_1x1_1 lhs_dilate=.. rhs_dilate=..} */
 static uint32_t parse_window(const char *w, struct win_dim *d, uint32_t max)
 {
@@ -693,9 +716,29 @@ static void cost_conv(const struct hlo_costs *hc, const struct instr *in, struct
         long out_l = (long)in->sh.dims[cd.out_sp[s]];
         const struct win_dim *w = &wd[s];
         long count = 0;
-        /* every (kernel, output) position pair that lands on a real input
-         * element, as GetConvolutionFlops counts them */
-        for (long ki = 0; ki < k_l; ki++)
+        /* GetConvolutionFlops' two closed forms: a window as wide as the
+         * base-dilated input with one output per input position, and a
+         * one-element input padded to the kernel's width */
+        if (in_l == out_l && k_l == out_l && in_l == w->lhs_dil && w->rhs_dil == 1 &&
+            (in_l - 1 > 1 ? in_l - 1 : 1) == w->stride && !w->pad_lo && !w->pad_hi) {
+            valid *= (double)in_l;
+            continue;
+        }
+        if (in_l == 1 && k_l == out_l && w->rhs_dil == 1 && w->lhs_dil == 1 &&
+            w->stride == 1 && w->pad_hi == out_l - 1 && w->pad_lo == out_l - 1) {
+            valid *= (double)out_l;
+            continue;
+        }
+        for (long ki = 0; ki < k_l && w->stride == 1 && w->lhs_dil == 1; ki++) {
+            /* unit stride, no base dilation: the overlap in closed form */
+            long base = w->pad_lo - ki * w->rhs_dil;
+            long hi = in_l + base < out_l ? in_l + base : out_l;
+            long lo = base > 0 ? base : 0;
+            count += hi - lo > 0 ? hi - lo : 0;
+        }
+        /* otherwise every (kernel, output) position pair that lands on a
+         * real input element */
+        for (long ki = 0; ki < k_l && !(w->stride == 1 && w->lhs_dil == 1); ki++)
             for (long oi = 0; oi < out_l; oi++) {
                 long u = oi * w->stride - w->pad_lo + ki * w->rhs_dil;
                 long li = w->lhs_dil > 1 ? u / w->lhs_dil : u;
