@@ -10,6 +10,7 @@
 #include "core/core.h"
 #include "import/import.h"
 #include "import/hlo.h"
+#include "core/machine.h"
 
 static const char *name_of(const struct sb_graph *g, uint32_t v)
 {
@@ -243,6 +244,89 @@ static void test_unterminated(void)
     free(buf);
 }
 
+/* hlo_memory.hlo: XLA's buffer rules in a step build.
+ *   0 w  input f32[256] 1024 B: not donated, lives for the step (weight); an
+ *        element of the ROOT tuple, so an output too
+ *   1 x  input 1024 B: donated to output {0} (input_output_alias (1, {})),
+ *        freed after its last reader
+ *   2 u  input 64 B, 3 i input 4 B: kept (weights)
+ *   4 a  add: 1024 B
+ *   5 d  dynamic-update-slice of a: in place, 0 B, views a; a ROOT element
+ *   6 r  the ROOT tuple: 0 B, no kernel (nop)
+ * Memory in text order: inputs 1024+1024+64+4 = 2116 from the start, a adds
+ * 1024 while it runs (x is still live: it is a's input) = 3140, the peak; x
+ * is freed after a, a stays (d views it and is an output). */
+static void test_memory(void)
+{
+    struct sb_err e;
+    struct sb_graph *g = sb_graph_load(SB_TEST_DATA "/hlo_cases/hlo_memory.hlo", &e);
+    if (!g) {
+        fprintf(stderr, "%s\n", e.msg);
+        CHECK(0);
+        return;
+    }
+    CHECK_EQ_U(g->v.n_nodes, 7);
+    CHECK_EQ_U(g->v.flags[0], SB_FLAG_WEIGHT | SB_FLAG_OUTPUT);
+    CHECK_EQ_U(g->v.flags[1], 0);
+    CHECK_EQ_U(g->v.flags[2], SB_FLAG_WEIGHT);
+    CHECK_EQ_U(g->v.flags[5], SB_FLAG_ALIAS | SB_FLAG_OUTPUT);
+    CHECK_EQ_U(g->v.out_bytes[5], 0);
+    CHECK_EQ_U(g->v.out_bytes[6], 0);
+    CHECK_EQ_U(g->v.kind[6], SB_KIND_NOP);
+    /* not is_scheduled: every result row's workload name says so */
+    CHECK(!strcmp(g->name, "hlo_memory@text-order"));
+    CHECK(sb_graph_meta(g, "hlo_order") != NULL);
+    uint32_t order[7] = {0, 1, 2, 3, 4, 5, 6}, pos = 0;
+    uint64_t mem[7];
+    if (g->v.n_nodes == 7) {
+        CHECK_EQ_U(sb_mem_profile(&g->v, order, 7, mem, &pos), 3140);
+        CHECK_EQ_U(mem[6], 3140 - 1024); /* x freed after a */
+    }
+    sb_graph_free(g);
+}
+
+/* hlo_roofline.hlo on the built-in H100 SXM (dense BF16 989.4 TFLOP/s, FP32
+ * 67, HBM 3,350 GB/s, 2 us per kernel):
+ *   c = dot of two bf16[1024,1024]: 2 * 1024^3 = 2,147,483,648 FLOPs, bytes
+ *     3 * 2 MiB = 6,291,456; 2147483648 / 989.4e6 FLOP/us = 2.17049 us >
+ *     6291456 / 3.35e6 B/us = 1.87805 us, so 2.17049 + 2 = 4.17049 us
+ *   y = exp of 2^20 f32: 2^20 transcendentals at the FP32 rate,
+ *     1048576 / 67e6 = 0.01565 us < bytes 8 MiB / 3.35e6 B/us = 2.50406 us, so
+ *     2.50406 + 2 = 4.50406 us
+ * The shipped workloads/machines/h100-sxm.yaml gives the same times. */
+static void test_roofline(void)
+{
+    struct sb_err e;
+    struct sb_graph *g = sb_graph_load(SB_TEST_DATA "/hlo_cases/hlo_roofline.hlo", &e);
+    if (!g) {
+        fprintf(stderr, "%s\n", e.msg);
+        CHECK(0);
+        return;
+    }
+    struct sb_cost_params c;
+    sb_cost_defaults(&c);
+    sb_cost_apply(&c, g);
+    CHECK(g->v.n_nodes == 5 && g->dtype[2] == SB_DTYPE_BF16 && g->dtype[4] == SB_DTYPE_FP32);
+    CHECK(fabs(g->dur_us[2] - (2147483648.0 / 989.4e6 + 2)) < 1e-9);
+    CHECK(fabs(g->dur_us[4] - (8388608.0 / 3.35e6 + 2)) < 1e-9);
+    CHECK(fabs(g->dur_us[2] - 4.17049) < 1e-5 && fabs(g->dur_us[4] - 4.50406) < 1e-5);
+    CHECK(!strcmp(g->name, "hlo_roofline")); /* is_scheduled: the name is the stem */
+    struct sb_machine *m = sb_machine_load(SB_TEST_DATA "/../../workloads/machines/h100-sxm.yaml",
+                                           &e);
+    CHECK(m != NULL);
+    if (m && sb_machine_apply(m, g, &e) == 0) {
+        CHECK(fabs(g->v.dev_dur_us[2] - (2147483648.0 / 989.4e6 + 2)) < 1e-9);
+        CHECK(fabs(g->v.dev_dur_us[4] - (8388608.0 / 3.35e6 + 2)) < 1e-9);
+    }
+    /* --cost overrides: half the HBM bandwidth doubles y's memory time */
+    CHECK(sb_cost_parse(&c, "hbm_gbps=1675,launch_us=0", &e) == 0);
+    sb_cost_apply(&c, g);
+    CHECK(fabs(g->dur_us[4] - 8388608.0 / 1.675e6) < 1e-9);
+    CHECK(sb_cost_parse(&c, "peak_bf17=3", &e) != 0);
+    sb_graph_free(g);
+    sb_machine_free(m);
+}
+
 /* tests/data/hlo_cost/: each file is one test of XLA's
  * hlo_cost_analysis_test.cc at 183fa00, its module written as HLO text by hand
  * (the builder calls of the test, or its own text), with the figures the test
@@ -353,6 +437,8 @@ static void test_cost_conformance(void)
 int main(void)
 {
     test_cost_conformance();
+    test_memory();
+    test_roofline();
     test_unterminated();
     test_basic();
     test_while();
