@@ -191,6 +191,10 @@ static void test_errors(void)
         {"hlo_bad_broadcast.hlo", "hlo_bad_broadcast.hlo:5: collective-broadcast 'b'"},
         {"hlo_bad_header.hlo", "hlo_bad_header.hlo:1: expected 'HloModule NAME'"},
         {"no_such_file.hlo", "no_such_file.hlo: cannot open"},
+        /* the body never moves the counter: refused with the while's line */
+        {"hlo_bad_trip.hlo", "hlo_bad_trip.hlo:18: while 'w': cannot find its trip count "
+                             "(no known_trip_count in backend_config, and its body does not "
+                             "add a constant to the counter)"},
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         char path[512];
@@ -327,6 +331,43 @@ static void test_roofline(void)
     sb_machine_free(m);
 }
 
+/* hlo_groups.hlo: group sizes from {{0,1,2},{3,4,5}} (3), [2,64]<=[128]
+ * (2 groups of 64), [64,2]<=[2,64]T(1,0) (64 groups of 2) and [2,4]<=[8]
+ * (4); the reduce-scatter is split too and moves its input, f32[8] = 32 B.
+ * The while runs known_trip_count = 3 times: 3 negates, w/iter0/r .. iter2/r,
+ * each reading the previous one (iteration 0 reads c's done). */
+static void test_groups(void)
+{
+    struct sb_err e;
+    struct sb_graph *g = sb_graph_load(SB_TEST_DATA "/hlo_cases/hlo_groups.hlo", &e);
+    if (!g) {
+        fprintf(stderr, "%s\n", e.msg);
+        CHECK(0);
+        return;
+    }
+    static const uint32_t want[4] = {3, 64, 2, 4};
+    uint32_t k = 0, negs = 0;
+    for (uint32_t v = 0; v < g->v.n_nodes; v++) {
+        if (g->v.kind[v] == SB_KIND_START && k < 4) {
+            CHECK_EQ_U(g->v.group_size[v], want[k]);
+            if (k == 3) {
+                CHECK_EQ_U(g->v.coll[v], SB_COLL_REDUCE_SCATTER);
+                CHECK_EQ_U(g->v.comm_bytes[v], 32);
+            }
+            k++;
+        }
+        if (!strcmp(op_of(g, v), "negate")) {
+            char want_name[32];
+            snprintf(want_name, sizeof want_name, "w/iter%u/r", negs);
+            CHECK(!strcmp(name_of(g, v), want_name));
+            negs++;
+        }
+    }
+    CHECK_EQ_U(k, 4);
+    CHECK_EQ_U(negs, 3);
+    sb_graph_free(g);
+}
+
 /* tests/data/hlo_cost/: each file is one test of XLA's
  * hlo_cost_analysis_test.cc at 183fa00, its module written as HLO text by hand
  * (the builder calls of the test, or its own text), with the figures the test
@@ -439,6 +480,7 @@ int main(void)
     test_cost_conformance();
     test_memory();
     test_roofline();
+    test_groups();
     test_unterminated();
     test_basic();
     test_while();
