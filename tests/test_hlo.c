@@ -263,7 +263,10 @@ static void test_unterminated(void)
 static void test_memory(void)
 {
     struct sb_err e;
-    struct sb_graph *g = sb_graph_load(SB_TEST_DATA "/hlo_cases/hlo_memory.hlo", &e);
+    struct sb_import_opts io;
+    sb_import_defaults(&io);
+    io.no_fuse = 1; /* every instruction its own node (a would fuse into d) */
+    struct sb_graph *g = sb_graph_load_with(SB_TEST_DATA "/hlo_cases/hlo_memory.hlo", &io, &e);
     if (!g) {
         fprintf(stderr, "%s\n", e.msg);
         CHECK(0);
@@ -366,6 +369,60 @@ static void test_groups(void)
     CHECK_EQ_U(k, 4);
     CHECK_EQ_U(negs, 3);
     sb_graph_free(g);
+}
+
+/* hlo_fusion.hlo, fused as XLA's instruction fusion would:
+ *   a = x*x, b = exp(a), c = b + x: a's and b's only users are the next op,
+ *     so {a, b, c} is one loop fusion named c: 1024 + 1024 (exp) + 1024 =
+ *     3072 FLOPs; reads x once (4096 B, though a reads it twice and c once),
+ *     writes c (4096 B): 8192 B; it allocates c's 4096 B only
+ *   d = dot(w, c) stays alone: 2 * 1024 * 1024 = 2,097,152 FLOPs
+ *   e1 = -d, e2 = sqrt(d), f = e1 + e2: {e1, e2, f} named f, 3072 FLOPs,
+ *     reads d once, writes f: 8192 B
+ * Rows: x, w, c, d, f (5; 9 with fuse=none, where a alone reads x twice and
+ * writes itself, 12288 B, as HloCostAnalysis counts an instruction).
+ * Total FLOPs are the same either way: 3072 + 2097152 + 3072. */
+static void test_fusion(void)
+{
+    struct sb_err e;
+    struct sb_graph *g = sb_graph_load(SB_TEST_DATA "/hlo_cases/hlo_fusion.hlo", &e);
+    if (!g) {
+        fprintf(stderr, "%s\n", e.msg);
+        CHECK(0);
+        return;
+    }
+    char buf[64];
+    CHECK_EQ_U(g->v.n_nodes, 5);
+    if (g->v.n_nodes == 5) {
+        CHECK(!strcmp(name_of(g, 2), "c") && !strcmp(op_of(g, 2), "loop_fusion"));
+        CHECK(g->flops[2] == 3072 && g->bytes_accessed[2] == 8192);
+        CHECK_EQ_U(g->v.out_bytes[2], 4096);
+        inputs(g, 2, buf, sizeof buf);
+        CHECK(!strcmp(buf, "0"));
+        CHECK(!strcmp(op_of(g, 3), "dot") && g->flops[3] == 2097152);
+        CHECK(!strcmp(name_of(g, 4), "f") && g->flops[4] == 3072 &&
+              g->bytes_accessed[4] == 8192);
+        inputs(g, 4, buf, sizeof buf);
+        CHECK(!strcmp(buf, "3"));
+        CHECK(!strcmp(sb_graph_meta(g, "hlo_fusion"), "2 groups (--import fuse=none: every "
+                                                      "op alone)"));
+    }
+    sb_graph_free(g);
+    struct sb_import_opts io;
+    sb_import_defaults(&io);
+    CHECK(sb_import_parse(&io, "fuse=none", &e) == 0 && io.no_fuse == 1);
+    CHECK(sb_import_parse(&io, "fuse=maybe", &e) != 0);
+    g = sb_graph_load_with(SB_TEST_DATA "/hlo_cases/hlo_fusion.hlo", &io, &e);
+    CHECK(g != NULL);
+    if (g) {
+        double total = 0;
+        for (uint32_t v = 0; v < g->v.n_nodes; v++)
+            total += g->flops[v];
+        CHECK_EQ_U(g->v.n_nodes, 9); /* x w a b c d e1 e2 f */
+        CHECK(total == 3072 + 2097152 + 3072);
+        CHECK(g->bytes_accessed[2] == 12288); /* a = x * x alone: x twice + a */
+        sb_graph_free(g);
+    }
 }
 
 /* tests/data/hlo_cost/: each file is one test of XLA's
@@ -481,6 +538,7 @@ int main(void)
     test_memory();
     test_roofline();
     test_groups();
+    test_fusion();
     test_unterminated();
     test_basic();
     test_while();

@@ -832,6 +832,11 @@ struct builder {
     uint32_t (*alias)[2];
     struct sb_builder *gb; /* the graph being built */
     struct hlo_costs *hc;  /* step builds: the cost analysis of c */
+    uint32_t *fused_into;  /* step builds: [instr] consumer it fuses into, or SB_NONE */
+    uint32_t *group_root;  /* [instr] the instruction its fusion group ends in */
+    uint32_t *next_member; /* [instr] next member of its group, SB_NONE at the end */
+    uint32_t *first_member; /* [instr] of a group root: its first member */
+    uint32_t n_groups;     /* groups of two or more */
     uint8_t *is_out;       /* step builds: [instr] an element of the ROOT tuple */
 };
 
@@ -1348,6 +1353,8 @@ static char *step_node(struct builder *B, uint32_t i, struct sb_node_in *n, int 
     return op;
 }
 
+static int add_group(struct builder *B, uint32_t r, struct sb_node_in *n);
+
 static int add_instr(struct builder *B, uint32_t i)
 {
     const struct instr *in = &B->c->in[i];
@@ -1367,6 +1374,8 @@ static int add_instr(struct builder *B, uint32_t i)
     }
     int views = r == ROLE_VIEW || (!strcmp(in->opcode, "while") && in->n_ops);
     char *op = NULL;
+    if (B->fused_into && B->fused_into[i] != SB_NONE)
+        return 0; /* a member of a fusion group: its root's node stands for it */
     if (B->o->step)
         op = step_node(B, i, &n, &views);
     n.flags = (views ? SB_FLAG_ALIAS : 0) | (in->root ? SB_FLAG_OUTPUT : 0);
@@ -1374,11 +1383,171 @@ static int add_instr(struct builder *B, uint32_t i)
         n.flags |= SB_FLAG_OUTPUT;
     if (B->o->step && r == ROLE_INPUT && !in->root && is_entry_param_kept(B, in))
         n.flags |= SB_FLAG_WEIGHT;
+    if (B->first_member && B->first_member[i] != SB_NONE) {
+        int rc = add_group(B, i, &n);
+        free(op);
+        return rc;
+    }
     B->node_of[i] = add_node(B, &n);
     free(op);
     if (B->node_of[i] == SB_NONE)
         return -1;
     return r == ROLE_INPUT ? 0 : add_inputs(B, i);
+}
+
+/* ---- fusion (issue 29) ---------------------------------------------------- */
+
+/* What XLA's instruction fusion merges (instruction_fusion.cc: elementwise
+ * ops, and the data movement that only reindexes, are fusible; a producer
+ * fuses into its consumer when the consumer is its only user, so nothing is
+ * computed twice).  Dots, convolutions, custom-calls and collectives stay
+ * their own kernels; a reduction fuses its producers (an input fusion) but
+ * is not fused into its consumers; broadcasts, constants and iotas are free
+ * nops already.  Priority fusion's multi-output and sibling fusions are not
+ * modelled (docs: workloads/importers/hlo.md). */
+static int fusible_producer(const struct builder *B, uint32_t i)
+{
+    const char *op = B->c->in[i].opcode;
+    if (B->role[i] != ROLE_COMPUTE)
+        return 0;
+    enum hlo_class k = hlo_class_of_op(op);
+    return k == HLO_CLASS_ELEMENTWISE || !strcmp(op, "reshape") || !strcmp(op, "transpose") ||
+           !strcmp(op, "slice") || !strcmp(op, "dynamic-slice") || !strcmp(op, "concatenate") ||
+           !strcmp(op, "pad") || !strcmp(op, "copy") || !strcmp(op, "bitcast-convert") ||
+           !strcmp(op, "reverse");
+}
+
+static int fusible_consumer(const struct builder *B, uint32_t i)
+{
+    const char *op = B->c->in[i].opcode;
+    return fusible_producer(B, i) ||
+           (B->role[i] == ROLE_COMPUTE &&
+            (!strcmp(op, "reduce") || !strcmp(op, "reduce-window") ||
+             !strcmp(op, "dynamic-update-slice")));
+}
+
+static int module_has_fusions(const struct comp *c)
+{
+    for (uint32_t i = 0; i < c->n; i++)
+        if (!strcmp(c->in[i].opcode, "fusion"))
+            return 1;
+    return 0;
+}
+
+static void plan_fusion(struct builder *B)
+{
+    const struct comp *c = B->c;
+    uint32_t n = c->n;
+    uint32_t *n_users = sb_xcalloc(n ? n : 1, sizeof *n_users);
+    int *only_user = sb_xmalloc((n ? n : 1) * sizeof *only_user);
+    count_users(B, n_users, only_user);
+    B->fused_into = sb_xmalloc((n ? n : 1) * sizeof *B->fused_into);
+    B->group_root = sb_xmalloc((n ? n : 1) * sizeof *B->group_root);
+    B->next_member = sb_xmalloc((n ? n : 1) * sizeof *B->next_member);
+    B->first_member = sb_xmalloc((n ? n : 1) * sizeof *B->first_member);
+    for (uint32_t i = 0; i < n; i++) {
+        B->fused_into[i] = B->next_member[i] = B->first_member[i] = SB_NONE;
+        if (n_users[i] == 1 && only_user[i] > (int)i && !c->in[i].root && !B->is_out[i] &&
+            !c->in[i].n_ctrl && fusible_producer(B, i) &&
+            fusible_consumer(B, (uint32_t)only_user[i]))
+            B->fused_into[i] = (uint32_t)only_user[i];
+    }
+    for (uint32_t i = n; i-- > 0;) /* consumers come later: their roots are known */
+        B->group_root[i] = B->fused_into[i] == SB_NONE ? i : B->group_root[B->fused_into[i]];
+    uint32_t *tail = sb_xmalloc((n ? n : 1) * sizeof *tail);
+    for (uint32_t i = 0; i < n; i++) {
+        uint32_t r = B->group_root[i];
+        if (r == i)
+            continue;
+        if (B->first_member[r] == SB_NONE) {
+            B->first_member[r] = i;
+            B->n_groups++;
+        } else {
+            B->next_member[tail[r]] = i;
+        }
+        tail[r] = i;
+    }
+    free(tail);
+    free(n_users);
+    free(only_user);
+}
+
+/* A fusion group's work and inputs, replacing its root's: FLOPs summed,
+ * bytes read at the boundary (each outside operand once, or the slice a
+ * member takes of it) and written once (the root's output, or the update of
+ * an in-place dynamic-update-slice root). */
+static int add_group(struct builder *B, uint32_t r, struct sb_node_in *n)
+{
+    const struct instr *root = &B->c->in[r];
+    uint32_t cap = 16, n_ext = 0;
+    int *ext = sb_xmalloc(cap * sizeof *ext);
+    double flops = 0, bytes = 0;
+    if (!strcmp(root->opcode, "dynamic-update-slice") && root->n_ops) {
+        int p0 = bfind(B, root->ops[0], r);
+        if (p0 >= 0 && B->group_root[p0] != r) {
+            ext[n_ext++] = p0; /* updated in place: the buffer it views, not read */
+        } else { /* the fusion writes a new buffer: the root's whole shape */
+            n->flags &= ~(uint32_t)SB_FLAG_ALIAS;
+            n->out_bytes = root->sh.bytes;
+        }
+    }
+    for (uint32_t m = B->first_member[r];; m = B->next_member[m]) {
+        uint32_t i = m == SB_NONE ? r : m;
+        const struct instr *in = &B->c->in[i];
+        struct hlo_cost c;
+        hlo_cost_of(B->hc, i, &c);
+        flops += c.flops + c.transcendentals;
+        for (uint32_t k = 0; k < in->n_ops; k++) {
+            int p = bfind(B, in->ops[k], i);
+            if (p < 0 || B->group_root[p] == r)
+                continue;
+            if (i == r && k == 0 && !strcmp(in->opcode, "dynamic-update-slice"))
+                continue; /* updated in place: not read */
+            uint32_t j = 0;
+            while (j < n_ext && ext[j] != p)
+                j++;
+            if (j < n_ext)
+                continue;
+            if (n_ext == cap)
+                ext = sb_xrealloc(ext, (cap *= 2) * sizeof *ext);
+            ext[n_ext++] = p;
+            int sliced = k == 0 && (!strcmp(in->opcode, "slice") ||
+                                    !strcmp(in->opcode, "dynamic-slice"));
+            bytes += sliced ? (double)in->sh.bytes : (double)B->c->in[p].sh.bytes;
+        }
+        if (m == SB_NONE)
+            break;
+    }
+    if (!strcmp(root->opcode, "dynamic-update-slice") && root->n_ops > 1) {
+        int u = bfind(B, root->ops[1], r);
+        bytes += u >= 0 ? (double)B->c->in[u].sh.bytes : 0;
+    } else {
+        bytes += (double)root->sh.bytes;
+    }
+    n->flops = flops;
+    n->bytes_accessed = bytes;
+    n->dtype = SB_DTYPE_FP32;
+    n->op = !strcmp(root->opcode, "reduce") || !strcmp(root->opcode, "reduce-window")
+                ? "input_fusion" : "loop_fusion";
+    B->node_of[r] = add_node(B, n);
+    int rc = B->node_of[r] == SB_NONE;
+    for (uint32_t j = 0; j < n_ext && !rc; j++)
+        rc = sb_builder_input(B->gb, B->node_of[ext[j]]);
+    for (uint32_t m = B->first_member[r]; m != SB_NONE && !rc; m = B->next_member[m]) {
+        B->node_of[m] = B->node_of[r];
+        for (uint32_t k = 0; k < B->c->in[m].n_ctrl && !rc; k++) {
+            int p = bfind(B, B->c->in[m].ctrl[k], m);
+            if (p >= 0 && B->group_root[p] != r)
+                rc = sb_builder_input(B->gb, B->node_of[p]);
+        }
+    }
+    for (uint32_t k = 0; k < root->n_ctrl && !rc; k++) {
+        int p = bfind(B, root->ctrl[k], r);
+        if (p >= 0 && B->group_root[p] != r)
+            rc = sb_builder_input(B->gb, B->node_of[p]);
+    }
+    free(ext);
+    return rc ? -1 : 0;
 }
 
 static void add_meta(struct builder *B)
@@ -1398,6 +1567,11 @@ static void add_meta(struct builder *B)
     }
     sb_builder_meta(B->gb, "hlo_module", B->m->name);
     sb_builder_meta(B->gb, "hlo_computation", B->c->name);
+    if (B->n_groups) {
+        char n[64];
+        snprintf(n, sizeof n, "%u groups (--import fuse=none: every op alone)", B->n_groups);
+        sb_builder_meta(B->gb, "hlo_fusion", n);
+    }
     if (B->n_called_colls) {
         char n[16];
         snprintf(n, sizeof n, "%u", B->n_called_colls);
@@ -1480,6 +1654,8 @@ int sb_hlo_build(const struct sb_hlo_module *m, const struct sb_hlo_opts *o,
                     B.is_out[p] = 1;
             }
     int rc = check_names(&B) || classify(&B);
+    if (!rc && B.o->step && !B.o->no_fuse && !module_has_fusions(B.c))
+        plan_fusion(&B);
     if (!rc)
         alias_edges(&B);
     if (!rc) {
@@ -1498,6 +1674,10 @@ int sb_hlo_build(const struct sb_hlo_module *m, const struct sb_hlo_opts *o,
     free(B.alias);
     hlo_costs_free(B.hc);
     free(B.is_out);
+    free(B.fused_into);
+    free(B.group_root);
+    free(B.next_member);
+    free(B.first_member);
     return rc ? -1 : 0;
 }
 
@@ -1513,12 +1693,18 @@ void sb_hlo_graph_free(struct sb_hlo_graph *hg)
 struct sb_graph *sb_hlo_load_mem(const char *path, const char *buf, size_t n,
                                  struct sb_err *e)
 {
+    return sb_hlo_load_mem_with(path, buf, n, 0, e);
+}
+
+struct sb_graph *sb_hlo_load_mem_with(const char *path, const char *buf, size_t n,
+                                      int no_fuse, struct sb_err *e)
+{
     struct sb_hlo_module *m = sb_hlo_parse(path, buf, n, e);
     if (!m)
         return NULL;
     struct sb_hlo_graph hg;
     struct sb_graph *g = NULL;
-    struct sb_hlo_opts o = {.step = 1};
+    struct sb_hlo_opts o = {.step = 1, .no_fuse = no_fuse};
     if (sb_hlo_expand(m, e) == 0 && sb_hlo_build(m, &o, &hg, e) == 0) {
         g = hg.g;
         free(hg.node);

@@ -27,6 +27,9 @@ struct sb_hlo_opts {
                                 first), FLOPs and bytes from the shapes, every
                                 synchronous collective split, XLA's buffer rules
                                 (workloads/importers/hlo.md, "Training steps") */
+    int no_fuse;             /* step builds: 1 prices every instruction alone;
+                                0 fuses elementwise chains as XLA would (issue 29)
+                                in modules that hold no fusion yet */
 };
 
 /* Expands the ENTRY's while loops and calls for a step build; 0, or -1 with
@@ -56,6 +59,10 @@ struct sb_hlo_graph {
  * from the module's text (path names it in messages). */
 struct sb_graph *sb_hlo_load_mem(const char *path, const char *buf, size_t n,
                                  struct sb_err *e);
+
+/* The same, with fusion off (no_fuse = 1: `--import fuse=none`). */
+struct sb_graph *sb_hlo_load_mem_with(const char *path, const char *buf, size_t n,
+                                      int no_fuse, struct sb_err *e);
 
 /* Builds a graph from one computation; 0 or -1 with "file:line: message". */
 int sb_hlo_build(const struct sb_hlo_module *m, const struct sb_hlo_opts *o,

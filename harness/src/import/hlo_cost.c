@@ -174,7 +174,7 @@ const char *hlo_class_name(enum hlo_class k)
 {
     static const char *const names[HLO_CLASS_COUNT] = {
         "other", "dot", "convolution", "custom-call", "elementwise", "reduce",
-        "data-movement", "collective"};
+        "data-movement", "collective", "fusion"};
     return k < HLO_CLASS_COUNT ? names[k] : "?";
 }
 
@@ -182,6 +182,8 @@ enum hlo_class hlo_class_of_op(const char *op)
 {
     if (!strcmp(op, "dot"))
         return HLO_CLASS_DOT;
+    if (strstr(op, "fusion"))
+        return HLO_CLASS_FUSION;
     if (!strcmp(op, "convolution"))
         return HLO_CLASS_CONV;
     if (!strncmp(op, "custom-call", 11))

@@ -115,7 +115,7 @@ struct hlo_cost {
 enum hlo_class {
     HLO_CLASS_OTHER = 0, HLO_CLASS_DOT, HLO_CLASS_CONV, HLO_CLASS_CUSTOM,
     HLO_CLASS_ELEMENTWISE, HLO_CLASS_REDUCE, HLO_CLASS_DATA, HLO_CLASS_COLL,
-    HLO_CLASS_COUNT
+    HLO_CLASS_FUSION, HLO_CLASS_COUNT
 };
 const char *hlo_class_name(enum hlo_class k);
 /* The class of a graph node's op (custom-calls are "custom-call:TARGET"). */

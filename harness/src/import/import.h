@@ -10,6 +10,8 @@ struct sb_import_opts {
     double mem_gbps;    /* Chakra: the roofline's memory bandwidth */
     double clock_ghz;   /* ASTRA-sim text: compute times are cycles */
     uint32_t npus;      /* ASTRA-sim text: NPUs of the whole system */
+    int no_fuse;        /* HLO: fuse=none, price every instruction alone
+                           (default fuse=xla: elementwise chains fused) */
 };
 
 void sb_import_defaults(struct sb_import_opts *o);
