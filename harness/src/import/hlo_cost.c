@@ -30,6 +30,9 @@
  * the forward runs two (dQ, dK, dV, dP and the recomputed S): 2.5x the
  * forward FLOPs (Dao et al., FlashAttention-2, section 4 / appendix). */
 #define ATTN_BWD_FACTOR 2.5
+/* Window position pairs a convolution's FLOP count walks one by one before
+ * it estimates (GetConvolutionFlops walks them all). */
+#define CONV_MAX_PAIRS 5e7
 
 struct sub_cost {
     int state; /* 0 unknown, 1 computing, 2 known */
@@ -639,6 +642,11 @@ static uint32_t parse_window(const char *w, struct win_dim *d, uint32_t max)
             long a = strtol(p, &end, 10), b = 0;
             if (key == 2 && *end == '_')
                 b = strtol(end + 1, &end, 10);
+            /* sizes, strides and dilations >= 1, paddings within 2^31 */
+            a = a > (1L << 31) ? (1L << 31) : a < -(1L << 31) ? -(1L << 31) : a;
+            b = b > (1L << 31) ? (1L << 31) : b < -(1L << 31) ? -(1L << 31) : b;
+            if (key != 2 && a < 1)
+                a = 1;
             switch (key) {
             case 0: d[k].size = a; break;
             case 1: d[k].stride = a; break;
@@ -710,6 +718,13 @@ static void cost_conv(const struct hlo_costs *hc, const struct instr *in, struct
     o->dtype = mm_dtype(a, in);
     if (!a || !b || parse_labels(in->dim_labels, &cd))
         return;
+    /* labels must name dimensions the shapes have (a malformed text may not) */
+    int bad = cd.in_b >= a->sh.rank || cd.in_f >= a->sh.rank || cd.out_f >= in->sh.rank;
+    for (int s = 0; s < cd.n_sp; s++)
+        bad |= cd.in_sp[s] >= a->sh.rank || cd.k_sp[s] >= b->sh.rank ||
+               cd.out_sp[s] >= in->sh.rank;
+    if (bad || in->sh.tuple)
+        return;
     struct win_dim wd[HLO_MAX_RANK];
     parse_window(in->window, wd, HLO_MAX_RANK);
     double valid = 1;
@@ -731,7 +746,12 @@ static void cost_conv(const struct hlo_costs *hc, const struct instr *in, struct
             valid *= (double)out_l;
             continue;
         }
-        for (long ki = 0; ki < k_l && w->stride == 1 && w->lhs_dil == 1; ki++) {
+        int general = !(w->stride == 1 && w->lhs_dil == 1);
+        if ((double)k_l * (double)(general ? out_l : 1) > CONV_MAX_PAIRS) {
+            valid *= (double)k_l * (double)out_l / (double)(w->lhs_dil > 0 ? w->lhs_dil : 1);
+            continue;
+        }
+        for (long ki = 0; ki < k_l && !general; ki++) {
             /* unit stride, no base dilation: the overlap in closed form */
             long base = w->pad_lo - ki * w->rhs_dil;
             long hi = in_l + base < out_l ? in_l + base : out_l;
@@ -739,8 +759,10 @@ static void cost_conv(const struct hlo_costs *hc, const struct instr *in, struct
             count += hi - lo > 0 ? hi - lo : 0;
         }
         /* otherwise every (kernel, output) position pair that lands on a
-         * real input element */
-        for (long ki = 0; ki < k_l && !(w->stride == 1 && w->lhs_dil == 1); ki++)
+         * real input element; past CONV_MAX_PAIRS pairs (a text that asks for
+         * 10^11 of them), an estimate: every pair, thinned by the base
+         * dilation */
+        for (long ki = 0; ki < k_l && general; ki++)
             for (long oi = 0; oi < out_l; oi++) {
                 long u = oi * w->stride - w->pad_lo + ki * w->rhs_dil;
                 long li = w->lhs_dil > 1 ? u / w->lhs_dil : u;

@@ -197,6 +197,9 @@ static int trip_count(struct flat *F, const struct instr *w, uint32_t init, uint
         unsigned long long v = strtoull(p, &end, 10);
         if (end == p)
             return ffail(F, w->line, "while '%s': known_trip_count without a number", w->name);
+        if (v > FLAT_MAX_TRIPS)
+            return ffail(F, w->line, "while '%s': known_trip_count %llu is above 10^6", w->name,
+                         v);
         *n = v;
         return 0;
     }
