@@ -1,3 +1,6 @@
+#define _POSIX_C_SOURCE 200809L
+#include <dirent.h>
+#include <math.h>
 #include <stdlib.h>
 /* The HLO text importer (files in tests/data/hlo_cases/, out of the way of
  * `run -w tests/data`): a module with the constructs XLA's scheduler tests
@@ -7,6 +10,7 @@
 #include "core/core.h"
 #include "import/import.h"
 #include "import/hlo.h"
+#include "core/machine.h"
 
 static const char *name_of(const struct sb_graph *g, uint32_t v)
 {
@@ -36,8 +40,11 @@ static void inputs(const struct sb_graph *g, uint32_t v, char *buf, size_t n)
  *            payload 64, group {{0,1}} = 2
  *  4 done(ag)  done   reads 3
  *  5 f       loop_fusion 32, reads param twice
- *  6 t       tuple: its own {} buffer = 64+32 = 96; reads done(ag), f and, as
- *            control predecessor, bc: "4 5 2"
+ *  6 t       tuple: `run` imports the module as a training step, where a
+ *            tuple holds pointers to its elements' buffers and runs no
+ *            kernel: a nop of 0 bytes (the conformance build, which keeps
+ *            the scheduler tests' sizes, gives it its {} buffer, 64+32 = 96);
+ *            reads done(ag), f and, as control predecessor, bc: "4 5 2"
  *  7 g       get-tuple-element: a nop viewing t (alias, no bytes)
  *  8 cps     (f32[8], f32[8], u32[], u32[]): {} 72 plus {1} 32, {2} 4, {3} 4
  *            = 112 ({0} views f); payload 32
@@ -56,10 +63,10 @@ static void test_basic(void)
     static const char *const names[] = {"param", "c", "bc", "start(ag)", "done(ag)", "f", "t",
                                         "g", "cps", "cpd", "out"};
     static const uint8_t kinds[] = {SB_KIND_INPUT, SB_KIND_NOP, SB_KIND_NOP, SB_KIND_START,
-                                    SB_KIND_DONE, SB_KIND_COMPUTE, SB_KIND_COMPUTE,
+                                    SB_KIND_DONE, SB_KIND_COMPUTE, SB_KIND_NOP,
                                     SB_KIND_NOP, SB_KIND_START, SB_KIND_DONE,
                                     SB_KIND_COMPUTE};
-    static const uint64_t bytes[] = {32, 2, 16, 160, 0, 32, 96, 0, 112, 0, 32};
+    static const uint64_t bytes[] = {32, 2, 16, 160, 0, 32, 0, 0, 112, 0, 32};
     static const char *const ins[] = {"", "", "1", "0", "3", "0 0", "4 5 2", "6", "5", "8",
                                       "9 5"};
     CHECK_EQ_U(g->v.n_nodes, 11);
@@ -86,24 +93,48 @@ static void test_basic(void)
     sb_graph_free(g);
 }
 
-/* A while whose body all-reduces: the while is one compute node viewing its
- * operand's buffer, and the collective inside is counted in the metadata. */
+/* hlo_while.hlo as a training step: the loop runs 4 times (counter z = 0,
+ * compare LT with n = 4, body adds one = 1: ceil((4 - 0) / 1) = 4), each
+ * iteration emitted under "w/iterK/".  get-tuple-element of a tuple is the
+ * element itself, so the body's x and i are no nodes: x is x0 in iteration 0
+ * and the previous iteration's all-reduce after, i is z then the previous j.
+ * Rows: 0 x0 input, 1 z nop, 2 init nop (tuple); iteration k from 3 + 5k:
+ * start(ar) reads x, done(ar) reads the start, one (nop), j = add(i, one),
+ * r = tuple(ar, j) (nop).  y = get-tuple-element(w) is iteration 3's ar: its
+ * done (row 19) is the output.  23 rows, 4 all-reduces. */
 static void test_while(void)
 {
     struct sb_err e;
+    char buf[64];
     struct sb_graph *g = sb_graph_load(SB_TEST_DATA "/hlo_cases/hlo_while.hlo", &e);
     if (!g) {
         fprintf(stderr, "%s\n", e.msg);
         CHECK(0);
         return;
     }
-    CHECK_EQ_U(g->v.n_nodes, 5);
-    CHECK(!strcmp(op_of(g, 3), "while"));
-    CHECK_EQ_U(g->v.kind[3], SB_KIND_COMPUTE);
-    CHECK_EQ_U(g->v.flags[3], SB_FLAG_ALIAS);
-    CHECK(!strcmp(sb_graph_meta(g, "hlo_called_collectives"), "1"));
-    /* init tuple: its only user is the while, so XLA treats it as a nop */
-    CHECK_EQ_U(g->v.kind[2], SB_KIND_NOP);
+    CHECK_EQ_U(g->v.n_nodes, 23);
+    CHECK_EQ_U(sb_graph_n_collectives(g), 4);
+    for (uint32_t k = 0; k < 4 && g->v.n_nodes == 23; k++) {
+        uint32_t b = 3 + 5 * k;
+        char want[64];
+        snprintf(want, sizeof want, "start(w/iter%u/ar)", k);
+        CHECK(!strcmp(name_of(g, b), want));
+        snprintf(want, sizeof want, "w/iter%u/j", k);
+        CHECK(!strcmp(name_of(g, b + 3), want));
+        CHECK_EQ_U(g->v.kind[b], SB_KIND_START);
+        CHECK_EQ_U(g->v.comm_bytes[b], 16); /* f32[4] */
+        CHECK_EQ_U(g->v.group_size[b], 4);  /* {{0,1,2,3}} */
+        inputs(g, b, buf, sizeof buf);
+        snprintf(want, sizeof want, "%u", k ? b - 4 : 0); /* x0, then done(ar) */
+        CHECK(!strcmp(buf, want));
+        inputs(g, b + 3, buf, sizeof buf);
+        snprintf(want, sizeof want, "%u %u", k ? b - 2 : 1, b + 2); /* i, one */
+        CHECK(!strcmp(buf, want));
+        CHECK_EQ_U(g->v.kind[b + 4], SB_KIND_NOP); /* the tuple */
+    }
+    CHECK_EQ_U(g->v.flags[19], SB_FLAG_OUTPUT);
+    /* j adds two s32 scalars: 1 FLOP, 4 + 4 read + 4 written = 12 bytes */
+    CHECK(g->flops && g->flops[6] == 1 && g->bytes_accessed[6] == 12);
     sb_graph_free(g);
 }
 
@@ -160,6 +191,10 @@ static void test_errors(void)
         {"hlo_bad_broadcast.hlo", "hlo_bad_broadcast.hlo:5: collective-broadcast 'b'"},
         {"hlo_bad_header.hlo", "hlo_bad_header.hlo:1: expected 'HloModule NAME'"},
         {"no_such_file.hlo", "no_such_file.hlo: cannot open"},
+        /* the body never moves the counter: refused with the while's line */
+        {"hlo_bad_trip.hlo", "hlo_bad_trip.hlo:18: while 'w': cannot find its trip count "
+                             "(no known_trip_count in backend_config, and its body does not "
+                             "add a constant to the counter)"},
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         char path[512];
@@ -213,8 +248,297 @@ static void test_unterminated(void)
     free(buf);
 }
 
+/* hlo_memory.hlo: XLA's buffer rules in a step build.
+ *   0 w  input f32[256] 1024 B: not donated, lives for the step (weight); an
+ *        element of the ROOT tuple, so an output too
+ *   1 x  input 1024 B: donated to output {0} (input_output_alias (1, {})),
+ *        freed after its last reader
+ *   2 u  input 64 B, 3 i input 4 B: kept (weights)
+ *   4 a  add: 1024 B
+ *   5 d  dynamic-update-slice of a: in place, 0 B, views a; a ROOT element
+ *   6 r  the ROOT tuple: 0 B, no kernel (nop)
+ * Memory in text order: inputs 1024+1024+64+4 = 2116 from the start, a adds
+ * 1024 while it runs (x is still live: it is a's input) = 3140, the peak; x
+ * is freed after a, a stays (d views it and is an output). */
+static void test_memory(void)
+{
+    struct sb_err e;
+    struct sb_import_opts io;
+    sb_import_defaults(&io);
+    io.no_fuse = 1; /* every instruction its own node (a would fuse into d) */
+    struct sb_graph *g = sb_graph_load_with(SB_TEST_DATA "/hlo_cases/hlo_memory.hlo", &io, &e);
+    if (!g) {
+        fprintf(stderr, "%s\n", e.msg);
+        CHECK(0);
+        return;
+    }
+    CHECK_EQ_U(g->v.n_nodes, 7);
+    CHECK_EQ_U(g->v.flags[0], SB_FLAG_WEIGHT | SB_FLAG_OUTPUT);
+    CHECK_EQ_U(g->v.flags[1], 0);
+    CHECK_EQ_U(g->v.flags[2], SB_FLAG_WEIGHT);
+    CHECK_EQ_U(g->v.flags[5], SB_FLAG_ALIAS | SB_FLAG_OUTPUT);
+    CHECK_EQ_U(g->v.out_bytes[5], 0);
+    CHECK_EQ_U(g->v.out_bytes[6], 0);
+    CHECK_EQ_U(g->v.kind[6], SB_KIND_NOP);
+    /* not is_scheduled: every result row's workload name says so */
+    CHECK(!strcmp(g->name, "hlo_memory@text-order"));
+    CHECK(sb_graph_meta(g, "hlo_order") != NULL);
+    uint32_t order[7] = {0, 1, 2, 3, 4, 5, 6}, pos = 0;
+    uint64_t mem[7];
+    if (g->v.n_nodes == 7) {
+        CHECK_EQ_U(sb_mem_profile(&g->v, order, 7, mem, &pos), 3140);
+        CHECK_EQ_U(mem[6], 3140 - 1024); /* x freed after a */
+    }
+    sb_graph_free(g);
+}
+
+/* hlo_roofline.hlo on the built-in H100 SXM (dense BF16 989.4 TFLOP/s, FP32
+ * 67, HBM 3,350 GB/s, 2 us per kernel):
+ *   c = dot of two bf16[1024,1024]: 2 * 1024^3 = 2,147,483,648 FLOPs, bytes
+ *     3 * 2 MiB = 6,291,456; 2147483648 / 989.4e6 FLOP/us = 2.17049 us >
+ *     6291456 / 3.35e6 B/us = 1.87805 us, so 2.17049 + 2 = 4.17049 us
+ *   y = exp of 2^20 f32: 2^20 transcendentals at the FP32 rate,
+ *     1048576 / 67e6 = 0.01565 us < bytes 8 MiB / 3.35e6 B/us = 2.50406 us, so
+ *     2.50406 + 2 = 4.50406 us
+ * The shipped workloads/machines/h100-sxm.yaml gives the same times. */
+static void test_roofline(void)
+{
+    struct sb_err e;
+    struct sb_graph *g = sb_graph_load(SB_TEST_DATA "/hlo_cases/hlo_roofline.hlo", &e);
+    if (!g) {
+        fprintf(stderr, "%s\n", e.msg);
+        CHECK(0);
+        return;
+    }
+    struct sb_cost_params c;
+    sb_cost_defaults(&c);
+    sb_cost_apply(&c, g);
+    CHECK(g->v.n_nodes == 5 && g->dtype[2] == SB_DTYPE_BF16 && g->dtype[4] == SB_DTYPE_FP32);
+    CHECK(fabs(g->dur_us[2] - (2147483648.0 / 989.4e6 + 2)) < 1e-9);
+    CHECK(fabs(g->dur_us[4] - (8388608.0 / 3.35e6 + 2)) < 1e-9);
+    CHECK(fabs(g->dur_us[2] - 4.17049) < 1e-5 && fabs(g->dur_us[4] - 4.50406) < 1e-5);
+    CHECK(!strcmp(g->name, "hlo_roofline")); /* is_scheduled: the name is the stem */
+    struct sb_machine *m = sb_machine_load(SB_TEST_DATA "/../../workloads/machines/h100-sxm.yaml",
+                                           &e);
+    CHECK(m != NULL);
+    if (m && sb_machine_apply(m, g, &e) == 0) {
+        CHECK(fabs(g->v.dev_dur_us[2] - (2147483648.0 / 989.4e6 + 2)) < 1e-9);
+        CHECK(fabs(g->v.dev_dur_us[4] - (8388608.0 / 3.35e6 + 2)) < 1e-9);
+    }
+    /* --cost overrides: half the HBM bandwidth doubles y's memory time */
+    CHECK(sb_cost_parse(&c, "hbm_gbps=1675,launch_us=0", &e) == 0);
+    sb_cost_apply(&c, g);
+    CHECK(fabs(g->dur_us[4] - 8388608.0 / 1.675e6) < 1e-9);
+    CHECK(sb_cost_parse(&c, "peak_bf17=3", &e) != 0);
+    sb_graph_free(g);
+    sb_machine_free(m);
+}
+
+/* hlo_groups.hlo: group sizes from {{0,1,2},{3,4,5}} (3), [2,64]<=[128]
+ * (2 groups of 64), [64,2]<=[2,64]T(1,0) (64 groups of 2) and [2,4]<=[8]
+ * (4); the reduce-scatter is split too and moves its input, f32[8] = 32 B.
+ * The while runs known_trip_count = 3 times: 3 negates, w/iter0/r .. iter2/r,
+ * each reading the previous one (iteration 0 reads c's done). */
+static void test_groups(void)
+{
+    struct sb_err e;
+    struct sb_graph *g = sb_graph_load(SB_TEST_DATA "/hlo_cases/hlo_groups.hlo", &e);
+    if (!g) {
+        fprintf(stderr, "%s\n", e.msg);
+        CHECK(0);
+        return;
+    }
+    static const uint32_t want[4] = {3, 64, 2, 4};
+    uint32_t k = 0, negs = 0;
+    for (uint32_t v = 0; v < g->v.n_nodes; v++) {
+        if (g->v.kind[v] == SB_KIND_START && k < 4) {
+            CHECK_EQ_U(g->v.group_size[v], want[k]);
+            if (k == 3) {
+                CHECK_EQ_U(g->v.coll[v], SB_COLL_REDUCE_SCATTER);
+                CHECK_EQ_U(g->v.comm_bytes[v], 32);
+            }
+            k++;
+        }
+        if (!strcmp(op_of(g, v), "negate")) {
+            char want_name[32];
+            snprintf(want_name, sizeof want_name, "w/iter%u/r", negs);
+            CHECK(!strcmp(name_of(g, v), want_name));
+            negs++;
+        }
+    }
+    CHECK_EQ_U(k, 4);
+    CHECK_EQ_U(negs, 3);
+    sb_graph_free(g);
+}
+
+/* hlo_fusion.hlo, fused as XLA's instruction fusion would:
+ *   a = x*x, b = exp(a), c = b + x: a's and b's only users are the next op,
+ *     so {a, b, c} is one loop fusion named c: 1024 + 1024 (exp) + 1024 =
+ *     3072 FLOPs; reads x once (4096 B, though a reads it twice and c once),
+ *     writes c (4096 B): 8192 B; it allocates c's 4096 B only
+ *   d = dot(w, c) stays alone: 2 * 1024 * 1024 = 2,097,152 FLOPs
+ *   e1 = -d, e2 = sqrt(d), f = e1 + e2: {e1, e2, f} named f, 3072 FLOPs,
+ *     reads d once, writes f: 8192 B
+ * Rows: x, w, c, d, f (5; 9 with fuse=none, where a alone reads x twice and
+ * writes itself, 12288 B, as HloCostAnalysis counts an instruction).
+ * Total FLOPs are the same either way: 3072 + 2097152 + 3072. */
+static void test_fusion(void)
+{
+    struct sb_err e;
+    struct sb_graph *g = sb_graph_load(SB_TEST_DATA "/hlo_cases/hlo_fusion.hlo", &e);
+    if (!g) {
+        fprintf(stderr, "%s\n", e.msg);
+        CHECK(0);
+        return;
+    }
+    char buf[64];
+    CHECK_EQ_U(g->v.n_nodes, 5);
+    if (g->v.n_nodes == 5) {
+        CHECK(!strcmp(name_of(g, 2), "c") && !strcmp(op_of(g, 2), "loop_fusion"));
+        CHECK(g->flops[2] == 3072 && g->bytes_accessed[2] == 8192);
+        CHECK_EQ_U(g->v.out_bytes[2], 4096);
+        inputs(g, 2, buf, sizeof buf);
+        CHECK(!strcmp(buf, "0"));
+        CHECK(!strcmp(op_of(g, 3), "dot") && g->flops[3] == 2097152);
+        CHECK(!strcmp(name_of(g, 4), "f") && g->flops[4] == 3072 &&
+              g->bytes_accessed[4] == 8192);
+        inputs(g, 4, buf, sizeof buf);
+        CHECK(!strcmp(buf, "3"));
+        CHECK(!strcmp(sb_graph_meta(g, "hlo_fusion"), "2 groups (--import fuse=none: every "
+                                                      "op alone)"));
+    }
+    sb_graph_free(g);
+    struct sb_import_opts io;
+    sb_import_defaults(&io);
+    CHECK(sb_import_parse(&io, "fuse=none", &e) == 0 && io.no_fuse == 1);
+    CHECK(sb_import_parse(&io, "fuse=maybe", &e) != 0);
+    g = sb_graph_load_with(SB_TEST_DATA "/hlo_cases/hlo_fusion.hlo", &io, &e);
+    CHECK(g != NULL);
+    if (g) {
+        double total = 0;
+        for (uint32_t v = 0; v < g->v.n_nodes; v++)
+            total += g->flops[v];
+        CHECK_EQ_U(g->v.n_nodes, 9); /* x w a b c d e1 e2 f */
+        CHECK(total == 3072 + 2097152 + 3072);
+        CHECK(g->bytes_accessed[2] == 12288); /* a = x * x alone: x twice + a */
+        sb_graph_free(g);
+    }
+}
+
+/* tests/data/hlo_cost/: each file is one test of XLA's
+ * hlo_cost_analysis_test.cc at 183fa00, its module written as HLO text by hand
+ * (the builder calls of the test, or its own text), with the figures the test
+ * expects in "// expect: flops=N transcendentals=N bytes=N" (any of them),
+ * "// instr: NAME" when the test asks one instruction rather than the whole
+ * computation, and "// skip: why" for the tests schedbench does not model. */
+static int read_case(const char *path, char **text, size_t *n)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return -1;
+    fseek(f, 0, SEEK_END);
+    long len = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    *text = malloc((size_t)len + 1);
+    *n = fread(*text, 1, (size_t)len, f);
+    (*text)[*n] = 0;
+    fclose(f);
+    return 0;
+}
+
+static int run_cost_case(const char *dir, const char *file, int *skipped)
+{
+    char path[1024], instr[256] = "", *text = NULL;
+    size_t n = 0;
+    snprintf(path, sizeof path, "%s/%s", dir, file);
+    *skipped = 0;
+    if (read_case(path, &text, &n))
+        return 0;
+    const char *skip = strstr(text, "// skip: ");
+    if (skip) {
+        const char *end = strchr(skip, '\n');
+        printf("  skip %s: %.*s\n", file, (int)(end ? end - skip - 9 : 60), skip + 9);
+        *skipped = 1;
+        free(text);
+        return 1;
+    }
+    const char *ins = strstr(text, "// instr: ");
+    if (ins)
+        sscanf(ins + 10, "%255s", instr);
+    double want[3] = {-1, -1, -1}, got[3];
+    static const char *const keys[3] = {"flops=", "transcendentals=", "bytes="};
+    const char *exp = strstr(text, "// expect: ");
+    const char *eol = exp ? strchr(exp, '\n') : NULL;
+    for (int k = 0; k < 3 && exp; k++) {
+        const char *p = strstr(exp, keys[k]);
+        if (p && (!eol || p < eol))
+            want[k] = strtod(p + strlen(keys[k]), NULL);
+    }
+    struct sb_err e;
+    struct sb_hlo_module *m = sb_hlo_parse(file, text, n, &e);
+    int ok = m != NULL && exp != NULL;
+    if (!m)
+        printf("  FAIL %s: %s\n", file, e.msg);
+    if (m && sb_hlo_cost_total(m, instr[0] ? instr : NULL, got)) {
+        printf("  FAIL %s: no instruction '%s'\n", file, instr);
+        ok = 0;
+    }
+    for (int k = 0; k < 3 && ok; k++)
+        if (want[k] >= 0 && fabs(got[k] - want[k]) > 1e-9 * (want[k] > 1 ? want[k] : 1)) {
+            printf("  FAIL %s: %s%.17g, XLA's test expects %.17g\n", file, keys[k], got[k],
+                   want[k]);
+            ok = 0;
+        }
+    sb_hlo_free(m);
+    free(text);
+    return ok;
+}
+
+static int by_name(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static void test_cost_conformance(void)
+{
+    const char *dir = SB_TEST_DATA "/hlo_cost";
+    DIR *d = opendir(dir);
+    CHECK(d != NULL);
+    if (!d)
+        return;
+    char **files = NULL;
+    size_t nf = 0;
+    for (struct dirent *de; (de = readdir(d));) {
+        size_t l = strlen(de->d_name);
+        if (l > 4 && !strcmp(de->d_name + l - 4, ".hlo")) {
+            files = realloc(files, (nf + 1) * sizeof *files);
+            files[nf++] = strdup(de->d_name);
+        }
+    }
+    closedir(d);
+    qsort(files, nf, sizeof *files, by_name);
+    unsigned passed = 0, failed = 0, skipped = 0;
+    for (size_t i = 0; i < nf; i++) {
+        int sk;
+        int ok = run_cost_case(dir, files[i], &sk);
+        skipped += sk;
+        passed += ok && !sk;
+        failed += !ok;
+        free(files[i]);
+    }
+    free(files);
+    printf("hlo_cost: %u passed, %u failed, %u skipped\n", passed, failed, skipped);
+    CHECK_EQ_U(failed, 0);
+    CHECK_EQ_U(passed + failed + skipped, 51); /* the 51 TESTs of the file */
+}
+
 int main(void)
 {
+    test_cost_conformance();
+    test_memory();
+    test_roofline();
+    test_groups();
+    test_fusion();
     test_unterminated();
     test_basic();
     test_while();

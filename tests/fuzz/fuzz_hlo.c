@@ -1,4 +1,7 @@
-/* The HLO text importer: parse, then build the graph `run -w x.hlo` would. */
+/* The HLO text importer: parse, then build the graphs `run -w x.hlo` (a
+ * training step: loops expanded by trip count, replica groups, costs from
+ * shapes) and the conformance harness (one computation as written) would,
+ * and the module's HloCostAnalysis totals. */
 #include "fuzz.h"
 #include "import/hlo.h"
 
@@ -10,6 +13,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t n)
         return 0;
     struct sb_hlo_graph hg = {0};
     if (!sb_hlo_build(m, NULL, &hg, &e))
+        sb_hlo_graph_free(&hg);
+    double tot[3];
+    sb_hlo_cost_total(m, NULL, tot);
+    struct sb_hlo_opts step = {.step = 1};
+    if (!sb_hlo_expand(m, &e) && !sb_hlo_build(m, &step, &hg, &e))
         sb_hlo_graph_free(&hg);
     sb_hlo_free(m);
     return 0;

@@ -4,6 +4,7 @@
  * (see the status column), 2 bad usage or bad input (file:line: message). */
 #define _POSIX_C_SOURCE 200809L
 #include "core/core.h"
+#include "import/hlo.h"
 #include "import/import.h"
 #include "run.h"
 #include "commands.h"
@@ -165,6 +166,15 @@ static int validate_one(const char *path, const struct sb_machine *m,
         return -1;
     }
     print_counts(g);
+    /* graphs with work per node (HLO steps, CSV with a flops column): FLOPs
+     * and bytes by op class, collectives by type with their bytes */
+    sb_hlo_print_summary(g, stdout);
+    const char *unk = sb_graph_meta(g, "hlo_unknown_custom_calls");
+    if (unk)
+        printf("  unknown custom-calls (cost 0): %s\n", unk);
+    const char *order = sb_graph_meta(g, "hlo_order");
+    if (order)
+        printf("  order: %s\n", order);
     sb_graph_free(g);
     return 0;
 }

@@ -930,7 +930,7 @@ static int place(const struct run_opts *o, struct workload *W, struct sb_err *e)
  * model every compute_us would then be 0 and the comparison meaningless. */
 static void warn_no_cost(const struct run_opts *o, const struct sb_graph *g)
 {
-    if (o->cost.model != SB_COST_ANALYTICAL)
+    if (o->cost.model != SB_COST_ANALYTICAL || g->dtype) /* a roofline prices it */
         return;
     uint32_t compute = 0;
     for (uint32_t v = 0; v < g->v.n_nodes; v++)

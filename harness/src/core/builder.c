@@ -110,6 +110,11 @@ static void grow_nodes(struct sb_builder *b, uint32_t want)
     if (g->n_dev_cost)
         g->dev_cost_us = sb_xrealloc(g->dev_cost_us,
                                      (size_t)cap * g->n_dev_cost * sizeof *g->dev_cost_us);
+    if (g->dtype) {
+        g->flops = sb_xrealloc(g->flops, cap * sizeof *g->flops);
+        g->bytes_accessed = sb_xrealloc(g->bytes_accessed, cap * sizeof *g->bytes_accessed);
+        g->dtype = sb_xrealloc(g->dtype, cap);
+    }
     b->loc_of = sb_xrealloc(b->loc_of, cap * sizeof *b->loc_of);
     b->cap = cap;
 }
@@ -383,6 +388,10 @@ static int check_values(struct sb_builder *b, uint32_t id, const struct sb_node_
     if (n->stream >= SB_MAX_STREAMS)
         return nfail(b, id, SB_BF_NONE, "stream %u is not in 0..%d", n->stream,
                      SB_MAX_STREAMS - 1);
+    if (n->dtype && (!(n->flops >= 0 && n->flops <= 1e30) ||
+                     !(n->bytes_accessed >= 0 && n->bytes_accessed <= 1e30)))
+        return nfail(b, id, SB_BF_NONE, "flops %g / bytes_accessed %g not in 0..10^30",
+                     n->flops, n->bytes_accessed);
     if (n->flags & ~(uint32_t)(SB_FLAG_WEIGHT | SB_FLAG_OUTPUT | SB_FLAG_ALIAS))
         return nfail(b, id, SB_BF_FLAGS, "unknown flag bits 0x%x", n->flags);
     if (!n->name || !*n->name)
@@ -432,6 +441,16 @@ uint32_t sb_builder_node(struct sb_builder *b, const struct sb_node_in *n)
         g->n_streams = n->stream + 1;
     for (uint32_t k = 0; k < g->n_dev_cost; k++)
         g->dev_cost_us[(size_t)id * g->n_dev_cost + k] = -1;
+    if (n->dtype && !g->dtype) { /* the first node with figures: 0 before it */
+        g->flops = sb_xcalloc(b->cap, sizeof *g->flops);
+        g->bytes_accessed = sb_xcalloc(b->cap, sizeof *g->bytes_accessed);
+        g->dtype = sb_xcalloc(b->cap, 1);
+    }
+    if (g->dtype) {
+        g->flops[id] = n->dtype ? n->flops : 0;
+        g->bytes_accessed[id] = n->dtype ? n->bytes_accessed : 0;
+        g->dtype[id] = n->dtype < SB_DTYPE_COUNT ? n->dtype : SB_DTYPE_NONE;
+    }
     g->v.n_nodes = id + 1;
     b->open = id;
     return id;

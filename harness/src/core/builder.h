@@ -50,6 +50,10 @@ struct sb_node_in {
     uint32_t units;       /* r(v), >= 1 */
     uint32_t stream;      /* its stream on its device, < SB_MAX_STREAMS */
     uint64_t loc;         /* where the node is in the input (enum sb_loc) */
+    /* appended: work for the roofline cost model, with dtype != SB_DTYPE_NONE */
+    double flops;          /* >= 0 */
+    double bytes_accessed; /* >= 0 */
+    uint8_t dtype;         /* enum sb_dtype; SB_DTYPE_NONE: no figures */
 };
 #define SB_NODE_IN_INIT                                                        \
     {.kind = SB_KIND_COMPUTE, .comm_us = -1, .device = -1, .units = 1}

@@ -34,7 +34,22 @@ struct sb_graph {
     char *path;   /* file it was loaded from */
     uint32_t n_meta;
     char **meta_key, **meta_val; /* "# key=value" lines, in file order */
+    /* Work of each node for the roofline (appended; all three NULL when no
+     * node carries them: CSV files without the columns, other importers) */
+    double *flops;          /* [n_nodes] floating-point operations */
+    double *bytes_accessed; /* [n_nodes] bytes read and written in HBM */
+    uint8_t *dtype;         /* [n_nodes] enum sb_dtype, SB_DTYPE_NONE: no figures */
 };
+
+/* The unit a node's FLOPs run on, for the roofline's peak (docs/cost-model.md):
+ * matrix products at their element type's tensor-core peak (f32 as TF32),
+ * everything else at the FP32 vector peak. */
+enum sb_dtype {
+    SB_DTYPE_NONE = 0, SB_DTYPE_FP32, SB_DTYPE_TF32, SB_DTYPE_BF16, SB_DTYPE_FP16,
+    SB_DTYPE_FP8, SB_DTYPE_INT8, SB_DTYPE_FP64, SB_DTYPE_COUNT
+};
+const char *sb_dtype_name(enum sb_dtype d);
+int sb_dtype_parse(const char *s, enum sb_dtype *out);
 
 /* Graphs are made by the builder (builder.h) from an importer
  * (import/import.h: sb_graph_load); the core only frees and reads them. */
@@ -55,6 +70,18 @@ int sb_kind_parse(const char *s, enum sb_kind *out);
 
 enum sb_cost_model { SB_COST_ANALYTICAL = 0, SB_COST_APPROX = 1 };
 
+/* One device for the roofline: time = max(flops / peak[dtype], bytes /
+ * hbm) + launch, for compute nodes that carry flops/bytes and no cost_us. */
+struct sb_roofline {
+    double peak_tflops[SB_DTYPE_COUNT]; /* dense peak per unit, 10^12 FLOP/s */
+    double hbm_gbps;                    /* memory bandwidth, 10^9 B/s */
+    double launch_us;                   /* per node with work */
+};
+/* H100 SXM5 (the built-in device; workloads/machines/h100-sxm.yaml). */
+void sb_roofline_h100(struct sb_roofline *r);
+/* Duration of node v of g on device r, or -1 when v carries no figures. */
+double sb_roofline_us(const struct sb_roofline *r, const struct sb_graph *g, uint32_t v);
+
 /* Ring alpha-beta constants of the analytical model (docs/cost-model.md). */
 struct sb_cost_params {
     enum sb_cost_model model;
@@ -62,6 +89,7 @@ struct sb_cost_params {
     double bus_gbps[SB_COLL_COUNT];   /* bus bandwidth per collective type, GB/s */
     uint32_t default_ranks;           /* group size when a start gives none */
     uint32_t bw_typed;                /* bit t: bw_<coll t> was given; bw_gbps leaves it */
+    struct sb_roofline roof;          /* compute nodes with flops/bytes (appended) */
 };
 
 void sb_cost_defaults(struct sb_cost_params *c);

@@ -30,6 +30,19 @@
 /* Group size when neither the start nor "# ranks=" gives one. */
 #define SB_DEFAULT_RANKS 1
 
+/* The built-in roofline device, NVIDIA H100 SXM5 (H100 Tensor Core GPU
+ * datasheet, dense figures, i.e. half the "with sparsity" ones): FP32 67
+ * TFLOP/s, TF32 494.7, BF16 / FP16 989.4, FP8 / INT8 1978.9, FP64 tensor 66.9;
+ * HBM3 3.35 TB/s.  The launch overhead is an assumption: the order of one CUDA
+ * kernel launch seen from the GPU's side (a few microseconds). */
+#define H100_PEAK_FP32 67.0
+#define H100_PEAK_TF32 494.7
+#define H100_PEAK_BF16 989.4
+#define H100_PEAK_FP8 1978.9
+#define H100_PEAK_FP64 66.9
+#define H100_HBM_GBPS 3350.0
+#define ROOFLINE_LAUNCH_US 2.0
+
 #define APPROX_HIGH_LATENCY 5000.0 /* XLA kHighLatency */
 #define APPROX_LOW_COST 1.0        /* XLA kLowCost */
 #define APPROX_MEDIUM_COST 1000.0  /* XLA kMediumCost */
@@ -46,6 +59,38 @@ void sb_cost_defaults(struct sb_cost_params *c)
     c->bus_gbps[SB_COLL_RECV_HOST] = SB_DEFAULT_HOST_GBPS;
     c->bus_gbps[SB_COLL_COPY] = SB_DEFAULT_COPY_GBPS;
     c->default_ranks = SB_DEFAULT_RANKS;
+    sb_roofline_h100(&c->roof);
+}
+
+void sb_roofline_h100(struct sb_roofline *r)
+{
+    memset(r, 0, sizeof *r);
+    r->peak_tflops[SB_DTYPE_FP32] = H100_PEAK_FP32;
+    r->peak_tflops[SB_DTYPE_TF32] = H100_PEAK_TF32;
+    r->peak_tflops[SB_DTYPE_BF16] = H100_PEAK_BF16;
+    r->peak_tflops[SB_DTYPE_FP16] = H100_PEAK_BF16;
+    r->peak_tflops[SB_DTYPE_FP8] = H100_PEAK_FP8;
+    r->peak_tflops[SB_DTYPE_INT8] = H100_PEAK_FP8;
+    r->peak_tflops[SB_DTYPE_FP64] = H100_PEAK_FP64;
+    r->hbm_gbps = H100_HBM_GBPS;
+    r->launch_us = ROOFLINE_LAUNCH_US;
+}
+
+double sb_roofline_us(const struct sb_roofline *r, const struct sb_graph *g, uint32_t v)
+{
+    if (!g->dtype || !g->dtype[v])
+        return -1;
+    double f = g->flops[v], b = g->bytes_accessed[v];
+    if (f <= 0 && b <= 0)
+        return 0; /* no work (an unknown custom-call): no launch either */
+    double peak = r->peak_tflops[g->dtype[v]];
+    if (!(peak > 0)) /* a unit the device lacks runs at its FP32 rate */
+        peak = r->peak_tflops[SB_DTYPE_FP32];
+    /* TFLOP/s = 1e6 FLOP per microsecond; GB/s = 1e3 bytes per microsecond */
+    double t_f = peak > 0 ? f / (peak * 1e6) : 0;
+    double t_b = r->hbm_gbps > 0 ? b / (r->hbm_gbps * 1e3) : 0;
+    double t = (t_f > t_b ? t_f : t_b) + r->launch_us;
+    return t < 1e12 ? t : 1e12; /* SB_MAX_COST_US (builder.h) */
 }
 
 static int parse_pos(const char *key, const char *val, double *out, struct sb_err *e)
@@ -76,6 +121,18 @@ static int cost_set(struct sb_cost_params *c, const char *key, const char *val,
         c->step_lat_us = v;
         return 0;
     }
+    if (strcmp(key, "hbm_gbps") == 0 || strcmp(key, "launch_us") == 0) {
+        *(key[0] == 'h' ? &c->roof.hbm_gbps : &c->roof.launch_us) = v;
+        return 0;
+    }
+    if (strncmp(key, "peak_", 5) == 0) { /* peak_<dtype>: TFLOP/s */
+        enum sb_dtype d;
+        if (sb_dtype_parse(key + 5, &d))
+            return sb_errf(e, "cost parameter %s: unknown dtype (fp32, tf32, bf16, fp16, "
+                              "fp8, int8, fp64)", key);
+        c->roof.peak_tflops[d] = v;
+        return 0;
+    }
     if (strcmp(key, "ranks") == 0) {
         if (v < 1 || v > UINT32_MAX || v != floor(v))
             return sb_errf(e, "cost parameter ranks: '%s' is not a positive integer", val);
@@ -96,7 +153,7 @@ static int cost_set(struct sb_cost_params *c, const char *key, const char *val,
         return 0;
     }
     return sb_errf(e, "unknown cost parameter '%s' (known: lat_us, bw_gbps, "
-                      "bw_<coll>, ranks)", key);
+                      "bw_<coll>, ranks, peak_<dtype>, hbm_gbps, launch_us)", key);
 }
 
 /* "key=value,key=value" */
@@ -179,8 +236,12 @@ void sb_cost_apply(const struct sb_cost_params *c, struct sb_graph *g)
     for (uint32_t i = 0; i < g->v.n_nodes; i++) {
         switch (g->kind[i]) {
         case SB_KIND_COMPUTE:
-            g->dur_us[i] = c->model == SB_COST_APPROX ? approx_node_cost(&g->v, i)
-                                                      : g->cost_us[i];
+            if (c->model == SB_COST_APPROX)
+                g->dur_us[i] = approx_node_cost(&g->v, i);
+            else if (g->cost_us[i] == 0 && g->dtype && g->dtype[i])
+                g->dur_us[i] = sb_roofline_us(&c->roof, g, i); /* roofline */
+            else
+                g->dur_us[i] = g->cost_us[i];
             break;
         case SB_KIND_START:
             g->dur_us[i] = sb_cost_coll_us(&local, &g->v, i);

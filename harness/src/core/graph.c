@@ -152,6 +152,9 @@ void sb_graph_free(struct sb_graph *g)
     free(g->meta_val);
     free(g->name);
     free(g->path);
+    free(g->flops);
+    free(g->bytes_accessed);
+    free(g->dtype);
     free(g);
 }
 
@@ -161,4 +164,22 @@ uint32_t sb_graph_n_collectives(const struct sb_graph *g)
     for (uint32_t i = 0; i < g->v.n_nodes; i++)
         n += g->kind[i] == SB_KIND_START;
     return n;
+}
+
+static const char *const dtype_names[SB_DTYPE_COUNT] = {"", "fp32", "tf32", "bf16",
+                                                        "fp16", "fp8", "int8", "fp64"};
+
+const char *sb_dtype_name(enum sb_dtype d)
+{
+    return (unsigned)d < SB_DTYPE_COUNT ? dtype_names[d] : "?";
+}
+
+int sb_dtype_parse(const char *s, enum sb_dtype *out)
+{
+    for (int d = 1; d < SB_DTYPE_COUNT; d++)
+        if (!strcmp(s, dtype_names[d])) {
+            *out = (enum sb_dtype)d;
+            return 0;
+        }
+    return -1;
 }

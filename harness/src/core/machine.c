@@ -127,6 +127,27 @@ static int str_list(struct mload *L, yaml_node_t *n, const char *what, uint32_t 
     return 0;
 }
 
+/* peak_tflops: {bf16: 989.4, fp32: 67, ...}: dense TFLOP/s per dtype. */
+static int read_peaks(struct mload *L, yaml_node_t *n, uint32_t d)
+{
+    if (n->type != YAML_MAPPING_NODE)
+        return failn(L, n, "%s", "peak_tflops must be a map dtype: TFLOP/s");
+    for (yaml_node_pair_t *p = n->data.mapping.pairs.start; p < n->data.mapping.pairs.top;
+         p++) {
+        if (dup_key(L, n, p))
+            return -1;
+        const char *key = scalar(get(L, p, 1));
+        enum sb_dtype t;
+        if (!key || sb_dtype_parse(key, &t))
+            return failn(L, get(L, p, 1), "%s", "peak_tflops keys are fp32, tf32, bf16, "
+                                                "fp16, fp8, int8, fp64");
+        if (num(L, get(L, p, 0), "peak_tflops", 1e-9, &L->m->roof[d].peak_tflops[t]))
+            return -1;
+    }
+    L->m->has_roof[d] = 1;
+    return 0;
+}
+
 static int read_speed(struct mload *L, yaml_node_t *n, uint32_t d)
 {
     struct sb_machine *m = L->m;
@@ -209,10 +230,17 @@ static int read_device(struct mload *L, yaml_node_t *n, uint32_t d)
                 m->units[d] = (uint32_t)x;
         } else if (!strcmp(key, "ops")) {
             rc = str_list(L, val, "ops", &m->n_ops[d], &m->ops[d]);
+        } else if (!strcmp(key, "peak_tflops")) {
+            rc = read_peaks(L, val, d);
+        } else if (!strcmp(key, "hbm_gbps") || !strcmp(key, "launch_us")) {
+            if (!(rc = num(L, val, key, key[0] == 'h' ? 1e-9 : 0, &x))) {
+                *(key[0] == 'h' ? &m->roof[d].hbm_gbps : &m->roof[d].launch_us) = x;
+                m->has_roof[d] = 1;
+            }
         } else {
             rc = failn(L, get(L, p, 1),
-                       "unknown device key '%s' (name, kind, speed, mem_bytes, units, ops)",
-                       key);
+                       "unknown device key '%s' (name, kind, speed, mem_bytes, units, ops, "
+                       "peak_tflops, hbm_gbps, launch_us)", key);
         }
         if (rc)
             return -1;
@@ -238,6 +266,8 @@ static void alloc_devices(struct sb_machine *m, uint32_t nd)
     m->gbps = sb_xcalloc((size_t)nd * nd, sizeof *m->gbps);
     m->lat_us = sb_xcalloc((size_t)nd * nd, sizeof *m->lat_us);
     m->can_read = sb_xcalloc((size_t)nd * nd, sizeof *m->can_read);
+    m->roof = sb_xcalloc(nd, sizeof *m->roof);
+    m->has_roof = sb_xcalloc(nd, 1);
 }
 
 static int read_devices(struct mload *L, yaml_node_t *n)
@@ -454,6 +484,8 @@ void sb_machine_free(struct sb_machine *m)
     free(m->kind);
     free(m->cap);
     free(m->units);
+    free(m->roof);
+    free(m->has_roof);
     free(m->speed);
     free(m->n_op_speed);
     free(m->op_speed_name);
@@ -518,6 +550,10 @@ int sb_machine_apply(const struct sb_machine *m, struct sb_graph *g, struct sb_e
         const char *op = g->op_names[g->op[v]];
         for (uint32_t d = 0; d < nd; d++) {
             double x = g->dur_us[v];
+            /* a device with a roofline prices nodes that carry their work */
+            if (m->has_roof[d] && g->kind[v] == SB_KIND_COMPUTE && g->dtype && g->dtype[v] &&
+                g->cost_us[v] == 0)
+                x = sb_roofline_us(&m->roof[d], g, v);
             if (g->kind[v] == SB_KIND_COMPUTE)
                 x = supports(m, d, op) ? x / speed_of(m, d, op) : INFINITY;
             t[(size_t)v * nd + d] = x;
@@ -540,6 +576,9 @@ int sb_machine_apply(const struct sb_machine *m, struct sb_graph *g, struct sb_e
     free(g->dev_dur_us);
     g->dev_dur_us = t;
     g->v.dev_dur_us = t;
+    for (uint32_t v = 0; m->has_roof[0] && v < n; v++) /* dur_us[v] is t(v, 0) */
+        if (g->kind[v] == SB_KIND_COMPUTE && g->dtype && g->dtype[v] && g->cost_us[v] == 0)
+            g->dur_us[v] = t[(size_t)v * nd];
     g->v.machine = &m->v;
     return 0;
 }

@@ -24,6 +24,10 @@ struct sb_machine {
     char ***ops;
     char *path;
     uint32_t n_alloc; /* devices allocated (n_devices may be fewer on error) */
+    /* appended: a device's roofline (peak_tflops, hbm_gbps, launch_us keys),
+     * for compute nodes that carry flops/bytes (docs/machines.md) */
+    struct sb_roofline *roof; /* [n_alloc] */
+    uint8_t *has_roof;        /* [n_alloc] */
 };
 
 /* On error returns NULL with "file:line:col: problem" in e. */

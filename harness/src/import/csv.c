@@ -20,14 +20,16 @@
 enum col {
     COL_ID, COL_NAME, COL_KIND, COL_INPUTS, COL_OP, COL_COST_US, COL_OUT_BYTES,
     COL_COLL, COL_COMM_BYTES, COL_GROUP, COL_COMM_US, COL_DEVICE, COL_FLAGS, COL_UNITS,
-    COL_STREAM, COL_COUNT,
+    COL_STREAM, COL_FLOPS, COL_BYTES_ACCESSED, COL_DTYPE, /* optional: the roofline's work */
+    COL_COUNT,
     COL_EXTRA = COL_COUNT,       /* an x_ column: read and ignored */
     COL_DEV_COST = COL_COUNT + 1 /* cost_us.<device> (docs/machines.md) */
 };
 
 static const char *const col_names[COL_COUNT] = {
     "id", "name", "kind", "inputs", "op", "cost_us", "out_bytes", "coll",
-    "comm_bytes", "group", "comm_us", "device", "flags", "units", "stream"};
+    "comm_bytes", "group", "comm_us", "device", "flags", "units", "stream",
+    "flops", "bytes_accessed", "dtype"};
 
 #define N_REQUIRED_COLS 4 /* id, name, kind, inputs */
 #define MAX_COLS 256      /* a header wider than this is surely not a graph */
@@ -138,6 +140,12 @@ static int read_double(struct loader *L, enum col c, double def, double *out)
         return 0;
     }
     const char *why = parse_nonneg(s, out);
+    /* work counts (FLOPs, bytes) are not durations: the builder's 10^30 */
+    if (why && (c == COL_FLOPS || c == COL_BYTES_ACCESSED) &&
+        !strcmp(why, "is above 10^12 (us)")) {
+        *out = strtod(s, NULL); /* parse_nonneg checked it is a finite number */
+        why = *out <= 1e30 ? NULL : "is above 10^30";
+    }
     if (why)
         return fail(L, fnum(L, c), "%s '%s' %s", col_names[c], s, why);
     return 0;
@@ -367,6 +375,20 @@ static int read_kind_coll(struct loader *L, struct sb_node_in *n)
     return 0;
 }
 
+/* flops, bytes_accessed, dtype (docs/workload-format.md): a row carries work
+ * for the roofline when its dtype names the unit it runs on. */
+static int read_work(struct loader *L, struct sb_node_in *n)
+{
+    const char *s = field(L, COL_DTYPE);
+    enum sb_dtype d = SB_DTYPE_NONE;
+    if (*s && sb_dtype_parse(s, &d))
+        return fail(L, fnum(L, COL_DTYPE), "dtype '%s' is not one of fp32, tf32, bf16, "
+                                           "fp16, fp8, int8, fp64", s);
+    n->dtype = (uint8_t)d;
+    return read_double(L, COL_FLOPS, 0, &n->flops) ||
+           read_double(L, COL_BYTES_ACCESSED, 0, &n->bytes_accessed);
+}
+
 static int read_row(struct loader *L)
 {
     if (L->n_fld != L->n_cols)
@@ -380,7 +402,8 @@ static int read_row(struct loader *L)
         read_u64(L, COL_OUT_BYTES, &n.out_bytes) ||
         read_u64(L, COL_COMM_BYTES, &n.comm_bytes) || read_group(L, &n.group_size) ||
         read_double(L, COL_COMM_US, -1, &n.comm_us) || read_device(L, &n.device) ||
-        read_flags(L, &n.flags) || read_units(L, &n.units) || read_stream(L, &n.stream))
+        read_flags(L, &n.flags) || read_units(L, &n.units) || read_stream(L, &n.stream) ||
+        read_work(L, &n))
         return -1;
     if (sb_builder_node(L->b, &n) == SB_NONE)
         return -1;

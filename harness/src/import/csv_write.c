@@ -55,6 +55,17 @@ static void write_placement(FILE *f, const struct sb_graph *G, uint32_t v)
         sb_csv_fieldf(f, 0, "%u", G->units_used[v]);
     if (G->n_streams > 1)
         sb_csv_fieldf(f, 0, "%u", G->stream[v]);
+    if (G->dtype) { /* the roofline's work, only when the graph has it */
+        if (G->dtype[v]) {
+            sb_csv_fieldf(f, 0, "%.17g", G->flops[v]);
+            sb_csv_fieldf(f, 0, "%.17g", G->bytes_accessed[v]);
+            sb_csv_field(f, sb_dtype_name((enum sb_dtype)G->dtype[v]), 0);
+        } else {
+            sb_csv_field(f, "", 0);
+            sb_csv_field(f, "", 0);
+            sb_csv_field(f, "", 0);
+        }
+    }
     for (uint32_t k = 0; k < G->n_dev_cost; k++) {
         double c = G->dev_cost_us[(size_t)v * G->n_dev_cost + k];
         if (c >= 0)
@@ -118,6 +129,8 @@ int sb_graph_write(const struct sb_graph *g, const char *path, struct sb_err *e)
         fprintf(out.f, ",units");
     if (g->n_streams > 1)
         fprintf(out.f, ",stream");
+    if (g->dtype)
+        fprintf(out.f, ",flops,bytes_accessed,dtype");
     for (uint32_t k = 0; k < g->n_dev_cost; k++) {
         fprintf(out.f, ",");
         char col[300];

@@ -12,6 +12,7 @@
  * loader. */
 #define _POSIX_C_SOURCE 200809L
 #include "hlo.h"
+#include "hlo_impl.h"
 
 #include "core/builder.h"
 
@@ -19,58 +20,6 @@
 #include <errno.h>
 #include <string.h>
 
-/* ---- parsed module ------------------------------------------------------ */
-
-/* A shape reduced to what the mapping needs.  bytes follows the size function
- * of XLA's scheduler tests: a tuple counts the sum of its leaves; all_bytes adds
- * every nested tuple's own top-level buffer, i.e. the bytes of every buffer
- * (ShapeIndex) an instruction defining the whole shape owns. */
-struct shape {
-    uint64_t bytes;     /* tuple_sum size */
-    uint64_t all_bytes; /* sum over all sub-shapes of their tuple_sum size */
-    uint64_t elems;     /* elements of an array shape, 0 for tuples */
-    int tuple;
-    uint32_t n_top;          /* top-level elements of a tuple */
-    uint64_t top_all[2];     /* all_bytes of elements 0 and 1 */
-    uint64_t top_bytes[2];   /* bytes of elements 0 and 1 */
-};
-
-struct instr {
-    char *name;
-    char *opcode;
-    uint32_t line;
-    int root;
-    struct shape sh;
-    uint32_t n_ops;
-    char **ops;
-    uint32_t *op_line;
-    uint32_t n_ctrl;
-    char **ctrl;
-    uint32_t n_calls;
-    char **calls;        /* called computations (calls=, body=, ...) */
-    char *fusion_kind;   /* kind= of a fusion */
-    char *frontend;      /* frontend_attributes={...} raw */
-    char *op_name;       /* metadata op_name */
-    int host_transfer;   /* is_host_transfer=true */
-    uint32_t group;      /* size of the first replica group, 0 unknown */
-    int64_t index;       /* index= of a get-tuple-element, -1 otherwise */
-};
-
-struct comp {
-    char *name;
-    uint32_t line;
-    int entry;
-    uint32_t n, cap;
-    struct instr *in;
-};
-
-struct sb_hlo_module {
-    char *path;
-    char *name;
-    uint32_t n, cap;
-    struct comp *c;
-    int entry;
-};
 
 /* ---- lexer --------------------------------------------------------------- */
 
@@ -226,24 +175,29 @@ static int skip_group(struct lex *L)
 
 /* ---- shapes -------------------------------------------------------------- */
 
-static int elem_bytes(const char *t, uint64_t *out)
+static int elem_bytes(const char *t, uint64_t *out, uint8_t *dt)
 {
     static const struct {
         const char *name;
-        uint8_t bytes;
+        uint8_t bytes, dt;
     } types[] = {
-        {"pred", 1}, {"s2", 1}, {"u2", 1}, {"s4", 1}, {"u4", 1}, {"s8", 1},
-        {"u8", 1}, {"s16", 2}, {"u16", 2}, {"s32", 4}, {"u32", 4}, {"s64", 8},
-        {"u64", 8}, {"f16", 2}, {"bf16", 2}, {"f32", 4}, {"f64", 8}, {"c64", 8},
-        {"c128", 16}, {"token", 0}, {"opaque", 0},
+        {"pred", 1, HLO_DT_OTHER}, {"s2", 1, HLO_DT_OTHER}, {"u2", 1, HLO_DT_OTHER},
+        {"s4", 1, HLO_DT_OTHER}, {"u4", 1, HLO_DT_OTHER}, {"s8", 1, HLO_DT_S8},
+        {"u8", 1, HLO_DT_U8}, {"s16", 2, HLO_DT_OTHER}, {"u16", 2, HLO_DT_OTHER},
+        {"s32", 4, HLO_DT_S32}, {"u32", 4, HLO_DT_OTHER}, {"s64", 8, HLO_DT_OTHER},
+        {"u64", 8, HLO_DT_OTHER}, {"f16", 2, HLO_DT_F16}, {"bf16", 2, HLO_DT_BF16},
+        {"f32", 4, HLO_DT_F32}, {"f64", 8, HLO_DT_F64}, {"c64", 8, HLO_DT_C64},
+        {"c128", 16, HLO_DT_C128}, {"token", 0, HLO_DT_OTHER}, {"opaque", 0, HLO_DT_OTHER},
     };
     for (size_t i = 0; i < sizeof types / sizeof types[0]; i++)
         if (strcmp(t, types[i].name) == 0) {
             *out = types[i].bytes;
+            *dt = types[i].dt;
             return 0;
         }
     if (strncmp(t, "f8", 2) == 0 || strncmp(t, "f4", 2) == 0 || strncmp(t, "f6", 2) == 0) {
         *out = 1; /* sub-byte and 8-bit floats take a byte each unpacked */
+        *dt = HLO_DT_F8;
         return 0;
     }
     return -1;
@@ -279,6 +233,12 @@ static int tuple_elements(struct lex *L, struct shape *s)
             s->top_all[s->n_top] = c.all_bytes;
             s->top_bytes[s->n_top] = c.bytes;
         }
+        if (!s->n_top) { /* leaf 0's type and dimensions */
+            s->dtype = c.dtype;
+            s->rank = c.rank;
+            memcpy(s->dims, c.dims, sizeof s->dims);
+        }
+        s->leaf_elems += c.leaf_elems;
         s->n_top++;
         s->bytes += c.bytes;
         s->all_bytes += c.all_bytes;
@@ -287,8 +247,9 @@ static int tuple_elements(struct lex *L, struct shape *s)
     return expect(L, ')', "closing a tuple shape");
 }
 
-static int parse_dims(struct lex *L, uint64_t *elems)
+static int parse_dims(struct lex *L, struct shape *s)
 {
+    uint64_t *elems = &s->elems;
     *elems = 1;
     if (accept(L, ']'))
         return 0;
@@ -306,6 +267,10 @@ static int parse_dims(struct lex *L, uint64_t *elems)
         if (d && *elems > UINT64_MAX / d)
             return lfail(L, L->line, "shape has too many elements");
         *elems *= d;
+        if (s->rank < HLO_MAX_RANK)
+            s->dims[s->rank++] = d;
+        else /* fold the rest into the last dimension */
+            s->dims[HLO_MAX_RANK - 1] *= d;
     } while (accept(L, ','));
     return expect(L, ']', "closing the dimensions of a shape");
 }
@@ -320,14 +285,14 @@ static int parse_shape(struct lex *L, struct shape *s)
     uint64_t width;
     if (!t)
         return lfail(L, line, "expected a shape, found '%.*s'", ahead(L, 20), L->p);
-    int bad = elem_bytes(t, &width);
+    int bad = elem_bytes(t, &width, &s->dtype);
     if (bad) {
         lfail(L, line, "unknown element type '%s' in a shape", t);
         free(t);
         return -1;
     }
     free(t);
-    if (expect(L, '[', "after an element type") || parse_dims(L, &s->elems))
+    if (expect(L, '[', "after an element type") || parse_dims(L, s))
         return -1;
     /* a layout follows the dimensions without a space; a '{' after a space
      * opens a computation body (ENTRY e () -> f32[4] {) */
@@ -336,6 +301,7 @@ static int parse_shape(struct lex *L, struct shape *s)
     if (width && s->elems > UINT64_MAX / width)
         return lfail(L, line, "shape is too large");
     s->bytes = s->all_bytes = s->elems * width;
+    s->leaf_elems = s->elems;
     return 0;
 }
 
@@ -353,7 +319,31 @@ static int parse_operands(struct lex *L, struct instr *in)
 {
     if (!strcmp(in->opcode, "parameter") || !strcmp(in->opcode, "constant")) {
         L->p--; /* back onto '(' */
-        return skip_group(L);
+        const char *s = L->p;
+        if (skip_group(L))
+            return -1;
+        if (in->opcode[0] == 'p') { /* parameter(N) */
+            in->index = strtoll(s + 1, NULL, 10);
+            return 0;
+        }
+        if (!in->sh.tuple && in->sh.elems == 1) { /* a scalar's value (trip counts) */
+            char *end;
+            const char *v = s + 1;
+            while (v < L->p && isspace((unsigned char)*v))
+                v++;
+            double x = strtod(v, &end);
+            if (end > v && end < L->p) {
+                in->lit = x;
+                in->has_lit = 1;
+            } else if (L->p - v >= 4 && !strncmp(v, "true", 4)) {
+                in->lit = 1;
+                in->has_lit = 1;
+            } else if (L->p - v >= 5 && !strncmp(v, "false", 5)) {
+                in->lit = 0;
+                in->has_lit = 1;
+            }
+        }
+        return 0;
     }
     if (accept(L, ')'))
         return 0;
@@ -461,11 +451,47 @@ static void read_attr(struct instr *in, const char *key, const char *s, const ch
     if (!strcmp(key, "kind")) {
         free(in->fusion_kind);
         in->fusion_kind = dup_range(s, e);
-    } else if (!strcmp(key, "calls") || !strcmp(key, "to_apply") || !strcmp(key, "body") ||
+    } else if (!strcmp(key, "to_apply")) { /* reducers are not run on their own */
+        char **v = NULL;
+        uint32_t n = 0;
+        value_names(s, e, &v, &n);
+        free(in->apply);
+        in->apply = n ? v[0] : NULL;
+        for (uint32_t k = 1; k < n; k++)
+            free(v[k]);
+        free(v);
+    } else if (!strcmp(key, "body") || !strcmp(key, "condition")) {
+        *(key[0] == 'b' ? &in->body_k : &in->cond_k) = (int)in->n_calls;
+        value_names(s, e, &in->calls, &in->n_calls);
+    } else if (!strcmp(key, "calls") || !strcmp(key, "body") ||
                !strcmp(key, "condition") || !strcmp(key, "branch_computations") ||
                !strcmp(key, "true_computation") || !strcmp(key, "false_computation")) {
-        if (strcmp(key, "to_apply") != 0) /* reducers are not run on their own */
-            value_names(s, e, &in->calls, &in->n_calls);
+        value_names(s, e, &in->calls, &in->n_calls);
+    } else if (!strcmp(key, "custom_call_target")) {
+        free(in->target);
+        in->target = e - s >= 2 && *s == '"' ? dup_range(s + 1, e - 1) : dup_range(s, e);
+    } else if (!strcmp(key, "backend_config")) {
+        free(in->backend);
+        in->backend = dup_range(s, e);
+    } else if (!strcmp(key, "lhs_contracting_dims")) {
+        free(in->dnums);
+        in->dnums = dup_range(s, e);
+    } else if (!strcmp(key, "dim_labels")) {
+        free(in->dim_labels);
+        in->dim_labels = dup_range(s, e);
+    } else if (!strcmp(key, "window")) {
+        free(in->window);
+        in->window = dup_range(s, e);
+    } else if (!strcmp(key, "direction")) {
+        free(in->direction);
+        in->direction = dup_range(s, e);
+    } else if (!strcmp(key, "operand_precision")) {
+        free(in->precision);
+        in->precision = dup_range(s, e);
+    } else if (!strcmp(key, "feature_group_count")) {
+        in->fgc = (uint32_t)strtoul(s, NULL, 10);
+    } else if (!strcmp(key, "batch_group_count")) {
+        in->bgc = (uint32_t)strtoul(s, NULL, 10);
     } else if (!strcmp(key, "control-predecessors")) {
         value_names(s, e, &in->ctrl, &in->n_ctrl);
     } else if (!strcmp(key, "frontend_attributes")) {
@@ -509,24 +535,6 @@ static int parse_attrs(struct lex *L, struct instr *in)
     return 0;
 }
 
-static void instr_free(struct instr *in)
-{
-    free(in->name);
-    free(in->opcode);
-    for (uint32_t i = 0; i < in->n_ops; i++)
-        free(in->ops[i]);
-    free(in->ops);
-    free(in->op_line);
-    for (uint32_t i = 0; i < in->n_ctrl; i++)
-        free(in->ctrl[i]);
-    free(in->ctrl);
-    for (uint32_t i = 0; i < in->n_calls; i++)
-        free(in->calls[i]);
-    free(in->calls);
-    free(in->fusion_kind);
-    free(in->frontend);
-    free(in->op_name);
-}
 
 /* [ROOT] name = shape opcode(operands) [, attr=value]* */
 static int parse_instr(struct lex *L, struct comp *c)
@@ -534,6 +542,8 @@ static int parse_instr(struct lex *L, struct comp *c)
     struct instr in = {0};
     in.line = L->line;
     in.index = -1;
+    in.fgc = in.bgc = 1;
+    in.body_k = in.cond_k = -1;
     char *w = word(L);
     if (w && !strcmp(w, "ROOT")) {
         free(w);
@@ -553,7 +563,7 @@ static int parse_instr(struct lex *L, struct comp *c)
     rc = rc || expect(L, '(', "after the opcode") || parse_operands(L, &in) ||
          parse_attrs(L, &in);
     if (rc) {
-        instr_free(&in);
+        hlo_instr_free(&in);
         return -1;
     }
     if (c->n == c->cap) {
@@ -619,9 +629,25 @@ static int parse_header(struct lex *L, struct sb_hlo_module *m)
     while (accept(L, ',')) {
         const char *s, *e;
         char *key = word(L);
-        free(key);
-        if (!key || expect(L, '=', "after a module attribute") || skip_value(L, &s, &e))
+        if (!key || expect(L, '=', "after a module attribute") || skip_value(L, &s, &e)) {
+            free(key);
             return key ? -1 : lfail(L, L->line, "bad module attribute");
+        }
+        if (!strcmp(key, "is_scheduled"))
+            m->scheduled = e - s == 4 && !strncmp(s, "true", 4);
+        if (!strcmp(key, "input_output_alias")) /* "{0}: (3, {}, may-alias)": 3 */
+            for (const char *p = s; p < e; p++)
+                if (*p == '(' && p + 1 < e && isdigit((unsigned char)p[1])) {
+                    unsigned long n = strtoul(p + 1, NULL, 10);
+                    if (n < 1000000 && n >= m->n_donated) {
+                        m->donated = sb_xrealloc(m->donated, n + 1);
+                        memset(m->donated + m->n_donated, 0, n + 1 - m->n_donated);
+                        m->n_donated = (uint32_t)n + 1;
+                    }
+                    if (n < m->n_donated)
+                        m->donated[n] = 1;
+                }
+        free(key);
     }
     return 0;
 }
@@ -659,6 +685,8 @@ struct sb_hlo_module *sb_hlo_parse(const char *path, const char *buf, size_t n,
     while (!rc && peek(&L) >= 0)
         rc = parse_computation(&L, m);
     rc = rc || check_module(&L, m);
+    if (!rc)
+        hlo_index_comps(m);
     if (rc) {
         sb_hlo_free(m);
         return NULL;
@@ -672,11 +700,14 @@ void sb_hlo_free(struct sb_hlo_module *m)
         return;
     for (uint32_t k = 0; k < m->n; k++) {
         for (uint32_t i = 0; i < m->c[k].n; i++)
-            instr_free(&m->c[k].in[i]);
+            hlo_instr_free(&m->c[k].in[i]);
         free(m->c[k].in);
         free(m->c[k].name);
     }
     free(m->c);
+    free(m->donated);
+    free(m->ctab);
+    hlo_flat_free(m->flat);
     free(m->name);
     free(m->path);
     free(m);
@@ -738,6 +769,25 @@ static int is_async_done(const char *op)
     return 0;
 }
 
+/* A step build splits every synchronous collective XLA's async conversion
+ * makes asynchronous. */
+static const struct {
+    const char *op;
+    enum sb_coll coll;
+} step_sync_ops[] = {
+    {"reduce-scatter", SB_COLL_REDUCE_SCATTER},
+    {"all-to-all", SB_COLL_ALL_TO_ALL},
+    {"ragged-all-to-all", SB_COLL_ALL_TO_ALL},
+};
+
+static enum sb_coll step_sync_coll(const char *op)
+{
+    for (size_t i = 0; i < sizeof step_sync_ops / sizeof step_sync_ops[0]; i++)
+        if (!strcmp(op, step_sync_ops[i].op))
+            return step_sync_ops[i].coll;
+    return SB_COLL_NONE;
+}
+
 static enum sb_coll sync_coll(const char *op)
 {
     for (size_t i = 0; i < sizeof sync_ops / sizeof sync_ops[0]; i++)
@@ -781,6 +831,13 @@ struct builder {
     uint32_t n_alias;   /* extra edges (use, start) of a while body, see alias_edges */
     uint32_t (*alias)[2];
     struct sb_builder *gb; /* the graph being built */
+    struct hlo_costs *hc;  /* step builds: the cost analysis of c */
+    uint32_t *fused_into;  /* step builds: [instr] consumer it fuses into, or SB_NONE */
+    uint32_t *group_root;  /* [instr] the instruction its fusion group ends in */
+    uint32_t *next_member; /* [instr] next member of its group, SB_NONE at the end */
+    uint32_t *first_member; /* [instr] of a group root: its first member */
+    uint32_t n_groups;     /* groups of two or more */
+    uint8_t *is_out;       /* step builds: [instr] an element of the ROOT tuple */
 };
 
 static int bfail(struct builder *B, uint32_t line, const char *fmt, ...)
@@ -797,13 +854,7 @@ static int bfail(struct builder *B, uint32_t line, const char *fmt, ...)
     return -1;
 }
 
-static int find_comp(const struct sb_hlo_module *m, const char *name)
-{
-    for (uint32_t k = 0; k < m->n; k++)
-        if (!strcmp(m->c[k].name, name))
-            return (int)k;
-    return -1;
-}
+
 
 static int find_instr(const struct comp *c, const char *name, uint32_t before)
 {
@@ -813,13 +864,6 @@ static int find_instr(const struct comp *c, const char *name, uint32_t before)
     return -1;
 }
 
-static uint32_t hash_name(const char *s)
-{
-    uint32_t h = 2166136261u; /* FNV-1a */
-    for (; *s; s++)
-        h = (h ^ (unsigned char)*s) * 16777619u;
-    return h;
-}
 
 /* Instruction names of the computation being built, hashed once: modules reach
  * tens of thousands of instructions. */
@@ -830,7 +874,7 @@ static void index_names(struct builder *B)
         B->tab_cap *= 2;
     B->tab = sb_xcalloc(B->tab_cap, sizeof *B->tab);
     for (uint32_t i = 0; i < B->c->n; i++) {
-        uint32_t h = hash_name(B->c->in[i].name) & (B->tab_cap - 1);
+        uint32_t h = hlo_hash_name(B->c->in[i].name) & (B->tab_cap - 1);
         while (B->tab[h] && strcmp(B->c->in[B->tab[h] - 1].name, B->c->in[i].name))
             h = (h + 1) & (B->tab_cap - 1);
         if (!B->tab[h])
@@ -841,7 +885,7 @@ static void index_names(struct builder *B)
 /* Index of the instruction called `name` if it comes before `before`, else -1. */
 static int bfind(const struct builder *B, const char *name, uint32_t before)
 {
-    uint32_t h = hash_name(name) & (B->tab_cap - 1);
+    uint32_t h = hlo_hash_name(name) & (B->tab_cap - 1);
     for (; B->tab[h]; h = (h + 1) & (B->tab_cap - 1))
         if (!strcmp(B->c->in[B->tab[h] - 1].name, name))
             return B->tab[h] - 1 < before ? (int)B->tab[h] - 1 : -1;
@@ -879,7 +923,7 @@ static uint32_t count_colls(const struct sb_hlo_module *m, int k, uint32_t *memo
              !strcmp(in->opcode, "reduce-scatter") || !strcmp(in->opcode, "all-to-all");
         if (strcmp(in->opcode, "fusion") != 0)
             for (uint32_t j = 0; j < in->n_calls; j++) {
-                uint32_t c = count_colls(m, find_comp(m, in->calls[j]), memo);
+                uint32_t c = count_colls(m, hlo_find_comp(m, in->calls[j]), memo);
                 n = c > UINT32_MAX - 2 - n ? UINT32_MAX - 2 : n + c; /* saturate */
             }
     }
@@ -893,7 +937,7 @@ static int classify_start(struct builder *B, uint32_t i)
     const struct async_op *a = async_start_op(in->opcode);
     enum sb_coll coll = a->coll;
     if (!strcmp(in->opcode, "async-start")) {
-        int k = in->n_calls ? find_comp(B->m, in->calls[0]) : -1;
+        int k = in->n_calls ? hlo_find_comp(B->m, in->calls[0]) : -1;
         const struct comp *w = k >= 0 ? &B->m->c[k] : NULL;
         const struct instr *root = NULL;
         for (uint32_t j = 0; w && j < w->n; j++)
@@ -931,11 +975,13 @@ static int classify_done(struct builder *B, uint32_t i)
 }
 
 static int is_nop(const struct comp *c, uint32_t i, const uint32_t *n_users,
-                  const int *only_user)
+                  const int *only_user, int step)
 {
     const char *op = c->in[i].opcode;
     if (!strcmp(op, "constant") || !strcmp(op, "broadcast") || !strcmp(op, "iota"))
         return 1;
+    if (step && !strcmp(op, "tuple"))
+        return 1; /* a step build's tuple holds pointers, it runs no kernel */
     /* XLA: a tuple whose only user is a while is free too */
     return !strcmp(op, "tuple") && n_users[i] == 1 && only_user[i] >= 0 &&
            !strcmp(c->in[only_user[i]].opcode, "while");
@@ -971,7 +1017,7 @@ static int classify(struct builder *B)
             B->role[i] = ROLE_INPUT;
         else if (!strcmp(op, "get-tuple-element") || !strcmp(op, "bitcast"))
             B->role[i] = ROLE_VIEW;
-        else if (is_nop(c, i, n_users, only_user))
+        else if (is_nop(c, i, n_users, only_user, B->o->step))
             B->role[i] = ROLE_NOP;
         else if (async_start_op(op))
             rc = classify_start(B, i);
@@ -983,12 +1029,15 @@ static int classify(struct builder *B)
         else if (sync_coll(op) != SB_COLL_NONE && !B->o->keep_sync) {
             B->role[i] = ROLE_SPLIT;
             B->coll[i] = (uint8_t)sync_coll(op);
+        } else if (B->o->step && step_sync_coll(op) != SB_COLL_NONE) {
+            B->role[i] = ROLE_SPLIT;
+            B->coll[i] = (uint8_t)step_sync_coll(op);
         } else if (!strcmp(op, "async-update"))
             rc = bfail(B, in->line, "async-update '%s' is not supported (an async "
                                     "chain must be one start and one done)", in->name);
         if (strcmp(op, "fusion") != 0)
             for (uint32_t j = 0; j < in->n_calls && !rc; j++) {
-                int k = find_comp(B->m, in->calls[j]);
+                int k = hlo_find_comp(B->m, in->calls[j]);
                 if (k < 0)
                     rc = bfail(B, in->line, "%s '%s' calls unknown computation '%s'", op,
                                in->name, in->calls[j]);
@@ -1030,6 +1079,9 @@ static uint64_t defined_bytes(struct builder *B, uint32_t i)
     default:
         break;
     }
+    if (B->o->step && (!strcmp(in->opcode, "tuple") ||
+                       !strcmp(in->opcode, "dynamic-update-slice")))
+        return 0; /* a tuple holds its elements' buffers; an update is in place */
     if (!strcmp(in->opcode, "tuple") || !strcmp(in->opcode, "copy"))
         return in->sh.bytes;
     if (!strcmp(in->opcode, "while"))
@@ -1213,7 +1265,9 @@ static int add_split(struct builder *B, uint32_t i)
     n.op = op;
     n.out_bytes = split_start_bytes(B, i, op0_all_bytes(B, i));
     n.coll = coll;
-    n.comm_bytes = in->sh.bytes;
+    /* the full tensor moved: reduce-scatter's input, the output otherwise */
+    n.comm_bytes = coll == SB_COLL_REDUCE_SCATTER ? op0_all_bytes(B, i) : in->sh.bytes;
+
     n.group_size = in->group > 1 ? in->group : 0;
     n.loc = in->line;
     uint32_t s = add_node(B, &n);
@@ -1230,7 +1284,7 @@ static int add_split(struct builder *B, uint32_t i)
     d.kind = SB_KIND_DONE;
     d.op = op;
     d.coll = coll;
-    d.flags = in->root ? SB_FLAG_OUTPUT : 0;
+    d.flags = in->root || (B->is_out && B->is_out[i]) ? SB_FLAG_OUTPUT : 0;
     d.loc = in->line;
     B->node_of[i] = add_node(B, &d);
     rc = B->node_of[i] == SB_NONE || sb_builder_input(B->gb, s);
@@ -1268,6 +1322,39 @@ static enum sb_kind kind_of(enum role r)
     }
 }
 
+/* A parameter of the ENTRY lives for the whole step unless the module
+ * donates it to an output (input_output_alias). */
+static int is_entry_param_kept(const struct builder *B, const struct instr *in)
+{
+    return !(in->index >= 0 && (uint64_t)in->index < B->m->n_donated &&
+             B->m->donated[in->index]);
+}
+
+/* A step build's compute node: FLOPs and bytes from the cost analysis,
+ * custom-calls named by target, in-place updates viewing their operand.
+ * Returns the op name it allocated, if any. */
+static char *step_node(struct builder *B, uint32_t i, struct sb_node_in *n, int *views)
+{
+    const struct instr *in = &B->c->in[i];
+    char *op = NULL;
+    if (!strcmp(in->opcode, "dynamic-update-slice") && in->n_ops)
+        *views = 1;
+    if (n->kind != SB_KIND_COMPUTE)
+        return NULL;
+    struct hlo_cost c;
+    hlo_cost_of(B->hc, i, &c);
+    n->flops = c.flops + c.transcendentals;
+    n->bytes_accessed = c.bytes;
+    n->dtype = c.dtype ? c.dtype : SB_DTYPE_FP32;
+    if (!strcmp(in->opcode, "custom-call") && in->target) {
+        op = sb_strf("custom-call:%s", in->target);
+        n->op = op;
+    }
+    return op;
+}
+
+static int add_group(struct builder *B, uint32_t r, struct sb_node_in *n);
+
 static int add_instr(struct builder *B, uint32_t i)
 {
     const struct instr *in = &B->c->in[i];
@@ -1286,17 +1373,205 @@ static int add_instr(struct builder *B, uint32_t i)
         n.group_size = in->group > 1 ? in->group : 0;
     }
     int views = r == ROLE_VIEW || (!strcmp(in->opcode, "while") && in->n_ops);
+    char *op = NULL;
+    if (B->fused_into && B->fused_into[i] != SB_NONE)
+        return 0; /* a member of a fusion group: its root's node stands for it */
+    if (B->o->step)
+        op = step_node(B, i, &n, &views);
     n.flags = (views ? SB_FLAG_ALIAS : 0) | (in->root ? SB_FLAG_OUTPUT : 0);
+    if (B->is_out && B->is_out[i])
+        n.flags |= SB_FLAG_OUTPUT;
+    if (B->o->step && r == ROLE_INPUT && !in->root && is_entry_param_kept(B, in))
+        n.flags |= SB_FLAG_WEIGHT;
+    if (B->first_member && B->first_member[i] != SB_NONE) {
+        int rc = add_group(B, i, &n);
+        free(op);
+        return rc;
+    }
     B->node_of[i] = add_node(B, &n);
+    free(op);
     if (B->node_of[i] == SB_NONE)
         return -1;
     return r == ROLE_INPUT ? 0 : add_inputs(B, i);
 }
 
+/* ---- fusion (issue 29) ---------------------------------------------------- */
+
+/* What XLA's instruction fusion merges (instruction_fusion.cc: elementwise
+ * ops, and the data movement that only reindexes, are fusible; a producer
+ * fuses into its consumer when the consumer is its only user, so nothing is
+ * computed twice).  Dots, convolutions, custom-calls and collectives stay
+ * their own kernels; a reduction fuses its producers (an input fusion) but
+ * is not fused into its consumers; broadcasts, constants and iotas are free
+ * nops already.  Priority fusion's multi-output and sibling fusions are not
+ * modelled (docs: workloads/importers/hlo.md). */
+static int fusible_producer(const struct builder *B, uint32_t i)
+{
+    const char *op = B->c->in[i].opcode;
+    if (B->role[i] != ROLE_COMPUTE)
+        return 0;
+    enum hlo_class k = hlo_class_of_op(op);
+    return k == HLO_CLASS_ELEMENTWISE || !strcmp(op, "reshape") || !strcmp(op, "transpose") ||
+           !strcmp(op, "slice") || !strcmp(op, "dynamic-slice") || !strcmp(op, "concatenate") ||
+           !strcmp(op, "pad") || !strcmp(op, "copy") || !strcmp(op, "bitcast-convert") ||
+           !strcmp(op, "reverse");
+}
+
+static int fusible_consumer(const struct builder *B, uint32_t i)
+{
+    const char *op = B->c->in[i].opcode;
+    return fusible_producer(B, i) ||
+           (B->role[i] == ROLE_COMPUTE &&
+            (!strcmp(op, "reduce") || !strcmp(op, "reduce-window") ||
+             !strcmp(op, "dynamic-update-slice")));
+}
+
+static int module_has_fusions(const struct comp *c)
+{
+    for (uint32_t i = 0; i < c->n; i++)
+        if (!strcmp(c->in[i].opcode, "fusion"))
+            return 1;
+    return 0;
+}
+
+static void plan_fusion(struct builder *B)
+{
+    const struct comp *c = B->c;
+    uint32_t n = c->n;
+    uint32_t *n_users = sb_xcalloc(n ? n : 1, sizeof *n_users);
+    int *only_user = sb_xmalloc((n ? n : 1) * sizeof *only_user);
+    count_users(B, n_users, only_user);
+    B->fused_into = sb_xmalloc((n ? n : 1) * sizeof *B->fused_into);
+    B->group_root = sb_xmalloc((n ? n : 1) * sizeof *B->group_root);
+    B->next_member = sb_xmalloc((n ? n : 1) * sizeof *B->next_member);
+    B->first_member = sb_xmalloc((n ? n : 1) * sizeof *B->first_member);
+    for (uint32_t i = 0; i < n; i++) {
+        B->fused_into[i] = B->next_member[i] = B->first_member[i] = SB_NONE;
+        if (n_users[i] == 1 && only_user[i] > (int)i && !c->in[i].root && !B->is_out[i] &&
+            !c->in[i].n_ctrl && fusible_producer(B, i) &&
+            fusible_consumer(B, (uint32_t)only_user[i]))
+            B->fused_into[i] = (uint32_t)only_user[i];
+    }
+    for (uint32_t i = n; i-- > 0;) /* consumers come later: their roots are known */
+        B->group_root[i] = B->fused_into[i] == SB_NONE ? i : B->group_root[B->fused_into[i]];
+    uint32_t *tail = sb_xmalloc((n ? n : 1) * sizeof *tail);
+    for (uint32_t i = 0; i < n; i++) {
+        uint32_t r = B->group_root[i];
+        if (r == i)
+            continue;
+        if (B->first_member[r] == SB_NONE) {
+            B->first_member[r] = i;
+            B->n_groups++;
+        } else {
+            B->next_member[tail[r]] = i;
+        }
+        tail[r] = i;
+    }
+    free(tail);
+    free(n_users);
+    free(only_user);
+}
+
+/* A fusion group's work and inputs, replacing its root's: FLOPs summed,
+ * bytes read at the boundary (each outside operand once, or the slice a
+ * member takes of it) and written once (the root's output, or the update of
+ * an in-place dynamic-update-slice root). */
+static int add_group(struct builder *B, uint32_t r, struct sb_node_in *n)
+{
+    const struct instr *root = &B->c->in[r];
+    uint32_t cap = 16, n_ext = 0;
+    int *ext = sb_xmalloc(cap * sizeof *ext);
+    double flops = 0, bytes = 0;
+    if (!strcmp(root->opcode, "dynamic-update-slice") && root->n_ops) {
+        int p0 = bfind(B, root->ops[0], r);
+        if (p0 >= 0 && B->group_root[p0] != r) {
+            ext[n_ext++] = p0; /* updated in place: the buffer it views, not read */
+        } else { /* the fusion writes a new buffer: the root's whole shape */
+            n->flags &= ~(uint32_t)SB_FLAG_ALIAS;
+            n->out_bytes = root->sh.bytes;
+        }
+    }
+    for (uint32_t m = B->first_member[r];; m = B->next_member[m]) {
+        uint32_t i = m == SB_NONE ? r : m;
+        const struct instr *in = &B->c->in[i];
+        struct hlo_cost c;
+        hlo_cost_of(B->hc, i, &c);
+        flops += c.flops + c.transcendentals;
+        for (uint32_t k = 0; k < in->n_ops; k++) {
+            int p = bfind(B, in->ops[k], i);
+            if (p < 0 || B->group_root[p] == r)
+                continue;
+            if (i == r && k == 0 && !strcmp(in->opcode, "dynamic-update-slice"))
+                continue; /* updated in place: not read */
+            uint32_t j = 0;
+            while (j < n_ext && ext[j] != p)
+                j++;
+            if (j < n_ext)
+                continue;
+            if (n_ext == cap)
+                ext = sb_xrealloc(ext, (cap *= 2) * sizeof *ext);
+            ext[n_ext++] = p;
+            int sliced = k == 0 && (!strcmp(in->opcode, "slice") ||
+                                    !strcmp(in->opcode, "dynamic-slice"));
+            bytes += sliced ? (double)in->sh.bytes : (double)B->c->in[p].sh.bytes;
+        }
+        if (m == SB_NONE)
+            break;
+    }
+    if (!strcmp(root->opcode, "dynamic-update-slice") && root->n_ops > 1) {
+        int u = bfind(B, root->ops[1], r);
+        bytes += u >= 0 ? (double)B->c->in[u].sh.bytes : 0;
+    } else {
+        bytes += (double)root->sh.bytes;
+    }
+    n->flops = flops;
+    n->bytes_accessed = bytes;
+    n->dtype = SB_DTYPE_FP32;
+    n->op = !strcmp(root->opcode, "reduce") || !strcmp(root->opcode, "reduce-window")
+                ? "input_fusion" : "loop_fusion";
+    B->node_of[r] = add_node(B, n);
+    int rc = B->node_of[r] == SB_NONE;
+    for (uint32_t j = 0; j < n_ext && !rc; j++)
+        rc = sb_builder_input(B->gb, B->node_of[ext[j]]);
+    for (uint32_t m = B->first_member[r]; m != SB_NONE && !rc; m = B->next_member[m]) {
+        B->node_of[m] = B->node_of[r];
+        for (uint32_t k = 0; k < B->c->in[m].n_ctrl && !rc; k++) {
+            int p = bfind(B, B->c->in[m].ctrl[k], m);
+            if (p >= 0 && B->group_root[p] != r)
+                rc = sb_builder_input(B->gb, B->node_of[p]);
+        }
+    }
+    for (uint32_t k = 0; k < root->n_ctrl && !rc; k++) {
+        int p = bfind(B, root->ctrl[k], r);
+        if (p >= 0 && B->group_root[p] != r)
+            rc = sb_builder_input(B->gb, B->node_of[p]);
+    }
+    free(ext);
+    return rc ? -1 : 0;
+}
+
 static void add_meta(struct builder *B)
 {
+    if (B->o->step && !B->m->scheduled) {
+        /* every result row carries the workload name: say there that the
+         * original order is the text's, not a compiler's schedule */
+        const char *base = strrchr(B->m->path, '/');
+        base = base ? base + 1 : B->m->path;
+        const char *dot = strrchr(base, '.');
+        char *name = sb_strf("%.*s@text-order", dot ? (int)(dot - base) : (int)strlen(base),
+                             base);
+        sb_builder_meta(B->gb, "name", name);
+        free(name);
+        sb_builder_meta(B->gb, "hlo_order", "text (the module is not is_scheduled=true: "
+                                            "original is the text order, not XLA's schedule)");
+    }
     sb_builder_meta(B->gb, "hlo_module", B->m->name);
     sb_builder_meta(B->gb, "hlo_computation", B->c->name);
+    if (B->n_groups) {
+        char n[64];
+        snprintf(n, sizeof n, "%u groups (--import fuse=none: every op alone)", B->n_groups);
+        sb_builder_meta(B->gb, "hlo_fusion", n);
+    }
     if (B->n_called_colls) {
         char n[16];
         snprintf(n, sizeof n, "%u", B->n_called_colls);
@@ -1312,6 +1587,19 @@ static struct sb_graph *build_graph(struct builder *B)
     int rc = 0;
     for (uint32_t i = 0; i < B->c->n && !rc; i++)
         rc = add_instr(B, i);
+    if (!rc && B->hc && hlo_costs_n_unknown(B->hc)) {
+        /* unknown custom-calls cost 0: say which, once per target */
+        char *list = sb_xstrdup("");
+        for (uint32_t k = 0; k < hlo_costs_n_unknown(B->hc); k++) {
+            uint32_t cnt;
+            const char *t = hlo_costs_unknown(B->hc, k, &cnt);
+            char *next = sb_strf("%s%s%s x%u", list, k ? ", " : "", t, cnt);
+            free(list);
+            list = next;
+        }
+        sb_builder_meta(B->gb, "hlo_unknown_custom_calls", list);
+        free(list);
+    }
     if (rc || sb_builder_failed(B->gb)) {
         sb_builder_free(B->gb);
         return NULL;
@@ -1340,7 +1628,13 @@ int sb_hlo_build(const struct sb_hlo_module *m, const struct sb_hlo_opts *o,
     if (k < 0)
         return sb_errf(e, "%s: no computation named '%s'", m->path, o->computation);
     struct builder B = {.m = m, .c = &m->c[k], .o = o ? o : &defaults, .e = e};
+    if (B.o->step && m->flat && !B.o->computation)
+        B.c = m->flat;
     uint32_t n = B.c->n;
+    if (B.o->step) {
+        B.hc = hlo_costs_new(m, B.c);
+        B.is_out = sb_xcalloc(n ? n : 1, 1);
+    }
     B.node_of = sb_xcalloc(n, sizeof *B.node_of);
     B.start_of = sb_xmalloc(n * sizeof *B.start_of);
     B.n_dones = sb_xcalloc(n, sizeof *B.n_dones);
@@ -1352,7 +1646,16 @@ int sb_hlo_build(const struct sb_hlo_module *m, const struct sb_hlo_opts *o,
     for (uint32_t i = 0; i < n; i++)
         B.start_of[i] = SB_NONE;
     index_names(&B);
+    for (uint32_t i = 0; B.is_out && i < n; i++) /* the ROOT tuple's elements */
+        if (B.c->in[i].root && !strcmp(B.c->in[i].opcode, "tuple"))
+            for (uint32_t j = 0; j < B.c->in[i].n_ops; j++) {
+                int p = bfind(&B, B.c->in[i].ops[j], i);
+                if (p >= 0)
+                    B.is_out[p] = 1;
+            }
     int rc = check_names(&B) || classify(&B);
+    if (!rc && B.o->step && !B.o->no_fuse && !module_has_fusions(B.c))
+        plan_fusion(&B);
     if (!rc)
         alias_edges(&B);
     if (!rc) {
@@ -1369,6 +1672,12 @@ int sb_hlo_build(const struct sb_hlo_module *m, const struct sb_hlo_opts *o,
     free(B.coll_memo);
     free(B.tab);
     free(B.alias);
+    hlo_costs_free(B.hc);
+    free(B.is_out);
+    free(B.fused_into);
+    free(B.group_root);
+    free(B.next_member);
+    free(B.first_member);
     return rc ? -1 : 0;
 }
 
@@ -1384,12 +1693,19 @@ void sb_hlo_graph_free(struct sb_hlo_graph *hg)
 struct sb_graph *sb_hlo_load_mem(const char *path, const char *buf, size_t n,
                                  struct sb_err *e)
 {
+    return sb_hlo_load_mem_with(path, buf, n, 0, e);
+}
+
+struct sb_graph *sb_hlo_load_mem_with(const char *path, const char *buf, size_t n,
+                                      int no_fuse, struct sb_err *e)
+{
     struct sb_hlo_module *m = sb_hlo_parse(path, buf, n, e);
     if (!m)
         return NULL;
     struct sb_hlo_graph hg;
     struct sb_graph *g = NULL;
-    if (sb_hlo_build(m, NULL, &hg, e) == 0) {
+    struct sb_hlo_opts o = {.step = 1, .no_fuse = no_fuse};
+    if (sb_hlo_expand(m, e) == 0 && sb_hlo_build(m, &o, &hg, e) == 0) {
         g = hg.g;
         free(hg.node);
     }
@@ -1401,7 +1717,7 @@ struct sb_graph *sb_hlo_load_mem(const char *path, const char *buf, size_t n,
 
 int sb_hlo_find_computation(const struct sb_hlo_module *m, const char *name)
 {
-    return name ? find_comp(m, name) : m->entry;
+    return name ? hlo_find_comp(m, name) : m->entry;
 }
 
 uint32_t sb_hlo_n_computations(const struct sb_hlo_module *m) { return m->n; }
@@ -1474,4 +1790,81 @@ uint32_t sb_hlo_n_called(const struct sb_hlo_module *m)
         n += !fused;
     }
     return n;
+}
+
+int sb_hlo_expand(struct sb_hlo_module *m, struct sb_err *e)
+{
+    return hlo_expand(m, e);
+}
+
+/* ---- validate's report ------------------------------------------------------ */
+
+void sb_hlo_print_summary(const struct sb_graph *g, FILE *f)
+{
+    if (!g->dtype)
+        return;
+    double fl[HLO_CLASS_COUNT] = {0}, by[HLO_CLASS_COUNT] = {0};
+    uint32_t cnt[HLO_CLASS_COUNT] = {0};
+    double tf = 0, tb = 0;
+    for (uint32_t v = 0; v < g->v.n_nodes; v++) {
+        if (!g->dtype[v])
+            continue;
+        enum hlo_class k = hlo_class_of_op(g->v.op_names[g->v.op[v]]);
+        fl[k] += g->flops[v];
+        by[k] += g->bytes_accessed[v];
+        cnt[k]++;
+        tf += g->flops[v];
+        tb += g->bytes_accessed[v];
+    }
+    fprintf(f, "  flops %.6e, bytes accessed %.6e (after control flow expansion)\n", tf, tb);
+    for (int k = 0; k < HLO_CLASS_COUNT; k++)
+        if (cnt[k])
+            fprintf(f, "    %-14s %8u nodes  flops %.6e  bytes %.6e\n", hlo_class_name(k),
+                    cnt[k], fl[k], by[k]);
+    /* custom-calls by target */
+    for (uint32_t o = 0; o < g->v.n_ops; o++) {
+        const char *op = g->v.op_names[o];
+        if (strncmp(op, "custom-call:", 12) != 0)
+            continue;
+        double f2 = 0, b2 = 0;
+        uint32_t c2 = 0;
+        for (uint32_t v = 0; v < g->v.n_nodes; v++)
+            if (g->v.op[v] == o && g->dtype[v]) {
+                f2 += g->flops[v];
+                b2 += g->bytes_accessed[v];
+                c2++;
+            }
+        fprintf(f, "      %-30s %6u nodes  flops %.6e  bytes %.6e\n", op + 12, c2, f2, b2);
+    }
+    uint32_t nc[SB_COLL_COUNT] = {0};
+    double cb[SB_COLL_COUNT] = {0};
+    for (uint32_t v = 0; v < g->v.n_nodes; v++)
+        if (g->kind[v] == SB_KIND_START) {
+            nc[g->coll[v]]++;
+            cb[g->coll[v]] += (double)g->comm_bytes[v];
+        }
+    for (int t = 0; t < SB_COLL_COUNT; t++)
+        if (nc[t])
+            fprintf(f, "    collective %-18s %6u  bytes %.6e\n", sb_coll_name((enum sb_coll)t),
+                    nc[t], cb[t]);
+}
+
+int sb_hlo_cost_total(const struct sb_hlo_module *m, const char *instr, double out[3])
+{
+    const struct comp *c = &m->c[m->entry];
+    struct hlo_costs *hc = hlo_costs_new(m, c);
+    int found = 0;
+    out[0] = out[1] = out[2] = 0;
+    for (uint32_t i = 0; i < c->n; i++) {
+        if (instr && strcmp(c->in[i].name, instr) != 0)
+            continue;
+        struct hlo_cost x;
+        hlo_cost_of(hc, i, &x);
+        out[0] += x.flops;
+        out[1] += x.transcendentals;
+        out[2] += x.bytes;
+        found = 1;
+    }
+    hlo_costs_free(hc);
+    return instr && !found ? -1 : 0;
 }

@@ -22,7 +22,26 @@ struct sb_hlo_opts {
     const char *computation; /* text name; NULL = ENTRY */
     int keep_sync;           /* 1: leave synchronous collectives unsplit (XLA's
                                 fixture without AsyncCollectiveCreator) */
+    int step;                /* 1: the ENTRY as a training step runs (what `run`
+                                imports): control flow expanded (sb_hlo_expand
+                                first), FLOPs and bytes from the shapes, every
+                                synchronous collective split, XLA's buffer rules
+                                (workloads/importers/hlo.md, "Training steps") */
+    int no_fuse;             /* step builds: 1 prices every instruction alone;
+                                0 fuses elementwise chains as XLA would (issue 29)
+                                in modules that hold no fusion yet */
 };
+
+/* Expands the ENTRY's while loops and calls for a step build; 0, or -1 with
+ * "file:line: message" (a loop without a trip count, recursion). */
+int sb_hlo_expand(struct sb_hlo_module *m, struct sb_err *e);
+/* HloCostAnalysis figures of the ENTRY (the sum over its instructions, as a
+ * visit from its root adds them) or of its instruction `instr`: out[0] FLOPs,
+ * out[1] transcendentals, out[2] bytes accessed.  -1 when instr is absent. */
+int sb_hlo_cost_total(const struct sb_hlo_module *m, const char *instr, double out[3]);
+/* validate's report of a step graph: FLOPs and bytes by op class, collectives
+ * by type. */
+void sb_hlo_print_summary(const struct sb_graph *g, FILE *f);
 
 /* What a node of the built graph is in HLO terms. */
 struct sb_hlo_node {
@@ -40,6 +59,10 @@ struct sb_hlo_graph {
  * from the module's text (path names it in messages). */
 struct sb_graph *sb_hlo_load_mem(const char *path, const char *buf, size_t n,
                                  struct sb_err *e);
+
+/* The same, with fusion off (no_fuse = 1: `--import fuse=none`). */
+struct sb_graph *sb_hlo_load_mem_with(const char *path, const char *buf, size_t n,
+                                      int no_fuse, struct sb_err *e);
 
 /* Builds a graph from one computation; 0 or -1 with "file:line: message". */
 int sb_hlo_build(const struct sb_hlo_module *m, const struct sb_hlo_opts *o,

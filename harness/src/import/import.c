@@ -2,6 +2,7 @@
  * documented, range-checked and refused when unknown in one place. */
 #define _POSIX_C_SOURCE 200809L
 #include "import.h"
+#include "hlo.h"
 
 #include <stddef.h>
 
@@ -41,6 +42,7 @@ void sb_import_defaults(struct sb_import_opts *o)
     o->ctrl_deps = 0;
     o->streams = 1;
     o->toposort = 0;
+    o->no_fuse = 0;
 }
 
 int sb_import_parse(struct sb_import_opts *o, const char *spec, struct sb_err *e)
@@ -52,11 +54,19 @@ int sb_import_parse(struct sb_import_opts *o, const char *spec, struct sb_err *e
         size_t k = 0;
         if (eq)
             *eq = 0;
+        if (!strcmp(kv, "fuse")) { /* HLO (workloads/importers/hlo.md) */
+            if (eq && (!strcmp(eq + 1, "none") || !strcmp(eq + 1, "xla"))) {
+                o->no_fuse = eq[1] == 'n';
+                continue;
+            }
+            rc = sb_errf(e, "import option fuse: '%s' is not none or xla", eq ? eq + 1 : "");
+            break;
+        }
         while (k < sizeof keys / sizeof keys[0] && strcmp(keys[k].name, kv))
             k++;
         if (k == sizeof keys / sizeof keys[0]) {
             rc = sb_errf(e, "unknown import option '%s' (known: peak_tflops, mem_gbps, "
-                            "clock_ghz, npus, ctrl_deps, streams, toposort)", kv);
+                            "clock_ghz, npus, ctrl_deps, streams, toposort, fuse)", kv);
             break;
         }
         double v = eq ? strtod(eq + 1, &end) : NAN;
@@ -94,8 +104,7 @@ static struct sb_graph *csv_mem(const char *path, const char *buf, size_t n,
 static struct sb_graph *hlo_mem(const char *path, const char *buf, size_t n,
                                 const struct sb_import_opts *o, struct sb_err *e)
 {
-    (void)o;
-    return sb_hlo_load_mem(path, buf, n, e);
+    return sb_hlo_load_mem_with(path, buf, n, o && o->no_fuse, e);
 }
 
 static struct sb_graph *chakra_mem(const char *path, const char *buf, size_t n,

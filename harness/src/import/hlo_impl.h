@@ -1,0 +1,131 @@
+/* HLO importer internals shared by hlo.c (parser, graph mapping),
+ * hlo_flat.c (control flow expansion) and hlo_cost.c (HloCostAnalysis). */
+#ifndef SB_HLO_IMPL_H
+#define SB_HLO_IMPL_H
+
+#include "hlo.h"
+
+/* Element types, for sizes and for the peak a dot runs at. */
+enum hlo_dtype {
+    HLO_DT_OTHER = 0, /* pred, integers of other widths, tokens */
+    HLO_DT_S8, HLO_DT_U8, HLO_DT_S32, HLO_DT_F8, HLO_DT_F16, HLO_DT_BF16,
+    HLO_DT_F32, HLO_DT_F64, HLO_DT_C64, HLO_DT_C128,
+};
+
+/* A shape reduced to what the mapping and the cost analysis need.  bytes
+ * follows the size function of XLA's scheduler tests: a tuple counts the sum
+ * of its leaves; all_bytes adds every nested tuple's own top-level buffer,
+ * i.e. the bytes of every buffer (ShapeIndex) an instruction defining the
+ * whole shape owns. */
+#define HLO_MAX_RANK 12
+struct shape {
+    uint64_t bytes;     /* tuple_sum size */
+    uint64_t all_bytes; /* sum over all sub-shapes of their tuple_sum size */
+    uint64_t elems;     /* elements of an array shape, 0 for tuples */
+    uint64_t leaf_elems; /* elements of every leaf (= elems for an array) */
+    int tuple;
+    uint32_t n_top;          /* top-level elements of a tuple */
+    uint64_t top_all[2];     /* all_bytes of elements 0 and 1 */
+    uint64_t top_bytes[2];   /* bytes of elements 0 and 1 */
+    uint8_t dtype;           /* enum hlo_dtype of an array, else of leaf 0 */
+    uint8_t rank;            /* of an array (of leaf 0 for a tuple); dims beyond
+                                HLO_MAX_RANK are folded into the last */
+    uint64_t dims[HLO_MAX_RANK];
+};
+
+struct instr {
+    char *name;
+    char *opcode;
+    uint32_t line;
+    int root;
+    struct shape sh;
+    uint32_t n_ops;
+    char **ops;
+    uint32_t *op_line;
+    uint32_t n_ctrl;
+    char **ctrl;
+    uint32_t n_calls;
+    char **calls;        /* called computations (calls=, body=, ...) */
+    int body_k, cond_k;  /* while: body= and condition= in calls, -1 none */
+    char *apply;         /* to_apply= (a reducer, or what a call runs) */
+    char *fusion_kind;   /* kind= of a fusion */
+    char *frontend;      /* frontend_attributes={...} raw */
+    char *op_name;       /* metadata op_name */
+    char *target;        /* custom_call_target= */
+    char *backend;       /* backend_config= raw */
+    char *dnums;         /* dot: lhs_contracting_dims= raw ("{1}") */
+    char *dim_labels;    /* convolution: dim_labels= */
+    char *window;        /* window= raw */
+    char *direction;     /* compare: direction= */
+    char *precision;     /* operand_precision= raw */
+    uint32_t fgc, bgc;   /* feature_group_count, batch_group_count (1 default) */
+    int host_transfer;   /* is_host_transfer=true */
+    uint32_t group;      /* size of the first replica group, 0 unknown */
+    int64_t index;       /* index= of a get-tuple-element, N of parameter(N),
+                            -1 otherwise */
+    int has_lit;         /* a scalar constant's value is in lit */
+    double lit;
+    int borrowed;        /* a copy made by the expansion: owns only name, ops,
+                            op_line and ctrl (hlo_flat.c) */
+};
+
+struct comp {
+    char *name;
+    uint32_t line;
+    int entry;
+    uint32_t n, cap;
+    struct instr *in;
+};
+
+struct sb_hlo_module {
+    char *path;
+    char *name;
+    uint32_t n, cap;
+    struct comp *c;
+    int entry;
+    int scheduled;       /* is_scheduled=true in the header */
+    uint32_t ctab_cap;
+    uint32_t *ctab;      /* computation index + 1 by name (hlo_find_comp) */
+    uint32_t n_donated;
+    uint8_t *donated;    /* [n_donated] entry parameter N is aliased to an
+                            output (input_output_alias) */
+    /* the ENTRY with its while loops and calls expanded (hlo_flat.c), or
+     * NULL before sb_hlo_expand */
+    struct comp *flat;
+};
+
+/* hlo_module.c */
+uint32_t hlo_hash_name(const char *s); /* FNV-1a */
+void hlo_index_comps(struct sb_hlo_module *m);
+int hlo_find_comp(const struct sb_hlo_module *m, const char *name);
+void hlo_instr_free(struct instr *in);
+uint64_t hlo_dtype_bytes(uint8_t dt, uint64_t elems);
+
+/* hlo_flat.c: m->flat from the entry; 0, or -1 with "file:line: msg". */
+int hlo_expand(struct sb_hlo_module *m, struct sb_err *e);
+void hlo_flat_free(struct comp *c);
+
+/* hlo_cost.c: HloCostAnalysis of instruction i of computation c (whose
+ * operands are looked up in c). */
+struct hlo_cost {
+    double flops, transcendentals, bytes;
+    uint8_t dtype;       /* enum sb_dtype of the unit it runs on */
+    uint8_t op_class;    /* enum hlo_class */
+};
+enum hlo_class {
+    HLO_CLASS_OTHER = 0, HLO_CLASS_DOT, HLO_CLASS_CONV, HLO_CLASS_CUSTOM,
+    HLO_CLASS_ELEMENTWISE, HLO_CLASS_REDUCE, HLO_CLASS_DATA, HLO_CLASS_COLL,
+    HLO_CLASS_FUSION, HLO_CLASS_COUNT
+};
+const char *hlo_class_name(enum hlo_class k);
+/* The class of a graph node's op (custom-calls are "custom-call:TARGET"). */
+enum hlo_class hlo_class_of_op(const char *op);
+struct hlo_costs;
+struct hlo_costs *hlo_costs_new(const struct sb_hlo_module *m, const struct comp *c);
+void hlo_costs_free(struct hlo_costs *hc);
+void hlo_cost_of(struct hlo_costs *hc, uint32_t i, struct hlo_cost *out);
+/* Unknown custom-call targets seen, for the report: count and names. */
+uint32_t hlo_costs_n_unknown(const struct hlo_costs *hc);
+const char *hlo_costs_unknown(const struct hlo_costs *hc, uint32_t k, uint32_t *count);
+
+#endif
