@@ -223,5 +223,13 @@ printf 'workload,scheduler,status,makespan_us,peak_mem_bytes,exposed_comm_us,ove
 expect_rc 1 "compare over capacity" "$BIN" compare "$WORK/c0.csv" "$WORK/c1.csv" --format csv
 contains "$WORK/out" "w,s,regressed" "compare over capacity"
 
+# issue 26, 11: a placement workload generated outside workloads/corpus still
+# finds its machine (# machine=../machines/gpu4-nvlink.yaml, by name): heft
+# spreads it over the 4 GPUs
+mkdir -p "$WORK/away"
+expect_rc 0 "gen elsewhere" "$BIN" gen dag --nodes 50 -o "$WORK/away/d.csv"
+expect_rc 0 "run elsewhere" "$BIN" run -q -w "$WORK/away/d.csv" -s heft -o "$WORK/away/r.csv"
+same "$(col_of "$WORK/away/r.csv" devices_used 2)" 4 "machine of a workload generated elsewhere"
+
 echo "$pass passed, $fail failed"
 [ "$fail" = 0 ]

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <yaml.h>
 
 struct mload {
@@ -583,6 +584,32 @@ int sb_machine_apply(const struct sb_machine *m, struct sb_graph *g, struct sb_e
     return 0;
 }
 
+/* A '# machine=' that does not resolve beside the workload (a generated file
+ * written outside workloads/corpus keeps "../machines/NAME.yaml"; a bare
+ * NAME) is looked for by name among the shipped machines, in the source tree
+ * and the installed share folder. */
+static void machine_fallback(char *path, size_t n, const char *rel)
+{
+    struct stat st;
+    if (stat(path, &st) == 0)
+        return;
+    const char *base = strrchr(rel, '/');
+    base = base ? base + 1 : rel;
+    size_t len = strlen(base);
+    int ext = len > 5 && !strcmp(base + len - 5, ".yaml");
+    static const char *const dirs[] = {SB_SOURCE_CORPUS "/../machines",
+                                       SB_INSTALL_CORPUS "/../machines"};
+    for (size_t i = 0; i < sizeof dirs / sizeof dirs[0]; i++) {
+        char *cand = sb_strf("%s/%s%s", dirs[i], base, ext ? "" : ".yaml");
+        int found = stat(cand, &st) == 0 && S_ISREG(st.st_mode);
+        if (found)
+            snprintf(path, n, "%s", cand);
+        free(cand);
+        if (found)
+            return;
+    }
+}
+
 int sb_machine_of_graph(struct sb_graph *g, struct sb_machine **out, struct sb_err *e)
 {
     const char *rel = sb_graph_meta(g, "machine");
@@ -601,6 +628,7 @@ int sb_machine_of_graph(struct sb_graph *g, struct sb_machine **out, struct sb_e
         snprintf(path, sizeof path, "%s", rel);
     else
         snprintf(path, sizeof path, "%.*s/%s", (int)(slash - g->path), g->path, rel);
+    machine_fallback(path, sizeof path, rel);
     struct sb_machine *m = sb_machine_load(path, e);
     if (!m) {
         char msg[sizeof e->msg];
