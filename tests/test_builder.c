@@ -230,8 +230,33 @@ static void test_toposort(void)
                           "reads 0");
 }
 
+/* A row with 20,000 inputs is read whole (it was refused as "input id too
+ * long"): 20,001 nodes, 20,000 edges into the last. */
+static void test_wide_row(void)
+{
+    size_t cap = 1 << 20, k = 0; /* 20,000 rows of ~20 bytes and a row of ~110 KB */
+    char *csv = malloc(cap);
+    k += (size_t)snprintf(csv + k, cap - k, "id,name,kind,inputs\n");
+    for (int i = 0; i < 20000; i++)
+        k += (size_t)snprintf(csv + k, cap - k, "%d,n%d,compute,\n", i, i);
+    k += (size_t)snprintf(csv + k, cap - k, "20000,last,compute,");
+    for (int i = 0; i < 20000; i++)
+        k += (size_t)snprintf(csv + k, cap - k, "%s%d", i ? " " : "", i);
+    k += (size_t)snprintf(csv + k, cap - k, "\n");
+    struct sb_err e = {{0}};
+    struct sb_graph *g = sb_csv_load_mem("wide.csv", csv, k, &e);
+    CHECK(g != NULL);
+    if (g) {
+        CHECK_EQ_U(g->v.n_nodes, 20001);
+        CHECK_EQ_U(g->v.pred_off[20001] - g->v.pred_off[20000], 20000);
+    }
+    sb_graph_free(g);
+    free(csv);
+}
+
 int main(void)
 {
+    test_wide_row();
     test_toposort();
     test_build();
     test_refusals();
