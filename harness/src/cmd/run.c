@@ -883,9 +883,10 @@ static int run_cell(FILE *f, const struct sb_graph *g, const struct sb_sched *sc
  *
  * Cells are workload-major: cell c = workload * n_sched + scheduler.  A shard
  * K/N owns the cells with c % N == K - 1, so every shard gets a share of every
- * workload's schedulers.  Workers take the shard's cells in order from a shared
- * counter; a workload is loaded by the first worker that needs it and freed by
- * the last, so at most about `jobs` graphs are in memory at once.  Each row is
+ * workload's schedulers.  Workers take the shard's cells in order; a worker
+ * that would wait for another to finish loading a workload loads the next one
+ * instead (next_work), and a workload is freed by the last of its cells, so at
+ * most `jobs` graphs are in memory at once.  Each row is
  * kept in memory and the file is written in cell order at the end, which makes
  * the output independent of --jobs. */
 
@@ -894,6 +895,11 @@ struct workload {
     struct sb_graph *g;
     int state;            /* 0 not loaded, 1 loaded, -1 failed, -2 a model refused it */
     uint32_t cells_left;  /* this shard's cells still to run */
+    /* scheduling of the workers, under sweep.mu: */
+    uint64_t cursor;      /* its first unclaimed cell is at or after cells[cursor] */
+    uint64_t unclaimed;   /* its cells no worker has taken yet */
+    int opened;           /* a worker has started loading it */
+    int ready;            /* its load has ended (acquire() returns at once) */
     char *name;           /* the graph's name, kept after it is freed */
     struct sb_machine *machine; /* from its '# machine=' line, without --machine */
     struct sb_err err;
@@ -906,7 +912,10 @@ struct sweep {
     char **row;           /* [n_cells] each row's CSV text */
     int *status;          /* [n_cells] run_cell's result; 2 = not run */
     struct workload *wl;  /* [o->w.n] */
-    pthread_mutex_t mu;   /* next, done, io_err, progress */
+    pthread_mutex_t mu;   /* next, claimed, n_open, done, io_err, progress */
+    pthread_cond_t cv;    /* a load ended or a workload was freed */
+    uint8_t *claimed;     /* [n_cells] taken by a worker (or resumed) */
+    uint32_t n_open;      /* workloads opened and not yet freed */
     uint64_t next, done;
     int io_failed;
     struct sb_err io_err;
@@ -986,13 +995,20 @@ static void release(struct sweep *S, uint32_t w)
 {
     struct workload *W = &S->wl[w];
     pthread_mutex_lock(&W->mu);
-    if (--W->cells_left == 0) {
+    int freed = --W->cells_left == 0;
+    if (freed) {
         sb_graph_free(W->g);
         W->g = NULL;
         sb_machine_free(W->machine);
         W->machine = NULL;
     }
     pthread_mutex_unlock(&W->mu);
+    if (freed) {
+        pthread_mutex_lock(&S->mu);
+        S->n_open--;
+        pthread_cond_broadcast(&S->cv);
+        pthread_mutex_unlock(&S->mu);
+    }
 }
 
 /* The bar, cells done, elapsed time and an estimate of what is left (the
@@ -1295,20 +1311,73 @@ static void do_cell(struct sweep *S, uint64_t i)
     release(S, w);
 }
 
+/* What a worker does next (called under S->mu): 1 run cell *i (claimed),
+ * 2 load workload *w (opened), 3 wait, 0 nothing is left.  A cell of a loaded
+ * workload comes first, earliest first; else the earliest workload nobody has
+ * opened is loaded, while fewer than `jobs` are open.  Workloads are opened in
+ * order, so the open ones come first among those with cells left and the walk
+ * stops at the first unopened one.  A worker never waits for another's load
+ * while there is work: each open workload keeps a worker busy (loading it or
+ * running a cell of it), so with `jobs` open at least one has cells to take. */
+static int next_work(struct sweep *S, uint64_t *i, uint32_t *w)
+{
+    while (S->next < S->n_cells && S->claimed[S->next])
+        S->next++;
+    if (S->next >= S->n_cells)
+        return 0;
+    uint32_t n_sched = S->o->n_sched;
+    for (uint32_t x = (uint32_t)(S->cells[S->next] / n_sched); x < S->o->w.n; x++) {
+        struct workload *W = &S->wl[x];
+        if (!W->unclaimed)
+            continue;
+        if (!W->opened) {
+            if (S->n_open >= S->o->jobs)
+                return 3;
+            W->opened = 1;
+            S->n_open++;
+            *w = x;
+            return 2;
+        }
+        if (!W->ready)
+            continue; /* another worker is loading it */
+        while (S->claimed[W->cursor])
+            W->cursor++;
+        S->claimed[W->cursor] = 1;
+        W->unclaimed--;
+        *i = W->cursor;
+        return 1;
+    }
+    return 3; /* every cell left belongs to a workload being loaded */
+}
+
 static void *worker(void *arg)
 {
     struct sweep *S = arg;
+    uint64_t i = 0;
+    uint32_t w = 0;
+    pthread_mutex_lock(&S->mu);
     for (;;) {
-        pthread_mutex_lock(&S->mu);
-        uint64_t i = S->next++;
-        pthread_mutex_unlock(&S->mu);
-        if (i >= S->n_cells)
+        switch (next_work(S, &i, &w)) {
+        case 0:
+            pthread_mutex_unlock(&S->mu);
             return NULL;
-        do_cell(S, i);
-        pthread_mutex_lock(&S->mu);
-        S->done++;
-        draw_progress(S);
-        pthread_mutex_unlock(&S->mu);
+        case 1:
+            pthread_mutex_unlock(&S->mu);
+            do_cell(S, i);
+            pthread_mutex_lock(&S->mu);
+            S->done++;
+            draw_progress(S);
+            break;
+        case 2:
+            pthread_mutex_unlock(&S->mu);
+            acquire(S, w);
+            pthread_mutex_lock(&S->mu);
+            S->wl[w].ready = 1;
+            pthread_cond_broadcast(&S->cv);
+            break;
+        default:
+            pthread_cond_wait(&S->cv, &S->mu);
+        }
     }
 }
 
@@ -1329,9 +1398,17 @@ static void plan(struct sweep *S, struct run_opts *o)
     for (uint64_t i = 0; i < S->n_cells; i++)
         S->status[i] = 2;
     pthread_mutex_init(&S->mu, NULL);
+    pthread_cond_init(&S->cv, NULL);
     S->t0_ms = sb_now_ms();
     S->progress = !o->quiet && isatty(2);
     open_journal(S);
+    S->claimed = sb_xcalloc(S->n_cells + 1, 1);
+    for (uint64_t i = S->n_cells; i-- > 0;) {
+        struct workload *W = &S->wl[S->cells[i] / o->n_sched];
+        W->cursor = i; /* ends at its first cell */
+        S->claimed[i] = S->row[i] != NULL; /* resumed */
+        W->unclaimed += !S->claimed[i];
+    }
 }
 
 static void execute(struct sweep *S)
@@ -1386,6 +1463,8 @@ static void sweep_free(struct sweep *S)
         pthread_mutex_destroy(&S->wl[w].mu);
     }
     pthread_mutex_destroy(&S->mu);
+    pthread_cond_destroy(&S->cv);
+    free(S->claimed);
     if (S->journal)
         fclose(S->journal);
     free(S->journal_path);
