@@ -27,8 +27,16 @@
  * 10^6 slots (measured with bench/bench_scale.cc). */
 #define SB_LANE_BLOCK 256
 
+struct sb_graph_view;
+struct sb_schedule;
+/* heft's plan (schedulers/heft.c): the schedule heft_run returns, and the
+ * makespan its plan predicts (the latest planned finish of a non-input node)
+ * when predicted_us is not NULL.  Returns 0, or -1 with out->err set. */
+int sb_heft_plan(const struct sb_graph_view *g, struct sb_schedule *out, double *predicted_us);
+
 struct slot {
     double begin, end; /* us */
+    uint32_t id;       /* the node (heft.c), 0 in tests */
 };
 
 struct lane_block {
@@ -129,8 +137,9 @@ static inline double lane_block_end(const struct lane *L, uint32_t j)
     return L->b[j]->s[L->b[j]->n - 1].end;
 }
 
-/* Earliest start >= ready of an idle gap of length w > 0; *at = where the slot
- * would be inserted. */
+/* Earliest start >= ready of an idle gap of length w >= 0 (w = 0: an
+ * instant, which fits anywhere outside a busy slot's interior); *at = where
+ * the slot would be inserted. */
 static inline double lane_earliest_gap(const struct lane *L, double ready, double w,
                                        struct lane_pos *at)
 {
@@ -220,7 +229,8 @@ static inline int lane_open_block(struct lane *L, uint32_t j, struct lane_block 
 }
 
 /* Insert [begin, end) at `at` (from lane_earliest_gap). */
-static inline int lane_insert(struct lane *L, struct lane_pos at, double begin, double end)
+static inline int lane_insert(struct lane *L, struct lane_pos at, double begin, double end,
+                              uint32_t id)
 {
     int rebuild = 0;
     if (L->n_blocks == 0) {
@@ -250,7 +260,7 @@ static inline int lane_insert(struct lane *L, struct lane_pos at, double begin, 
     }
     int append = at.i == B->n;
     memmove(&B->s[at.i + 1], &B->s[at.i], (B->n - at.i) * sizeof *B->s);
-    B->s[at.i] = (struct slot){begin, end};
+    B->s[at.i] = (struct slot){begin, end, id};
     B->n++;
     if (end > L->last_end)
         L->last_end = end;
@@ -278,6 +288,25 @@ static inline int lane_insert(struct lane *L, struct lane_pos at, double begin, 
     if (at.blk + 1 < L->n_blocks)
         lane_tree_set(L, at.blk + 1);
     return 0;
+}
+
+/* The slots a new slot at `at` would go between (NULL: none). */
+static inline const struct slot *lane_next_slot(const struct lane *L, struct lane_pos at)
+{
+    if (at.blk >= L->n_blocks || at.i >= L->b[at.blk]->n)
+        return NULL;
+    return &L->b[at.blk]->s[at.i];
+}
+
+static inline const struct slot *lane_prev_slot(const struct lane *L, struct lane_pos at)
+{
+    if (at.blk >= L->n_blocks)
+        return NULL;
+    if (at.i > 0)
+        return &L->b[at.blk]->s[at.i - 1];
+    if (at.blk > 0)
+        return &L->b[at.blk - 1]->s[L->b[at.blk - 1]->n - 1];
+    return NULL;
 }
 
 static inline void lane_free(struct lane *L)

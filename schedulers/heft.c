@@ -23,16 +23,45 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* One copy of a producer's buffer on another device (docs/heft.md): the
+ * simulator makes it when it reaches the first consumer there (the trigger)
+ * and queues it on its link behind the copies of earlier triggers. */
+struct copy {
+    uint32_t dev, next; /* destination; next copy of the same producer */
+    double end;         /* when the copy is on dev */
+    double trig;        /* key of its trigger */
+    double prev_trig;   /* key of the trigger of the copy before it on its
+                           link (a new trigger must not pass it) */
+};
+
 struct heft {
     const struct sb_graph_view *g;
-    uint32_t nd;
+    uint32_t nd, ns;  /* devices, streams per device */
     uint32_t *root;  /* buffer of each node's output (views share their source's) */
     double *rank;
     double mean_lat, mean_inv_bw; /* mean over ordered pairs of distinct devices */
-    double *aft;     /* planned finish */
+    double *aft;     /* planned finish (a start's: its issue) */
     double *ast;     /* planned start */
+    double *key;     /* place in the order (>= ast; -INFINITY for inputs) */
+    double *coll_end; /* starts: when the collective ends */
     int32_t *dev;
-    struct lane *lane;
+    struct lane *lane; /* [nd * ns]: the busy intervals of each stream */
+    /* the simulator's links: FIFO in the order of the consumers */
+    double *link_free; /* [nd * nd] end of the last copy queued on a->b */
+    double *link_trig; /* [nd * nd] key of its trigger */
+    /* each device's collective resource (one collective at a time, issued in
+     * order: the simulator's default) */
+    double *coll_free, *coll_last; /* [nd] */
+    /* copies made so far */
+    struct copy *cp;
+    uint32_t n_cp, cap_cp;
+    uint32_t *cp_head; /* [n] first copy of each producer, UINT32_MAX none */
+    /* scratch of one candidate device: links and producers it queues copies for */
+    uint32_t stamp;
+    uint32_t *link_stamp; /* [nd * nd] */
+    double *link_tmp;     /* [nd * nd] */
+    uint32_t *node_stamp; /* [n] */
+    double *node_tmp;     /* [n] a copy queued for this candidate: its end */
 };
 
 static int is_view(const struct sb_graph_view *g, uint32_t v)
@@ -55,18 +84,6 @@ static double mean_cost(const struct heft *H, uint32_t v)
             k++;
         }
     return k ? sum / k : 0;
-}
-
-/* Transfer time of v's output from device a to b (0 on one device). */
-static double comm(const struct heft *H, uint32_t v, uint32_t a, uint32_t b)
-{
-    if (a == b)
-        return 0;
-    const struct sb_machine_view *m = H->g->machine;
-    size_t L = (size_t)a * H->nd + b;
-    if (m->can_read[(size_t)b * H->nd + a])
-        return 0;
-    return m->link_lat_us[L] + (double)H->g->out_bytes[H->root[v]] / (m->link_gbps[L] * 1e3);
 }
 
 static void mean_links(struct heft *H)
@@ -126,56 +143,211 @@ static int cmp_key_asc(const void *x, const void *y)
     return a->tie < b->tie ? -1 : a->tie > b->tie;
 }
 
-/* When v's inputs are on device a; inputs not yet placed are free. */
-static double ready_on(const struct heft *H, uint32_t v, uint32_t a)
+static struct copy *copy_find(const struct heft *H, uint32_t p, uint32_t d)
+{
+    for (uint32_t k = H->cp_head[p]; k != UINT32_MAX; k = H->cp[k].next)
+        if (H->cp[k].dev == d)
+            return &H->cp[k];
+    return NULL;
+}
+
+static int copy_add(struct heft *H, uint32_t p, struct copy c)
+{
+    if (H->n_cp == H->cap_cp) {
+        uint32_t cap = H->cap_cp ? 2 * H->cap_cp : 64;
+        struct copy *n = realloc(H->cp, cap * sizeof *n);
+        if (!n)
+            return -1;
+        H->cp = n, H->cap_cp = cap;
+    }
+    c.next = H->cp_head[p];
+    H->cp[H->n_cp] = c;
+    H->cp_head[p] = H->n_cp++;
+    return 0;
+}
+
+/* The earliest v may start on device a by the simulator's rules, its stream
+ * aside (*ready): each input's finish, or its copy's arrival, plus the edge
+ * latency, and a done's collective end.  And the least key v's position in
+ * the order may have (*key, docs/heft.md): after its inputs; after the
+ * triggers of the copies already queued on a link v queues a copy on, and
+ * after the starts already issued on a when v is a start (the simulator's
+ * FIFOs take them in order); after the trigger of the copy before it when v
+ * may take over a copy made for a later consumer.  With commit (v's key is
+ * `key_v`) the copies are recorded. */
+static int inputs_ready(struct heft *H, uint32_t v, uint32_t a, int commit, double key_v,
+                        double *ready, double *key)
 {
     const struct sb_graph_view *g = H->g;
-    double t = 0;
-    for (uint32_t e = g->pred_off[v]; e < g->pred_off[v + 1]; e++) {
-        uint32_t p = g->pred[e];
+    const struct sb_machine_view *m = g->machine;
+    double t = 0, k = -INFINITY;
+    uint32_t e = g->pred_off[v];
+    H->stamp++;
+    if (g->kind[v] == SB_KIND_DONE) { /* its own start: the collective's end */
+        t = H->coll_end[g->pred[e]];
+        k = H->key[g->pred[e]];
+        e++;
+    }
+    if (g->kind[v] == SB_KIND_START && H->coll_last[a] > k)
+        k = H->coll_last[a];
+    for (; e < g->pred_off[v + 1]; e++) {
+        uint32_t p = g->pred[e], src = (uint32_t)H->dev[p];
         double r;
-        if (g->kind[p] == SB_KIND_INPUT && H->dev[p] < 0)
-            continue;
-        if (g->kind[v] == SB_KIND_DONE && p == g->partner[v])
-            r = H->aft[p] + g->dur_us[p];
-        else
-            r = H->aft[p] + comm(H, p, (uint32_t)H->dev[p], a);
+        if (H->key[p] > k)
+            k = H->key[p];
+        if (g->kind[p] == SB_KIND_INPUT && H->dev[p] < 0) {
+            r = 0; /* it goes with v (place()) */
+        } else if (src == a || m->can_read[(size_t)a * H->nd + src]) {
+            r = H->aft[p];
+        } else if (H->node_stamp[p] == H->stamp) {
+            r = H->node_tmp[p]; /* read twice: one copy */
+        } else {
+            struct copy *c = copy_find(H, p, a);
+            size_t L = (size_t)src * H->nd + a;
+            if (c) {
+                r = c->end;
+                if (c->prev_trig > k)
+                    k = c->prev_trig;
+                if (commit && key_v < c->trig)
+                    c->trig = key_v;
+            } else {
+                if (H->link_stamp[L] != H->stamp) {
+                    H->link_stamp[L] = H->stamp;
+                    H->link_tmp[L] = H->link_free[L];
+                }
+                double begin = H->aft[p] > H->link_tmp[L] ? H->aft[p] : H->link_tmp[L];
+                r = begin + m->link_lat_us[L] +
+                    (double)g->out_bytes[H->root[p]] / (m->link_gbps[L] * 1e3);
+                H->link_tmp[L] = r;
+                if (H->link_trig[L] > k)
+                    k = H->link_trig[L];
+                if (commit) {
+                    if (copy_add(H, p, (struct copy){a, 0, r, key_v, H->link_trig[L]}))
+                        return -1;
+                    H->link_free[L] = r;
+                    H->link_trig[L] = key_v;
+                }
+            }
+            H->node_stamp[p] = H->stamp;
+            H->node_tmp[p] = r;
+        }
+        r += g->edge_lat_us;
         if (r > t)
             t = r;
     }
-    return t;
+    *ready = t;
+    *key = k;
+    return 0;
+}
+
+/* Earliest start >= ready of a gap of lane L for w where v can also keep
+ * its place in the order: its key, at least kmin and the key of the slot
+ * before, must stay below the key of the slot after (which runs after v on
+ * the stream); a gap that fails is passed over.  The key is the planned
+ * start where that fits, so keys follow time as far as the FIFOs allow. */
+static double lane_slot(const struct heft *H, const struct lane *L, double ready, double w,
+                        double kmin, struct lane_pos *at, double *key)
+{
+    /* a lane's keys rise with its slots: v goes after every slot whose key is
+     * <= kmin, so begin the search at the end of the last of them (bisect the
+     * blocks by their last key, then the block) */
+    uint32_t lo = 0, hi = L->n_blocks;
+    while (lo < hi) {
+        uint32_t mid = lo + (hi - lo) / 2;
+        const struct lane_block *B = L->b[mid];
+        if (H->key[B->s[B->n - 1].id] <= kmin)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    if (lo > 0 || (lo < L->n_blocks && H->key[L->b[lo]->s[0].id] <= kmin)) {
+        /* block lo holds the first slot with a key > kmin (or none does) */
+        const struct slot *last;
+        if (lo == L->n_blocks) {
+            const struct lane_block *B = L->b[lo - 1];
+            last = &B->s[B->n - 1];
+        } else {
+            const struct lane_block *B = L->b[lo];
+            uint32_t i = 0, j = B->n;
+            while (i < j) {
+                uint32_t mid = i + (j - i) / 2;
+                if (H->key[B->s[mid].id] <= kmin)
+                    i = mid + 1;
+                else
+                    j = mid;
+            }
+            last = i ? &B->s[i - 1] : &L->b[lo - 1]->s[L->b[lo - 1]->n - 1];
+        }
+        if (last->end > ready)
+            ready = last->end;
+    }
+    for (;;) {
+        double est = lane_earliest_gap(L, ready, w, at);
+        const struct slot *prev = lane_prev_slot(L, *at), *next = lane_next_slot(L, *at);
+        double k = kmin;
+        if (prev && H->key[prev->id] > k)
+            k = H->key[prev->id];
+        if (!next || k < H->key[next->id]) {
+            /* the planned start when it keeps v before next, else the least
+             * key v may have (an instant at the very start of next) */
+            *key = est > k && (!next || est < H->key[next->id]) ? est : k;
+            return est;
+        }
+        ready = next->end; /* > est >= ready: past the slot v cannot precede */
+    }
 }
 
 static int place(struct heft *H, uint32_t v)
 {
     const struct sb_graph_view *g = H->g;
-    uint32_t lo = 0, hi = H->nd, best = 0;
+    uint32_t lo = 0, hi = H->nd, best = 0, st = g->stream[v];
     struct lane_pos best_at = {0, 0};
-    double best_eft = INFINITY, best_est = 0;
+    double best_eft = INFINITY, best_est = 0, best_key = 0, ready, kmin;
     if (g->device[v] >= 0)
         lo = (uint32_t)g->device[v], hi = lo + 1;
     else if (g->kind[v] == SB_KIND_DONE)
         lo = (uint32_t)H->dev[g->partner[v]], hi = lo + 1;
     for (uint32_t a = lo; a < hi; a++) {
-        double w = t_on(H, v, a), ready = ready_on(H, v, a);
+        double w = t_on(H, v, a), key;
         struct lane_pos at = {0, 0};
         if (!isfinite(w))
             continue;
-        double est = w > 0 ? lane_earliest_gap(&H->lane[a], ready, w, &at) : ready;
-        if (est + w < best_eft) {
-            best_eft = est + w;
+        if (inputs_ready(H, v, a, 0, 0, &ready, &kmin))
+            return -1;
+        double est = lane_slot(H, &H->lane[(size_t)a * H->ns + st], ready, w, kmin, &at, &key);
+        /* a collective's finish is its end on the device's resource */
+        double eft = g->kind[v] == SB_KIND_START
+                         ? (est > H->coll_free[a] ? est : H->coll_free[a]) + g->dur_us[v]
+                         : est + w;
+        if (eft < best_eft) {
+            best_eft = eft;
             best_est = est;
+            best_key = key;
             best = a;
             best_at = at;
         }
     }
-    if (!isfinite(best_eft)) /* no device can run v: leave it where validation reports it */
-        best = lo, best_est = best_eft = ready_on(H, v, lo);
-    else if (t_on(H, v, best) > 0 && lane_insert(&H->lane[best], best_at, best_est, best_eft))
+    if (!isfinite(best_eft)) { /* no device can run v: leave it where validation reports it */
+        best = lo;
+        if (inputs_ready(H, v, lo, 0, 0, &ready, &kmin))
+            return -1;
+        best_est = best_eft = ready;
+        best_key = ready > kmin ? ready : kmin;
+    } else if (lane_insert(&H->lane[(size_t)best * H->ns + st], best_at, best_est,
+                           best_est + t_on(H, v, best), v)) {
+        return -1;
+    }
+    if (inputs_ready(H, v, best, 1, best_key, &ready, &kmin))
         return -1;
     H->dev[v] = (int32_t)best;
     H->ast[v] = best_est;
-    H->aft[v] = best_eft;
+    H->key[v] = best_key;
+    H->aft[v] = best_est + (isfinite(t_on(H, v, best)) ? t_on(H, v, best) : 0);
+    if (g->kind[v] == SB_KIND_START) {
+        H->coll_end[v] = best_eft;
+        H->coll_free[best] = best_eft;
+        H->coll_last[best] = best_key;
+    }
     /* an input not placed yet goes with its first-placed consumer; later
      * consumers elsewhere pay its copy */
     for (uint32_t e = g->pred_off[v]; e < g->pred_off[v + 1]; e++)
@@ -192,11 +364,10 @@ static void place_inputs(struct heft *H)
             H->dev[v] = 0;
 }
 
-static int heft_run(void *state, const struct sb_graph_view *g, struct sb_schedule *out)
+int sb_heft_plan(const struct sb_graph_view *g, struct sb_schedule *out, double *predicted_us)
 {
-    (void)state;
     uint32_t n = g->n_nodes;
-    struct heft H = {.g = g, .nd = g->machine->n_devices};
+    struct heft H = {.g = g, .nd = g->machine->n_devices, .ns = g->n_streams ? g->n_streams : 1};
     for (uint32_t v = 0; v < n; v++)
         if (g->device[v] >= (int32_t)H.nd)
             return sb_plugin_fail(out->err, out->n_err,
@@ -207,41 +378,77 @@ static int heft_run(void *state, const struct sb_graph_view *g, struct sb_schedu
     H.aft = calloc((size_t)n + 1, sizeof *H.aft);
     H.ast = calloc((size_t)n + 1, sizeof *H.ast);
     H.dev = malloc(((size_t)n + 1) * sizeof *H.dev);
-    H.lane = calloc(H.nd, sizeof *H.lane);
+    H.lane = calloc((size_t)H.nd * H.ns, sizeof *H.lane);
+    H.coll_end = calloc((size_t)n + 1, sizeof *H.coll_end);
+    H.key = malloc(((size_t)n + 1) * sizeof *H.key);
+    H.cp_head = malloc(((size_t)n + 1) * sizeof *H.cp_head);
+    H.node_stamp = calloc((size_t)n + 1, sizeof *H.node_stamp);
+    H.node_tmp = malloc(((size_t)n + 1) * sizeof *H.node_tmp);
+    H.link_free = calloc((size_t)H.nd * H.nd, sizeof *H.link_free);
+    H.link_trig = malloc((size_t)H.nd * H.nd * sizeof *H.link_trig);
+    H.link_stamp = calloc((size_t)H.nd * H.nd, sizeof *H.link_stamp);
+    H.link_tmp = malloc((size_t)H.nd * H.nd * sizeof *H.link_tmp);
+    H.coll_free = calloc(H.nd, sizeof *H.coll_free);
+    H.coll_last = malloc(H.nd * sizeof *H.coll_last);
     struct key *k = malloc(((size_t)n + 1) * sizeof *k);
-    if (!H.root || !H.rank || !H.aft || !H.ast || !H.dev || !H.lane || !k) {
-        free(H.root), free(H.rank), free(H.aft), free(H.ast), free(H.dev), free(H.lane), free(k);
-        return sb_plugin_fail(out->err, out->n_err, "heft: out of memory");
+    int rc = 0;
+    if (!H.root || !H.rank || !H.aft || !H.ast || !H.dev || !H.lane || !H.coll_end ||
+        !H.cp_head || !H.key || !H.node_stamp || !H.node_tmp || !H.link_free || !H.link_trig ||
+        !H.link_stamp || !H.link_tmp || !H.coll_free || !H.coll_last || !k) {
+        rc = -1;
+        goto out;
     }
+    for (size_t L = 0; L < (size_t)H.nd * H.nd; L++)
+        H.link_trig[L] = -INFINITY;
+    for (uint32_t a = 0; a < H.nd; a++)
+        H.coll_last[a] = -INFINITY;
     for (uint32_t v = 0; v < n; v++) {
         H.root[v] = is_view(g, v) ? H.root[g->pred[g->pred_off[v]]] : v;
         H.dev[v] = g->device[v];
+        H.cp_head[v] = UINT32_MAX;
+        H.key[v] = -INFINITY;
     }
     mean_links(&H);
     upward_rank(&H);
     for (uint32_t v = 0; v < n; v++)
         k[v] = (struct key){H.rank[v], v, 0};
     qsort(k, n, sizeof *k, cmp_key_desc);
-    int rc = 0;
     for (uint32_t i = 0; i < n && !rc; i++)
         if (g->kind[k[i].id] != SB_KIND_INPUT)
             rc = place(&H, k[i].id);
     if (rc)
         goto out;
     place_inputs(&H);
-    /* by planned start; ties in rank order, which puts producers first */
+    /* by key (the planned start unless a FIFO holds the node back in the
+     * order, docs/heft.md); ties in rank order, which puts producers first */
     for (uint32_t i = 0; i < n; i++)
-        k[i] = (struct key){g->kind[k[i].id] == SB_KIND_INPUT ? -1 : H.ast[k[i].id], k[i].id, i};
+        k[i] = (struct key){H.key[k[i].id], k[i].id, i};
     qsort(k, n, sizeof *k, cmp_key_asc);
     for (uint32_t i = 0; i < n; i++) {
         out->order[i] = k[i].id;
         out->device[k[i].id] = H.dev[k[i].id];
     }
+    if (predicted_us) {
+        *predicted_us = 0;
+        for (uint32_t v = 0; v < n; v++)
+            if (g->kind[v] != SB_KIND_INPUT && H.aft[v] > *predicted_us)
+                *predicted_us = H.aft[v];
+    }
 out:
-    for (uint32_t a = 0; a < H.nd; a++)
-        lane_free(&H.lane[a]);
+    if (H.lane)
+        for (size_t a = 0; a < (size_t)H.nd * H.ns; a++)
+            lane_free(&H.lane[a]);
     free(H.lane), free(H.root), free(H.rank), free(H.aft), free(H.ast), free(H.dev), free(k);
+    free(H.coll_end), free(H.key), free(H.cp_head), free(H.node_stamp), free(H.node_tmp), free(H.cp);
+    free(H.link_free), free(H.link_trig), free(H.link_stamp), free(H.link_tmp);
+    free(H.coll_free), free(H.coll_last);
     return rc ? sb_plugin_fail(out->err, out->n_err, "heft: out of memory") : 0;
+}
+
+static int heft_run(void *state, const struct sb_graph_view *g, struct sb_schedule *out)
+{
+    (void)state;
+    return sb_heft_plan(g, out, NULL);
 }
 
 static const struct sb_plugin heft = {
