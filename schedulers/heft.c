@@ -56,6 +56,18 @@ struct heft {
     struct copy *cp;
     uint32_t n_cp, cap_cp;
     uint32_t *cp_head; /* [n] first copy of each producer, UINT32_MAX none */
+    /* memory (capacity on): bytes each device holds in the plan so far, a
+     * buffer counted from its producer or first copy until every use of it
+     * is placed (planning order stands in for the order's positions; the
+     * result is checked with the simulator's rules, place_dev_peaks) */
+    int use_cap;
+    double *cap;        /* [nd] the budget used, <= mem_cap_bytes */
+    double *resident;   /* [nd] */
+    uint32_t *pending;  /* [n] uses of each buffer not placed yet */
+    uint8_t *pinned;    /* [n] buffer flagged weight or output (never freed) */
+    uint32_t *res_head; /* [n] first residency of each buffer, UINT32_MAX none */
+    struct residency { uint32_t dev, next; } *res;
+    uint32_t n_res, cap_res;
     /* scratch of one candidate device: links and producers it queues copies for */
     uint32_t stamp;
     uint32_t *link_stamp; /* [nd * nd] */
@@ -297,6 +309,63 @@ static double lane_slot(const struct heft *H, const struct lane *L, double ready
     }
 }
 
+static int resident_on(const struct heft *H, uint32_t r, uint32_t d)
+{
+    for (uint32_t k = H->res_head[r]; k != UINT32_MAX; k = H->res[k].next)
+        if (H->res[k].dev == d)
+            return 1;
+    return 0;
+}
+
+static int resident_add(struct heft *H, uint32_t r, uint32_t d)
+{
+    if (resident_on(H, r, d) || !H->g->out_bytes[r])
+        return 0;
+    if (H->n_res == H->cap_res) {
+        uint32_t cap = H->cap_res ? 2 * H->cap_res : 64;
+        struct residency *n = realloc(H->res, cap * sizeof *n);
+        if (!n)
+            return -1;
+        H->res = n, H->cap_res = cap;
+    }
+    H->res[H->n_res] = (struct residency){d, H->res_head[r]};
+    H->res_head[r] = H->n_res++;
+    H->resident[d] += (double)H->g->out_bytes[r];
+    return 0;
+}
+
+static void resident_free(struct heft *H, uint32_t r)
+{
+    if (H->pinned[r])
+        return;
+    for (uint32_t k = H->res_head[r]; k != UINT32_MAX; k = H->res[k].next)
+        H->resident[H->res[k].dev] -= (double)H->g->out_bytes[r];
+    H->res_head[r] = UINT32_MAX;
+}
+
+/* One use of buffer r placed; the last frees it everywhere unless pinned. */
+static void resident_use(struct heft *H, uint32_t r)
+{
+    if (H->pending[r] && --H->pending[r] == 0)
+        resident_free(H, r);
+}
+
+/* Bytes v would add to device a: its own buffer, the inputs that go with it,
+ * and the copies it needs there. */
+static double mem_need(const struct heft *H, uint32_t v, uint32_t a)
+{
+    const struct sb_graph_view *g = H->g;
+    double need = H->root[v] == v ? (double)g->out_bytes[v] : 0;
+    for (uint32_t e = g->pred_off[v]; e < g->pred_off[v + 1]; e++) {
+        uint32_t p = g->pred[e], r = H->root[p];
+        if (H->dev[p] < 0 || (!resident_on(H, r, a) &&
+                              (uint32_t)H->dev[p] != a &&
+                              !g->machine->can_read[(size_t)a * H->nd + (uint32_t)H->dev[p]]))
+            need += (double)g->out_bytes[r];
+    }
+    return need;
+}
+
 static int place(struct heft *H, uint32_t v)
 {
     const struct sb_graph_view *g = H->g;
@@ -312,6 +381,8 @@ static int place(struct heft *H, uint32_t v)
         struct lane_pos at = {0, 0};
         if (!isfinite(w))
             continue;
+        if (H->use_cap && lo + 1 < hi && H->resident[a] + mem_need(H, v, a) > H->cap[a])
+            continue; /* does not fit: another device will, or none (below) */
         if (inputs_ready(H, v, a, 0, 0, &ready, &kmin))
             return -1;
         double est = lane_slot(H, &H->lane[(size_t)a * H->ns + st], ready, w, kmin, &at, &key);
@@ -325,6 +396,28 @@ static int place(struct heft *H, uint32_t v)
             best_key = key;
             best = a;
             best_at = at;
+        }
+    }
+    if (!isfinite(best_eft) && H->use_cap && lo + 1 < hi) {
+        /* no device has room: the one with the most left (the check after
+         * the plan reports an overflow) */
+        double room = -INFINITY;
+        uint32_t pick = UINT32_MAX;
+        for (uint32_t a = lo; a < hi; a++)
+            if (isfinite(t_on(H, v, a)) && H->cap[a] - H->resident[a] - mem_need(H, v, a) > room)
+                room = H->cap[a] - H->resident[a] - mem_need(H, v, a), pick = a;
+        if (pick != UINT32_MAX) {
+            double w = t_on(H, v, pick), key;
+            if (inputs_ready(H, v, pick, 0, 0, &ready, &kmin))
+                return -1;
+            best_est = lane_slot(H, &H->lane[(size_t)pick * H->ns + st], ready, w, kmin,
+                                 &best_at, &key);
+            best_eft = g->kind[v] == SB_KIND_START
+                           ? (best_est > H->coll_free[pick] ? best_est : H->coll_free[pick]) +
+                                 g->dur_us[v]
+                           : best_est + w;
+            best_key = key;
+            best = pick;
         }
     }
     if (!isfinite(best_eft)) { /* no device can run v: leave it where validation reports it */
@@ -353,6 +446,28 @@ static int place(struct heft *H, uint32_t v)
     for (uint32_t e = g->pred_off[v]; e < g->pred_off[v + 1]; e++)
         if (g->kind[g->pred[e]] == SB_KIND_INPUT && H->dev[g->pred[e]] < 0)
             H->dev[g->pred[e]] = (int32_t)best;
+    if (H->use_cap) {
+        uint32_t r = H->root[v], d = (uint32_t)H->dev[r];
+        if (H->dev[r] < 0 || d == best || g->machine->can_read[(size_t)best * H->nd + d])
+            d = H->dev[r] < 0 ? best : d;
+        else
+            d = best; /* a view on another device holds its buffer there */
+        if (resident_add(H, r, d))
+            return -1;
+        for (uint32_t e = g->pred_off[v]; e < g->pred_off[v + 1]; e++) {
+            uint32_t p = g->pred[e], src = (uint32_t)H->dev[p];
+            uint32_t at = src == best || g->machine->can_read[(size_t)best * H->nd + src]
+                              ? (uint32_t)H->dev[H->root[p]] : best;
+            if (resident_add(H, H->root[p], at))
+                return -1;
+        }
+        for (uint32_t e = g->pred_off[v]; e < g->pred_off[v + 1]; e++)
+            resident_use(H, H->root[g->pred[e]]);
+        if (H->root[v] != v)
+            resident_use(H, H->root[v]);
+        else if (!H->pending[v])
+            resident_free(H, v); /* nobody reads it: freed at once */
+    }
     return 0;
 }
 
@@ -364,7 +479,8 @@ static void place_inputs(struct heft *H)
             H->dev[v] = 0;
 }
 
-int sb_heft_plan(const struct sb_graph_view *g, struct sb_schedule *out, double *predicted_us)
+static int plan(const struct sb_graph_view *g, struct sb_schedule *out, double *predicted_us,
+                const double *cap)
 {
     uint32_t n = g->n_nodes;
     struct heft H = {.g = g, .nd = g->machine->n_devices, .ns = g->n_streams ? g->n_streams : 1};
@@ -402,12 +518,31 @@ int sb_heft_plan(const struct sb_graph_view *g, struct sb_schedule *out, double 
         H.link_trig[L] = -INFINITY;
     for (uint32_t a = 0; a < H.nd; a++)
         H.coll_last[a] = -INFINITY;
+    if (cap) {
+        H.use_cap = 1;
+        H.cap = (double *)cap;
+        H.resident = calloc(H.nd, sizeof *H.resident);
+        H.pending = calloc((size_t)n + 1, sizeof *H.pending);
+        H.pinned = calloc((size_t)n + 1, 1);
+        H.res_head = malloc(((size_t)n + 1) * sizeof *H.res_head);
+        if (!H.resident || !H.pending || !H.pinned || !H.res_head) {
+            rc = -1;
+            goto out;
+        }
+    }
     for (uint32_t v = 0; v < n; v++) {
         H.root[v] = is_view(g, v) ? H.root[g->pred[g->pred_off[v]]] : v;
         H.dev[v] = g->device[v];
         H.cp_head[v] = UINT32_MAX;
         H.key[v] = -INFINITY;
     }
+    if (cap) /* uses of each buffer: its readers' edges, and its views */
+        for (uint32_t v = 0; v < n; v++) {
+            H.res_head[v] = UINT32_MAX;
+            H.pending[H.root[v]] += g->succ_off[v + 1] - g->succ_off[v] + (H.root[v] != v);
+            if (g->flags[v] & (SB_FLAG_WEIGHT | SB_FLAG_OUTPUT))
+                H.pinned[H.root[v]] = 1;
+        }
     mean_links(&H);
     upward_rank(&H);
     for (uint32_t v = 0; v < n; v++)
@@ -442,13 +577,86 @@ out:
     free(H.coll_end), free(H.key), free(H.cp_head), free(H.node_stamp), free(H.node_tmp), free(H.cp);
     free(H.link_free), free(H.link_trig), free(H.link_stamp), free(H.link_tmp);
     free(H.coll_free), free(H.coll_last);
+    free(H.resident), free(H.pending), free(H.pinned), free(H.res_head), free(H.res);
     return rc ? sb_plugin_fail(out->err, out->n_err, "heft: out of memory") : 0;
 }
 
+/* With capacity on, plan against each device's memory; when the simulator's
+ * rules (place_dev_peaks) still find a device over its capacity, plan again
+ * with that device's budget cut by its excess, a few times, then give up and
+ * say so (the row's status). */
+int sb_heft_plan(const struct sb_graph_view *g, struct sb_schedule *out, double *predicted_us,
+                 int capacity)
+{
+    const struct sb_machine_view *m = g->machine;
+    uint32_t nd = m->n_devices, n = g->n_nodes, limited = 0;
+    for (uint32_t a = 0; a < nd; a++)
+        limited |= m->mem_cap_bytes[a] != SB_MEM_UNLIMITED;
+    if (!capacity || !limited)
+        return plan(g, out, predicted_us, NULL);
+    double *cap = malloc(nd * sizeof *cap);
+    uint64_t *peak = malloc(nd * sizeof *peak);
+    uint32_t *root = malloc(((size_t)n + 1) * sizeof *root);
+    int rc = -1;
+    if (!cap || !peak || !root) {
+        sb_plugin_fail(out->err, out->n_err, "heft: out of memory");
+        goto out;
+    }
+    for (uint32_t v = 0; v < n; v++)
+        root[v] = is_view(g, v) ? root[g->pred[g->pred_off[v]]] : v;
+    for (uint32_t a = 0; a < nd; a++)
+        cap[a] = m->mem_cap_bytes[a] == SB_MEM_UNLIMITED ? INFINITY : (double)m->mem_cap_bytes[a];
+    for (uint32_t attempt = 0; attempt < 6; attempt++) {
+        uint32_t worst = UINT32_MAX;
+        if (plan(g, out, predicted_us, cap))
+            goto out;
+        if (place_dev_peaks(g, out->order, out->device, root, peak)) {
+            sb_plugin_fail(out->err, out->n_err, "heft: out of memory");
+            goto out;
+        }
+        for (uint32_t a = 0; a < nd; a++)
+            if (peak[a] > m->mem_cap_bytes[a]) {
+                cap[a] *= 0.95 * (double)m->mem_cap_bytes[a] / (double)peak[a];
+                if (worst == UINT32_MAX || peak[a] - m->mem_cap_bytes[a] >
+                                               peak[worst] - m->mem_cap_bytes[worst])
+                    worst = a;
+            }
+        if (worst == UINT32_MAX) {
+            rc = 0;
+            goto out;
+        }
+        if (attempt == 5)
+            sb_plugin_fail(out->err, out->n_err,
+                           "heft: no placement within device memory found: %s needs %llu "
+                           "bytes, capacity %llu (capacity=0 ignores memory)",
+                           m->dev_name[worst], (unsigned long long)peak[worst],
+                           (unsigned long long)m->mem_cap_bytes[worst]);
+    }
+out:
+    free(cap), free(peak), free(root);
+    return rc;
+}
+
+static const struct sb_param heft_params[] = {
+    {"capacity", SB_PARAM_BOOL, 1, 0, 1, NULL,
+     "keep each device within its mem_bytes (the machine file's); 0 ignores memory"},
+};
+
+static int heft_init(const double *p, void **state, char *err, size_t n_err)
+{
+    int *c = malloc(sizeof *c);
+    if (!c)
+        return sb_plugin_fail(err, n_err, "heft: out of memory");
+    *c = p[0] != 0;
+    *state = c;
+    return 0;
+}
+
+static void heft_free(void *state) { free(state); }
+
 static int heft_run(void *state, const struct sb_graph_view *g, struct sb_schedule *out)
 {
-    (void)state;
-    return sb_heft_plan(g, out, NULL);
+    return sb_heft_plan(g, out, NULL, state ? *(const int *)state : 1);
 }
 
 static const struct sb_plugin heft = {
@@ -457,7 +665,11 @@ static const struct sb_plugin heft = {
     .name = "heft",
     .summary = "HEFT (Topcuoglu et al. 2002): upward rank, insertion-based earliest "
                "finish time placement",
+    .params = heft_params,
+    .n_params = 1,
+    .init = heft_init,
     .run = heft_run,
+    .free = heft_free,
 };
 
 const struct sb_plugin *sb_plugin_heft(void) { return &heft; }

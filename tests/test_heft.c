@@ -135,7 +135,7 @@ static uint32_t rnd(uint32_t n)
     return (uint32_t)(rng % n);
 }
 
-static uint32_t n_plans, n_mismatch;
+static uint32_t n_plans, n_mismatch, n_peak_mismatch, n_nofit, n_over;
 static double ratio_sum, ratio_max;
 
 static void plan_vs_sim(struct sb_graph *G, const char *what)
@@ -146,7 +146,11 @@ static void plan_vs_sim(struct sb_graph *G, const char *what)
     struct sb_err e;
     double predicted = -1;
     sb_schedule_init(&s, G, G->v.machine->n_devices);
-    CHECK(sb_heft_plan(&G->v, &s, &predicted) == 0);
+    if (sb_heft_plan(&G->v, &s, &predicted, 1)) { /* nothing within capacity */
+        CHECK(strstr(s.err, "no placement within device memory") != NULL);
+        n_nofit++;
+        CHECK(sb_heft_plan(&G->v, &s, &predicted, 0) == 0);
+    }
     CHECK(sb_schedule_validate(&G->v, &s, &e) == 0);
     sb_sim_defaults(&sc);
     sc.edge_lat_us = G->v.edge_lat_us;
@@ -156,6 +160,17 @@ static void plan_vs_sim(struct sb_graph *G, const char *what)
         for (uint32_t i = 0; i < G->v.n_nodes; i++)
             fprintf(stderr, "sim %u: v%u %.3f..%.3f\n", i, s.order[i], r.begin_us[s.order[i]],
                     r.end_us[s.order[i]]);
+    /* heft's copy of the memory rules against the simulator's */
+    uint32_t nd = G->v.machine->n_devices, *root = malloc(G->v.n_nodes * sizeof *root);
+    uint64_t *peak = malloc(nd * sizeof *peak);
+    sb_mem_buffer_roots(&G->v, root);
+    CHECK(place_dev_peaks(&G->v, s.order, s.device, root, peak) == 0);
+    n_over += r.over_capacity != 0;
+    for (uint32_t d = 0; d < nd; d++)
+        if (peak[d] != r.dev_peak_bytes[d] && n_peak_mismatch++ < 5)
+            fprintf(stderr, "%s: device %u peak %llu, simulated %llu\n", what, d,
+                    (unsigned long long)peak[d], (unsigned long long)r.dev_peak_bytes[d]);
+    free(root), free(peak);
     double ratio = predicted > 0 ? r.makespan_us / predicted : 1;
     n_plans++;
     ratio_sum += ratio;
@@ -168,6 +183,92 @@ static void plan_vs_sim(struct sb_graph *G, const char *what)
     }
     sb_sim_result_free(&r);
     sb_schedule_free(&s);
+}
+
+/* Memory as a constraint (tests/data/heft-mem.csv on heft-mem.yaml: two
+ * devices of 1000 bytes, a copy of B bytes takes B us, no edge latency).
+ * a (10 us, 100 bytes) feeds b and c (10 us, 600 bytes each, outputs).
+ * Ranks: b = c = 10, a = 10 + 100 + 10 = 120; order a b c.
+ *   capacity=0: a g0 0..10; b g0 10..20 (g1 waits for a's copy: 120);
+ *     c g0 20..30 (g1: 130).  g0 holds a, b and c at c: 1300 > 1000, one
+ *     device over capacity, makespan 30, nothing copied.
+ *   capacity on: a and b as before (g0 holds 700); c would make g0 1300, so
+ *     g1: a's copy 10..110, c 110..120.  Peaks: g0 a + b = 700, g1 a's copy
+ *     + c = 700; makespan 120, 100 bytes copied.
+ *   On devices of 500 bytes, b alone (600) fits nowhere: heft fails and
+ *   says so, and capacity=0 still gives the 30 us schedule. */
+static void capacity_by_hand(void)
+{
+    static const char *const spec[] = {"heft:capacity=0", "heft"};
+    static const double want_ms[] = {30, 120};
+    static const uint64_t want_peak[][2] = {{1300, 0}, {700, 700}};
+    struct sb_err e;
+    struct sb_cost_params c;
+    struct sb_machine *m = sb_machine_load(SB_TEST_DATA "/heft-mem.yaml", &e);
+    struct sb_graph *g = m ? sb_graph_load(SB_TEST_DATA "/heft-mem.csv", &e) : NULL;
+    CHECK(g != NULL);
+    if (!g) {
+        sb_machine_free(m);
+        return;
+    }
+    sb_cost_defaults(&c);
+    sb_cost_apply(&c, g);
+    CHECK(sb_machine_apply(m, g, &e) == 0);
+    for (uint32_t k = 0; k < 2; k++) {
+        struct sb_sched sched;
+        struct sb_schedule s;
+        struct sb_sim_config sc;
+        struct sb_sim_result r;
+        CHECK(sb_sched_parse(&sched, spec[k], &e) == 0);
+        sb_schedule_init(&s, g, 2);
+        CHECK(sb_sched_run(&sched, g, &s, &e) == 0);
+        sb_sim_defaults(&sc);
+        sb_sim_run(g, &s, &sc, &r);
+        CHECK_NEAR(r.makespan_us, want_ms[k]);
+        CHECK_EQ_U(r.dev_peak_bytes[0], want_peak[k][0]);
+        CHECK_EQ_U(r.dev_peak_bytes[1], want_peak[k][1]);
+        CHECK_EQ_U(r.over_capacity, k == 0);
+        CHECK_EQ_U(r.transfer_bytes, k == 0 ? 0 : 100);
+        sb_sim_result_free(&r);
+        sb_schedule_free(&s);
+        sb_sched_free(&sched);
+    }
+    sb_graph_free(g);
+    sb_machine_free(m);
+    /* devices of 500 bytes */
+    char path[600];
+    snprintf(path, sizeof path, "%s/heft_small_machine.yaml", SB_TEST_TMP);
+    FILE *f = fopen(path, "w");
+    CHECK(f != NULL);
+    if (!f)
+        return;
+    fputs("devices:\n  - {name: g0, mem_bytes: 500}\n  - {name: g1, mem_bytes: 500}\n"
+          "links:\n  default: {gbps: 0.001, latency_us: 0}\n", f);
+    fclose(f);
+    m = sb_machine_load(path, &e);
+    g = m ? sb_graph_load(SB_TEST_DATA "/heft-mem.csv", &e) : NULL;
+    CHECK(g != NULL);
+    if (g) {
+        struct sb_sched sched;
+        struct sb_schedule s;
+        sb_cost_defaults(&c);
+        sb_cost_apply(&c, g);
+        CHECK(sb_machine_apply(m, g, &e) == 0);
+        CHECK(sb_sched_parse(&sched, "heft", &e) == 0);
+        sb_schedule_init(&s, g, 2);
+        CHECK(sb_sched_run(&sched, g, &s, &e) != 0);
+        CHECK(strstr(e.msg, "no placement within device memory") != NULL);
+        sb_schedule_free(&s);
+        sb_sched_free(&sched);
+        CHECK(sb_sched_parse(&sched, "heft:capacity=0", &e) == 0);
+        sb_schedule_init(&s, g, 2);
+        CHECK(sb_sched_run(&sched, g, &s, &e) == 0);
+        sb_schedule_free(&s);
+        sb_sched_free(&sched);
+    }
+    sb_graph_free(g);
+    sb_machine_free(m);
+    remove(path);
 }
 
 /* The placement workloads of the corpus on the machines they name. */
@@ -278,7 +379,8 @@ static struct sb_machine *random_machine(uint32_t nd, const char *path)
         return NULL;
     fprintf(f, "devices:\n");
     for (uint32_t d = 0; d < nd; d++)
-        fprintf(f, "  - {name: d%u, speed: %s}\n", d, speed[rnd(4)]);
+        fprintf(f, "  - {name: d%u, speed: %s, mem_bytes: %u}\n", d, speed[rnd(4)],
+                rnd(2) ? 1000000 : 10000 + 1000 * rnd(60)); /* often tight */
     if (nd > 1)
         fprintf(f, "links:\n  default: {gbps: %u, latency_us: %u}\n  pairs:\n"
                    "    - {from: d1, to: d0, gbps: %u, latency_us: %u}\n",
@@ -359,16 +461,16 @@ int main(void)
     sb_schedule_free(&s);
     sb_schedule_init(&s, g, 2);
     double predicted = 0;
-    CHECK(sb_heft_plan(&g->v, &s, &predicted) == 0);
+    CHECK(sb_heft_plan(&g->v, &s, &predicted, 1) == 0);
     CHECK_NEAR(predicted, 22);
     CHECK_EQ_U(r.transfer_bytes, 1000);
     CHECK_EQ_U(r.devices_used, 2);
     sb_sim_result_free(&r);
     sb_schedule_free(&s);
     sb_sched_free(&sched);
-    sb_registry_clear();
     sb_graph_free(g);
     sb_machine_free(m);
+    capacity_by_hand();
     plan_corpus();
     uint32_t n_corpus = n_plans;
     printf("heft: %u corpus plans: simulated/predicted makespan mean %.4f, max %.4f\n",
@@ -378,6 +480,11 @@ int main(void)
     printf("heft: %u plans (%u corpus, %u random): simulated/predicted makespan mean %.4f, "
            "max %.4f; %u differ\n", n_plans, n_corpus, n_plans - n_corpus, ratio_sum / n_plans,
            ratio_max, n_mismatch);
+    printf("heft: capacity on: %u plans found nothing within capacity (then planned with "
+           "capacity=0), %u plans over capacity\n", n_nofit, n_over);
     CHECK_EQ_U(n_mismatch, 0);
+    CHECK(n_over == n_nofit); /* over capacity only where heft said nothing fits */
+    CHECK_EQ_U(n_peak_mismatch, 0);
+    sb_registry_clear();
     return check_report();
 }
