@@ -318,11 +318,54 @@ static void random_graphs(const struct sb_machine *m)
            n_opt, n_opt ? gap_sum / n_opt : 0, gap_max);
 }
 
+/* capacity (tests/data/heft-mem.csv on heft-mem.yaml, derived in
+ * tests/test_heft.c): a (100 bytes) feeds b and c (600 bytes each, outputs)
+ * on two devices of 1000 bytes, a copy of a taking 100 us.  dp keeps the
+ * three on g0 (each step's earliest finish: 10 us on g0 against 100 us of
+ * copy first on g1), so g0 holds 100 + 600 + 600 = 1300 bytes:
+ * dp:capacity=0 returns it (over_capacity 1), dp refuses it with a message. */
+static void capacity(void)
+{
+    struct sb_err e;
+    struct sb_cost_params c;
+    struct sb_machine *m = sb_machine_load(SB_TEST_DATA "/heft-mem.yaml", &e);
+    struct sb_graph *g = m ? sb_graph_load(SB_TEST_DATA "/heft-mem.csv", &e) : NULL;
+    CHECK(g != NULL);
+    if (g) {
+        struct sb_sched sched;
+        struct sb_schedule s;
+        struct sb_sim_config sc;
+        struct sb_sim_result r;
+        sb_cost_defaults(&c);
+        sb_cost_apply(&c, g);
+        CHECK(sb_machine_apply(m, g, &e) == 0);
+        CHECK(sb_sched_parse(&sched, "dp:capacity=0", &e) == 0);
+        sb_schedule_init(&s, g, 2);
+        CHECK(sb_sched_run(&sched, g, &s, &e) == 0);
+        sb_sim_defaults(&sc);
+        sb_sim_run(g, &s, &sc, &r);
+        CHECK_EQ_U(r.dev_peak_bytes[0], 1300);
+        CHECK_EQ_U(r.over_capacity, 1);
+        sb_sim_result_free(&r);
+        sb_schedule_free(&s);
+        sb_sched_free(&sched);
+        CHECK(sb_sched_parse(&sched, "dp", &e) == 0);
+        sb_schedule_init(&s, g, 2);
+        CHECK(sb_sched_run(&sched, g, &s, &e) != 0);
+        CHECK(strstr(e.msg, "needs 1300 bytes on g0, capacity 1000") != NULL);
+        sb_schedule_free(&s);
+        sb_sched_free(&sched);
+    }
+    sb_graph_free(g);
+    sb_machine_free(m);
+}
+
 int main(void)
 {
     struct sb_err e;
     sb_registry_add_builtins();
     hand();
+    capacity();
     struct sb_machine *m = sb_machine_load(SB_TEST_DATA "/dp2.yaml", &e);
     CHECK(m != NULL);
     if (m)
