@@ -33,7 +33,7 @@ enum { ORD_ORIGINAL, ORD_BFS, ORD_DFS, ORD_CRITICAL, N_ORDERS };
 
 enum {
     P_MIN_GROUP, P_MAX_GROUP, P_BEAM, P_MAX_PLANS, P_TIME_MS, P_EXHAUSTIVE, P_CAPACITY,
-    P_COUNT
+    P_SYNC, P_COUNT
 };
 
 static const struct sb_param dp_params[] = {
@@ -54,10 +54,13 @@ static const struct sb_param dp_params[] = {
     {"capacity", SB_PARAM_BOOL, 1, 0, 1, NULL,
      "check the placement against each device's mem_bytes and refuse one that "
      "overflows (the row says so); 0 ignores memory"},
+    {"sync", SB_PARAM_BOOL, 0, 0, 1, NULL,
+     "1: the design note's model alone (groups and barriers); 0: HEFT's schedule is "
+     "the incumbent, returned when the search finds nothing better or nothing that fits"},
 };
 
 struct dp_conf {
-    uint32_t min_group, max_group, beam, exhaustive, capacity;
+    uint32_t min_group, max_group, beam, exhaustive, capacity, sync;
     uint64_t max_plans;
     double time_ms;
 };
@@ -978,6 +981,38 @@ out:
     return rc;
 }
 
+/* HEFT's schedule as the incumbent (sync=0): heft plans with the
+ * simulator's rules, so its predicted makespan is the simulated one, as dp's
+ * is; it replaces dp's schedule when it is shorter, or when dp's does not fit
+ * in memory and heft's does.  Returns 0 when it replaced it. */
+static int incumbent(const struct sb_graph_view *g, struct sb_schedule *out, double dp_us,
+                     int fits, int capacity)
+{
+    uint32_t n = g->n_nodes;
+    struct sb_schedule h = {.n_nodes = n, .n_devices = out->n_devices, .n_err = 256};
+    double heft_us = INFINITY;
+    int rc = -1;
+    h.order = malloc(((size_t)n + 1) * sizeof *h.order);
+    h.device = malloc(((size_t)n + 1) * sizeof *h.device);
+    h.err = malloc(h.n_err);
+    if (!h.order || !h.device || !h.err)
+        goto out;
+    for (uint32_t v = 0; v < n; v++)
+        h.device[v] = g->device[v] >= 0 ? g->device[v] : 0;
+    if (hp_plan_capacity(g, &h, &heft_us, capacity))
+        goto out;
+    if (fits && !(heft_us < dp_us))
+        goto out;
+    memcpy(out->order, h.order, (size_t)n * sizeof *out->order);
+    memcpy(out->device, h.device, (size_t)n * sizeof *out->device);
+    if (out->barrier)
+        memset(out->barrier, 0, n);
+    rc = 0;
+out:
+    free(h.order), free(h.device), free(h.err);
+    return rc;
+}
+
 static int dp_run(void *state, const struct sb_graph_view *g, struct sb_schedule *out)
 {
     struct search S = {.conf = *(const struct dp_conf *)state};
@@ -1009,10 +1044,14 @@ static int dp_run(void *state, const struct sb_graph_view *g, struct sb_schedule
                             "dp: a node no device can run, or out of memory");
     else if (emit(&S, best, out))
         rc = sb_plugin_fail(out->err, out->n_err, "dp: out of memory");
+    double dp_us = best ? best->t : INFINITY;
     search_free(&S);
-    if (!rc && S.conf.capacity)
-        rc = check_capacity(g, out);
-    return rc;
+    if (rc)
+        return rc;
+    int fits = !S.conf.capacity || check_capacity(g, out) == 0;
+    if (!S.conf.sync && incumbent(g, out, dp_us, fits, S.conf.capacity) == 0)
+        return 0;
+    return fits ? 0 : -1;
 }
 
 static int dp_init(const double *p, void **state, char *err, size_t n_err)
@@ -1030,6 +1069,7 @@ static int dp_init(const double *p, void **state, char *err, size_t n_err)
     c->time_ms = p[P_TIME_MS];
     c->exhaustive = (uint32_t)p[P_EXHAUSTIVE];
     c->capacity = (uint32_t)p[P_CAPACITY];
+    c->sync = (uint32_t)p[P_SYNC];
     *state = c;
     return 0;
 }
@@ -1041,7 +1081,7 @@ static const struct sb_plugin dp = {
     .size = sizeof(struct sb_plugin),
     .name = "dp",
     .summary = "grouper + placer: DP over groups of the frontier, each placed by earliest "
-               "finish, a barrier after each",
+               "finish, a barrier after each; HEFT's schedule when shorter (sync=0)",
     .params = dp_params,
     .n_params = P_COUNT,
     .init = dp_init,
