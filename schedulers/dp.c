@@ -22,6 +22,7 @@
  * graphs. */
 #define _POSIX_C_SOURCE 200809L /* clock_gettime */
 #include "dp-impl.h"
+#include "heft-impl.h" /* place_dev_peaks */
 
 #include <math.h>
 #include <stdlib.h>
@@ -31,7 +32,8 @@
 enum { ORD_ORIGINAL, ORD_BFS, ORD_DFS, ORD_CRITICAL, N_ORDERS };
 
 enum {
-    P_MIN_GROUP, P_MAX_GROUP, P_BEAM, P_MAX_PLANS, P_TIME_MS, P_EXHAUSTIVE, P_COUNT
+    P_MIN_GROUP, P_MAX_GROUP, P_BEAM, P_MAX_PLANS, P_TIME_MS, P_EXHAUSTIVE, P_CAPACITY,
+    P_SYNC, P_COUNT
 };
 
 static const struct sb_param dp_params[] = {
@@ -49,10 +51,16 @@ static const struct sb_param dp_params[] = {
     {"exhaustive", SB_PARAM_BOOL, 0, 0, 1, NULL,
      "groups are every closed subset of what is left, not order prefixes "
      "(graphs of at most 16 tasks; for tests)"},
+    {"capacity", SB_PARAM_BOOL, 1, 0, 1, NULL,
+     "check the placement against each device's mem_bytes and refuse one that "
+     "overflows (the row says so); 0 ignores memory"},
+    {"sync", SB_PARAM_BOOL, 0, 0, 1, NULL,
+     "1: the design note's model alone (groups and barriers); 0: HEFT's schedule is "
+     "the incumbent, returned when the search finds nothing better or nothing that fits"},
 };
 
 struct dp_conf {
-    uint32_t min_group, max_group, beam, exhaustive;
+    uint32_t min_group, max_group, beam, exhaustive, capacity, sync;
     uint64_t max_plans;
     double time_ms;
 };
@@ -937,6 +945,74 @@ static int check_graph(const struct sb_graph_view *g, const struct dp_conf *conf
     return 0;
 }
 
+/* capacity=1: the placement's per-device peaks by the simulator's rules
+ * (place_dev_peaks); one over a device's mem_bytes is refused with a message
+ * the row keeps.  dp's search does not yet steer by memory (docs/dp.md). */
+static int check_capacity(const struct sb_graph_view *g, struct sb_schedule *out)
+{
+    const struct sb_machine_view *m = g->machine;
+    uint32_t nd = m->n_devices, n = g->n_nodes, limited = 0;
+    for (uint32_t a = 0; a < nd; a++)
+        limited |= m->mem_cap_bytes[a] != SB_MEM_UNLIMITED;
+    if (!limited)
+        return 0;
+    uint64_t *peak = malloc(nd * sizeof *peak);
+    uint32_t *root = malloc(((size_t)n + 1) * sizeof *root);
+    int rc = 0;
+    if (!peak || !root) {
+        rc = sb_plugin_fail(out->err, out->n_err, "dp: out of memory");
+        goto out;
+    }
+    for (uint32_t v = 0; v < n; v++)
+        root[v] = is_view(g, v) ? root[g->pred[g->pred_off[v]]] : v;
+    if (place_dev_peaks(g, out->order, out->device, root, peak)) {
+        rc = sb_plugin_fail(out->err, out->n_err, "dp: out of memory");
+        goto out;
+    }
+    for (uint32_t a = 0; a < nd && !rc; a++)
+        if (peak[a] > m->mem_cap_bytes[a])
+            rc = sb_plugin_fail(out->err, out->n_err,
+                                "dp: its placement needs %llu bytes on %s, capacity %llu; "
+                                "dp found none within device memory (capacity=0 ignores "
+                                "memory)", (unsigned long long)peak[a], m->dev_name[a],
+                                (unsigned long long)m->mem_cap_bytes[a]);
+out:
+    free(peak), free(root);
+    return rc;
+}
+
+/* HEFT's schedule as the incumbent (sync=0): heft plans with the
+ * simulator's rules, so its predicted makespan is the simulated one, as dp's
+ * is; it replaces dp's schedule when it is shorter, or when dp's does not fit
+ * in memory and heft's does.  Returns 0 when it replaced it. */
+static int incumbent(const struct sb_graph_view *g, struct sb_schedule *out, double dp_us,
+                     int fits, int capacity)
+{
+    uint32_t n = g->n_nodes;
+    struct sb_schedule h = {.n_nodes = n, .n_devices = out->n_devices, .n_err = 256};
+    double heft_us = INFINITY;
+    int rc = -1;
+    h.order = malloc(((size_t)n + 1) * sizeof *h.order);
+    h.device = malloc(((size_t)n + 1) * sizeof *h.device);
+    h.err = malloc(h.n_err);
+    if (!h.order || !h.device || !h.err)
+        goto out;
+    for (uint32_t v = 0; v < n; v++)
+        h.device[v] = g->device[v] >= 0 ? g->device[v] : 0;
+    if (hp_plan_capacity(g, &h, &heft_us, capacity))
+        goto out;
+    if (fits && !(heft_us < dp_us))
+        goto out;
+    memcpy(out->order, h.order, (size_t)n * sizeof *out->order);
+    memcpy(out->device, h.device, (size_t)n * sizeof *out->device);
+    if (out->barrier)
+        memset(out->barrier, 0, n);
+    rc = 0;
+out:
+    free(h.order), free(h.device), free(h.err);
+    return rc;
+}
+
 static int dp_run(void *state, const struct sb_graph_view *g, struct sb_schedule *out)
 {
     struct search S = {.conf = *(const struct dp_conf *)state};
@@ -968,8 +1044,14 @@ static int dp_run(void *state, const struct sb_graph_view *g, struct sb_schedule
                             "dp: a node no device can run, or out of memory");
     else if (emit(&S, best, out))
         rc = sb_plugin_fail(out->err, out->n_err, "dp: out of memory");
+    double dp_us = best ? best->t : INFINITY;
     search_free(&S);
-    return rc;
+    if (rc)
+        return rc;
+    int fits = !S.conf.capacity || check_capacity(g, out) == 0;
+    if (!S.conf.sync && incumbent(g, out, dp_us, fits, S.conf.capacity) == 0)
+        return 0;
+    return fits ? 0 : -1;
 }
 
 static int dp_init(const double *p, void **state, char *err, size_t n_err)
@@ -986,6 +1068,8 @@ static int dp_init(const double *p, void **state, char *err, size_t n_err)
     c->max_plans = (uint64_t)p[P_MAX_PLANS];
     c->time_ms = p[P_TIME_MS];
     c->exhaustive = (uint32_t)p[P_EXHAUSTIVE];
+    c->capacity = (uint32_t)p[P_CAPACITY];
+    c->sync = (uint32_t)p[P_SYNC];
     *state = c;
     return 0;
 }
@@ -997,7 +1081,7 @@ static const struct sb_plugin dp = {
     .size = sizeof(struct sb_plugin),
     .name = "dp",
     .summary = "grouper + placer: DP over groups of the frontier, each placed by earliest "
-               "finish, a barrier after each",
+               "finish, a barrier after each; HEFT's schedule when shorter (sync=0)",
     .params = dp_params,
     .n_params = P_COUNT,
     .init = dp_init,

@@ -297,7 +297,7 @@ void sb_ggml_result_free(struct ggml_result *r)
 
 /* ---- the policy: our graph on a machine ----------------------------------- */
 
-enum { P_OP_OFFLOAD, P_SPLIT_INPUTS, P_COUNT };
+enum { P_OP_OFFLOAD, P_SPLIT_INPUTS, P_BARRIER, P_COUNT };
 
 static const struct sb_param ggml_params[] = {
     {"op_offload", SB_PARAM_BOOL, 1, 0, 1, NULL,
@@ -305,11 +305,15 @@ static const struct sb_param ggml_params[] = {
      "(llama.cpp's default, ggml_backend_sched_new's op_offload)"},
     {"split_inputs", SB_PARAM_INT, 30, 1, 1 << 20, NULL,
      "initial capacity of a split's inputs (GGML_SCHED_MAX_SPLIT_INPUTS)"},
+    {"barrier", SB_PARAM_BOOL, 0, 0, 1, NULL,
+     "a global barrier between consecutive splits (the old model); 0: each node waits "
+     "for its own inputs and their copies, as ggml's events"},
 };
 
 struct conf {
     int op_offload;
     uint32_t cap0;
+    int barrier;
 };
 
 static int ci_equal(const char *a, const char *b)
@@ -424,8 +428,12 @@ static int ggml_run(void *state, const struct sb_graph_view *g, struct sb_schedu
         out->order[v] = v; /* ggml keeps the graph's node order */
         out->device[v] = b >= 0 ? b : (g->device[v] >= 0 ? g->device[v] : 0);
     }
-    /* each split runs after the previous one's copies: a barrier between them */
-    for (uint32_t k = 0; k + 1 < r.n_splits; k++)
+    /* ggml_backend_sched_compute_splits makes each split wait for its own
+     * input copies (an event on the split's backend, or a synchronize of it),
+     * not for every backend: the simulator's dependencies do that, a node
+     * waiting for its inputs' copies and a copy for its producer.  barrier=1
+     * keeps the old model, a global barrier after each split. */
+    for (uint32_t k = 0; cf->barrier && k + 1 < r.n_splits; k++)
         if (r.splits[k].end > 0)
             out->barrier[B.node_of[B.p.n_leafs + r.splits[k].end - 1]] = 1;
     sb_ggml_result_free(&r);
@@ -440,6 +448,7 @@ static int ggml_init(const double *p, void **state, char *err, size_t n_err)
         return sb_plugin_fail(err, n_err, "ggml: out of memory");
     c->op_offload = (int)p[P_OP_OFFLOAD];
     c->cap0 = (uint32_t)p[P_SPLIT_INPUTS];
+    c->barrier = (int)p[P_BARRIER];
     *state = c;
     return 0;
 }

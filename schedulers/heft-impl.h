@@ -1,5 +1,9 @@
-/* heft: the busy intervals of one device and the search for an idle gap,
- * shared with tests/test_heft.c, which checks the index against a plain scan.
+/* heft: the busy intervals of one device and the search for an idle gap
+ * (shared with tests/test_heft.c, which checks the index against a plain
+ * scan), the per-device memory of a placement by the simulator's rules, and
+ * heft's planner itself, which schedulers/heft.c wraps as the policy and
+ * schedulers/dp.c runs for its incumbent (all static, so each plugin module
+ * carries its own copy).
  *
  * HEFT's insertion policy asks, for each node and device: the earliest start
  * t >= ready such that [t, t + w) is idle.  A sorted array answers it by
@@ -27,8 +31,18 @@
  * 10^6 slots (measured with bench/bench_scale.cc). */
 #define SB_LANE_BLOCK 256
 
+struct sb_graph_view;
+struct sb_schedule;
+/* heft's plan (schedulers/heft.c): the schedule heft_run returns, and the
+ * makespan its plan predicts (the latest planned finish of a non-input node)
+ * when predicted_us is not NULL; capacity as heft's parameter.  Returns 0,
+ * or -1 with out->err set. */
+int sb_heft_plan(const struct sb_graph_view *g, struct sb_schedule *out, double *predicted_us,
+                 int capacity);
+
 struct slot {
     double begin, end; /* us */
+    uint32_t id;       /* the node (heft.c), 0 in tests */
 };
 
 struct lane_block {
@@ -129,8 +143,9 @@ static inline double lane_block_end(const struct lane *L, uint32_t j)
     return L->b[j]->s[L->b[j]->n - 1].end;
 }
 
-/* Earliest start >= ready of an idle gap of length w > 0; *at = where the slot
- * would be inserted. */
+/* Earliest start >= ready of an idle gap of length w >= 0 (w = 0: an
+ * instant, which fits anywhere outside a busy slot's interior); *at = where
+ * the slot would be inserted. */
 static inline double lane_earliest_gap(const struct lane *L, double ready, double w,
                                        struct lane_pos *at)
 {
@@ -220,7 +235,8 @@ static inline int lane_open_block(struct lane *L, uint32_t j, struct lane_block 
 }
 
 /* Insert [begin, end) at `at` (from lane_earliest_gap). */
-static inline int lane_insert(struct lane *L, struct lane_pos at, double begin, double end)
+static inline int lane_insert(struct lane *L, struct lane_pos at, double begin, double end,
+                              uint32_t id)
 {
     int rebuild = 0;
     if (L->n_blocks == 0) {
@@ -250,7 +266,7 @@ static inline int lane_insert(struct lane *L, struct lane_pos at, double begin, 
     }
     int append = at.i == B->n;
     memmove(&B->s[at.i + 1], &B->s[at.i], (B->n - at.i) * sizeof *B->s);
-    B->s[at.i] = (struct slot){begin, end};
+    B->s[at.i] = (struct slot){begin, end, id};
     B->n++;
     if (end > L->last_end)
         L->last_end = end;
@@ -280,6 +296,25 @@ static inline int lane_insert(struct lane *L, struct lane_pos at, double begin, 
     return 0;
 }
 
+/* The slots a new slot at `at` would go between (NULL: none). */
+static inline const struct slot *lane_next_slot(const struct lane *L, struct lane_pos at)
+{
+    if (at.blk >= L->n_blocks || at.i >= L->b[at.blk]->n)
+        return NULL;
+    return &L->b[at.blk]->s[at.i];
+}
+
+static inline const struct slot *lane_prev_slot(const struct lane *L, struct lane_pos at)
+{
+    if (at.blk >= L->n_blocks)
+        return NULL;
+    if (at.i > 0)
+        return &L->b[at.blk]->s[at.i - 1];
+    if (at.blk > 0)
+        return &L->b[at.blk - 1]->s[L->b[at.blk - 1]->n - 1];
+    return NULL;
+}
+
 static inline void lane_free(struct lane *L)
 {
     for (uint32_t j = 0; j < L->n_blocks; j++)
@@ -287,5 +322,726 @@ static inline void lane_free(struct lane *L)
     free(L->b), free(L->tree);
     memset(L, 0, sizeof *L);
 }
+
+/* ---- per-device memory, by the simulator's rules ---------------------------
+ *
+ * The peak of each device for a placed order (docs/machines.md, "Memory is
+ * accounted per device"): a buffer lives on its producer's device from the
+ * producer (position 0 for an input) through its last use there, a copy
+ * leaving for device b counting as a use at its trigger's position; a copy
+ * lives on b from its first use there through its last; a device reading
+ * another's memory in place charges that one; a weight or output flag pins
+ * the buffer on its node's account.  heft and dp check their placements with
+ * it when `capacity` is on.  Returns -1 when out of memory. */
+#include "schedbench/graph.h"
+
+static inline uint32_t place_account(const struct sb_graph_view *g, const int32_t *dev,
+                                     uint32_t r, uint32_t d)
+{
+    uint32_t home = (uint32_t)dev[r], nd = g->machine->n_devices;
+    return home == d || g->machine->can_read[(size_t)d * nd + home] ? home : d;
+}
+
+static inline void place_use(uint32_t *first, uint32_t *last, size_t k, uint32_t pos)
+{
+    if (first[k] == UINT32_MAX || pos < first[k])
+        first[k] = pos;
+    if (last[k] == UINT32_MAX || pos > last[k])
+        last[k] = pos;
+}
+
+static inline int place_dev_peaks(const struct sb_graph_view *g, const uint32_t *order,
+                                  const int32_t *dev, const uint32_t *root, uint64_t *peak)
+{
+    uint32_t n = g->n_nodes, nd = g->machine->n_devices;
+    size_t nn = (size_t)n * nd;
+    uint32_t *pos = malloc(((size_t)n + 1) * sizeof *pos);
+    uint32_t *first = malloc((nn + 1) * sizeof *first);
+    uint32_t *last = malloc((nn + 1) * sizeof *last);
+    uint32_t *trig = malloc((nn + 1) * sizeof *trig);
+    uint8_t *pin = calloc(nn + 1, 1);
+    int64_t *delta = calloc(((size_t)n + 1) * nd, sizeof *delta);
+    int rc = -1;
+    if (!pos || !first || !last || !trig || !pin || !delta)
+        goto out;
+    for (uint32_t i = 0; i < n; i++)
+        pos[order[i]] = i;
+    for (size_t k = 0; k < nn; k++)
+        first[k] = last[k] = trig[k] = UINT32_MAX;
+    for (uint32_t v = 0; v < n; v++) {
+        uint32_t d = (uint32_t)dev[v];
+        place_use(first, last, (size_t)root[v] * nd + place_account(g, dev, root[v], d), pos[v]);
+        for (uint32_t e = g->pred_off[v]; e < g->pred_off[v + 1]; e++) {
+            uint32_t p = g->pred[e], src = (uint32_t)dev[p];
+            place_use(first, last, (size_t)root[p] * nd + place_account(g, dev, root[p], d),
+                      pos[v]);
+            int own_start = g->kind[v] == SB_KIND_DONE && e == g->pred_off[v];
+            int in_place = src == d || g->machine->can_read[(size_t)d * nd + src];
+            size_t k = (size_t)p * nd + d;
+            if (!own_start && !in_place && pos[v] < trig[k])
+                trig[k] = pos[v];
+            if (g->kind[v] == SB_KIND_START)
+                place_use(first, last,
+                          (size_t)root[p] * nd + place_account(g, dev, root[p], d),
+                          pos[g->partner[v]]);
+        }
+        if (g->flags[v] & (SB_FLAG_WEIGHT | SB_FLAG_OUTPUT))
+            pin[(size_t)root[v] * nd + place_account(g, dev, root[v], d)] = 1;
+    }
+    for (uint32_t p = 0; p < n; p++)
+        for (uint32_t d = 0; d < nd; d++)
+            if (trig[(size_t)p * nd + d] != UINT32_MAX) {
+                uint32_t src = (uint32_t)dev[p];
+                place_use(first, last,
+                          (size_t)root[p] * nd + place_account(g, dev, root[p], src),
+                          trig[(size_t)p * nd + d]);
+            }
+    for (uint32_t v = 0; v < n; v++) {
+        if (root[v] != v || !g->out_bytes[v])
+            continue;
+        for (uint32_t d = 0; d < nd; d++) {
+            size_t k = (size_t)v * nd + d;
+            if (first[k] == UINT32_MAX)
+                continue;
+            int home = d == (uint32_t)dev[v];
+            uint32_t a = home ? (g->kind[v] == SB_KIND_INPUT ? 0 : pos[v]) : first[k];
+            delta[(size_t)a * nd + d] += (int64_t)g->out_bytes[v];
+            if (!pin[k])
+                delta[((size_t)last[k] + 1) * nd + d] -= (int64_t)g->out_bytes[v];
+        }
+    }
+    for (uint32_t d = 0; d < nd; d++) {
+        int64_t cur = 0;
+        peak[d] = 0;
+        for (uint32_t i = 0; i < n; i++) {
+            cur += delta[(size_t)i * nd + d];
+            if (cur > 0 && (uint64_t)cur > peak[d])
+                peak[d] = (uint64_t)cur;
+        }
+    }
+    rc = 0;
+out:
+    free(pos), free(first), free(last), free(trig), free(pin), free(delta);
+    return rc;
+}
+
+/* ---- the planner (schedulers/heft.c's policy; dp takes its plan as an
+ * incumbent, docs/dp.md) ---------------------------------------------------- */
+#include "schedbench/plugin.h"
+
+/* One copy of a producer's buffer on another device (docs/heft.md): the
+ * simulator makes it when it reaches the first consumer there (the trigger)
+ * and queues it on its link behind the copies of earlier triggers. */
+struct hp_copy {
+    uint32_t dev, next; /* destination; next copy of the same producer */
+    double end;         /* when the copy is on dev */
+    double trig;        /* key of its trigger */
+    double prev_trig;   /* key of the trigger of the copy before it on its
+                           link (a new trigger must not pass it) */
+};
+
+struct hp_heft {
+    const struct sb_graph_view *g;
+    uint32_t nd, ns;  /* devices, streams per device */
+    uint32_t *root;  /* buffer of each node's output (views share their source's) */
+    double *rank;
+    double mean_lat, mean_inv_bw; /* mean over ordered pairs of distinct devices */
+    double *aft;     /* planned finish (a start's: its issue) */
+    double *ast;     /* planned start */
+    double *key;     /* place in the order (>= ast; -INFINITY for inputs) */
+    double *coll_end; /* starts: when the collective ends */
+    int32_t *dev;
+    struct lane *lane; /* [nd * ns]: the busy intervals of each stream */
+    /* the simulator's links: FIFO in the order of the consumers */
+    double *link_free; /* [nd * nd] end of the last copy queued on a->b */
+    double *link_trig; /* [nd * nd] key of its trigger */
+    /* each device's collective resource (one collective at a time, issued in
+     * order: the simulator's default) */
+    double *coll_free, *coll_last; /* [nd] */
+    /* copies made so far */
+    struct hp_copy *cp;
+    uint32_t n_cp, cap_cp;
+    uint32_t *cp_head; /* [n] first copy of each producer, UINT32_MAX none */
+    /* memory (capacity on): bytes each device holds in the plan so far, a
+     * buffer counted from its producer or first copy until every use of it
+     * is placed (planning order stands in for the order's positions; the
+     * result is checked with the simulator's rules, place_dev_peaks) */
+    int use_cap;
+    double *cap;        /* [nd] the budget used, <= mem_cap_bytes */
+    double *resident;   /* [nd] */
+    uint32_t *pending;  /* [n] uses of each buffer not placed yet */
+    uint8_t *pinned;    /* [n] buffer flagged weight or output (never freed) */
+    uint32_t *res_head; /* [n] first residency of each buffer, UINT32_MAX none */
+    struct hp_residency { uint32_t dev, next; } *res;
+    uint32_t n_res, cap_res;
+    /* scratch of one candidate device: links and producers it queues copies for */
+    uint32_t stamp;
+    uint32_t *link_stamp; /* [nd * nd] */
+    double *link_tmp;     /* [nd * nd] */
+    uint32_t *node_stamp; /* [n] */
+    double *node_tmp;     /* [n] a copy queued for this candidate: its end */
+};
+
+static inline int hp_is_view(const struct sb_graph_view *g, uint32_t v)
+{
+    return (g->flags[v] & SB_FLAG_ALIAS) || g->kind[v] == SB_KIND_DONE;
+}
+
+static inline double hp_t_on(const struct hp_heft *H, uint32_t v, uint32_t a)
+{
+    return H->g->kind[v] == SB_KIND_COMPUTE ? H->g->dev_dur_us[(size_t)v * H->nd + a] : 0;
+}
+
+static inline double hp_mean_cost(const struct hp_heft *H, uint32_t v)
+{
+    double sum = 0;
+    uint32_t k = 0;
+    for (uint32_t a = 0; a < H->nd; a++)
+        if (isfinite(hp_t_on(H, v, a))) {
+            sum += hp_t_on(H, v, a);
+            k++;
+        }
+    return k ? sum / k : 0;
+}
+
+static inline void hp_mean_links(struct hp_heft *H)
+{
+    const struct sb_machine_view *m = H->g->machine;
+    double lat = 0, inv = 0;
+    uint32_t k = 0;
+    for (uint32_t a = 0; a < H->nd; a++)
+        for (uint32_t b = 0; b < H->nd; b++)
+            if (a != b) {
+                lat += m->link_lat_us[(size_t)a * H->nd + b];
+                inv += 1.0 / (m->link_gbps[(size_t)a * H->nd + b] * 1e3);
+                k++;
+            }
+    H->mean_lat = k ? lat / k : 0;
+    H->mean_inv_bw = k ? inv / k : 0;
+}
+
+/* Upward ranks; ids are topological, so one reverse pass suffices. */
+static inline void hp_upward_rank(struct hp_heft *H)
+{
+    const struct sb_graph_view *g = H->g;
+    for (uint32_t i = g->n_nodes; i-- > 0;) {
+        double tail = 0, c = 0;
+        if (H->nd > 1 && g->kind[i] != SB_KIND_INPUT)
+            c = H->mean_lat + (double)g->out_bytes[H->root[i]] * H->mean_inv_bw;
+        for (uint32_t e = g->succ_off[i]; e < g->succ_off[i + 1]; e++) {
+            uint32_t s = g->succ[e];
+            /* start -> done carries the collective's duration, on one device */
+            double w = g->kind[i] == SB_KIND_START && g->partner[i] == s ? g->dur_us[i] : c;
+            if (w + H->rank[s] > tail)
+                tail = w + H->rank[s];
+        }
+        H->rank[i] = hp_mean_cost(H, i) + tail;
+    }
+}
+
+/* qsort has no context argument in C11: sort (rank, id) pairs instead. */
+struct hp_key {
+    double k;
+    uint32_t id, tie;
+};
+
+static inline int hp_cmp_key_desc(const void *x, const void *y)
+{
+    const struct hp_key *a = x, *b = y;
+    if (a->k != b->k)
+        return a->k > b->k ? -1 : 1;
+    return a->id < b->id ? -1 : a->id > b->id;
+}
+
+static inline int hp_cmp_key_asc(const void *x, const void *y)
+{
+    const struct hp_key *a = x, *b = y;
+    if (a->k != b->k)
+        return a->k < b->k ? -1 : 1;
+    return a->tie < b->tie ? -1 : a->tie > b->tie;
+}
+
+static inline struct hp_copy *hp_copy_find(const struct hp_heft *H, uint32_t p, uint32_t d)
+{
+    for (uint32_t k = H->cp_head[p]; k != UINT32_MAX; k = H->cp[k].next)
+        if (H->cp[k].dev == d)
+            return &H->cp[k];
+    return NULL;
+}
+
+static inline int hp_copy_add(struct hp_heft *H, uint32_t p, struct hp_copy c)
+{
+    if (H->n_cp == H->cap_cp) {
+        uint32_t cap = H->cap_cp ? 2 * H->cap_cp : 64;
+        struct hp_copy *n = realloc(H->cp, cap * sizeof *n);
+        if (!n)
+            return -1;
+        H->cp = n, H->cap_cp = cap;
+    }
+    c.next = H->cp_head[p];
+    H->cp[H->n_cp] = c;
+    H->cp_head[p] = H->n_cp++;
+    return 0;
+}
+
+/* The earliest v may start on device a by the simulator's rules, its stream
+ * aside (*ready): each input's finish, or its copy's arrival, plus the edge
+ * latency, and a done's collective end.  And the least key v's position in
+ * the order may have (*key, docs/heft.md): after its inputs; after the
+ * triggers of the copies already queued on a link v queues a copy on, and
+ * after the starts already issued on a when v is a start (the simulator's
+ * FIFOs take them in order); after the trigger of the copy before it when v
+ * may take over a copy made for a later consumer.  With commit (v's key is
+ * `key_v`) the copies are recorded. */
+static inline int hp_inputs_ready(struct hp_heft *H, uint32_t v, uint32_t a, int commit, double key_v,
+                        double *ready, double *key)
+{
+    const struct sb_graph_view *g = H->g;
+    const struct sb_machine_view *m = g->machine;
+    double t = 0, k = -INFINITY;
+    uint32_t e = g->pred_off[v];
+    H->stamp++;
+    if (g->kind[v] == SB_KIND_DONE) { /* its own start: the collective's end */
+        t = H->coll_end[g->pred[e]];
+        k = H->key[g->pred[e]];
+        e++;
+    }
+    if (g->kind[v] == SB_KIND_START && H->coll_last[a] > k)
+        k = H->coll_last[a];
+    for (; e < g->pred_off[v + 1]; e++) {
+        uint32_t p = g->pred[e], src = (uint32_t)H->dev[p];
+        double r;
+        if (H->key[p] > k)
+            k = H->key[p];
+        if (g->kind[p] == SB_KIND_INPUT && H->dev[p] < 0) {
+            r = 0; /* it goes with v (hp_place()) */
+        } else if (src == a || m->can_read[(size_t)a * H->nd + src]) {
+            r = H->aft[p];
+        } else if (H->node_stamp[p] == H->stamp) {
+            r = H->node_tmp[p]; /* read twice: one copy */
+        } else {
+            struct hp_copy *c = hp_copy_find(H, p, a);
+            size_t L = (size_t)src * H->nd + a;
+            if (c) {
+                r = c->end;
+                if (c->prev_trig > k)
+                    k = c->prev_trig;
+                if (commit && key_v < c->trig)
+                    c->trig = key_v;
+            } else {
+                if (H->link_stamp[L] != H->stamp) {
+                    H->link_stamp[L] = H->stamp;
+                    H->link_tmp[L] = H->link_free[L];
+                }
+                double begin = H->aft[p] > H->link_tmp[L] ? H->aft[p] : H->link_tmp[L];
+                r = begin + m->link_lat_us[L] +
+                    (double)g->out_bytes[H->root[p]] / (m->link_gbps[L] * 1e3);
+                H->link_tmp[L] = r;
+                if (H->link_trig[L] > k)
+                    k = H->link_trig[L];
+                if (commit) {
+                    if (hp_copy_add(H, p, (struct hp_copy){a, 0, r, key_v, H->link_trig[L]}))
+                        return -1;
+                    H->link_free[L] = r;
+                    H->link_trig[L] = key_v;
+                }
+            }
+            H->node_stamp[p] = H->stamp;
+            H->node_tmp[p] = r;
+        }
+        r += g->edge_lat_us;
+        if (r > t)
+            t = r;
+    }
+    *ready = t;
+    *key = k;
+    return 0;
+}
+
+/* Earliest start >= ready of a gap of lane L for w where v can also keep
+ * its place in the order: its key, at least kmin and the key of the slot
+ * before, must stay below the key of the slot after (which runs after v on
+ * the stream); a gap that fails is passed over.  The key is the planned
+ * start where that fits, so keys follow time as far as the FIFOs allow. */
+static inline double hp_lane_slot(const struct hp_heft *H, const struct lane *L, double ready, double w,
+                        double kmin, struct lane_pos *at, double *key)
+{
+    /* a lane's keys rise with its slots: v goes after every slot whose key is
+     * <= kmin, so begin the search at the end of the last of them (bisect the
+     * blocks by their last key, then the block) */
+    uint32_t lo = 0, hi = L->n_blocks;
+    while (lo < hi) {
+        uint32_t mid = lo + (hi - lo) / 2;
+        const struct lane_block *B = L->b[mid];
+        if (H->key[B->s[B->n - 1].id] <= kmin)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    if (lo > 0 || (lo < L->n_blocks && H->key[L->b[lo]->s[0].id] <= kmin)) {
+        /* block lo holds the first slot with a key > kmin (or none does) */
+        const struct slot *last;
+        if (lo == L->n_blocks) {
+            const struct lane_block *B = L->b[lo - 1];
+            last = &B->s[B->n - 1];
+        } else {
+            const struct lane_block *B = L->b[lo];
+            uint32_t i = 0, j = B->n;
+            while (i < j) {
+                uint32_t mid = i + (j - i) / 2;
+                if (H->key[B->s[mid].id] <= kmin)
+                    i = mid + 1;
+                else
+                    j = mid;
+            }
+            last = i ? &B->s[i - 1] : &L->b[lo - 1]->s[L->b[lo - 1]->n - 1];
+        }
+        if (last->end > ready)
+            ready = last->end;
+    }
+    for (;;) {
+        double est = lane_earliest_gap(L, ready, w, at);
+        const struct slot *prev = lane_prev_slot(L, *at), *next = lane_next_slot(L, *at);
+        double k = kmin;
+        if (prev && H->key[prev->id] > k)
+            k = H->key[prev->id];
+        if (!next || k < H->key[next->id]) {
+            /* the planned start when it keeps v before next, else the least
+             * key v may have (an instant at the very start of next) */
+            *key = est > k && (!next || est < H->key[next->id]) ? est : k;
+            return est;
+        }
+        ready = next->end; /* > est >= ready: past the slot v cannot precede */
+    }
+}
+
+static inline int hp_resident_on(const struct hp_heft *H, uint32_t r, uint32_t d)
+{
+    for (uint32_t k = H->res_head[r]; k != UINT32_MAX; k = H->res[k].next)
+        if (H->res[k].dev == d)
+            return 1;
+    return 0;
+}
+
+static inline int hp_resident_add(struct hp_heft *H, uint32_t r, uint32_t d)
+{
+    if (hp_resident_on(H, r, d) || !H->g->out_bytes[r])
+        return 0;
+    if (H->n_res == H->cap_res) {
+        uint32_t cap = H->cap_res ? 2 * H->cap_res : 64;
+        struct hp_residency *n = realloc(H->res, cap * sizeof *n);
+        if (!n)
+            return -1;
+        H->res = n, H->cap_res = cap;
+    }
+    H->res[H->n_res] = (struct hp_residency){d, H->res_head[r]};
+    H->res_head[r] = H->n_res++;
+    H->resident[d] += (double)H->g->out_bytes[r];
+    return 0;
+}
+
+static inline void hp_resident_free(struct hp_heft *H, uint32_t r)
+{
+    if (H->pinned[r])
+        return;
+    for (uint32_t k = H->res_head[r]; k != UINT32_MAX; k = H->res[k].next)
+        H->resident[H->res[k].dev] -= (double)H->g->out_bytes[r];
+    H->res_head[r] = UINT32_MAX;
+}
+
+/* One use of buffer r placed; the last frees it everywhere unless pinned. */
+static inline void hp_resident_use(struct hp_heft *H, uint32_t r)
+{
+    if (H->pending[r] && --H->pending[r] == 0)
+        hp_resident_free(H, r);
+}
+
+/* Bytes v would add to device a: its own buffer, the inputs that go with it,
+ * and the copies it needs there. */
+static inline double hp_mem_need(const struct hp_heft *H, uint32_t v, uint32_t a)
+{
+    const struct sb_graph_view *g = H->g;
+    double need = H->root[v] == v ? (double)g->out_bytes[v] : 0;
+    for (uint32_t e = g->pred_off[v]; e < g->pred_off[v + 1]; e++) {
+        uint32_t p = g->pred[e], r = H->root[p];
+        if (H->dev[p] < 0 || (!hp_resident_on(H, r, a) &&
+                              (uint32_t)H->dev[p] != a &&
+                              !g->machine->can_read[(size_t)a * H->nd + (uint32_t)H->dev[p]]))
+            need += (double)g->out_bytes[r];
+    }
+    return need;
+}
+
+static inline int hp_place(struct hp_heft *H, uint32_t v)
+{
+    const struct sb_graph_view *g = H->g;
+    uint32_t lo = 0, hi = H->nd, best = 0, st = g->stream[v];
+    struct lane_pos best_at = {0, 0};
+    double best_eft = INFINITY, best_est = 0, best_key = 0, ready, kmin;
+    if (g->device[v] >= 0)
+        lo = (uint32_t)g->device[v], hi = lo + 1;
+    else if (g->kind[v] == SB_KIND_DONE)
+        lo = (uint32_t)H->dev[g->partner[v]], hi = lo + 1;
+    for (uint32_t a = lo; a < hi; a++) {
+        double w = hp_t_on(H, v, a), key;
+        struct lane_pos at = {0, 0};
+        if (!isfinite(w))
+            continue;
+        if (H->use_cap && lo + 1 < hi && H->resident[a] + hp_mem_need(H, v, a) > H->cap[a])
+            continue; /* does not fit: another device will, or none (below) */
+        if (hp_inputs_ready(H, v, a, 0, 0, &ready, &kmin))
+            return -1;
+        double est = hp_lane_slot(H, &H->lane[(size_t)a * H->ns + st], ready, w, kmin, &at, &key);
+        /* a collective's finish is its end on the device's resource */
+        double eft = g->kind[v] == SB_KIND_START
+                         ? (est > H->coll_free[a] ? est : H->coll_free[a]) + g->dur_us[v]
+                         : est + w;
+        if (eft < best_eft) {
+            best_eft = eft;
+            best_est = est;
+            best_key = key;
+            best = a;
+            best_at = at;
+        }
+    }
+    if (!isfinite(best_eft) && H->use_cap && lo + 1 < hi) {
+        /* no device has room: the one with the most left (the check after
+         * the plan reports an overflow) */
+        double room = -INFINITY;
+        uint32_t pick = UINT32_MAX;
+        for (uint32_t a = lo; a < hi; a++)
+            if (isfinite(hp_t_on(H, v, a)) && H->cap[a] - H->resident[a] - hp_mem_need(H, v, a) > room)
+                room = H->cap[a] - H->resident[a] - hp_mem_need(H, v, a), pick = a;
+        if (pick != UINT32_MAX) {
+            double w = hp_t_on(H, v, pick), key;
+            if (hp_inputs_ready(H, v, pick, 0, 0, &ready, &kmin))
+                return -1;
+            best_est = hp_lane_slot(H, &H->lane[(size_t)pick * H->ns + st], ready, w, kmin,
+                                 &best_at, &key);
+            best_eft = g->kind[v] == SB_KIND_START
+                           ? (best_est > H->coll_free[pick] ? best_est : H->coll_free[pick]) +
+                                 g->dur_us[v]
+                           : best_est + w;
+            best_key = key;
+            best = pick;
+        }
+    }
+    if (!isfinite(best_eft)) { /* no device can run v: leave it where validation reports it */
+        best = lo;
+        if (hp_inputs_ready(H, v, lo, 0, 0, &ready, &kmin))
+            return -1;
+        best_est = best_eft = ready;
+        best_key = ready > kmin ? ready : kmin;
+    } else if (lane_insert(&H->lane[(size_t)best * H->ns + st], best_at, best_est,
+                           best_est + hp_t_on(H, v, best), v)) {
+        return -1;
+    }
+    if (hp_inputs_ready(H, v, best, 1, best_key, &ready, &kmin))
+        return -1;
+    H->dev[v] = (int32_t)best;
+    H->ast[v] = best_est;
+    H->key[v] = best_key;
+    H->aft[v] = best_est + (isfinite(hp_t_on(H, v, best)) ? hp_t_on(H, v, best) : 0);
+    if (g->kind[v] == SB_KIND_START) {
+        H->coll_end[v] = best_eft;
+        H->coll_free[best] = best_eft;
+        H->coll_last[best] = best_key;
+    }
+    /* an input not placed yet goes with its first-placed consumer; later
+     * consumers elsewhere pay its copy */
+    for (uint32_t e = g->pred_off[v]; e < g->pred_off[v + 1]; e++)
+        if (g->kind[g->pred[e]] == SB_KIND_INPUT && H->dev[g->pred[e]] < 0)
+            H->dev[g->pred[e]] = (int32_t)best;
+    if (H->use_cap) {
+        uint32_t r = H->root[v], d = (uint32_t)H->dev[r];
+        if (H->dev[r] < 0 || d == best || g->machine->can_read[(size_t)best * H->nd + d])
+            d = H->dev[r] < 0 ? best : d;
+        else
+            d = best; /* a view on another device holds its buffer there */
+        if (hp_resident_add(H, r, d))
+            return -1;
+        for (uint32_t e = g->pred_off[v]; e < g->pred_off[v + 1]; e++) {
+            uint32_t p = g->pred[e], src = (uint32_t)H->dev[p];
+            uint32_t at = src == best || g->machine->can_read[(size_t)best * H->nd + src]
+                              ? (uint32_t)H->dev[H->root[p]] : best;
+            if (hp_resident_add(H, H->root[p], at))
+                return -1;
+        }
+        for (uint32_t e = g->pred_off[v]; e < g->pred_off[v + 1]; e++)
+            hp_resident_use(H, H->root[g->pred[e]]);
+        if (H->root[v] != v)
+            hp_resident_use(H, H->root[v]);
+        else if (!H->pending[v])
+            hp_resident_free(H, v); /* nobody reads it: freed at once */
+    }
+    return 0;
+}
+
+/* Inputs nobody reads stay on device 0. */
+static inline void hp_place_inputs(struct hp_heft *H)
+{
+    for (uint32_t v = 0; v < H->g->n_nodes; v++)
+        if (H->dev[v] < 0)
+            H->dev[v] = 0;
+}
+
+static inline int hp_plan(const struct sb_graph_view *g, struct sb_schedule *out, double *predicted_us,
+                const double *cap)
+{
+    uint32_t n = g->n_nodes;
+    struct hp_heft H = {.g = g, .nd = g->machine->n_devices, .ns = g->n_streams ? g->n_streams : 1};
+    for (uint32_t v = 0; v < n; v++)
+        if (g->device[v] >= (int32_t)H.nd)
+            return sb_plugin_fail(out->err, out->n_err,
+                                  "heft: node %u is pre-assigned to device %d; the machine "
+                                  "has %u (run it with its --machine)", v, g->device[v], H.nd);
+    H.root = malloc(((size_t)n + 1) * sizeof *H.root);
+    H.rank = malloc(((size_t)n + 1) * sizeof *H.rank);
+    H.aft = calloc((size_t)n + 1, sizeof *H.aft);
+    H.ast = calloc((size_t)n + 1, sizeof *H.ast);
+    H.dev = malloc(((size_t)n + 1) * sizeof *H.dev);
+    H.lane = calloc((size_t)H.nd * H.ns, sizeof *H.lane);
+    H.coll_end = calloc((size_t)n + 1, sizeof *H.coll_end);
+    H.key = malloc(((size_t)n + 1) * sizeof *H.key);
+    H.cp_head = malloc(((size_t)n + 1) * sizeof *H.cp_head);
+    H.node_stamp = calloc((size_t)n + 1, sizeof *H.node_stamp);
+    H.node_tmp = malloc(((size_t)n + 1) * sizeof *H.node_tmp);
+    H.link_free = calloc((size_t)H.nd * H.nd, sizeof *H.link_free);
+    H.link_trig = malloc((size_t)H.nd * H.nd * sizeof *H.link_trig);
+    H.link_stamp = calloc((size_t)H.nd * H.nd, sizeof *H.link_stamp);
+    H.link_tmp = malloc((size_t)H.nd * H.nd * sizeof *H.link_tmp);
+    H.coll_free = calloc(H.nd, sizeof *H.coll_free);
+    H.coll_last = malloc(H.nd * sizeof *H.coll_last);
+    struct hp_key *k = malloc(((size_t)n + 1) * sizeof *k);
+    int rc = 0;
+    if (!H.root || !H.rank || !H.aft || !H.ast || !H.dev || !H.lane || !H.coll_end ||
+        !H.cp_head || !H.key || !H.node_stamp || !H.node_tmp || !H.link_free || !H.link_trig ||
+        !H.link_stamp || !H.link_tmp || !H.coll_free || !H.coll_last || !k) {
+        rc = -1;
+        goto out;
+    }
+    for (size_t L = 0; L < (size_t)H.nd * H.nd; L++)
+        H.link_trig[L] = -INFINITY;
+    for (uint32_t a = 0; a < H.nd; a++)
+        H.coll_last[a] = -INFINITY;
+    if (cap) {
+        H.use_cap = 1;
+        H.cap = (double *)cap;
+        H.resident = calloc(H.nd, sizeof *H.resident);
+        H.pending = calloc((size_t)n + 1, sizeof *H.pending);
+        H.pinned = calloc((size_t)n + 1, 1);
+        H.res_head = malloc(((size_t)n + 1) * sizeof *H.res_head);
+        if (!H.resident || !H.pending || !H.pinned || !H.res_head) {
+            rc = -1;
+            goto out;
+        }
+    }
+    for (uint32_t v = 0; v < n; v++) {
+        H.root[v] = hp_is_view(g, v) ? H.root[g->pred[g->pred_off[v]]] : v;
+        H.dev[v] = g->device[v];
+        H.cp_head[v] = UINT32_MAX;
+        H.key[v] = -INFINITY;
+    }
+    if (cap) /* uses of each buffer: its readers' edges, and its views */
+        for (uint32_t v = 0; v < n; v++) {
+            H.res_head[v] = UINT32_MAX;
+            H.pending[H.root[v]] += g->succ_off[v + 1] - g->succ_off[v] + (H.root[v] != v);
+            if (g->flags[v] & (SB_FLAG_WEIGHT | SB_FLAG_OUTPUT))
+                H.pinned[H.root[v]] = 1;
+        }
+    hp_mean_links(&H);
+    hp_upward_rank(&H);
+    for (uint32_t v = 0; v < n; v++)
+        k[v] = (struct hp_key){H.rank[v], v, 0};
+    qsort(k, n, sizeof *k, hp_cmp_key_desc);
+    for (uint32_t i = 0; i < n && !rc; i++)
+        if (g->kind[k[i].id] != SB_KIND_INPUT)
+            rc = hp_place(&H, k[i].id);
+    if (rc)
+        goto out;
+    hp_place_inputs(&H);
+    /* by key (the planned start unless a FIFO holds the node back in the
+     * order, docs/heft.md); ties in rank order, which puts producers first */
+    for (uint32_t i = 0; i < n; i++)
+        k[i] = (struct hp_key){H.key[k[i].id], k[i].id, i};
+    qsort(k, n, sizeof *k, hp_cmp_key_asc);
+    for (uint32_t i = 0; i < n; i++) {
+        out->order[i] = k[i].id;
+        out->device[k[i].id] = H.dev[k[i].id];
+    }
+    if (predicted_us) {
+        *predicted_us = 0;
+        for (uint32_t v = 0; v < n; v++)
+            if (g->kind[v] != SB_KIND_INPUT && H.aft[v] > *predicted_us)
+                *predicted_us = H.aft[v];
+    }
+out:
+    if (H.lane)
+        for (size_t a = 0; a < (size_t)H.nd * H.ns; a++)
+            lane_free(&H.lane[a]);
+    free(H.lane), free(H.root), free(H.rank), free(H.aft), free(H.ast), free(H.dev), free(k);
+    free(H.coll_end), free(H.key), free(H.cp_head), free(H.node_stamp), free(H.node_tmp), free(H.cp);
+    free(H.link_free), free(H.link_trig), free(H.link_stamp), free(H.link_tmp);
+    free(H.coll_free), free(H.coll_last);
+    free(H.resident), free(H.pending), free(H.pinned), free(H.res_head), free(H.res);
+    return rc ? sb_plugin_fail(out->err, out->n_err, "heft: out of memory") : 0;
+}
+
+/* With capacity on, plan against each device's memory; when the simulator's
+ * rules (place_dev_peaks) still find a device over its capacity, plan again
+ * with that device's budget cut by its excess, a few times, then give up and
+ * say so (the row's status). */
+static inline int hp_plan_capacity(const struct sb_graph_view *g, struct sb_schedule *out,
+                                   double *predicted_us, int capacity)
+{
+    const struct sb_machine_view *m = g->machine;
+    uint32_t nd = m->n_devices, n = g->n_nodes, limited = 0;
+    for (uint32_t a = 0; a < nd; a++)
+        limited |= m->mem_cap_bytes[a] != SB_MEM_UNLIMITED;
+    if (!capacity || !limited)
+        return hp_plan(g, out, predicted_us, NULL);
+    double *cap = malloc(nd * sizeof *cap);
+    uint64_t *peak = malloc(nd * sizeof *peak);
+    uint32_t *root = malloc(((size_t)n + 1) * sizeof *root);
+    int rc = -1;
+    if (!cap || !peak || !root) {
+        sb_plugin_fail(out->err, out->n_err, "heft: out of memory");
+        goto out;
+    }
+    for (uint32_t v = 0; v < n; v++)
+        root[v] = hp_is_view(g, v) ? root[g->pred[g->pred_off[v]]] : v;
+    for (uint32_t a = 0; a < nd; a++)
+        cap[a] = m->mem_cap_bytes[a] == SB_MEM_UNLIMITED ? INFINITY : (double)m->mem_cap_bytes[a];
+    for (uint32_t attempt = 0; attempt < 6; attempt++) {
+        uint32_t worst = UINT32_MAX;
+        if (hp_plan(g, out, predicted_us, cap))
+            goto out;
+        if (place_dev_peaks(g, out->order, out->device, root, peak)) {
+            sb_plugin_fail(out->err, out->n_err, "heft: out of memory");
+            goto out;
+        }
+        for (uint32_t a = 0; a < nd; a++)
+            if (peak[a] > m->mem_cap_bytes[a]) {
+                cap[a] *= 0.95 * (double)m->mem_cap_bytes[a] / (double)peak[a];
+                if (worst == UINT32_MAX || peak[a] - m->mem_cap_bytes[a] >
+                                               peak[worst] - m->mem_cap_bytes[worst])
+                    worst = a;
+            }
+        if (worst == UINT32_MAX) {
+            rc = 0;
+            goto out;
+        }
+        if (attempt == 5)
+            sb_plugin_fail(out->err, out->n_err,
+                           "heft: no placement within device memory found: %s needs %llu "
+                           "bytes, capacity %llu (capacity=0 ignores memory)",
+                           m->dev_name[worst], (unsigned long long)peak[worst],
+                           (unsigned long long)m->mem_cap_bytes[worst]);
+    }
+out:
+    free(cap), free(peak), free(root);
+    return rc;
+}
+
 
 #endif

@@ -85,16 +85,25 @@ static void hand(void)
         sb_machine_free(m);
         return;
     }
-    CHECK_NEAR(run(g, "dp", &s), 20);
+    CHECK_NEAR(run(g, "dp:sync=1", &s), 20);
     CHECK_EQ_U((uint32_t)s.device[3], 1); /* c on g1 */
     sb_schedule_free(&s);
-    CHECK_NEAR(run(g, "dp:exhaustive=1,beam=0,max_group=2", &s), 30);
+    CHECK_NEAR(run(g, "dp:sync=1,exhaustive=1,beam=0,max_group=2", &s), 30);
     uint32_t barriers = 0;
     for (uint32_t i = 0; i < g->v.n_nodes; i++)
         barriers += s.barrier[i];
     CHECK_EQ_U(barriers, 1);
     sb_schedule_free(&s);
-    CHECK_NEAR(run(g, "dp:exhaustive=1,beam=0", &s), 20);
+    CHECK_NEAR(run(g, "dp:sync=1,exhaustive=1,beam=0", &s), 20);
+    sb_schedule_free(&s);
+    /* the default takes HEFT's schedule when it is shorter: ranks a = c = 20,
+     * b = 10, so a g0 0..10, c g1 0..20 (g0 would end at 30), b g0 10..20:
+     * 20 against the two-per-group model's 30, with no barrier */
+    CHECK_NEAR(run(g, "dp:exhaustive=1,beam=0,max_group=2", &s), 20);
+    barriers = 0;
+    for (uint32_t i = 0; i < g->v.n_nodes; i++)
+        barriers += s.barrier[i];
+    CHECK_EQ_U(barriers, 0);
     sb_schedule_free(&s);
     sb_graph_free(g);
     sb_machine_free(m);
@@ -259,7 +268,7 @@ static void random_graphs(const struct sb_machine *m)
     struct rng r = {42};
     char buf[4096];
     uint32_t equal_free = 0, n_free = 0, equal_bytes = 0, n_bytes = 0, n_opt = 0;
-    double gap_sum = 0, gap_max = 0;
+    double gap_sum = 0, gap_max = 0, def_sum = 0, def_max = 0;
     for (uint32_t i = 0; i < 60; i++) {
         int bytes = i % 2;
         uint32_t tasks = 4 + rnd(&r, 4); /* 4..7 tasks, 5..8 nodes */
@@ -269,7 +278,7 @@ static void random_graphs(const struct sb_machine *m)
         if (!g)
             continue;
         struct sb_schedule s;
-        double got = run(g, "dp:exhaustive=1,beam=0,max_plans=0", &s);
+        double got = run(g, "dp:sync=1,exhaustive=1,beam=0,max_plans=0", &s);
         struct dp_ctx c;
         CHECK(sb_dp_ctx_init(&c, &g->v) == 0);
         struct dp_state *st = sb_dp_initial(&c, 4);
@@ -285,7 +294,7 @@ static void random_graphs(const struct sb_machine *m)
         }
         /* and the default search, prefixes of four orders, within its model */
         struct sb_schedule d;
-        double def = run(g, "dp", &d);
+        double def = run(g, "dp:sync=1", &d);
         CHECK(def >= want - 1e-9);
         CHECK_NEAR(replay(&c, &d), def);
         sb_schedule_free(&d);
@@ -295,13 +304,25 @@ static void random_graphs(const struct sb_machine *m)
          * undoes its trial plans); its groups, placed again from scratch by
          * the placer (a cut reloaded per group), give its simulated makespan */
         struct sb_schedule q;
-        double greedy = run(g, "dp:max_plans=1,max_group=2", &q);
+        double greedy = run(g, "dp:sync=1,max_plans=1,max_group=2", &q);
         CHECK(greedy >= want - 1e-9);
         CHECK_NEAR(replay(&c, &q), greedy);
         sb_schedule_free(&q);
+        /* the default (HEFT's schedule as the incumbent) is never worse than
+         * heft nor than the design note's model */
+        struct sb_schedule h0, d0;
+        double heft = run(g, "heft", &h0), d_def = run(g, "dp", &d0);
+        CHECK(d_def <= heft + 1e-9);
+        CHECK(d_def <= def + 1e-9);
+        sb_schedule_free(&h0), sb_schedule_free(&d0);
         if (g->v.n_nodes <= 8) {
             double opt = optimum(g);
             CHECK(opt <= got + 1e-9);
+            CHECK(opt <= d_def + 1e-9);
+            double gd = (d_def - opt) / opt * 100;
+            def_sum += gd;
+            if (gd > def_max)
+                def_max = gd;
             double gap = (got - opt) / opt * 100;
             gap_sum += gap, n_opt++;
             if (gap > gap_max)
@@ -316,6 +337,64 @@ static void random_graphs(const struct sb_machine *m)
     printf("group-and-synchronise vs exhaustive optimum over placements and orders "
            "(%u graphs of <= 8 nodes, 2 devices): mean gap %.1f%%, max %.1f%%\n",
            n_opt, n_opt ? gap_sum / n_opt : 0, gap_max);
+    printf("dp (default, HEFT's schedule as the incumbent) vs the same optimum: mean gap "
+           "%.1f%%, max %.1f%%\n", n_opt ? def_sum / n_opt : 0, def_max);
+}
+
+/* capacity (tests/data/heft-mem.csv on heft-mem.yaml, derived in
+ * tests/test_heft.c): a (100 bytes) feeds b and c (600 bytes each, outputs)
+ * on two devices of 1000 bytes, a copy of a taking 100 us.  dp keeps the
+ * three on g0 (each step's earliest finish: 10 us on g0 against 100 us of
+ * copy first on g1), so g0 holds 100 + 600 + 600 = 1300 bytes:
+ * dp:capacity=0 returns it (over_capacity 1), dp:sync=1 refuses it with a
+ * message, and the default returns HEFT's plan that fits. */
+static void capacity(void)
+{
+    struct sb_err e;
+    struct sb_cost_params c;
+    struct sb_machine *m = sb_machine_load(SB_TEST_DATA "/heft-mem.yaml", &e);
+    struct sb_graph *g = m ? sb_graph_load(SB_TEST_DATA "/heft-mem.csv", &e) : NULL;
+    CHECK(g != NULL);
+    if (g) {
+        struct sb_sched sched;
+        struct sb_schedule s;
+        struct sb_sim_config sc;
+        struct sb_sim_result r;
+        sb_cost_defaults(&c);
+        sb_cost_apply(&c, g);
+        CHECK(sb_machine_apply(m, g, &e) == 0);
+        CHECK(sb_sched_parse(&sched, "dp:capacity=0", &e) == 0);
+        sb_schedule_init(&s, g, 2);
+        CHECK(sb_sched_run(&sched, g, &s, &e) == 0);
+        sb_sim_defaults(&sc);
+        sb_sim_run(g, &s, &sc, &r);
+        CHECK_EQ_U(r.dev_peak_bytes[0], 1300);
+        CHECK_EQ_U(r.over_capacity, 1);
+        sb_sim_result_free(&r);
+        sb_schedule_free(&s);
+        sb_sched_free(&sched);
+        CHECK(sb_sched_parse(&sched, "dp:sync=1", &e) == 0);
+        sb_schedule_init(&s, g, 2);
+        CHECK(sb_sched_run(&sched, g, &s, &e) != 0);
+        CHECK(strstr(e.msg, "needs 1300 bytes on g0, capacity 1000") != NULL);
+        sb_schedule_free(&s);
+        sb_sched_free(&sched);
+        /* the default falls back on HEFT's plan within memory (test_heft.c):
+         * c on g1, 120 us, 700 bytes on each device */
+        CHECK(sb_sched_parse(&sched, "dp", &e) == 0);
+        sb_schedule_init(&s, g, 2);
+        CHECK(sb_sched_run(&sched, g, &s, &e) == 0);
+        sb_sim_run(g, &s, &sc, &r);
+        CHECK_NEAR(r.makespan_us, 120);
+        CHECK_EQ_U(r.dev_peak_bytes[0], 700);
+        CHECK_EQ_U(r.dev_peak_bytes[1], 700);
+        CHECK_EQ_U(r.over_capacity, 0);
+        sb_sim_result_free(&r);
+        sb_schedule_free(&s);
+        sb_sched_free(&sched);
+    }
+    sb_graph_free(g);
+    sb_machine_free(m);
 }
 
 int main(void)
@@ -323,6 +402,7 @@ int main(void)
     struct sb_err e;
     sb_registry_add_builtins();
     hand();
+    capacity();
     struct sb_machine *m = sb_machine_load(SB_TEST_DATA "/dp2.yaml", &e);
     CHECK(m != NULL);
     if (m)
