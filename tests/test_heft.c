@@ -242,7 +242,7 @@ static void capacity_by_hand(void)
     CHECK(f != NULL);
     if (!f)
         return;
-    fputs("devices:\n  - {name: g0, mem_bytes: 500}\n  - {name: g1, mem_bytes: 500}\n"
+    fputs("devices:\n  - {name: g0, mem_bytes: 500B}\n  - {name: g1, mem_bytes: 500B}\n"
           "links:\n  default: {gbps: 0.001, latency_us: 0}\n", f);
     fclose(f);
     m = sb_machine_load(path, &e);
@@ -379,7 +379,7 @@ static struct sb_machine *random_machine(uint32_t nd, const char *path)
         return NULL;
     fprintf(f, "devices:\n");
     for (uint32_t d = 0; d < nd; d++)
-        fprintf(f, "  - {name: d%u, speed: %s, mem_bytes: %u}\n", d, speed[rnd(4)],
+        fprintf(f, "  - {name: d%u, speed: %s, mem_bytes: %uB}\n", d, speed[rnd(4)],
                 rnd(2) ? 1000000 : 10000 + 1000 * rnd(60)); /* often tight */
     if (nd > 1)
         fprintf(f, "links:\n  default: {gbps: %u, latency_us: %u}\n  pairs:\n"
