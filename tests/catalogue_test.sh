@@ -163,6 +163,7 @@ for f in "$TESTS"/fuzz/crashes/*; do
     *.case) rm -rf "$WORK/case" && mkdir -p "$WORK/case" && cp "$f" "$WORK/case/" &&
             timeout 20 "$BIN" conform "$WORK/case" >/dev/null 2>&1 ;;
     *.aq) continue ;; # fuzz_astra_queue's bytes: ci/fuzz.sh replays them as its seeds
+    *.yml) timeout 20 "$BIN" collective --op all_reduce --network "$f" >/dev/null 2>&1 ;;
     *) timeout 20 "$BIN" run -q -w "$f" -o "$WORK/fz.csv" >/dev/null 2>&1 ;;
     esac
     rc=$?

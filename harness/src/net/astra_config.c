@@ -206,7 +206,8 @@ int sb_astra_load_network(const char *path, struct sb_astra_config *c, struct sb
         else if (bad)
             rc = sb_errf(e, "%s: dimension %u: npus_count, bandwidth or latency out of range",
                          path, d + 1);
-        c->npus[d] = (uint32_t)npus;
+        if (!rc) /* a refused count is never converted: (uint32_t)5e62 is undefined */
+            c->npus[d] = (uint32_t)npus;
     }
     if (!rc)
         c->n_dims = cnt[0];
