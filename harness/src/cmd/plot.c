@@ -577,6 +577,8 @@ static int bars_plot(const struct res *r, const char *w, const struct plot_opts 
                                 : " (no exposed communication in any schedule)";
     char *title = sb_strf("%s%s", w, note);
     fprintf(gp.f, "# makespan (with the lower bound), peak memory, exposed communication\n");
+    /* bar labels: whole numbers from 1000 up (25558, not 2.556e+04) */
+    fprintf(gp.f, "lbl(x) = x >= 1000 ? sprintf('%%.0f', x) : sprintf('%%.4g', x)\n");
     gp_terminals(gp.f, base, 600 * panels, 540);
     fprintf(gp.f, "  set datafile missing '?'\n  set multiplot layout 1,%d title ", panels);
     gp_str(gp.f, title);
@@ -592,24 +594,24 @@ static int bars_plot(const struct res *r, const char *w, const struct plot_opts 
                       "  set ylabel 'makespan (%s)'\n"
                       "  plot '%s.dat' using 0:2:xtic(1) with boxes lc rgb '%s', \\\n"
                       "       '' using 0:3 with points pt 2 ps 2 lw 2 lc rgb '#000000', \\\n"
-                      "       '' using 0:2:(sprintf('%%.4g\\n+%%.1f%%%%', $2, $4)) with labels "
+                      "       '' using 0:2:(sprintf('%%s\\n+%%.1f%%%%', lbl($2), $4)) with labels "
                       "offset 0,1.6\n", tu.axis, base, palette[0]);
     else
         fprintf(gp.f, "  set title 'makespan (no lower bound recorded)'\n"
                       "  set ylabel 'makespan (%s)'\n"
                       "  plot '%s.dat' using 0:2:xtic(1) with boxes lc rgb '%s', \\\n"
-                      "       '' using 0:2:(sprintf('%%.4g', $2)) with labels offset 0,0.7\n",
+                      "       '' using 0:2:(lbl($2)) with labels offset 0,0.7\n",
                 tu.axis, base, palette[0]);
     if (n_mem)
         fprintf(gp.f, "  set title 'peak memory'\n  set ylabel 'peak memory (%s)'\n"
                       "  plot '%s.dat' using 0:5:xtic(1) with boxes lc rgb '%s', \\\n"
-                      "       '' using 0:5:(sprintf('%%.4g', $5)) with labels offset 0,0.7\n",
+                      "       '' using 0:5:(lbl($5)) with labels offset 0,0.7\n",
                 mu.axis, base, palette[4]);
     if (n_exp)
         fprintf(gp.f, "  set title 'exposed communication'\n"
                       "  set ylabel 'exposed communication (%s)'\n"
                       "  plot '%s.dat' using 0:6:xtic(1) with boxes lc rgb '%s', \\\n"
-                      "       '' using 0:6:(sprintf('%%.4g', $6)) with labels offset 0,0.7\n",
+                      "       '' using 0:6:(lbl($6)) with labels offset 0,0.7\n",
                 tu.axis, base, palette[1]);
     fprintf(gp.f, "  unset multiplot\n  unset output\n}\n");
     return finish(&gp, o->out_dir, base, draw, e);
