@@ -57,6 +57,11 @@ void sb_graph_free(struct sb_graph *g);
 /* The machine of a run without --machine: one device, no limits. */
 extern const struct sb_machine_view sb_machine_one;
 const char *sb_graph_meta(const struct sb_graph *g, const char *key);
+/* Kahn's algorithm over n items whose inputs are in[off[v]..off[v+1]) (each
+ * below n), always taking the smallest ready index, so items already in
+ * order keep it.  Writes order[] and returns how many were placed: fewer
+ * than n when the rest hold a cycle (graph.c). */
+uint32_t sb_topo_order(uint32_t n, const uint32_t *off, const uint32_t *in, uint32_t *order);
 /* Points g->v at g's arrays (the builder's last step). */
 void sb_graph_fill_view(struct sb_graph *g);
 uint32_t sb_graph_n_collectives(const struct sb_graph *g);

@@ -183,3 +183,59 @@ int sb_dtype_parse(const char *s, enum sb_dtype *out)
         }
     return -1;
 }
+
+/* ---- topological order ------------------------------------------------------ */
+
+static void heap_up(uint32_t *heap, uint32_t c, uint32_t x)
+{
+    for (; c && heap[(c - 1) / 2] > x; c = (c - 1) / 2)
+        heap[c] = heap[(c - 1) / 2];
+    heap[c] = x;
+}
+
+static uint32_t heap_pop(uint32_t *heap, uint32_t *h)
+{
+    uint32_t top = heap[0], last = heap[--*h], c = 0;
+    for (;;) { /* sift last down from the root */
+        uint32_t l = 2 * c + 1, m = c;
+        if (l < *h && heap[l] < last)
+            m = l;
+        if (l + 1 < *h && heap[l + 1] < (m == c ? last : heap[m]))
+            m = l + 1;
+        if (m == c)
+            break;
+        heap[c] = heap[m];
+        c = m;
+    }
+    if (*h)
+        heap[c] = last;
+    return top;
+}
+
+uint32_t sb_topo_order(uint32_t n, const uint32_t *off, const uint32_t *in, uint32_t *order)
+{
+    uint32_t *left = sb_xcalloc((size_t)n + 1, sizeof *left);
+    uint32_t *soff = sb_xcalloc((size_t)n + 2, sizeof *soff);
+    uint32_t *succ = sb_xmalloc(((size_t)off[n] + 1) * sizeof *succ);
+    uint32_t *heap = sb_xmalloc(((size_t)n + 1) * sizeof *heap), h = 0, done = 0;
+    for (uint32_t v = 0; v < n; v++)
+        for (uint32_t e = off[v]; e < off[v + 1]; e++)
+            left[v]++, soff[in[e] + 2]++;
+    for (uint32_t v = 0; v < n; v++)
+        soff[v + 2] += soff[v + 1];
+    for (uint32_t v = 0; v < n; v++)
+        for (uint32_t e = off[v]; e < off[v + 1]; e++)
+            succ[soff[in[e] + 1]++] = v;
+    for (uint32_t v = 0; v < n; v++)
+        if (!left[v])
+            heap_up(heap, h++, v);
+    while (h) {
+        uint32_t v = heap_pop(heap, &h);
+        order[done++] = v;
+        for (uint32_t q = soff[v]; q < soff[v + 1]; q++)
+            if (--left[succ[q]] == 0)
+                heap_up(heap, h++, succ[q]);
+    }
+    free(left), free(soff), free(succ), free(heap);
+    return done;
+}

@@ -292,61 +292,21 @@ static int resolve(struct trace *T, struct deps *D, struct sb_err *e)
 static int topo(struct trace *T, const struct deps *D, struct sb_err *e)
 {
     uint32_t n = T->n;
-    uint32_t *indeg = sb_xcalloc(n + 1, sizeof *indeg), *soff = sb_xcalloc(n + 2, sizeof *soff);
-    uint32_t *succ = sb_xmalloc(((size_t)D->off[n] + 1) * sizeof *succ);
-    for (uint32_t i = 0; i < n; i++)
-        for (uint32_t q = D->off[i]; q < D->off[i + 1]; q++)
-            indeg[i]++, soff[D->to[q] + 2]++;
-    for (uint32_t i = 0; i < n; i++)
-        soff[i + 2] += soff[i + 1];
-    for (uint32_t i = 0; i < n; i++)
-        for (uint32_t q = D->off[i]; q < D->off[i + 1]; q++)
-            succ[soff[D->to[q] + 1]++] = i;
-    /* a binary heap of ready indices */
-    uint32_t *heap = sb_xmalloc((n + 1) * sizeof *heap), h = 0, done = 0;
     T->order = sb_xmalloc((n + 1) * sizeof *T->order);
-    for (uint32_t i = 0; i < n; i++)
-        if (!indeg[i]) {
-            uint32_t c = h++;
-            for (; c && heap[(c - 1) / 2] > i; c = (c - 1) / 2)
-                heap[c] = heap[(c - 1) / 2];
-            heap[c] = i;
-        }
-    while (h) {
-        uint32_t v = heap[0], last = heap[--h], c = 0;
-        for (;;) { /* sift last down from the root */
-            uint32_t l = 2 * c + 1, m = c;
-            if (l < h && heap[l] < last)
-                m = l;
-            if (l + 1 < h && heap[l + 1] < (m == c ? last : heap[m]))
-                m = l + 1;
-            if (m == c)
-                break;
-            heap[c] = heap[m];
-            c = m;
-        }
-        if (h)
-            heap[c] = last;
-        T->order[done++] = v;
-        for (uint32_t q = soff[v]; q < soff[v + 1]; q++)
-            if (--indeg[succ[q]] == 0) {
-                uint32_t s = succ[q], d = h++;
-                for (; d && heap[(d - 1) / 2] > s; d = (d - 1) / 2)
-                    heap[d] = heap[(d - 1) / 2];
-                heap[d] = s;
-            }
-    }
-    int rc = 0;
-    if (done < n) {
-        uint32_t stuck = 0;
-        while (stuck < n && !indeg[stuck])
-            stuck++;
-        rc = sb_errf(e, "%s: the dependencies form a cycle (node id %" PRIu64 " '%s' is on or "
-                        "behind it; %u of %u nodes cannot be ordered)", T->path,
-                     T->node[stuck]->id, T->node[stuck]->name, n - done, n);
-    }
-    free(indeg), free(soff), free(succ), free(heap);
-    return rc;
+    uint32_t done = sb_topo_order(n, D->off, D->to, T->order);
+    if (done == n)
+        return 0;
+    /* the first node left out is on or behind the cycle */
+    uint8_t *placed = sb_xcalloc((size_t)n + 1, 1);
+    for (uint32_t k = 0; k < done; k++)
+        placed[T->order[k]] = 1;
+    uint32_t stuck = 0;
+    while (stuck < n && placed[stuck])
+        stuck++;
+    free(placed);
+    return sb_errf(e, "%s: the dependencies form a cycle (node id %" PRIu64 " '%s' is on or "
+                      "behind it; %u of %u nodes cannot be ordered)", T->path,
+                   T->node[stuck]->id, T->node[stuck]->name, n - done, n);
 }
 
 /* ---- writing CSV v1 -------------------------------------------------------- */

@@ -577,72 +577,30 @@ static int report_cycle(struct loader *L, const uint32_t *off, const uint32_t *i
 
 static void toposort_build(struct loader *L)
 {
-    uint32_t n = L->n_saved, *off, *in, placed = 0;
+    uint32_t n = L->n_saved, *off, *in;
     if (saved_inputs(L, &off, &in)) {
         free(off), free(in);
         return;
     }
-    uint32_t *left = sb_xcalloc((size_t)n + 1, sizeof *left);
-    uint32_t *soff = sb_xcalloc((size_t)n + 2, sizeof *soff), *succ;
-    for (uint32_t v = 0; v < n; v++)
-        for (uint32_t e = off[v]; e < off[v + 1]; e++)
-            left[v]++, soff[in[e] + 2]++;
-    for (uint32_t v = 0; v < n; v++)
-        soff[v + 2] += soff[v + 1];
-    succ = sb_xmalloc(((size_t)off[n] + 1) * sizeof *succ);
-    for (uint32_t v = 0; v < n; v++)
-        for (uint32_t e = off[v]; e < off[v + 1]; e++)
-            succ[soff[in[e] + 1]++] = v;
-    /* a min-heap of ready file ids */
-    uint32_t *heap = sb_xmalloc(((size_t)n + 1) * sizeof *heap), h = 0;
+    uint32_t *order = sb_xmalloc(((size_t)n + 1) * sizeof *order);
+    uint32_t placed = sb_topo_order(n, off, in, order);
     L->pos_of = sb_xmalloc(((size_t)n + 1) * sizeof *L->pos_of);
     for (uint32_t v = 0; v < n; v++)
         L->pos_of[v] = UINT32_MAX;
-    uint32_t *order = sb_xmalloc(((size_t)n + 1) * sizeof *order);
-    for (uint32_t v = 0; v <= n; v++) {
-        uint32_t x = v < n && !left[v] ? v : UINT32_MAX;
-        while (x == UINT32_MAX && h && v == n) { /* drain */
-            uint32_t top = heap[0], last = heap[--h], c = 0;
-            for (;;) {
-                uint32_t l = 2 * c + 1, m = c;
-                if (l < h && heap[l] < last)
-                    m = l;
-                if (l + 1 < h && heap[l + 1] < (m == c ? last : heap[m]))
-                    m = l + 1;
-                if (m == c)
-                    break;
-                heap[c] = heap[m];
-                c = m;
-            }
-            if (h)
-                heap[c] = last;
-            order[placed] = top;
-            L->pos_of[top] = placed++;
-            for (uint32_t e = soff[top]; e < soff[top + 1]; e++)
-                if (--left[succ[e]] == 0) {
-                    uint32_t s = succ[e], d = h++;
-                    for (; d && heap[(d - 1) / 2] > s; d = (d - 1) / 2)
-                        heap[d] = heap[(d - 1) / 2];
-                    heap[d] = s;
-                }
-        }
-        if (x != UINT32_MAX) {
-            uint32_t d = h++;
-            for (; d && heap[(d - 1) / 2] > x; d = (d - 1) / 2)
-                heap[d] = heap[(d - 1) / 2];
-            heap[d] = x;
-        }
-    }
+    for (uint32_t k = 0; k < placed; k++)
+        L->pos_of[order[k]] = k;
     if (placed < n) {
+        uint32_t *left = sb_xmalloc(((size_t)n + 1) * sizeof *left);
         for (uint32_t v = 0; v < n; v++)
-            left[v] = L->pos_of[v] == UINT32_MAX ? 1 : 0;
+            left[v] = L->pos_of[v] == UINT32_MAX;
         report_cycle(L, off, in, left);
+        free(left);
     }
     for (uint32_t k = 0; k < placed && placed == n && !sb_builder_failed(L->b); k++) {
         restore(L, &L->saved[order[k]]);
         read_row(L);
     }
-    free(off), free(in), free(left), free(soff), free(succ), free(heap), free(order);
+    free(off), free(in), free(order);
 }
 
 /* ---- metadata ------------------------------------------------------------- */
