@@ -371,6 +371,71 @@ static void test_groups(void)
     sb_graph_free(g);
 }
 
+/* hlo_dup.hlo: producers with several users (priority fusion duplicates a
+ * producer into all its users when each can take it and it pays):
+ *   bz = broadcast(z) feeds m1 and m2: inlined into both, each reads z's
+ *     4 bytes instead of bz's 4096
+ *   cx = convert(x) feeds m1 and m2: k = 2 users, inputs I = x's 2048 B,
+ *     output O = 4096 B; k*I = 4096 <= I + O + k*O = 14336, so it is
+ *     computed again in both: m1 = {m1, cx, bz}: 1024 (convert) + 1024
+ *     (multiply) = 2048 FLOPs, reads x 2048 + z 4, writes 4096: 6148 B,
+ *     inputs x and z; m2 the same with add
+ *   n1 = negate(d1) feeds a dot (d3) and r5: a dot takes no producer, so n1
+ *     keeps its node (no duplication unless every user can take it)
+ *   q = add(d1, d2) feeds r1..r4: k = 4, I = 8192, O = 4096; k*I = 32768 >
+ *     8192 + 4096 + 16384 = 28672: recomputing it would read more than
+ *     writing it once, so q keeps its node and r1..r4 read it
+ * Rows: x w z m1 m2 d1 d2 n1 d3 q r1 r2 r3 r4 r5 t = 16 (18 with fuse=none:
+ * bz and cx back).  FLOPs: fused 2048 + 2048 + 3 dots of 2,097,152 + n1,
+ * q, r1..r5 at 1024 each = 6,302,720; fuse=none has cx once: 1024 less. */
+static void test_duplication(void)
+{
+    struct sb_err e;
+    char buf[64];
+    struct sb_graph *g = sb_graph_load(SB_TEST_DATA "/hlo_cases/hlo_dup.hlo", &e);
+    if (!g) {
+        fprintf(stderr, "%s\n", e.msg);
+        CHECK(0);
+        return;
+    }
+    static const char *const names[] = {"x", "w", "z", "m1", "m2", "d1", "d2", "n1",
+                                        "d3", "q", "r1", "r2", "r3", "r4", "r5", "t"};
+    CHECK_EQ_U(g->v.n_nodes, 16);
+    double total = 0;
+    for (uint32_t v = 0; v < g->v.n_nodes; v++)
+        total += g->flops[v];
+    CHECK(total == 6302720);
+    for (uint32_t v = 0; v < 16 && g->v.n_nodes == 16; v++)
+        CHECK(!strcmp(name_of(g, v), names[v]));
+    if (g->v.n_nodes == 16) {
+        for (uint32_t v = 3; v <= 4; v++) {
+            CHECK(!strcmp(op_of(g, v), "loop_fusion"));
+            CHECK(g->flops[v] == 2048 && g->bytes_accessed[v] == 6148);
+            inputs(g, v, buf, sizeof buf);
+            CHECK(!strcmp(buf, "0 2"));
+        }
+        CHECK(!strcmp(op_of(g, 7), "negate") && !strcmp(op_of(g, 9), "add"));
+        inputs(g, 10, buf, sizeof buf);
+        CHECK(!strcmp(buf, "9"));
+        CHECK(!strcmp(sb_graph_meta(g, "hlo_fusion"), "2 groups (--import fuse=none: every "
+                                                      "op alone)"));
+    }
+    sb_graph_free(g);
+    struct sb_import_opts io;
+    sb_import_defaults(&io);
+    CHECK(sb_import_parse(&io, "fuse=none", &e) == 0);
+    g = sb_graph_load_with(SB_TEST_DATA "/hlo_cases/hlo_dup.hlo", &io, &e);
+    CHECK(g != NULL);
+    if (g) {
+        total = 0;
+        for (uint32_t v = 0; v < g->v.n_nodes; v++)
+            total += g->flops[v];
+        CHECK_EQ_U(g->v.n_nodes, 18);
+        CHECK(total == 6302720 - 1024);
+        sb_graph_free(g);
+    }
+}
+
 /* hlo_fusion.hlo, fused as XLA's instruction fusion would:
  *   a = x*x, b = exp(a), c = b + x: a's and b's only users are the next op,
  *     so {a, b, c} is one loop fusion named c: 1024 + 1024 (exp) + 1024 =
@@ -539,6 +604,7 @@ int main(void)
     test_roofline();
     test_groups();
     test_fusion();
+    test_duplication();
     test_unterminated();
     test_basic();
     test_while();

@@ -837,6 +837,10 @@ struct builder {
     uint32_t *next_member; /* [instr] next member of its group, SB_NONE at the end */
     uint32_t *first_member; /* [instr] of a group root: its first member */
     uint32_t n_groups;     /* groups of two or more */
+    uint8_t *inl;          /* [instr] duplicated into every user's group, no node */
+    uint8_t *grouped;      /* [instr] a root built as a group (members or inlined reads) */
+    uint32_t *seen;        /* [instr] add_group's visit stamp */
+    uint32_t stamp;
     uint8_t *is_out;       /* step builds: [instr] an element of the ROOT tuple */
 };
 
@@ -1374,6 +1378,10 @@ static int add_instr(struct builder *B, uint32_t i)
     }
     int views = r == ROLE_VIEW || (!strcmp(in->opcode, "while") && in->n_ops);
     char *op = NULL;
+    if (B->inl && B->inl[i]) {
+        B->node_of[i] = SB_NONE; /* duplicated into each user's group */
+        return 0;
+    }
     if (B->fused_into && B->fused_into[i] != SB_NONE)
         return 0; /* a member of a fusion group: its root's node stands for it */
     if (B->o->step)
@@ -1383,7 +1391,7 @@ static int add_instr(struct builder *B, uint32_t i)
         n.flags |= SB_FLAG_OUTPUT;
     if (B->o->step && r == ROLE_INPUT && !in->root && is_entry_param_kept(B, in))
         n.flags |= SB_FLAG_WEIGHT;
-    if (B->first_member && B->first_member[i] != SB_NONE) {
+    if (B->grouped && B->grouped[i]) {
         int rc = add_group(B, i, &n);
         free(op);
         return rc;
@@ -1434,6 +1442,107 @@ static int module_has_fusions(const struct comp *c)
     return 0;
 }
 
+/* Bytes a group rooted at r reads from outside itself, each operand once. */
+static double group_read_bytes(struct builder *B, uint32_t r)
+{
+    double bytes = 0;
+    uint32_t stamp = ++B->stamp;
+    for (uint32_t m = B->first_member[r];; m = B->next_member[m]) {
+        uint32_t i = m == SB_NONE ? r : m;
+        const struct instr *in = &B->c->in[i];
+        for (uint32_t k = 0; k < in->n_ops; k++) {
+            int p = bfind(B, in->ops[k], i);
+            if (p < 0 || B->group_root[p] == r || B->seen[p] == stamp)
+                continue;
+            B->seen[p] = stamp;
+            bytes += (double)B->c->in[p].sh.bytes;
+        }
+        if (m == SB_NONE)
+            break;
+    }
+    return bytes;
+}
+
+/* Priority fusion also fuses a producer that has several users, into every
+ * one of them, computing it again in each (priority_fusion.cc: a producer is
+ * a candidate only when CanFuse holds for all its users, and it goes when
+ * the cost model says the fused kernels are faster).  Broadcasts and iotas
+ * always go: a fusion reading a broadcast reads its operand (constants stay
+ * nops: a scalar's read is a few bytes either way).  A
+ * computing group goes when the bytes the roofline charges do not grow: its
+ * k users read its inputs I again instead of it writing its output O once
+ * and them reading it k times, k*I <= I + O + k*O.  Roots, outputs, control
+ * edges and the while-body alias edges keep a node. */
+static int may_duplicate(struct builder *B, uint32_t i, const uint32_t *n_users,
+                         const uint8_t *blocked)
+{
+    const struct instr *in = &B->c->in[i];
+    if (blocked[i] || !n_users[i] || in->root || B->is_out[i] || in->n_ctrl ||
+        B->fused_into[i] != SB_NONE)
+        return 0;
+    if (B->role[i] == ROLE_NOP)
+        return !strcmp(in->opcode, "broadcast") || !strcmp(in->opcode, "iota");
+    if (n_users[i] < 2 || !fusible_producer(B, i))
+        return 0;
+    for (uint32_t m = B->first_member[i]; m != SB_NONE; m = B->next_member[m])
+        if (B->c->in[m].n_ctrl || blocked[m])
+            return 0;
+    double k = n_users[i], in_b = group_read_bytes(B, i), out_b = (double)in->sh.bytes;
+    return k * in_b <= in_b + out_b + k * out_b;
+}
+
+/* Marks blocked[p] for every producer one of whose users cannot take it in
+ * a fusion, or that something reaches by a control edge or an alias edge. */
+static uint8_t *duplication_blockers(struct builder *B)
+{
+    const struct comp *c = B->c;
+    uint8_t *blocked = sb_xcalloc(c->n ? c->n : 1, 1);
+    for (uint32_t u = 0; u < c->n; u++) {
+        int takes = fusible_consumer(B, u);
+        for (uint32_t k = 0; k < c->in[u].n_ops + c->in[u].n_ctrl; k++) {
+            const char *name = k < c->in[u].n_ops ? c->in[u].ops[k]
+                                                  : c->in[u].ctrl[k - c->in[u].n_ops];
+            int p = bfind(B, name, u);
+            if (p >= 0 && (!takes || k >= c->in[u].n_ops))
+                blocked[p] = 1;
+        }
+    }
+    for (uint32_t k = 0; k < B->n_alias; k++)
+        blocked[B->alias[k][0]] = 1;
+    return blocked;
+}
+
+static void plan_duplication(struct builder *B, const uint32_t *n_users)
+{
+    const struct comp *c = B->c;
+    uint32_t n = c->n ? c->n : 1;
+    uint8_t *blocked = duplication_blockers(B);
+    B->seen = sb_xcalloc(n, sizeof *B->seen);
+    B->inl = sb_xcalloc(n, 1);
+    B->grouped = sb_xcalloc(n, 1);
+    for (uint32_t i = 0; i < c->n; i++)
+        if (B->group_root[i] == i && may_duplicate(B, i, n_users, blocked))
+            B->inl[i] = 1;
+    for (uint32_t i = 0; i < c->n; i++) /* members go with their root */
+        B->inl[i] = B->inl[B->group_root[i]];
+    B->n_groups = 0;
+    for (uint32_t u = 0; u < c->n; u++) {
+        uint32_t r = B->group_root[u];
+        if (B->inl[u])
+            continue;
+        int reads_inlined = 0;
+        for (uint32_t k = 0; k < c->in[u].n_ops && !reads_inlined; k++) {
+            int p = bfind(B, c->in[u].ops[k], u);
+            reads_inlined = p >= 0 && B->inl[p];
+        }
+        if ((reads_inlined || B->first_member[r] != SB_NONE) && !B->grouped[r]) {
+            B->grouped[r] = 1;
+            B->n_groups++;
+        }
+    }
+    free(blocked);
+}
+
 static void plan_fusion(struct builder *B)
 {
     const struct comp *c = B->c;
@@ -1468,31 +1577,50 @@ static void plan_fusion(struct builder *B)
         tail[r] = i;
     }
     free(tail);
+    plan_duplication(B, n_users);
     free(n_users);
     free(only_user);
 }
 
-/* A fusion group's work and inputs, replacing its root's: FLOPs summed,
- * bytes read at the boundary (each outside operand once, or the slice a
- * member takes of it) and written once (the root's output, or the update of
- * an in-place dynamic-update-slice root). */
+/* Appends the group rooted at g (its members, then g) to the visit list. */
+static void push_group(struct builder *B, uint32_t g, uint32_t **list, uint32_t *n,
+                       uint32_t *cap)
+{
+    for (uint32_t m = B->first_member[g];; m = B->next_member[m]) {
+        if (*n == *cap)
+            *list = sb_xrealloc(*list, (*cap *= 2) * sizeof **list);
+        (*list)[(*n)++] = m == SB_NONE ? g : m;
+        if (m == SB_NONE)
+            break;
+    }
+}
+
+/* A fusion group's work and inputs, replacing its root's: its members and
+ * the producers duplicated into it (inl), FLOPs summed, bytes read at the
+ * boundary (each outside operand once, or the slice a member takes of it)
+ * and written once (the root's output, or the update of an in-place
+ * dynamic-update-slice root). */
 static int add_group(struct builder *B, uint32_t r, struct sb_node_in *n)
 {
     const struct instr *root = &B->c->in[r];
-    uint32_t cap = 16, n_ext = 0;
+    uint32_t cap = 16, n_ext = 0, cap_l = 16, n_l = 0;
     int *ext = sb_xmalloc(cap * sizeof *ext);
+    uint32_t *list = sb_xmalloc(cap_l * sizeof *list);
+    uint32_t stamp = ++B->stamp;
     double flops = 0, bytes = 0;
     if (!strcmp(root->opcode, "dynamic-update-slice") && root->n_ops) {
         int p0 = bfind(B, root->ops[0], r);
-        if (p0 >= 0 && B->group_root[p0] != r) {
+        if (p0 >= 0 && B->group_root[p0] != r && !B->inl[p0]) {
             ext[n_ext++] = p0; /* updated in place: the buffer it views, not read */
+            B->seen[p0] = stamp;
         } else { /* the fusion writes a new buffer: the root's whole shape */
             n->flags &= ~(uint32_t)SB_FLAG_ALIAS;
             n->out_bytes = root->sh.bytes;
         }
     }
-    for (uint32_t m = B->first_member[r];; m = B->next_member[m]) {
-        uint32_t i = m == SB_NONE ? r : m;
+    push_group(B, r, &list, &n_l, &cap_l);
+    for (uint32_t l = 0; l < n_l; l++) {
+        uint32_t i = list[l];
         const struct instr *in = &B->c->in[i];
         struct hlo_cost c;
         hlo_cost_of(B->hc, i, &c);
@@ -1503,11 +1631,17 @@ static int add_group(struct builder *B, uint32_t r, struct sb_node_in *n)
                 continue;
             if (i == r && k == 0 && !strcmp(in->opcode, "dynamic-update-slice"))
                 continue; /* updated in place: not read */
-            uint32_t j = 0;
-            while (j < n_ext && ext[j] != p)
-                j++;
-            if (j < n_ext)
+            if (B->inl[p]) { /* computed again here */
+                uint32_t g = B->group_root[p];
+                if (B->seen[g] != stamp) {
+                    B->seen[g] = stamp;
+                    push_group(B, g, &list, &n_l, &cap_l);
+                }
                 continue;
+            }
+            if (B->seen[p] == stamp)
+                continue;
+            B->seen[p] = stamp;
             if (n_ext == cap)
                 ext = sb_xrealloc(ext, (cap *= 2) * sizeof *ext);
             ext[n_ext++] = p;
@@ -1515,9 +1649,8 @@ static int add_group(struct builder *B, uint32_t r, struct sb_node_in *n)
                                     !strcmp(in->opcode, "dynamic-slice"));
             bytes += sliced ? (double)in->sh.bytes : (double)B->c->in[p].sh.bytes;
         }
-        if (m == SB_NONE)
-            break;
     }
+    free(list);
     if (!strcmp(root->opcode, "dynamic-update-slice") && root->n_ops > 1) {
         int u = bfind(B, root->ops[1], r);
         bytes += u >= 0 ? (double)B->c->in[u].sh.bytes : 0;
@@ -1611,6 +1744,8 @@ static void fill_nodes(struct builder *B, struct sb_hlo_graph *out)
 {
     out->node = sb_xcalloc(B->n_nodes, sizeof *out->node);
     for (uint32_t i = 0; i < B->c->n; i++) {
+        if (B->node_of[i] == SB_NONE)
+            continue; /* duplicated into its users' fusions */
         out->node[B->node_of[i]].instr = i;
         if (B->start_of[i] != SB_NONE) {
             out->node[B->start_of[i]] = (struct sb_hlo_node){i, 1};
@@ -1654,10 +1789,10 @@ int sb_hlo_build(const struct sb_hlo_module *m, const struct sb_hlo_opts *o,
                     B.is_out[p] = 1;
             }
     int rc = check_names(&B) || classify(&B);
-    if (!rc && B.o->step && !B.o->no_fuse && !module_has_fusions(B.c))
-        plan_fusion(&B);
     if (!rc)
         alias_edges(&B);
+    if (!rc && B.o->step && !B.o->no_fuse && !module_has_fusions(B.c))
+        plan_fusion(&B);
     if (!rc) {
         out->g = build_graph(&B);
         rc = out->g ? 0 : -1;
@@ -1678,6 +1813,9 @@ int sb_hlo_build(const struct sb_hlo_module *m, const struct sb_hlo_opts *o,
     free(B.group_root);
     free(B.next_member);
     free(B.first_member);
+    free(B.inl);
+    free(B.grouped);
+    free(B.seen);
     return rc ? -1 : 0;
 }
 
