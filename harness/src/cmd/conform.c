@@ -478,10 +478,117 @@ static int schedule(const struct sb_hlo_module *m, const char *comp, const char 
 
 /* ---- XLA's GetMemoryPeak, replayed on the final order ------------------------------------ */
 
+/* Called computations count too: before a node's buffers are made live,
+ * XLA's MemoryPressureTracker::UpdateBuffers raises the peak to the live
+ * bytes plus the largest peak among the node's called non-fusion
+ * computations (latency_hiding_scheduler.cc at 183fa00).  A callee's peak
+ * comes from ModulePressureState::ResetPressureStates: the same bottom-up
+ * walk over the callee's own sequence (its text order), starting from 0 live
+ * bytes, where
+ * - an operand's buffer is made live unless it is an entry parameter's; the
+ *   parameters of a control-flow callee (async wrapper, call, while,
+ *   conditional) hold their caller's operands (HloDataflowAnalysis), already
+ *   counted by the caller, so they are not counted here, while those of an
+ *   embedded reducer (to_apply of all-reduce, reduce, ...) define their own
+ *   buffers and are;
+ * - parameters are never released (ShouldSkipBufferReleases);
+ * - get-tuple-element and bitcast own no buffer (they view operand 0's).
+ * The model keeps one buffer per instruction (tuple_sum bytes), which is
+ * what the corpus's callees need: reducers and single-collective wrappers. */
+#define MAX_CALL_DEPTH 64
+
+static int64_t calls_peak(const struct sb_hlo_module *m, const struct sb_hlo_instr_info *in,
+                          int depth);
+
+static int instr_index(const struct sb_hlo_module *m, uint32_t c, const char *name)
+{
+    struct sb_hlo_instr_info in;
+    for (uint32_t i = 0; i < sb_hlo_n_instrs(m, c); i++) {
+        sb_hlo_instr(m, c, i, &in);
+        if (!strcmp(in.name, name))
+            return (int)i;
+    }
+    return -1;
+}
+
+static int64_t callee_peak(const struct sb_hlo_module *m, int c, int embedded, int depth)
+{
+    if (c < 0 || depth > MAX_CALL_DEPTH)
+        return 0;
+    uint32_t n = sb_hlo_n_instrs(m, (uint32_t)c);
+    uint8_t *live = sb_xcalloc(n ? n : 1, 1);
+    int64_t mem = 0, peak = 0;
+    for (uint32_t i = n; i-- > 0;) {
+        struct sb_hlo_instr_info in, op;
+        sb_hlo_instr(m, (uint32_t)c, i, &in);
+        int64_t cp = calls_peak(m, &in, depth + 1);
+        if (mem + cp > peak)
+            peak = mem + cp;
+        for (uint32_t k = 0; k < in.n_ops; k++) {
+            int j = instr_index(m, (uint32_t)c, in.ops[k]);
+            for (int hops = 0; j >= 0 && hops < (int)n; hops++) { /* views: to the owner */
+                sb_hlo_instr(m, (uint32_t)c, (uint32_t)j, &op);
+                if ((strcmp(op.opcode, "get-tuple-element") && strcmp(op.opcode, "bitcast")) ||
+                    !op.n_ops)
+                    break;
+                j = instr_index(m, (uint32_t)c, op.ops[0]);
+            }
+            if (j < 0 || live[j] || (!embedded && !strcmp(op.opcode, "parameter")))
+                continue;
+            live[j] = 1;
+            mem += (int64_t)op.bytes;
+        }
+        if (mem > peak)
+            peak = mem;
+        if (live[i] && strcmp(in.opcode, "parameter") != 0) {
+            live[i] = 0;
+            mem -= (int64_t)in.bytes;
+        }
+    }
+    free(live);
+    return peak;
+}
+
+/* The largest peak among the computations an instruction calls (fusion
+ * bodies excepted); to_apply is embedded except under `call`. */
+static int64_t calls_peak(const struct sb_hlo_module *m, const struct sb_hlo_instr_info *in,
+                          int depth)
+{
+    int64_t best = 0, p;
+    if (!strcmp(in->opcode, "fusion"))
+        return 0;
+    for (uint32_t k = 0; k < in->n_calls; k++)
+        if ((p = callee_peak(m, sb_hlo_find_computation(m, in->calls[k]), 0, depth)) > best)
+            best = p;
+    if (in->apply && (p = callee_peak(m, sb_hlo_find_computation(m, in->apply),
+                                      strcmp(in->opcode, "call") != 0, depth)) > best)
+        best = p;
+    return best;
+}
+
 /* The bottom-up MemoryPressureTracker on the final sequence: scheduling a node
+ * first raises the peak to the live bytes plus its callees' peak (above), then
  * makes the buffers it reads live (graph inputs excepted, as XLA skips entry
- * parameters), then frees the buffer it defines; the peak is taken in between. */
-static uint64_t xla_peak(const struct sb_graph *G, const uint32_t *order)
+ * parameters), then frees the buffer it defines; the peak is taken in between.
+ *
+ * MemoryPressureTrackingWithAsyncCollective (peak 20,496, final order p0, c0,
+ * c1, all-reduce.start, all-reduce.done, root) derived by hand, bottom-up with
+ * f32[1024] = 4,096 bytes:
+ *   root  reads c1 and the done's buffer (the all-reduce `ar` in the wrapper,
+ *         aliased by start{1} and the done)                    live  8,192
+ *   done  calls async_computation (peak 8, see below): 8,192 + 8 = 8,200;
+ *         reads the start's buffers: the tuple {} (4,096 + 4,096 + 4 =
+ *         8,196), {0} (4,096) and the u32 context {2} (4); {0,0} is p0,
+ *         an entry parameter, not counted                      live 20,488
+ *   start calls async_computation: 20,488 + 8 = 20,496 = the peak; then
+ *         releases its own buffers.
+ * async_computation's peak: `ar` calls `sum`, whose `add` reads the two f32[]
+ * parameters a and b (4 bytes each; a reducer's parameters are its own
+ * buffers, never released): 8.  `ar` reads p, which holds p0 (not counted).
+ * Without the callee term the peak is 20,488: those 8 bytes of `sum`'s
+ * parameters are what the test's comment calls "tuple pointer overhead". */
+static uint64_t xla_peak(const struct sb_hlo_module *m, int comp, const struct sb_hlo_node *hn,
+                         const struct sb_graph *G, const uint32_t *order)
 {
     const struct sb_graph_view *g = &G->v;
     uint32_t n = g->n_nodes;
@@ -494,6 +601,13 @@ static uint64_t xla_peak(const struct sb_graph *G, const uint32_t *order)
     }
     for (uint32_t i = n; i-- > 0;) {
         uint32_t v = order[i];
+        if (hn[v].half != 2) { /* a split collective's done calls nothing */
+            struct sb_hlo_instr_info in;
+            sb_hlo_instr(m, (uint32_t)comp, hn[v].instr, &in);
+            int64_t cp = calls_peak(m, &in, 0);
+            if (mem + cp > peak)
+                peak = mem + cp;
+        }
         for (int pass = 0; pass < 2; pass++) {
             uint32_t u = pass ? g->partner[v] : v; /* a done reads its start's inputs */
             if (pass && g->kind[v] != SB_KIND_DONE)
@@ -584,7 +698,7 @@ static int check(const struct sb_hlo_module *m, const struct run *r, const struc
                  (unsigned long long)d->n, r->hg.g->v.n_nodes);
         return -1;
     case D_PEAK: {
-        uint64_t p = xla_peak(r->hg.g, r->order);
+        uint64_t p = xla_peak(m, r->comp, r->hg.node, r->hg.g, r->order);
         if (p == d->n)
             return 0;
         snprintf(why, n, "line %u: peak %llu: the tracker's peak is %llu", d->line,

@@ -1740,6 +1740,12 @@ void sb_hlo_instr(const struct sb_hlo_module *m, uint32_t comp, uint32_t i,
     out->elems = in->sh.tuple ? 0 : in->sh.elems;
     out->fusion_kind = in->fusion_kind;
     out->frontend = in->frontend;
+    out->bytes = in->sh.bytes;
+    out->n_ops = in->n_ops;
+    out->ops = (const char *const *)in->ops;
+    out->n_calls = in->n_calls;
+    out->calls = (const char *const *)in->calls;
+    out->apply = in->apply;
     if (in->n_ops) {
         int p = find_instr(c, in->ops[0], i);
         if (p >= 0 && !c->in[p].sh.tuple)
