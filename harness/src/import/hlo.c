@@ -668,6 +668,13 @@ static int check_module(struct lex *L, struct sb_hlo_module *m)
                 return lfail(L, m->c[k].line, "duplicate computation name '%s'",
                              m->c[k].name);
     }
+    for (uint32_t k = 0; k < m->n; k++) /* scheduling annotations and hints */
+        for (uint32_t i = 0; i < m->c[k].n; i++) {
+            struct sb_node_in probe = SB_NODE_IN_INIT;
+            char why[256];
+            if (hlo_sched_read(&m->c[k].in[i], &probe, why, sizeof why))
+                return lfail(L, m->c[k].in[i].line, "%s", why);
+        }
     if (!m->n)
         return lfail(L, L->line, "module has no computation");
     if (m->entry < 0)
@@ -1286,6 +1293,8 @@ static int add_split(struct builder *B, uint32_t i)
     d.coll = coll;
     d.flags = in->root || (B->is_out && B->is_out[i]) ? SB_FLAG_OUTPUT : 0;
     d.loc = in->line;
+    char why[256]; /* the done inherits X's frontend attributes, the start does not */
+    hlo_sched_read(in, &d, why, sizeof why); /* checked when parsed */
     B->node_of[i] = add_node(B, &d);
     rc = B->node_of[i] == SB_NONE || sb_builder_input(B->gb, s);
     free(name);
@@ -1367,6 +1376,8 @@ static int add_instr(struct builder *B, uint32_t i)
     n.op = !strcmp(in->opcode, "fusion") ? fusion_op(in) : in->opcode;
     n.out_bytes = defined_bytes(B, i);
     n.loc = in->line;
+    char why[256];
+    hlo_sched_read(in, &n, why, sizeof why); /* checked when parsed */
     if (r == ROLE_START) {
         n.coll = (enum sb_coll)B->coll[i];
         n.comm_bytes = start_payload(in, n.coll);
