@@ -80,6 +80,17 @@ struct lhs_graph {
     uint32_t *alloc_off, *alloc;
     uint32_t *freed_off, *freed;
     uint64_t *bytes;       /* [n] size of the buffer each owner holds */
+    /* XLA's hints (HloScheduleGraph), from the view's sched_hint: */
+    uint8_t *force;        /* [n] LHS_FORCE_* bits */
+    int32_t *delay_prio;   /* [n] ForceDelayPriority (scheduler_delay_priority) */
+    int any_force;         /* some node has a bit: the scan decides */
+    uint32_t *op;          /* [n] the view's opcode index */
+};
+
+enum {
+    LHS_FORCE_EARLY = 1u << 0, /* force_early custom-call; force_delay_async done */
+    LHS_FORCE_DELAY = 1u << 1, /* force_delay custom-call / async op;
+                                  force_delay_async start */
 };
 
 /* ---- scheduling state ---------------------------------------------------------- */

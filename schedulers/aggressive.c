@@ -288,6 +288,7 @@ static void build_nodes(struct builder *B)
         uint32_t v = G->id[i];
         uint8_t k = g->kind[v];
         G->cost[i] = node_cost(c, g, v);
+        G->op[i] = g->op[v];
         G->occ[i] = G->relr[i] = -1;
         G->partner[i] = g->partner[v] == SB_NONE ? LHS_NONE : B->pos[g->partner[v]];
         G->bits[i] = (uint8_t)((k == SB_KIND_NOP || k == SB_KIND_INPUT ? LHS_NOP : 0) |
@@ -304,6 +305,31 @@ static void build_nodes(struct builder *B)
             G->bits[i] |= k == SB_KIND_START ? LHS_SUP_START : LHS_SUP_DONE;
         if (k == SB_KIND_DONE && g->coll[v] == SB_COLL_SEND_HOST)
             G->bits[i] |= LHS_SEND_HOST_DONE;
+    }
+    /* XLA HloScheduleGraph: which hints a node honours.  force_early on a
+     * custom-call; force_delay on a custom-call, async-start or async-done
+     * (by opcode: a legacy all-gather-start is not one); force_delay_async on
+     * a supported async start (delay, with its priority) and on a supported
+     * async done (early). */
+    for (uint32_t i = 0; g->sched_hint && i < G->n; i++) {
+        uint32_t v = G->id[i];
+        uint8_t h = g->sched_hint[v];
+        const char *op = g->op_names[g->op[v]];
+        int cc = !strncmp(op, "custom-call", 11);
+        int async_op = !strcmp(op, "async-start") || !strcmp(op, "async-done");
+        if ((h & SB_HINT_FORCE_EARLY) && cc)
+            G->force[i] |= LHS_FORCE_EARLY;
+        if ((h & SB_HINT_FORCE_DELAY) && (cc || async_op)) {
+            G->force[i] |= LHS_FORCE_DELAY;
+            G->delay_prio[i] = g->sched_priority[v];
+        }
+        if ((h & SB_HINT_FORCE_DELAY_ASYNC) && (G->bits[i] & LHS_SUP_START)) {
+            G->force[i] |= LHS_FORCE_DELAY;
+            G->delay_prio[i] = g->sched_priority[v];
+        }
+        if ((h & SB_HINT_FORCE_DELAY_ASYNC) && (G->bits[i] & LHS_SUP_DONE))
+            G->force[i] |= LHS_FORCE_EARLY;
+        G->any_force |= G->force[i] != 0;
     }
     /* kUnlockDone: an operand is a supported done; kUnlockStart: a user is a
      * supported start */
@@ -506,6 +532,9 @@ static void graph_free(struct lhs_graph *G)
     free(G->freed_off);
     free(G->freed);
     free(G->bytes);
+    free(G->force);
+    free(G->op);
+    free(G->delay_prio);
     memset(G, 0, sizeof *G);
 }
 
@@ -527,6 +556,9 @@ static int build_graph(const struct sb_graph_view *g, const struct lhs_config *c
     G->graph_depth = xcalloc(n, sizeof *G->graph_depth, &B.oom);
     G->partner = xcalloc(n, sizeof *G->partner, &B.oom);
     G->bytes = xcalloc(n, sizeof *G->bytes, &B.oom);
+    G->force = xcalloc(n, 1, &B.oom);
+    G->op = xcalloc(n, sizeof *G->op, &B.oom);
+    G->delay_prio = xcalloc(n, sizeof *G->delay_prio, &B.oom);
     B.pos = xcalloc(n, sizeof *B.pos, &B.oom);
     B.mark = xcalloc(n, sizeof *B.mark, &B.oom);
     B.root = xcalloc(n, sizeof *B.root, &B.oom);
@@ -975,13 +1007,21 @@ static int better_tail(struct lhs_state *S, uint32_t a, uint32_t b, int mem_on)
     return c->top_down ? a < b : a > b; /* kOriginalOrder */
 }
 
-/* XLA ReadySetLt::AIsBetterThanB for the rules a format-v1 graph can trigger
- * (no force-delay/force-early hints, preferences, target rules or selective
- * resources: the view carries no per-node attributes for them). */
+/* XLA CmpDirectional: top-down the larger value wins, bottom-up the smaller. */
+#define CMP_DIR(x, y) CMP(c->top_down ? (x) : (y), c->top_down ? (y) : (x))
+
+/* XLA ReadySetLt::AIsBetterThanB for the rules a graph can trigger (no
+ * preferences, target rules or selective resources: those are XLA-internal
+ * hooks the view has no place for). */
 static int better(struct lhs_state *S, uint32_t a, uint32_t b)
 {
     const struct lhs_config *c = S->cfg;
     const struct lhs_graph *G = S->G;
+    if (G->any_force) {
+        CMP_DIR(!(G->force[a] & LHS_FORCE_EARLY), !(G->force[b] & LHS_FORCE_EARLY)); /* kForceEarly */
+        CMP_DIR((G->force[a] & LHS_FORCE_DELAY) != 0, (G->force[b] & LHS_FORCE_DELAY) != 0); /* kForceDelay */
+        CMP_DIR(G->delay_prio[a], G->delay_prio[b]); /* kForceDelayPriority */
+    }
     int mem_on = memory_active(S);
     if (mem_on) {
         int m = memory_policy(S, a, b);
@@ -994,6 +1034,12 @@ static int better(struct lhs_state *S, uint32_t a, uint32_t b)
         CMP(!ax && bx, ax && !bx);
     }
     CMP(opens_window(S, a), opens_window(S, b)); /* kScheduleDone / kScheduleAsyncStart */
+    if (G->any_force && (G->bits[a] & LHS_SUP_DONE) && (G->bits[b] & LHS_SUP_DONE) &&
+        G->op[a] == G->op[b]) { /* kDelayDoneOfForceDelayedAsyncStart */
+        uint32_t sa = G->partner[a], sb = G->partner[b];
+        if (sa != LHS_NONE && sb != LHS_NONE)
+            CMP_DIR((G->force[sa] & LHS_FORCE_DELAY) != 0, (G->force[sb] & LHS_FORCE_DELAY) != 0);
+    }
     if (c->release_start) {
         int r = release_start_policy(S, a, b); /* kScheduleStart */
         if (r >= 0)
@@ -1101,13 +1147,20 @@ static int schedule_pass(const struct sb_graph_view *g, const struct lhs_config 
     return rc;
 }
 
-/* XLA schedules a computation only when it holds a supported async op. */
+/* XLA schedules a computation only when it holds a supported async op or a
+ * force_delay custom-call, async-start or async-done. */
 static int has_async(const struct sb_graph_view *g, const struct lhs_config *c)
 {
-    for (uint32_t v = 0; v < g->n_nodes; v++)
+    for (uint32_t v = 0; v < g->n_nodes; v++) {
         if ((g->kind[v] == SB_KIND_START || g->kind[v] == SB_KIND_DONE) &&
             supported(c, g->coll[v]))
             return 1;
+        const char *op = g->op_names[g->op[v]];
+        if (g->sched_hint && (g->sched_hint[v] & SB_HINT_FORCE_DELAY) &&
+            (!strncmp(op, "custom-call", 11) || !strcmp(op, "async-start") ||
+             !strcmp(op, "async-done")))
+            return 1;
+    }
     return 0;
 }
 
@@ -1545,7 +1598,7 @@ static int needs_scan(const struct lhs_state *S)
 {
     const struct lhs_config *c = S->cfg;
     return !S->fast || c->release_start || c->by_structure || memory_active(S) ||
-           S->fast->any_send_host;
+           S->fast->any_send_host || S->G->any_force;
 }
 
 static uint32_t select_node(struct lhs_state *S)

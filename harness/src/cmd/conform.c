@@ -238,62 +238,6 @@ static int map_config(const struct expect *x, char *spec, size_t n, char *why, s
     return 0;
 }
 
-/* The value of attribute `key` in raw frontend_attributes text, or "". */
-static void attr_value(const char *fa, const char *key, char *out, size_t n)
-{
-    size_t k = strlen(key);
-    out[0] = 0;
-    for (const char *p = fa; p && (p = strstr(p, key)); p += k)
-        if ((p == fa || p[-1] == '{' || p[-1] == ',' || p[-1] == ' ') && p[k] == '=' &&
-            p[k + 1] == '"') {
-            const char *q = strchr(p + k + 2, '"');
-            snprintf(out, n, "%.*s", q ? (int)(q - p - k - 2) : 0, p + k + 2);
-            return;
-        }
-}
-
-static int is_async_start_op(const char *op, int send_recvs)
-{
-    return !strcmp(op, "all-gather-start") || !strcmp(op, "all-reduce-start") ||
-           !strcmp(op, "collective-permute-start") || !strcmp(op, "copy-start") ||
-           !strcmp(op, "async-start") ||
-           (send_recvs && (!strcmp(op, "send") || !strcmp(op, "recv")));
-}
-
-static int is_async_done_op(const char *op, int send_recvs)
-{
-    return !strcmp(op, "all-gather-done") || !strcmp(op, "all-reduce-done") ||
-           !strcmp(op, "collective-permute-done") || !strcmp(op, "copy-done") ||
-           !strcmp(op, "async-done") || !strcmp(op, "all-gather") ||
-           !strcmp(op, "all-reduce") || !strcmp(op, "collective-permute") ||
-           (send_recvs && (!strcmp(op, "send-done") || !strcmp(op, "recv-done")));
-}
-
-/* Whether XLA's scheduler honours a scheduler_hint on this opcode
- * (HloScheduleGraph): force_delay on custom-calls and async-start/-done,
- * force_delay_async on supported async starts and dones (a synchronous
- * collective's done inherits its attributes), force_early on custom-calls.
- * Hints elsewhere are ignored by XLA, and so by us. */
-static int hint_honoured(const char *hint, const char *op, int send_recvs)
-{
-    if (!strcmp(hint, "force_delay"))
-        return !strcmp(op, "custom-call") || !strcmp(op, "async-start") ||
-               !strcmp(op, "async-done");
-    if (!strcmp(hint, "force_delay_async"))
-        return is_async_start_op(op, send_recvs) || is_async_done_op(op, send_recvs);
-    if (!strcmp(hint, "force_early"))
-        return !strcmp(op, "custom-call");
-    return 0;
-}
-
-static int config_true(const struct expect *x, const char *field)
-{
-    for (uint32_t i = 0; i < x->n_cfg; i++)
-        if (!strcmp(x->cfg_key[i], field))
-            return !strcmp(x->cfg_val[i], "true") || !strcmp(x->cfg_val[i], "1");
-    return 0;
-}
-
 /* Whether the fixture lines are ones we can reproduce.  entry_point only
  * changes whether a computation without collectives is scheduled. */
 static int check_fixtures(const struct expect *x, int *always, char *why, size_t n_why)
@@ -318,30 +262,16 @@ static int check_fixtures(const struct expect *x, int *always, char *why, size_t
     return 0;
 }
 
-/* Per-node hints XLA's scheduler honours cannot reach a plugin: the view
- * has no per-node attributes (docs/aggressive.md, "What the view cannot say"). */
-static int check_attrs(const struct expect *x, const struct sb_hlo_module *m, char *why,
-                       size_t n_why)
+/* Scheduling annotations reach `aggressive` through the view's sched_group,
+ * but its group scheduling is not built yet. */
+static int check_attrs(const struct sb_hlo_module *m, char *why, size_t n_why)
 {
-    if (sb_hlo_has_attr(m, "_scheduling_group_id")) {
-        snprintf(why, n_why, "frontend attribute _scheduling_group_id: scheduling "
-                             "annotations are not in the graph view");
+    if (sb_hlo_has_attr(m, "_scheduling_group_id") ||
+        sb_hlo_has_attr(m, "_xla_scheduling_group_id")) {
+        snprintf(why, n_why, "frontend attribute _scheduling_group_id: `aggressive` does not "
+                             "schedule annotated groups as units yet");
         return -1;
     }
-    int send_recvs = config_true(x, "schedule_send_recvs");
-    for (uint32_t c = 0; c < sb_hlo_n_computations(m); c++)
-        for (uint32_t i = 0; i < sb_hlo_n_instrs(m, c); i++) {
-            struct sb_hlo_instr_info in;
-            char hint[64];
-            sb_hlo_instr(m, c, i, &in);
-            attr_value(in.frontend, "scheduler_hint", hint, sizeof hint);
-            if (hint[0] && hint_honoured(hint, in.opcode, send_recvs)) {
-                snprintf(why, n_why, "scheduler_hint=\"%s\" on %s '%s' (line %u): per-node "
-                                     "hints are not in the graph view", hint, in.opcode,
-                         in.name, in.line);
-                return -1;
-            }
-        }
     return 0;
 }
 
@@ -746,7 +676,7 @@ static enum verdict check_support(const struct expect *x, const struct sb_hlo_mo
              !strcmp(x->latency, "test") ? "workload" : "approximate", config_defaults,
              "");
     if (check_fixtures(x, always, why, n_why) || map_config(x, spec, n_spec, why, n_why) ||
-        check_attrs(x, m, why, n_why))
+        check_attrs(m, why, n_why))
         return V_SKIP;
     if (*always) {
         size_t len = strlen(spec);
