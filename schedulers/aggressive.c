@@ -40,7 +40,8 @@ enum {
     P_ESTIMATOR, P_RESOURCES, P_PARALLEL, P_AG, P_AR, P_RS, P_A2A, P_CP, P_SR, P_SRH,
     P_COPY, P_AGGRESSIVE, P_DEPTH_OVER_STALL, P_RELEASE_START, P_SEND_RECVS,
     P_SAME_SEND_RECV, P_MEMORY_LIMIT, P_DEPTH_MEMORY, P_RERUN, P_TOP_DOWN,
-    P_BY_STRUCTURE, P_MEMORY_MODEL, P_SELECTION, P_ALWAYS, P_COUNT
+    P_BY_STRUCTURE, P_MEMORY_MODEL, P_SELECTION, P_ALWAYS, P_FLEXIBLE, P_FLEXIBLE_AGGRESSIVE,
+    P_COUNT
 };
 
 #define LIMIT_MAX 2147483647.0 /* INT32_MAX, the largest limit XLA's tests use */
@@ -102,6 +103,12 @@ static const struct sb_param params[P_COUNT] = {
     {"schedule_without_collectives", SB_PARAM_BOOL, 0, 0, 1, NULL,
      "schedule a graph without supported async ops too (XLA's pass leaves it as it is; "
      "calling ScheduleComputation directly does not)"},
+    {"flexible_scheduling_annotation_scheduling", SB_PARAM_BOOL, 0, 0, 1, NULL,
+     "XLA flexible_scheduling_annotation_scheduling: an annotated group's last async "
+     "start goes back to the ready set instead of being scheduled with the group"},
+    {"aggressive_flexible_annotation_scheduling", SB_PARAM_BOOL, 0, 0, 1, NULL,
+     "XLA aggressive_flexible_annotation_scheduling: ... and is delayed "
+     "(kForceDelayAfterTarget)"},
 };
 
 static int lhs_init(const double *p, void **state, char *err, size_t n_err)
@@ -136,6 +143,8 @@ static int lhs_init(const double *p, void **state, char *err, size_t n_err)
     c->memory = (enum lhs_memory)p[P_MEMORY_MODEL];
     c->selection = (enum lhs_selection)p[P_SELECTION];
     c->always = p[P_ALWAYS] != 0;
+    c->flexible = p[P_FLEXIBLE] != 0;
+    c->flexible_aggressive = p[P_FLEXIBLE_AGGRESSIVE] != 0;
     *state = c;
     return 0;
 }
@@ -330,6 +339,35 @@ static void build_nodes(struct builder *B)
         if ((h & SB_HINT_FORCE_DELAY_ASYNC) && (G->bits[i] & LHS_SUP_DONE))
             G->force[i] |= LHS_FORCE_EARLY;
         G->any_force |= G->force[i] != 0;
+        if (h & SB_HINT_KEEP_ORDER)
+            G->force[i] |= LHS_KEEP_ORDER;
+    }
+    for (uint32_t i = 0; i < G->n; i++) {
+        G->group[i] = -1;
+        if (!strcmp(g->op_names[g->op[G->id[i]]], "async-done"))
+            G->force[i] |= LHS_ASYNC_DONE_OP;
+    }
+    /* groups: XLA AnnotationTracker keys them by id; dense in increasing id */
+    if (g->sched_group) {
+        int32_t prev = -1;
+        for (;;) {
+            int32_t next = INT32_MAX;
+            int any = 0;
+            for (uint32_t v = 0; v < g->n_nodes; v++)
+                if (g->sched_group[v] > prev && g->sched_group[v] <= next) {
+                    next = g->sched_group[v];
+                    any = 1;
+                }
+            if (!any)
+                break;
+            for (uint32_t i = 0; i < G->n; i++)
+                if (g->sched_group[G->id[i]] == next)
+                    G->group[i] = (int32_t)G->n_groups;
+            G->n_groups++;
+            if (next == INT32_MAX)
+                break;
+            prev = next;
+        }
     }
     /* kUnlockDone: an operand is a supported done; kUnlockStart: a user is a
      * supported start */
@@ -534,6 +572,7 @@ static void graph_free(struct lhs_graph *G)
     free(G->bytes);
     free(G->force);
     free(G->op);
+    free(G->group);
     free(G->delay_prio);
     memset(G, 0, sizeof *G);
 }
@@ -558,6 +597,7 @@ static int build_graph(const struct sb_graph_view *g, const struct lhs_config *c
     G->bytes = xcalloc(n, sizeof *G->bytes, &B.oom);
     G->force = xcalloc(n, 1, &B.oom);
     G->op = xcalloc(n, sizeof *G->op, &B.oom);
+    G->group = xcalloc(n, sizeof *G->group, &B.oom);
     G->delay_prio = xcalloc(n, sizeof *G->delay_prio, &B.oom);
     B.pos = xcalloc(n, sizeof *B.pos, &B.oom);
     B.mark = xcalloc(n, sizeof *B.mark, &B.oom);
@@ -658,12 +698,47 @@ static void ready_take(struct lhs_state *S, uint32_t v)
 
 static void enqueue(struct lhs_state *S, uint32_t v)
 {
-    if (S->G->bits[v] & LHS_NOP) {
+    if ((S->G->bits[v] & LHS_NOP) && S->grp[v] < 0) {
         S->nops[S->n_nops++] = v;
         S->where[v] = 2;
     } else {
         ready_push(S, v);
+        if (S->grp[v] >= 0 && S->grp[v] == S->ongoing)
+            S->ann_ready[S->n_ann_ready++] = v;
     }
+}
+
+/* XLA ScheduleComputation's annotation set-up: each group counts the
+ * distinct non-members on its dep side (bottom-up: users, GetNumSuccessors-
+ * ForAnnotation; top-down: operands), and is ready when there are none. */
+static int group_init(struct lhs_state *S)
+{
+    const struct lhs_graph *G = S->G;
+    uint32_t *mark = G->n_groups ? calloc(G->n, sizeof *mark) : NULL;
+    if (G->n_groups && !mark)
+        return -1;
+    for (uint32_t i = 0; i < G->n; i++) {
+        S->grp[i] = G->group[i];
+        if (G->group[i] >= 0)
+            S->grp_size[G->group[i]]++;
+    }
+    for (uint32_t k = 0; k < G->n_groups; k++) {
+        for (uint32_t i = 0; i < G->n; i++) {
+            if (G->group[i] != (int32_t)k)
+                continue;
+            for (uint32_t e = G->dep_off[i]; e < G->dep_off[i + 1]; e++) {
+                uint32_t w = G->dep[e];
+                if (G->group[w] != (int32_t)k && mark[w] != k + 1) {
+                    mark[w] = k + 1;
+                    S->grp_all[k]++;
+                }
+            }
+        }
+        if (!S->grp_all[k])
+            S->ready_groups[S->n_ready_groups++] = k;
+    }
+    free(mark);
+    return 0;
 }
 
 static int state_init(struct lhs_state *S, const struct lhs_graph *G,
@@ -688,7 +763,18 @@ static int state_init(struct lhs_state *S, const struct lhs_graph *G,
     S->mem_stamp = xcalloc(n, sizeof *S->mem_stamp, &oom);
     S->mem_inc = xcalloc(n, sizeof *S->mem_inc, &oom);
     S->mem_peak_inc = xcalloc(n, sizeof *S->mem_peak_inc, &oom);
+    S->grp = xcalloc(n, sizeof *S->grp, &oom);
+    S->holding = xcalloc(n, 1, &oom);
+    S->after_target = xcalloc(n, 1, &oom);
+    S->ann_ready = xcalloc(n, sizeof *S->ann_ready, &oom);
+    S->grp_all = xcalloc(G->n_groups + 1, sizeof *S->grp_all, &oom);
+    S->grp_seen = xcalloc(G->n_groups + 1, sizeof *S->grp_seen, &oom);
+    S->grp_size = xcalloc(G->n_groups + 1, sizeof *S->grp_size, &oom);
+    S->ready_groups = xcalloc(G->n_groups + 1, sizeof *S->ready_groups, &oom);
     if (oom)
+        return -1;
+    S->ongoing = -1;
+    if (group_init(S))
         return -1;
     for (int r = 0; r < LHS_R_COUNT; r++)
         S->avail[r] = c->limit[r];
@@ -727,6 +813,14 @@ static void state_free(struct lhs_state *S)
     free(S->mem_stamp);
     free(S->mem_inc);
     free(S->mem_peak_inc);
+    free(S->grp);
+    free(S->holding);
+    free(S->after_target);
+    free(S->ann_ready);
+    free(S->grp_all);
+    free(S->grp_seen);
+    free(S->grp_size);
+    free(S->ready_groups);
 }
 
 /* XLA MemoryPressureTracker::UpdateBuffers. */
@@ -801,6 +895,23 @@ static double schedule_node(struct lhs_state *S, uint32_t v)
     const struct lhs_graph *G = S->G;
     S->seq[S->n_seq++] = v;
     S->where[v] = 3;
+    if (S->holding[v]) {
+        S->holding[v] = 0;
+        S->n_holding--;
+    }
+    /* XLA ScheduleNode: v is on the frontier of each other group among the
+     * nodes it releases (GetPredecessorAnnotations bottom-up); a group whose
+     * whole frontier is scheduled becomes ready */
+    for (uint32_t e = G->rel_off[v]; G->n_groups && e < G->rel_off[v + 1]; e++) {
+        int32_t k = S->grp[G->rel[e]];
+        int seen = k == S->grp[v];
+        for (uint32_t f = G->rel_off[v]; f < e && !seen; f++)
+            seen = S->grp[G->rel[f]] == k;
+        if (seen || k < 0)
+            continue;
+        if (++S->grp_seen[k] == S->grp_all[k])
+            S->ready_groups[S->n_ready_groups++] = (uint32_t)k;
+    }
     if (G->relr[v] >= 0)
         S->avail[G->relr[v]]++;
     if (G->occ[v] >= 0) {
@@ -1028,6 +1139,8 @@ static int better(struct lhs_state *S, uint32_t a, uint32_t b)
         if (m >= 0)
             return m;
     }
+    if (G->n_groups) /* kForceDelayAfterTarget (aggressive flexible annotations) */
+        CMP_DIR(S->after_target[a], S->after_target[b]);
     if (c->by_structure) { /* kDelayAsyncStartOfSamePreference / ...Done... */
         uint8_t bit = c->top_down ? LHS_SUP_DONE : LHS_SUP_START;
         int ax = (G->bits[a] & bit) != 0, bx = (G->bits[b] & bit) != 0;
@@ -1071,7 +1184,7 @@ static uint32_t select_scan(struct lhs_state *S)
     uint32_t best = LHS_NONE;
     for (uint32_t k = 0; k < S->n_ready; k++) {
         uint32_t v = S->ready_set[k];
-        if (crosses_limit(S, v))
+        if (S->grp[v] >= 0 || crosses_limit(S, v)) /* kAnnotationGroupNotReady */
             continue;
         if (best == LHS_NONE || better(S, v, best))
             best = v;
@@ -1086,6 +1199,140 @@ static uint32_t select_over_limit(struct lhs_state *S)
         if (best == LHS_NONE || better(S, S->ready_set[k], best))
             best = S->ready_set[k];
     return best;
+}
+
+/* ---- pass 2e: annotated groups -------------------------------------------- */
+
+/* XLA GetNumResourcesNeededForAnnotation: what a group holds at once, by
+ * resource.  Only dones count (GetNumResourcesPerInstruction counts the
+ * resources an instruction occupies).  A generic async-done adds one when
+ * its start is outside the group or with use_max; other dones need one.
+ * With keep_original_sequence_order_in_group, a running count over the
+ * members by original position, latest first: a done takes one, a start
+ * gives its done's back (signs flipped top-down). */
+static void group_needs(const struct lhs_state *S, uint32_t k, int use_max, int64_t *need)
+{
+    const struct lhs_graph *G = S->G;
+    int td = S->cfg->top_down;
+    memset(need, 0, LHS_R_COUNT * sizeof *need);
+    uint32_t first = LHS_NONE;
+    for (uint32_t i = 0; i < G->n && first == LHS_NONE; i++)
+        if (G->group[i] == (int32_t)k)
+            first = i;
+    if (first != LHS_NONE && (G->force[first] & LHS_KEEP_ORDER)) {
+        int64_t cur[LHS_R_COUNT] = {0};
+        for (uint32_t i = G->n; i-- > 0;) {
+            if (G->group[i] != (int32_t)k)
+                continue;
+            uint32_t d = (G->bits[i] & LHS_SUP_START) ? G->partner[i] : i;
+            int r = d == LHS_NONE ? -1 : G->occ[d] >= 0 ? G->occ[d] : G->relr[d];
+            if (r < 0 || !(G->bits[d] & LHS_SUP_DONE))
+                continue;
+            cur[r] += ((G->bits[i] & LHS_SUP_START) != 0) == td ? 1 : -1;
+            for (int q = 0; q < LHS_R_COUNT; q++)
+                if (cur[q] > need[q])
+                    need[q] = cur[q];
+        }
+        return;
+    }
+    for (uint32_t i = 0; i < G->n; i++) {
+        if (G->group[i] != (int32_t)k || !(G->bits[i] & LHS_SUP_DONE))
+            continue;
+        int r = G->occ[i] >= 0 ? G->occ[i] : G->relr[i];
+        if (r < 0)
+            continue;
+        uint32_t s = G->partner[i];
+        if ((G->force[i] & LHS_ASYNC_DONE_OP) &&
+            (use_max || s == LHS_NONE || G->group[s] != (int32_t)k))
+            need[r]++;
+        else if (need[r] < 1)
+            need[r] = 1;
+    }
+}
+
+/* XLA AnnotationReadySetLt: 1 when candidate a beats the chosen b.  Members
+ * that keep the original order go latest first; then a done (it occupies,
+ * bottom-up), then anything but a start; ties go to the candidate. */
+static int annotated_better(const struct lhs_state *S, uint32_t a, uint32_t b)
+{
+    const struct lhs_graph *G = S->G;
+    if ((G->force[a] & LHS_KEEP_ORDER) && (G->force[b] & LHS_KEEP_ORDER))
+        return a > b; /* kOriginalSequenceOrder */
+    int ao = G->occ[a] >= 0, bo = G->occ[b] >= 0;
+    if (ao != bo)
+        return ao; /* kAnnotatedAsyncDone */
+    int ar = G->relr[a] >= 0, br = G->relr[b] >= 0;
+    if (ar != br)
+        return br; /* kAnnotatedNotAsyncStart */
+    return 1;      /* kAnnotatedNoReason */
+}
+
+/* XLA ScheduleAnnotation: the ready members first, then each member as it
+ * becomes ready, until none is left; members that could not be scheduled in
+ * one go lose their annotation and go back to the ready set. */
+static void schedule_group(struct lhs_state *S, uint32_t k)
+{
+    const struct lhs_graph *G = S->G;
+    uint32_t done = 0, given_back = 0;
+    S->n_ann_ready = 0;
+    for (uint32_t j = 0; j < S->n_ready; j++)
+        if (S->grp[S->ready_set[j]] == (int32_t)k)
+            S->ann_ready[S->n_ann_ready++] = S->ready_set[j];
+    S->ongoing = (int32_t)k;
+    while (S->n_ann_ready && !S->oom) {
+        uint32_t best = 0;
+        for (uint32_t j = 1; j < S->n_ann_ready; j++)
+            if (annotated_better(S, S->ann_ready[j], S->ann_ready[best]))
+                best = j;
+        uint32_t v = S->ann_ready[best];
+        S->ann_ready[best] = S->ann_ready[--S->n_ann_ready];
+        if (S->cfg->flexible && done == S->grp_size[k] - 1 && (G->bits[v] & LHS_SUP_START)) {
+            given_back++; /* flexible: the last start goes back to the ready set */
+            S->grp[v] = -1;
+            if (S->cfg->flexible_aggressive)
+                S->after_target[v] = 1;
+            S->holding[v] = 1;
+            S->n_holding++;
+            continue;
+        }
+        ready_take(S, v);
+        S->now = schedule_node(S, v);
+        done++;
+    }
+    S->ongoing = -1;
+    if (done < S->grp_size[k] - given_back)
+        for (uint32_t i = 0; i < G->n; i++)
+            if (S->grp[i] == (int32_t)k && S->where[i] != 3) {
+                S->grp[i] = -1;
+                if (!S->holding[i]) {
+                    S->holding[i] = 1;
+                    S->n_holding++;
+                }
+            }
+}
+
+/* XLA TryScheduleOneAnnotationGroup: the first ready group that fits the
+ * free resources (all of it, or use_max = 0: its minimum), unless a node
+ * that lost its annotation still waits. */
+static int try_group(struct lhs_state *S, int use_max)
+{
+    if (!S->n_ready_groups || S->n_holding)
+        return 0;
+    for (uint32_t j = 0; j < S->n_ready_groups; j++) {
+        int64_t need[LHS_R_COUNT];
+        uint32_t k = S->ready_groups[j];
+        group_needs(S, k, use_max, need);
+        int fits = 1;
+        for (int r = 0; r < LHS_R_COUNT; r++)
+            fits &= need[r] <= S->avail[r];
+        if (!fits)
+            continue;
+        S->ready_groups[j] = S->ready_groups[S->n_ready_groups - 1];
+        S->n_ready_groups--;
+        schedule_group(S, k);
+        return 1;
+    }
+    return 0;
 }
 
 /* ---- pass 2c: one scheduling pass ---------------------------------------- */
@@ -1112,10 +1359,14 @@ static int schedule_pass(const struct sb_graph_view *g, const struct lhs_config 
     while (!rc && (S.n_ready || S.n_nops) && !S.oom) {
         uint32_t v;
         S.step++;
+        if (G.n_groups && try_group(&S, 1))
+            continue;
         if (S.n_nops) {
             v = S.nops[--S.n_nops];
         } else {
             v = select_node(&S);
+            if (v == LHS_NONE && G.n_groups && try_group(&S, 0))
+                continue;
             /* Every ready node waits for a resource that only a node behind
              * them can free: a start that feeds another start does this under
              * a limit of one (the bottom-up pass holds the later collective
@@ -1598,7 +1849,7 @@ static int needs_scan(const struct lhs_state *S)
 {
     const struct lhs_config *c = S->cfg;
     return !S->fast || c->release_start || c->by_structure || memory_active(S) ||
-           S->fast->any_send_host || S->G->any_force;
+           S->fast->any_send_host || S->G->any_force || S->G->n_groups;
 }
 
 static uint32_t select_node(struct lhs_state *S)

@@ -182,6 +182,8 @@ static const struct {
     {"depth_based_memory_pressure_reduction", "depth_based_memory_pressure_reduction"},
     {"top_down_scheduling", "top_down_scheduling"},
     {"enable_schedule_by_structure", "enable_schedule_by_structure"},
+    {"flexible_scheduling_annotation_scheduling", "flexible_scheduling_annotation_scheduling"},
+    {"aggressive_flexible_annotation_scheduling", "aggressive_flexible_annotation_scheduling"},
     /* only in XLA's GPU tracker, or without effect on the default tracker */
     {"collective_broadcast_overlap_limit", NULL},
     {"ragged_all_to_all_overlap_limit", NULL},
@@ -197,8 +199,7 @@ static const struct {
     {"log_computation_re", NULL},
     /* annotations and heuristics the view cannot carry */
     {"deannotate_group_if_blocked", ""},
-    {"flexible_scheduling_annotation_scheduling", ""},
-    {"aggressive_flexible_annotation_scheduling", ""},
+
     {"estimate_fragmentation_size", ""},
     {"track_sync_op_resource_usage", ""},
 };
@@ -257,19 +258,6 @@ static int check_fixtures(const struct expect *x, int *always, char *why, size_t
                  : !strncmp(f, "async_collective_creator", 24) ? "synchronous collectives "
                                                                  "holding resources"
                                                                : "hooks into XLA's scheduler");
-        return -1;
-    }
-    return 0;
-}
-
-/* Scheduling annotations reach `aggressive` through the view's sched_group,
- * but its group scheduling is not built yet. */
-static int check_attrs(const struct sb_hlo_module *m, char *why, size_t n_why)
-{
-    if (sb_hlo_has_attr(m, "_scheduling_group_id") ||
-        sb_hlo_has_attr(m, "_xla_scheduling_group_id")) {
-        snprintf(why, n_why, "frontend attribute _scheduling_group_id: `aggressive` does not "
-                             "schedule annotated groups as units yet");
         return -1;
     }
     return 0;
@@ -675,8 +663,7 @@ static enum verdict check_support(const struct expect *x, const struct sb_hlo_mo
     snprintf(spec, n_spec, "aggressive:estimator=%s,%s%s",
              !strcmp(x->latency, "test") ? "workload" : "approximate", config_defaults,
              "");
-    if (check_fixtures(x, always, why, n_why) || map_config(x, spec, n_spec, why, n_why) ||
-        check_attrs(m, why, n_why))
+    if (check_fixtures(x, always, why, n_why) || map_config(x, spec, n_spec, why, n_why))
         return V_SKIP;
     if (*always) {
         size_t len = strlen(spec);
