@@ -90,6 +90,9 @@ struct lhs_graph {
     /* scheduling annotations (the view's sched_group), dense: group ids in
      * increasing order become 0..n_groups-1 */
     int32_t *group;        /* [n] dense group, -1 none */
+    /* XLA's recursive resources of a node calling computations (the view's
+     * holds): [n * LHS_R_COUNT], or NULL when no node has any */
+    int32_t *need;
     uint32_t n_groups;
 };
 
@@ -99,6 +102,9 @@ enum {
                                   force_delay_async start */
     LHS_KEEP_ORDER = 1u << 2,  /* keep_original_sequence_order_in_group */
     LHS_ASYNC_DONE_OP = 1u << 3, /* opcode async-done (HloOpcode::kAsyncDone) */
+    LHS_WHILE_RES = 1u << 4,   /* a while whose body holds collectives: XLA's
+                                  AsyncTracker gives it the body's resources,
+                                  occupied and released (net: none) */
 };
 
 /* ---- scheduling state ---------------------------------------------------------- */

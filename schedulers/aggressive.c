@@ -342,6 +342,19 @@ static void build_nodes(struct builder *B)
         if (h & SB_HINT_KEEP_ORDER)
             G->force[i] |= LHS_KEEP_ORDER;
     }
+    /* GetNumResourcesPerInstruction of a while/call/conditional: what its
+     * callees hold, by resource (types sharing a resource add up) */
+    if (g->holds && !(G->need = xcalloc((size_t)G->n * LHS_R_COUNT, sizeof *G->need, &B->oom)))
+        return;
+    for (uint32_t i = 0; G->need && i < G->n; i++)
+        for (int t = 1; t < SB_COLL_COUNT; t++) {
+            uint32_t h = g->holds[(size_t)G->id[i] * SB_COLL_COUNT + t];
+            if (h && supported(c, (uint8_t)t)) {
+                G->need[(size_t)i * LHS_R_COUNT + resource_of(c, (uint8_t)t)] += (int32_t)h;
+                if (!strcmp(g->op_names[g->op[G->id[i]]], "while"))
+                    G->force[i] |= LHS_WHILE_RES;
+            }
+        }
     for (uint32_t i = 0; i < G->n; i++) {
         G->group[i] = -1;
         if (!strcmp(g->op_names[g->op[G->id[i]]], "async-done"))
@@ -573,6 +586,7 @@ static void graph_free(struct lhs_graph *G)
     free(G->force);
     free(G->op);
     free(G->group);
+    free(G->need);
     free(G->delay_prio);
     memset(G, 0, sizeof *G);
 }
@@ -1061,6 +1075,8 @@ static int opens_window(const struct lhs_state *S, uint32_t v)
     const struct lhs_graph *G = S->G;
     if (S->cfg->top_down)
         return (G->bits[v] & LHS_SUP_START) && G->occ[v] >= 0;
+    if (G->force[v] & LHS_WHILE_RES) /* DoesOccupyAnyResource */
+        return 1;
     return G->occ[v] >= 0 && !delay_send_host_done(S, v);
 }
 
@@ -1174,7 +1190,14 @@ static int better(struct lhs_state *S, uint32_t a, uint32_t b)
 static int crosses_limit(const struct lhs_state *S, uint32_t v)
 {
     int r = S->G->occ[v];
-    return r >= 0 && S->avail[r] < 1;
+    if (r >= 0 && S->avail[r] < 1)
+        return 1;
+    /* a node calling computations: what they hold must fit */
+    const int32_t *need = S->G->need ? S->G->need + (size_t)v * LHS_R_COUNT : NULL;
+    for (int q = 0; need && q < LHS_R_COUNT; q++)
+        if (need[q] > S->avail[q])
+            return 1;
+    return 0;
 }
 
 /* XLA FindAndExtractBestNodeAvailable: a linear scan of the ready set in its
@@ -1235,6 +1258,10 @@ static void group_needs(const struct lhs_state *S, uint32_t k, int use_max, int6
         }
         return;
     }
+    for (uint32_t i = 0; G->need && i < G->n; i++) /* members calling computations */
+        for (int q = 0; G->group[i] == (int32_t)k && q < LHS_R_COUNT; q++)
+            if (G->need[(size_t)i * LHS_R_COUNT + q] > need[q])
+                need[q] = G->need[(size_t)i * LHS_R_COUNT + q];
     for (uint32_t i = 0; i < G->n; i++) {
         if (G->group[i] != (int32_t)k || !(G->bits[i] & LHS_SUP_DONE))
             continue;
@@ -1258,10 +1285,11 @@ static int annotated_better(const struct lhs_state *S, uint32_t a, uint32_t b)
     const struct lhs_graph *G = S->G;
     if ((G->force[a] & LHS_KEEP_ORDER) && (G->force[b] & LHS_KEEP_ORDER))
         return a > b; /* kOriginalSequenceOrder */
-    int ao = G->occ[a] >= 0, bo = G->occ[b] >= 0;
+    int aw = (G->force[a] & LHS_WHILE_RES) != 0, bw = (G->force[b] & LHS_WHILE_RES) != 0;
+    int ao = G->occ[a] >= 0 || aw, bo = G->occ[b] >= 0 || bw;
     if (ao != bo)
         return ao; /* kAnnotatedAsyncDone */
-    int ar = G->relr[a] >= 0, br = G->relr[b] >= 0;
+    int ar = G->relr[a] >= 0 || aw, br = G->relr[b] >= 0 || bw;
     if (ar != br)
         return br; /* kAnnotatedNotAsyncStart */
     return 1;      /* kAnnotatedNoReason */
@@ -1280,10 +1308,15 @@ static void schedule_group(struct lhs_state *S, uint32_t k)
             S->ann_ready[S->n_ann_ready++] = S->ready_set[j];
     S->ongoing = (int32_t)k;
     while (S->n_ann_ready && !S->oom) {
-        uint32_t best = 0;
-        for (uint32_t j = 1; j < S->n_ann_ready; j++)
-            if (annotated_better(S, S->ann_ready[j], S->ann_ready[best]))
+        uint32_t best = LHS_NONE;
+        for (uint32_t j = 0; j < S->n_ann_ready; j++) {
+            if (crosses_limit(S, S->ann_ready[j])) /* FindAndExtractBestAnnotatedNode */
+                continue;
+            if (best == LHS_NONE || annotated_better(S, S->ann_ready[j], S->ann_ready[best]))
                 best = j;
+        }
+        if (best == LHS_NONE)
+            break; /* every ready member waits for a resource: the rest lose the group */
         uint32_t v = S->ann_ready[best];
         S->ann_ready[best] = S->ann_ready[--S->n_ann_ready];
         if (S->cfg->flexible && done == S->grp_size[k] - 1 && (G->bits[v] & LHS_SUP_START)) {
@@ -1849,7 +1882,7 @@ static int needs_scan(const struct lhs_state *S)
 {
     const struct lhs_config *c = S->cfg;
     return !S->fast || c->release_start || c->by_structure || memory_active(S) ||
-           S->fast->any_send_host || S->G->any_force || S->G->n_groups;
+           S->fast->any_send_host || S->G->any_force || S->G->n_groups || S->G->need;
 }
 
 static uint32_t select_node(struct lhs_state *S)

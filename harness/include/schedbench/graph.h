@@ -121,6 +121,11 @@ struct sb_graph_view {
     const int32_t *sched_iter;     /* its iteration ("G:I"), SB_NO_ITER none */
     const uint8_t *sched_hint;     /* enum sb_hint bits, 0 none */
     const int32_t *sched_priority; /* scheduler_delay_priority, 0 default */
+    /* Collectives of each type (enum sb_coll) in flight at most inside the
+     * computations a node calls (XLA's recursive resources of a while, call
+     * or conditional): [n_nodes * SB_COLL_COUNT], node-major, or NULL when
+     * no node calls any (docs/workload-format.md, `holds`). */
+    const uint32_t *holds;
 };
 
 #endif

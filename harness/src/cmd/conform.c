@@ -263,29 +263,6 @@ static int check_fixtures(const struct expect *x, int *always, char *why, size_t
     return 0;
 }
 
-/* Collectives inside whiles, calls or conditionals of computation c hold
- * resources XLA's scheduler counts on the calling node; the view has no
- * per-node resource counts. */
-static int check_calls(const struct sb_hlo_module *m, const char *comp, char *why,
-                       size_t n_why)
-{
-    struct sb_hlo_graph hg;
-    struct sb_hlo_opts o = {.computation = comp};
-    struct sb_err e;
-    if (sb_hlo_build(m, &o, &hg, &e))
-        return 0; /* reported when the test runs */
-    const char *n = sb_graph_meta(hg.g, "hlo_called_collectives");
-    int rc = 0;
-    if (n && atoi(n) > 0) {
-        snprintf(why, n_why, "%s calls computations holding %s collective(s) "
-                             "(while/call/conditional): their resource use is not in the view",
-                 comp ? comp : "ENTRY", n);
-        rc = -1;
-    }
-    sb_hlo_graph_free(&hg);
-    return rc;
-}
-
 /* XLA's HloScheduleGraph, top-down, makes a recv wait for a while that feeds
  * the matching send (the recv-done's control predecessor) when that while
  * comes later in the text: an edge against the text order, which format v1
@@ -672,9 +649,8 @@ static enum verdict check_support(const struct expect *x, const struct sb_hlo_mo
     if (other_scheduler)
         snprintf(spec, n_spec, "%s", other_scheduler);
     for (uint32_t c = 0; c < x->n_comp; c++)
-        if (has_directives(x, c) && (check_calls(m, c ? x->comp_name[c] : NULL, why, n_why) ||
-                                     check_backward_edge(x, m, c ? x->comp_name[c] : NULL,
-                                                         why, n_why)))
+        if (has_directives(x, c) &&
+            check_backward_edge(x, m, c ? x->comp_name[c] : NULL, why, n_why))
             return V_SKIP;
     return V_PASS;
 }

@@ -121,6 +121,8 @@ static void grow_nodes(struct sb_builder *b, uint32_t want)
         g->sched_priority = sb_xrealloc(g->sched_priority, cap * sizeof *g->sched_priority);
         g->sched_hint = sb_xrealloc(g->sched_hint, cap);
     }
+    if (g->holds)
+        g->holds = sb_xrealloc(g->holds, (size_t)cap * SB_COLL_COUNT * sizeof *g->holds);
     b->loc_of = sb_xrealloc(b->loc_of, cap * sizeof *b->loc_of);
     b->cap = cap;
 }
@@ -480,6 +482,13 @@ uint32_t sb_builder_node(struct sb_builder *b, const struct sb_node_in *n)
         g->sched_hint[id] = annotated ? n->sched_hint : 0;
         g->sched_priority[id] = annotated ? n->sched_priority : 0;
     }
+    int holds = 0;
+    for (int k = 0; k < SB_COLL_COUNT; k++)
+        holds |= n->holds[k] != 0;
+    if (holds && !g->holds) /* the first node that holds any: 0 before it */
+        g->holds = sb_xcalloc((size_t)b->cap * SB_COLL_COUNT, sizeof *g->holds);
+    if (g->holds)
+        memcpy(g->holds + (size_t)id * SB_COLL_COUNT, n->holds, sizeof n->holds);
     g->v.n_nodes = id + 1;
     b->open = id;
     return id;

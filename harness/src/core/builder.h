@@ -61,6 +61,8 @@ struct sb_node_in {
     int32_t sched_iter;     /* SB_NO_ITER none */
     uint8_t sched_hint;     /* enum sb_hint bits */
     int32_t sched_priority; /* 0 default */
+    /* appended: collectives in flight inside what the node calls, by type */
+    uint32_t holds[SB_COLL_COUNT];
 };
 #define SB_NODE_IN_INIT                                                        \
     {.kind = SB_KIND_COMPUTE, .comm_us = -1, .device = -1, .units = 1}

@@ -42,6 +42,7 @@ struct sb_graph {
     /* Scheduling annotations (appended; all NULL when no node has one) */
     int32_t *sched_group, *sched_iter, *sched_priority; /* [n_nodes] */
     uint8_t *sched_hint;                                /* [n_nodes] */
+    uint32_t *holds; /* [n_nodes * SB_COLL_COUNT] or NULL (graph.h) */
 };
 
 /* The unit a node's FLOPs run on, for the roofline's peak (docs/cost-model.md):

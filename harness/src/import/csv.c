@@ -22,6 +22,7 @@ enum col {
     COL_COLL, COL_COMM_BYTES, COL_GROUP, COL_COMM_US, COL_DEVICE, COL_FLAGS, COL_UNITS,
     COL_STREAM, COL_FLOPS, COL_BYTES_ACCESSED, COL_DTYPE, /* optional: the roofline's work */
     COL_SCHED_GROUP, COL_SCHED_HINT, COL_SCHED_PRIORITY, /* optional: XLA annotations */
+    COL_HOLDS,
     COL_COUNT,
     COL_EXTRA = COL_COUNT,       /* an x_ column: read and ignored */
     COL_DEV_COST = COL_COUNT + 1 /* cost_us.<device> (docs/machines.md) */
@@ -30,7 +31,7 @@ enum col {
 static const char *const col_names[COL_COUNT] = {
     "id", "name", "kind", "inputs", "op", "cost_us", "out_bytes", "coll",
     "comm_bytes", "group", "comm_us", "device", "flags", "units", "stream",
-    "flops", "bytes_accessed", "dtype", "sched_group", "sched_hint", "sched_priority"};
+    "flops", "bytes_accessed", "dtype", "sched_group", "sched_hint", "sched_priority", "holds"};
 
 #define N_REQUIRED_COLS 4 /* id, name, kind, inputs */
 #define MAX_COLS 256      /* a header wider than this is surely not a graph */
@@ -450,6 +451,31 @@ static int read_sched(struct loader *L, struct sb_node_in *n)
     return 0;
 }
 
+/* holds: "all_gather:2|collective_permute:1" (docs/workload-format.md). */
+static int read_holds(struct loader *L, struct sb_node_in *n)
+{
+    const char *s = field(L, COL_HOLDS);
+    char tok[64];
+    while (*s) {
+        size_t len = strcspn(s, "|");
+        char *colon;
+        enum sb_coll c;
+        uint64_t v;
+        if (len >= sizeof tok)
+            return fail(L, fnum(L, COL_HOLDS), "holds entry '%.20s...' is too long", s);
+        memcpy(tok, s, len);
+        tok[len] = 0;
+        if (len && (!(colon = strchr(tok, ':')) || (*colon = 0, sb_coll_parse(tok, &c)) ||
+                    c == SB_COLL_NONE || parse_u64(colon + 1, 1000000, &v)))
+            return fail(L, fnum(L, COL_HOLDS), "holds entry '%.*s' is not COLL:COUNT (a "
+                        "collective type and a count in 0..10^6)", (int)len, s);
+        if (len)
+            n->holds[c] = (uint32_t)v;
+        s += len + (s[len] == '|');
+    }
+    return 0;
+}
+
 static int read_row(struct loader *L)
 {
     if (L->n_fld != L->n_cols)
@@ -464,7 +490,7 @@ static int read_row(struct loader *L)
         read_u64(L, COL_COMM_BYTES, &n.comm_bytes) || read_group(L, &n.group_size) ||
         read_double(L, COL_COMM_US, -1, &n.comm_us) || read_device(L, &n.device) ||
         read_flags(L, &n.flags) || read_units(L, &n.units) || read_stream(L, &n.stream) ||
-        read_work(L, &n) || read_sched(L, &n))
+        read_work(L, &n) || read_sched(L, &n) || read_holds(L, &n))
         return -1;
     if (sb_builder_node(L->b, &n) == SB_NONE)
         return -1;

@@ -87,6 +87,17 @@ static void write_placement(FILE *f, const struct sb_graph *G, uint32_t v)
         else
             sb_csv_field(f, "", 0);
     }
+    if (G->holds) { /* collectives held by called computations */
+        char buf[400] = "";
+        for (int k = 1; k < SB_COLL_COUNT; k++) {
+            uint32_t c = G->holds[(size_t)v * SB_COLL_COUNT + k];
+            size_t len = strlen(buf);
+            if (c)
+                snprintf(buf + len, sizeof buf - len, "%s%s:%u", len ? "|" : "",
+                         sb_coll_name((enum sb_coll)k), c);
+        }
+        sb_csv_field(f, buf, 0);
+    }
     for (uint32_t k = 0; k < G->n_dev_cost; k++) {
         double c = G->dev_cost_us[(size_t)v * G->n_dev_cost + k];
         if (c >= 0)
@@ -154,6 +165,8 @@ int sb_graph_write(const struct sb_graph *g, const char *path, struct sb_err *e)
         fprintf(out.f, ",flops,bytes_accessed,dtype");
     if (g->sched_group)
         fprintf(out.f, ",sched_group,sched_hint,sched_priority");
+    if (g->holds)
+        fprintf(out.f, ",holds");
     for (uint32_t k = 0; k < g->n_dev_cost; k++) {
         fprintf(out.f, ",");
         char col[300];

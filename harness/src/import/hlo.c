@@ -1378,6 +1378,8 @@ static int add_instr(struct builder *B, uint32_t i)
     n.loc = in->line;
     char why[256];
     hlo_sched_read(in, &n, why, sizeof why); /* checked when parsed */
+    if (!B->o->step)
+        hlo_sched_holds(B->m, in, &n);
     if (r == ROLE_START) {
         n.coll = (enum sb_coll)B->coll[i];
         n.comm_bytes = start_payload(in, n.coll);

@@ -132,5 +132,9 @@ const char *hlo_costs_unknown(const struct hlo_costs *hc, uint32_t k, uint32_t *
  * n's sched_* fields; -1 with why ("'name': problem") when malformed. */
 struct sb_node_in;
 int hlo_sched_read(const struct instr *in, struct sb_node_in *n, char *why, size_t n_why);
+/* n->holds of an instruction calling computations (while, call, ...): the
+ * collectives its callees have in flight at most, by type. */
+void hlo_sched_holds(const struct sb_hlo_module *m, const struct instr *in,
+                     struct sb_node_in *n);
 
 #endif
