@@ -47,6 +47,7 @@ struct lhs_config {
     int always;                   /* schedule even without supported async ops */
     int flexible;                 /* flexible_scheduling_annotation_scheduling */
     int flexible_aggressive;      /* aggressive_flexible_annotation_scheduling */
+    int track_sync;               /* track_sync_op_resource_usage */
 };
 
 /* ---- the scheduling graph ---------------------------------------------------- */
@@ -102,9 +103,11 @@ enum {
                                   force_delay_async start */
     LHS_KEEP_ORDER = 1u << 2,  /* keep_original_sequence_order_in_group */
     LHS_ASYNC_DONE_OP = 1u << 3, /* opcode async-done (HloOpcode::kAsyncDone) */
-    LHS_WHILE_RES = 1u << 4,   /* a while whose body holds collectives: XLA's
-                                  AsyncTracker gives it the body's resources,
-                                  occupied and released (net: none) */
+    LHS_WHILE_RES = 1u << 4,   /* occupies and releases a resource at once (net:
+                                  none): a while whose body holds collectives
+                                  (XLA gives it the body's resource list), or a
+                                  synchronous collective under
+                                  track_sync_op_resource_usage */
 };
 
 /* ---- scheduling state ---------------------------------------------------------- */

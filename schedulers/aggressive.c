@@ -41,7 +41,7 @@ enum {
     P_COPY, P_AGGRESSIVE, P_DEPTH_OVER_STALL, P_RELEASE_START, P_SEND_RECVS,
     P_SAME_SEND_RECV, P_MEMORY_LIMIT, P_DEPTH_MEMORY, P_RERUN, P_TOP_DOWN,
     P_BY_STRUCTURE, P_MEMORY_MODEL, P_SELECTION, P_ALWAYS, P_FLEXIBLE, P_FLEXIBLE_AGGRESSIVE,
-    P_COUNT
+    P_TRACK_SYNC, P_COUNT
 };
 
 #define LIMIT_MAX 2147483647.0 /* INT32_MAX, the largest limit XLA's tests use */
@@ -109,6 +109,9 @@ static const struct sb_param params[P_COUNT] = {
     {"aggressive_flexible_annotation_scheduling", SB_PARAM_BOOL, 0, 0, 1, NULL,
      "XLA aggressive_flexible_annotation_scheduling: ... and is delayed "
      "(kForceDelayAfterTarget)"},
+    {"track_sync_op_resource_usage", SB_PARAM_BOOL, 0, 0, 1, NULL,
+     "XLA track_sync_op_resource_usage: a synchronous collective (a compute node whose op "
+     "is all-gather, all-reduce, ...) needs a free slot of its type's resource"},
 };
 
 static int lhs_init(const double *p, void **state, char *err, size_t n_err)
@@ -145,6 +148,7 @@ static int lhs_init(const double *p, void **state, char *err, size_t n_err)
     c->always = p[P_ALWAYS] != 0;
     c->flexible = p[P_FLEXIBLE] != 0;
     c->flexible_aggressive = p[P_FLEXIBLE_AGGRESSIVE] != 0;
+    c->track_sync = p[P_TRACK_SYNC] != 0;
     *state = c;
     return 0;
 }
@@ -355,6 +359,34 @@ static void build_nodes(struct builder *B)
                     G->force[i] |= LHS_WHILE_RES;
             }
         }
+    /* XLA AsyncTracker::GetResourcesFromInstructionImpl, default case: with
+     * track_sync_op_resource_usage a synchronous op of a resource type
+     * (GetResourceTypeForOp) occupies and releases one of it */
+    static const struct {
+        const char *op;
+        uint8_t coll;
+    } sync_res[] = {
+        {"all-reduce", SB_COLL_ALL_REDUCE}, {"all-gather", SB_COLL_ALL_GATHER},
+        {"all-to-all", SB_COLL_ALL_TO_ALL}, {"ragged-all-to-all", SB_COLL_ALL_TO_ALL},
+        {"collective-permute", SB_COLL_COLLECTIVE_PERMUTE}, {"copy", SB_COLL_COPY},
+        {"reduce-scatter", SB_COLL_REDUCE_SCATTER},
+    };
+    for (uint32_t i = 0; c->track_sync && i < G->n; i++) {
+        uint32_t v = G->id[i];
+        if (g->kind[v] == SB_KIND_START || g->kind[v] == SB_KIND_DONE)
+            continue;
+        for (size_t k = 0; k < sizeof sync_res / sizeof sync_res[0]; k++) {
+            if (strcmp(g->op_names[g->op[v]], sync_res[k].op) != 0)
+                continue;
+            if (!G->need &&
+                !(G->need = xcalloc((size_t)G->n * LHS_R_COUNT, sizeof *G->need, &B->oom)))
+                return;
+            int32_t *nd = G->need + (size_t)i * LHS_R_COUNT + resource_of(c, sync_res[k].coll);
+            if (*nd < 1)
+                *nd = 1;
+            G->force[i] |= LHS_WHILE_RES;
+        }
+    }
     for (uint32_t i = 0; i < G->n; i++) {
         G->group[i] = -1;
         if (!strcmp(g->op_names[g->op[G->id[i]]], "async-done"))

@@ -182,6 +182,7 @@ static const struct {
     {"depth_based_memory_pressure_reduction", "depth_based_memory_pressure_reduction"},
     {"top_down_scheduling", "top_down_scheduling"},
     {"enable_schedule_by_structure", "enable_schedule_by_structure"},
+    {"track_sync_op_resource_usage", "track_sync_op_resource_usage"},
     {"flexible_scheduling_annotation_scheduling", "flexible_scheduling_annotation_scheduling"},
     {"aggressive_flexible_annotation_scheduling", "aggressive_flexible_annotation_scheduling"},
     /* only in XLA's GPU tracker, or without effect on the default tracker */
@@ -201,7 +202,7 @@ static const struct {
     {"deannotate_group_if_blocked", ""},
 
     {"estimate_fragmentation_size", ""},
-    {"track_sync_op_resource_usage", ""},
+
 };
 
 /* XLA's struct defaults for the fields the fixture does not set. */
@@ -240,10 +241,14 @@ static int map_config(const struct expect *x, char *spec, size_t n, char *why, s
 }
 
 /* Whether the fixture lines are ones we can reproduce.  entry_point only
- * changes whether a computation without collectives is scheduled. */
-static int check_fixtures(const struct expect *x, int *always, char *why, size_t n_why)
+ * changes whether a computation without collectives is scheduled;
+ * async_collective_creator=off keeps synchronous collectives whole (the
+ * importer's keep_sync). */
+static int check_fixtures(const struct expect *x, int *always, int *keep_sync, char *why,
+                          size_t n_why)
 {
     *always = 0;
+    *keep_sync = 0;
     for (uint32_t i = 0; i < x->n_fix; i++) {
         const char *f = x->fixture[i];
         while (*f == ' ')
@@ -252,12 +257,14 @@ static int check_fixtures(const struct expect *x, int *always, char *why, size_t
             *always = 1;
             continue;
         }
+        if (!strcmp(f, "async_collective_creator=off")) {
+            *keep_sync = 1;
+            continue;
+        }
         snprintf(why, n_why, "fixture '%s' is not reproduced (it needs %s)", f,
                  !strncmp(f, "prior_run", 9) ? "a second pipeline run on a module with "
                                                "while/conditional bodies"
-                 : !strncmp(f, "async_collective_creator", 24) ? "synchronous collectives "
-                                                                 "holding resources"
-                                                               : "hooks into XLA's scheduler");
+                                               : "hooks into XLA's scheduler");
         return -1;
     }
     return 0;
@@ -335,9 +342,9 @@ static void run_free(struct run *r)
 }
 
 static int schedule(const struct sb_hlo_module *m, const char *comp, const char *spec,
-                    int test_est, struct run *r, char *why, size_t n_why)
+                    int test_est, int keep_sync, struct run *r, char *why, size_t n_why)
 {
-    struct sb_hlo_opts o = {.computation = comp};
+    struct sb_hlo_opts o = {.computation = comp, .keep_sync = keep_sync};
     struct sb_err e;
     struct sb_sched sched;
     struct sb_schedule s;
@@ -624,7 +631,7 @@ static int has_directives(const struct expect *x, uint32_t c)
 static const char *other_scheduler;
 
 static enum verdict check_support(const struct expect *x, const struct sb_hlo_module *m,
-                                  int *always, char *spec, size_t n_spec, char *why,
+                                  int *always, int *keep_sync, char *spec, size_t n_spec, char *why,
                                   size_t n_why)
 {
     if (x->unknown[0]) {
@@ -640,7 +647,7 @@ static enum verdict check_support(const struct expect *x, const struct sb_hlo_mo
     snprintf(spec, n_spec, "aggressive:estimator=%s,%s%s",
              !strcmp(x->latency, "test") ? "workload" : "approximate", config_defaults,
              "");
-    if (check_fixtures(x, always, why, n_why) || map_config(x, spec, n_spec, why, n_why))
+    if (check_fixtures(x, always, keep_sync, why, n_why) || map_config(x, spec, n_spec, why, n_why))
         return V_SKIP;
     if (*always) {
         size_t len = strlen(spec);
@@ -679,7 +686,8 @@ static enum verdict run_test(const char *dir, const char *name, int *tier, char 
         goto out;
     }
     int always;
-    v = check_support(x, m, &always, spec, sizeof spec, why, n_why);
+    int keep_sync;
+    v = check_support(x, m, &always, &keep_sync, spec, sizeof spec, why, n_why);
     if (v != V_PASS)
         goto out;
     for (uint32_t c = 0; c < x->n_comp && v == V_PASS; c++) {
@@ -687,7 +695,8 @@ static enum verdict run_test(const char *dir, const char *name, int *tier, char 
         if (!has_directives(x, c))
             continue;
         int test_est = !strcmp(x->latency, "test");
-        if (schedule(m, c ? x->comp_name[c] : NULL, spec, test_est, &r, why, n_why)) {
+        if (schedule(m, c ? x->comp_name[c] : NULL, spec, test_est, keep_sync, &r, why,
+                     n_why)) {
             v = V_FAIL;
         } else {
             for (uint32_t k = 0; k < x->n_dir && v == V_PASS; k++)
