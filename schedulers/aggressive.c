@@ -261,19 +261,88 @@ static uint32_t neighbours(struct builder *B, uint32_t v, int preds, uint32_t *o
     return n;
 }
 
+/* XLA HloScheduleGraph, top-down only: when a send-done comes after a while
+ * that reaches it, each recv whose recv-done waits for that send-done
+ * (a control successor) also waits for the while, so the recv's window does
+ * not span the loop.  That edge can point backwards in the original order.
+ * Returns the number of edges, written as (while, recv) view-id pairs to
+ * *out (malloc'ed; NULL when none). */
+static uint32_t while_recv_edges(struct builder *B, uint32_t **out)
+{
+    const struct sb_graph_view *g = B->g;
+    uint32_t n = g->n_nodes, k = 0, cap = 0, n_while = 0;
+    *out = NULL;
+    if (!B->c->top_down)
+        return 0;
+    for (uint32_t v = 0; v < n; v++)
+        n_while += !strcmp(g->op_names[g->op[v]], "while");
+    if (!n_while)
+        return 0;
+    uint8_t *reach = calloc(n, 1);
+    uint32_t *stack = malloc((size_t)n * sizeof *stack);
+    if (!reach || !stack) {
+        B->oom = 1;
+        free(reach);
+        free(stack);
+        return 0;
+    }
+    for (uint32_t w = 0; w < n && !B->oom; w++) {
+        if (strcmp(g->op_names[g->op[w]], "while") != 0)
+            continue;
+        uint32_t top = 0; /* what w reaches */
+        memset(reach, 0, n);
+        stack[top++] = w;
+        while (top) {
+            uint32_t v = stack[--top];
+            for (uint32_t e = g->succ_off[v]; e < g->succ_off[v + 1]; e++)
+                if (!reach[g->succ[e]]) {
+                    reach[g->succ[e]] = 1;
+                    stack[top++] = g->succ[e];
+                }
+        }
+        for (uint32_t s = w + 1; s < n; s++) {
+            if (!reach[s] || g->kind[s] != SB_KIND_DONE || g->coll[s] != SB_COLL_SEND)
+                continue;
+            for (uint32_t e = g->succ_off[s]; e < g->succ_off[s + 1]; e++) {
+                uint32_t r = g->succ[e];
+                if (g->kind[r] != SB_KIND_DONE || g->coll[r] != SB_COLL_RECV ||
+                    g->partner[r] == SB_NONE)
+                    continue;
+                if (k + 2 > cap) {
+                    cap = cap ? 2 * cap : 16;
+                    uint32_t *x = realloc(*out, (size_t)cap * sizeof *x);
+                    if (!x) {
+                        B->oom = 1;
+                        break;
+                    }
+                    *out = x;
+                }
+                (*out)[k++] = w;
+                (*out)[k++] = g->partner[r];
+            }
+        }
+    }
+    free(reach);
+    free(stack);
+    return k / 2;
+}
+
 static void build_edges(struct builder *B)
 {
     const struct sb_graph_view *g = B->g;
     struct lhs_graph *G = B->G;
-    uint32_t n = G->n, m = g->n_edges;
+    uint32_t *extra, n_extra = while_recv_edges(B, &extra);
+    uint32_t n = G->n, m = g->n_edges + n_extra;
     int td = B->c->top_down;
     G->dep_off = xcalloc(n + 1, sizeof *G->dep_off, &B->oom);
     G->rel_off = xcalloc(n + 1, sizeof *G->rel_off, &B->oom);
     G->dep = xcalloc(m, sizeof *G->dep, &B->oom);
     G->dep_lat = xcalloc(m, sizeof *G->dep_lat, &B->oom);
     G->rel = xcalloc(m, sizeof *G->rel, &B->oom);
-    if (B->oom)
+    if (B->oom) {
+        free(extra);
         return;
+    }
     uint32_t nd = 0, nr = 0;
     for (uint32_t i = 0; i < n; i++) {
         uint32_t v = G->id[i];
@@ -287,9 +356,19 @@ static void build_edges(struct builder *B)
         }
         nd += k;
         nr += neighbours(B, v, !td, G->rel + nr);
+        /* the added edges, after the operand ones (latency 1, as XLA's) */
+        for (uint32_t x = 0; x < n_extra; x++) {
+            if (extra[2 * x + 1] == v) { /* top-down the recv waits for the while */
+                G->dep[nd] = B->pos[extra[2 * x]];
+                G->dep_lat[nd++] = 1;
+            }
+            if (extra[2 * x] == v)
+                G->rel[nr++] = B->pos[extra[2 * x + 1]];
+        }
     }
     G->dep_off[n] = nd;
     G->rel_off[n] = nr;
+    free(extra);
 }
 
 static void build_nodes(struct builder *B)

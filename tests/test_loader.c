@@ -158,11 +158,11 @@ static void test_fields(void)
  * rows without them get the defaults, and a write and a reload keep them. */
 static void test_sched(void)
 {
-    const char *csv = "id,name,kind,inputs,sched_group,sched_hint,sched_priority\n"
-                      "0,a,compute,,,,\n"
-                      "1,b,compute,0,3,force_delay_async|keep_order,-2\n"
-                      "2,c,compute,1,0:1,,\n"
-                      "3,d,compute,2,,force_early,\n";
+    const char *csv = "id,name,kind,inputs,sched_group,sched_hint,sched_priority,holds\n"
+                      "0,a,compute,,,,,\n"
+                      "1,b,compute,0,3,force_delay_async|keep_order,-2,\n"
+                      "2,c,compute,1,0:1,,,all_gather:2|collective_permute:1\n"
+                      "3,d,compute,2,,force_early,,\n";
     struct sb_err e;
     struct sb_graph *g = sb_csv_load_mem("s.csv", csv, strlen(csv), &e);
     CHECK(g != NULL);
@@ -180,6 +180,12 @@ static void test_sched(void)
         CHECK(g->v.sched_group[2] == 0 && g->v.sched_iter[2] == 1);
         CHECK_EQ_U(g->v.sched_hint[3], SB_HINT_FORCE_EARLY);
         CHECK(g->v.sched_group[3] == -1 && g->v.sched_priority[3] == 0);
+        CHECK(g->v.holds != NULL);
+        if (g->v.holds) {
+            CHECK_EQ_U(g->v.holds[2 * SB_COLL_COUNT + SB_COLL_ALL_GATHER], 2);
+            CHECK_EQ_U(g->v.holds[2 * SB_COLL_COUNT + SB_COLL_COLLECTIVE_PERMUTE], 1);
+            CHECK_EQ_U(g->v.holds[1 * SB_COLL_COUNT + SB_COLL_ALL_GATHER], 0);
+        }
         if (round == 0) { /* the `convert` round trip */
             char path[64]; /* .csv: the loader goes by extension */
             snprintf(path, sizeof path, "/tmp/sb_test_sched_%ld.csv", (long)getpid());
@@ -194,7 +200,7 @@ static void test_sched(void)
     /* a graph without the columns has no annotation arrays */
     const char *plain = HDR "0,a,compute,\n";
     g = sb_csv_load_mem("p.csv", plain, strlen(plain), &e);
-    CHECK(g && !g->v.sched_group && !g->v.sched_hint);
+    CHECK(g && !g->v.sched_group && !g->v.sched_hint && !g->v.holds);
     sb_graph_free(g);
 }
 

@@ -270,25 +270,6 @@ static int check_fixtures(const struct expect *x, int *always, int *keep_sync, c
     return 0;
 }
 
-/* XLA's HloScheduleGraph, top-down, makes a recv wait for a while that feeds
- * the matching send (the recv-done's control predecessor) when that while
- * comes later in the text: an edge against the text order, which format v1
- * (inputs are earlier rows) cannot hold. */
-static int check_backward_edge(const struct expect *x, const struct sb_hlo_module *m,
-                               const char *comp, char *why, size_t n_why)
-{
-    int top_down = 0, k = sb_hlo_find_computation(m, comp);
-    for (uint32_t i = 0; i < x->n_cfg; i++)
-        if (!strcmp(x->cfg_key[i], "top_down_scheduling"))
-            top_down = is_true(x->cfg_val[i]);
-    if (!top_down || k < 0 || !sb_hlo_uses(m, (uint32_t)k, "while") ||
-        !sb_hlo_uses(m, (uint32_t)k, "send-done") || !sb_hlo_uses(m, (uint32_t)k, "recv-done"))
-        return 0;
-    snprintf(why, n_why, "top-down XLA adds an edge from a while to a recv that precedes it "
-                         "in the text; format v1 inputs must be earlier rows");
-    return -1;
-}
-
 /* ---- pass 2: scheduling one computation ------------------------------------------------ */
 
 /* XLA TestLatencyEstimator (latency_hiding_scheduler_test.cc): node costs and
@@ -630,7 +611,7 @@ static int has_directives(const struct expect *x, uint32_t c)
  * same checks: a control showing the directives can fail. */
 static const char *other_scheduler;
 
-static enum verdict check_support(const struct expect *x, const struct sb_hlo_module *m,
+static enum verdict check_support(const struct expect *x,
                                   int *always, int *keep_sync, char *spec, size_t n_spec, char *why,
                                   size_t n_why)
 {
@@ -655,10 +636,6 @@ static enum verdict check_support(const struct expect *x, const struct sb_hlo_mo
     }
     if (other_scheduler)
         snprintf(spec, n_spec, "%s", other_scheduler);
-    for (uint32_t c = 0; c < x->n_comp; c++)
-        if (has_directives(x, c) &&
-            check_backward_edge(x, m, c ? x->comp_name[c] : NULL, why, n_why))
-            return V_SKIP;
     return V_PASS;
 }
 
@@ -687,7 +664,7 @@ static enum verdict run_test(const char *dir, const char *name, int *tier, char 
     }
     int always;
     int keep_sync;
-    v = check_support(x, m, &always, &keep_sync, spec, sizeof spec, why, n_why);
+    v = check_support(x, &always, &keep_sync, spec, sizeof spec, why, n_why);
     if (v != V_PASS)
         goto out;
     for (uint32_t c = 0; c < x->n_comp && v == V_PASS; c++) {
