@@ -244,11 +244,12 @@ static int map_config(const struct expect *x, char *spec, size_t n, char *why, s
  * changes whether a computation without collectives is scheduled;
  * async_collective_creator=off keeps synchronous collectives whole (the
  * importer's keep_sync). */
-static int check_fixtures(const struct expect *x, int *always, int *keep_sync, char *why,
-                          size_t n_why)
+static int check_fixtures(const struct expect *x, int *always, int *keep_sync, char *prior,
+                          char *why, size_t n_why)
 {
     *always = 0;
     *keep_sync = 0;
+    prior[0] = 0;
     for (uint32_t i = 0; i < x->n_fix; i++) {
         const char *f = x->fixture[i];
         while (*f == ' ')
@@ -261,10 +262,12 @@ static int check_fixtures(const struct expect *x, int *always, int *keep_sync, c
             *keep_sync = 1;
             continue;
         }
-        snprintf(why, n_why, "fixture '%s' is not reproduced (it needs %s)", f,
-                 !strncmp(f, "prior_run", 9) ? "a second pipeline run on a module with "
-                                               "while/conditional bodies"
-                                               : "hooks into XLA's scheduler");
+        if (!strncmp(f, "prior_run ", 10) && strchr(f + 10, '=')) {
+            snprintf(prior, 160, "%s", f + 10); /* KEY=VALUE of the first run */
+            continue;
+        }
+        snprintf(why, n_why, "fixture '%s' is not reproduced (it needs hooks into XLA's "
+                             "scheduler)", f);
         return -1;
     }
     return 0;
@@ -611,10 +614,58 @@ static int has_directives(const struct expect *x, uint32_t c)
  * same checks: a control showing the directives can fail. */
 static const char *other_scheduler;
 
-static enum verdict check_support(const struct expect *x,
-                                  int *always, int *keep_sync, char *spec, size_t n_spec, char *why,
+/* fixture prior_run: XLA ran the whole pipeline once before the checked run,
+ * which starts from the schedule it wrote.  Each computation is scheduled
+ * with the first run's spec, callees first (text order, the ENTRY last), and
+ * the module's instruction order becomes that schedule, so the checked run
+ * starts from it and a while's `holds` are counted on its body's new order.
+ * Needs one node per instruction (no split collective, no fusion group). */
+static int prior_run(struct sb_hlo_module *m, const char *spec, int test_est, int keep_sync,
+                     char *why, size_t n_why)
+{
+    int entry = sb_hlo_find_computation(m, NULL);
+    uint32_t n_comp = sb_hlo_n_computations(m);
+    for (uint32_t k = 0; k <= n_comp; k++) {
+        uint32_t c = k < n_comp ? k : (uint32_t)entry;
+        if (k < n_comp && (int)k == entry)
+            continue;
+        struct run r;
+        char err[512];
+        const char *name = sb_hlo_computation_name(m, c);
+        if (schedule(m, (int)c == entry ? NULL : name, spec, test_est, keep_sync, &r, err,
+                     sizeof err)) {
+            run_free(&r);
+            if ((int)c == entry) {
+                snprintf(why, n_why, "fixture prior_run: the first run failed: %s", err);
+                return -1;
+            }
+            continue; /* a computation conform cannot build keeps its order */
+        }
+        uint32_t n = r.hg.g->v.n_nodes, ok = n == sb_hlo_n_instrs(m, c);
+        uint32_t *order = sb_xmalloc((n ? n : 1) * sizeof *order);
+        for (uint32_t i = 0; i < n && ok; i++) {
+            ok = r.hg.node[r.order[i]].half == 0;
+            order[i] = r.hg.node[r.order[i]].instr;
+        }
+        if (!ok || sb_hlo_reorder(m, c, order)) {
+            snprintf(why, n_why, "fixture prior_run: computation '%s' does not map one node "
+                                 "per instruction, so its first schedule cannot be written back",
+                     name);
+            free(order);
+            run_free(&r);
+            return -1;
+        }
+        free(order);
+        run_free(&r);
+    }
+    return 0;
+}
+
+static enum verdict check_support(const struct expect *x, int *always, int *keep_sync,
+                                  char *spec, size_t n_spec, char *prior_spec, char *why,
                                   size_t n_why)
 {
+    char prior[160];
     if (x->unknown[0]) {
         snprintf(why, n_why, "%s", x->unknown);
         return V_SKIP;
@@ -628,7 +679,28 @@ static enum verdict check_support(const struct expect *x,
     snprintf(spec, n_spec, "aggressive:estimator=%s,%s%s",
              !strcmp(x->latency, "test") ? "workload" : "approximate", config_defaults,
              "");
-    if (check_fixtures(x, always, keep_sync, why, n_why) || map_config(x, spec, n_spec, why, n_why))
+    if (check_fixtures(x, always, keep_sync, prior, why, n_why))
+        return V_SKIP;
+    prior_spec[0] = 0;
+    if (prior[0]) { /* the first run's spec: the file's config with KEY=VALUE */
+        struct expect *px = sb_xmalloc(sizeof *px);
+        char *eq = strchr(prior, '=');
+        uint32_t k = 0;
+        memcpy(px, x, sizeof *px);
+        *eq = 0;
+        while (k < px->n_cfg && strcmp(px->cfg_key[k], prior) != 0)
+            k++;
+        if (k == px->n_cfg && k < MAX_KV)
+            snprintf(px->cfg_key[px->n_cfg++], sizeof px->cfg_key[0], "%s", prior);
+        if (k < MAX_KV)
+            snprintf(px->cfg_val[k], sizeof px->cfg_val[0], "%s", eq + 1);
+        snprintf(prior_spec, n_spec, "%s", spec);
+        int rc = map_config(px, prior_spec, n_spec, why, n_why);
+        free(px);
+        if (rc)
+            return V_SKIP;
+    }
+    if (map_config(x, spec, n_spec, why, n_why))
         return V_SKIP;
     if (*always) {
         size_t len = strlen(spec);
@@ -664,7 +736,11 @@ static enum verdict run_test(const char *dir, const char *name, int *tier, char 
     }
     int always;
     int keep_sync;
-    v = check_support(x, &always, &keep_sync, spec, sizeof spec, why, n_why);
+    char prior_spec[sizeof spec];
+    v = check_support(x, &always, &keep_sync, spec, sizeof spec, prior_spec, why, n_why);
+    if (v == V_PASS && prior_spec[0] && !other_scheduler &&
+        prior_run(m, prior_spec, !strcmp(x->latency, "test"), keep_sync, why, n_why))
+        v = V_SKIP;
     if (v != V_PASS)
         goto out;
     for (uint32_t c = 0; c < x->n_comp && v == V_PASS; c++) {

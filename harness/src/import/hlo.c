@@ -1811,6 +1811,27 @@ uint32_t sb_hlo_n_called(const struct sb_hlo_module *m)
     return n;
 }
 
+int sb_hlo_reorder(struct sb_hlo_module *m, uint32_t c, const uint32_t *instr_order)
+{
+    struct comp *k = &m->c[c];
+    uint8_t *seen = sb_xcalloc(k->n ? k->n : 1, 1);
+    int ok = 1;
+    for (uint32_t i = 0; i < k->n && ok; i++) {
+        ok = instr_order[i] < k->n && !seen[instr_order[i]];
+        if (ok)
+            seen[instr_order[i]] = 1;
+    }
+    free(seen);
+    if (!ok)
+        return -1;
+    struct instr *in = sb_xmalloc((k->n ? k->n : 1) * sizeof *in);
+    for (uint32_t i = 0; i < k->n; i++)
+        in[i] = k->in[instr_order[i]];
+    memcpy(k->in, in, k->n * sizeof *in);
+    free(in);
+    return 0;
+}
+
 int sb_hlo_expand(struct sb_hlo_module *m, struct sb_err *e)
 {
     return hlo_expand(m, e);

@@ -100,5 +100,10 @@ int sb_hlo_uses(const struct sb_hlo_module *m, uint32_t c, const char *opcode);
 int sb_hlo_has_attr(const struct sb_hlo_module *m, const char *key);
 /* Number of computations other than the ENTRY and fusion bodies. */
 uint32_t sb_hlo_n_called(const struct sb_hlo_module *m);
+/* Puts computation c's instructions in the order instr_order[] (a
+ * permutation of 0..n-1 that keeps operands before users): the schedule a
+ * run wrote back, for conform's second pipeline run.  -1 if not a
+ * permutation. */
+int sb_hlo_reorder(struct sb_hlo_module *m, uint32_t c, const uint32_t *instr_order);
 
 #endif
