@@ -45,6 +45,9 @@ struct lhs_config {
     enum lhs_memory memory;
     enum lhs_selection selection;
     int always;                   /* schedule even without supported async ops */
+    int flexible;                 /* flexible_scheduling_annotation_scheduling */
+    int flexible_aggressive;      /* aggressive_flexible_annotation_scheduling */
+    int track_sync;               /* track_sync_op_resource_usage */
 };
 
 /* ---- the scheduling graph ---------------------------------------------------- */
@@ -80,6 +83,31 @@ struct lhs_graph {
     uint32_t *alloc_off, *alloc;
     uint32_t *freed_off, *freed;
     uint64_t *bytes;       /* [n] size of the buffer each owner holds */
+    /* XLA's hints (HloScheduleGraph), from the view's sched_hint: */
+    uint8_t *force;        /* [n] LHS_FORCE_* bits */
+    int32_t *delay_prio;   /* [n] ForceDelayPriority (scheduler_delay_priority) */
+    int any_force;         /* some node has a bit: the scan decides */
+    uint32_t *op;          /* [n] the view's opcode index */
+    /* scheduling annotations (the view's sched_group), dense: group ids in
+     * increasing order become 0..n_groups-1 */
+    int32_t *group;        /* [n] dense group, -1 none */
+    /* XLA's recursive resources of a node calling computations (the view's
+     * holds): [n * LHS_R_COUNT], or NULL when no node has any */
+    int32_t *need;
+    uint32_t n_groups;
+};
+
+enum {
+    LHS_FORCE_EARLY = 1u << 0, /* force_early custom-call; force_delay_async done */
+    LHS_FORCE_DELAY = 1u << 1, /* force_delay custom-call / async op;
+                                  force_delay_async start */
+    LHS_KEEP_ORDER = 1u << 2,  /* keep_original_sequence_order_in_group */
+    LHS_ASYNC_DONE_OP = 1u << 3, /* opcode async-done (HloOpcode::kAsyncDone) */
+    LHS_WHILE_RES = 1u << 4,   /* occupies and releases a resource at once (net:
+                                  none): a while whose body holds collectives
+                                  (XLA gives it the body's resource list), or a
+                                  synchronous collective under
+                                  track_sync_op_resource_usage */
 };
 
 /* ---- scheduling state ---------------------------------------------------------- */
@@ -118,6 +146,16 @@ struct lhs_state {
     int oom;                    /* an allocation failed mid-pass */
     /* fast selection (aggressive.c, "pass 2d") */
     struct lhs_fast *fast;
+    /* annotation groups (XLA SchedulingState: ready_annotations, ...) */
+    int32_t *grp;               /* [n] current group: ClearAnnotation sets -1 */
+    uint32_t *grp_all, *grp_seen; /* [n_groups] frontier nodes, those scheduled */
+    uint32_t *grp_size;         /* [n_groups] members (AnnotationTracker) */
+    uint32_t *ready_groups, n_ready_groups;
+    int32_t ongoing;            /* group being scheduled, -1 none */
+    uint32_t *ann_ready, n_ann_ready; /* XLA annotation_ready */
+    uint8_t *holding;           /* [n] nodes_holding_annotations */
+    uint32_t n_holding;
+    uint8_t *after_target;      /* [n] ForceDelayAfterTarget */
 };
 
 /* ---- fast selection -------------------------------------------------------------- */

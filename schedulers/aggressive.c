@@ -40,7 +40,8 @@ enum {
     P_ESTIMATOR, P_RESOURCES, P_PARALLEL, P_AG, P_AR, P_RS, P_A2A, P_CP, P_SR, P_SRH,
     P_COPY, P_AGGRESSIVE, P_DEPTH_OVER_STALL, P_RELEASE_START, P_SEND_RECVS,
     P_SAME_SEND_RECV, P_MEMORY_LIMIT, P_DEPTH_MEMORY, P_RERUN, P_TOP_DOWN,
-    P_BY_STRUCTURE, P_MEMORY_MODEL, P_SELECTION, P_ALWAYS, P_COUNT
+    P_BY_STRUCTURE, P_MEMORY_MODEL, P_SELECTION, P_ALWAYS, P_FLEXIBLE, P_FLEXIBLE_AGGRESSIVE,
+    P_TRACK_SYNC, P_COUNT
 };
 
 #define LIMIT_MAX 2147483647.0 /* INT32_MAX, the largest limit XLA's tests use */
@@ -102,6 +103,15 @@ static const struct sb_param params[P_COUNT] = {
     {"schedule_without_collectives", SB_PARAM_BOOL, 0, 0, 1, NULL,
      "schedule a graph without supported async ops too (XLA's pass leaves it as it is; "
      "calling ScheduleComputation directly does not)"},
+    {"flexible_scheduling_annotation_scheduling", SB_PARAM_BOOL, 0, 0, 1, NULL,
+     "XLA flexible_scheduling_annotation_scheduling: an annotated group's last async "
+     "start goes back to the ready set instead of being scheduled with the group"},
+    {"aggressive_flexible_annotation_scheduling", SB_PARAM_BOOL, 0, 0, 1, NULL,
+     "XLA aggressive_flexible_annotation_scheduling: ... and is delayed "
+     "(kForceDelayAfterTarget)"},
+    {"track_sync_op_resource_usage", SB_PARAM_BOOL, 0, 0, 1, NULL,
+     "XLA track_sync_op_resource_usage: a synchronous collective (a compute node whose op "
+     "is all-gather, all-reduce, ...) needs a free slot of its type's resource"},
 };
 
 static int lhs_init(const double *p, void **state, char *err, size_t n_err)
@@ -136,6 +146,9 @@ static int lhs_init(const double *p, void **state, char *err, size_t n_err)
     c->memory = (enum lhs_memory)p[P_MEMORY_MODEL];
     c->selection = (enum lhs_selection)p[P_SELECTION];
     c->always = p[P_ALWAYS] != 0;
+    c->flexible = p[P_FLEXIBLE] != 0;
+    c->flexible_aggressive = p[P_FLEXIBLE_AGGRESSIVE] != 0;
+    c->track_sync = p[P_TRACK_SYNC] != 0;
     *state = c;
     return 0;
 }
@@ -248,19 +261,88 @@ static uint32_t neighbours(struct builder *B, uint32_t v, int preds, uint32_t *o
     return n;
 }
 
+/* XLA HloScheduleGraph, top-down only: when a send-done comes after a while
+ * that reaches it, each recv whose recv-done waits for that send-done
+ * (a control successor) also waits for the while, so the recv's window does
+ * not span the loop.  That edge can point backwards in the original order.
+ * Returns the number of edges, written as (while, recv) view-id pairs to
+ * *out (malloc'ed; NULL when none). */
+static uint32_t while_recv_edges(struct builder *B, uint32_t **out)
+{
+    const struct sb_graph_view *g = B->g;
+    uint32_t n = g->n_nodes, k = 0, cap = 0, n_while = 0;
+    *out = NULL;
+    if (!B->c->top_down)
+        return 0;
+    for (uint32_t v = 0; v < n; v++)
+        n_while += !strcmp(g->op_names[g->op[v]], "while");
+    if (!n_while)
+        return 0;
+    uint8_t *reach = calloc(n, 1);
+    uint32_t *stack = malloc((size_t)n * sizeof *stack);
+    if (!reach || !stack) {
+        B->oom = 1;
+        free(reach);
+        free(stack);
+        return 0;
+    }
+    for (uint32_t w = 0; w < n && !B->oom; w++) {
+        if (strcmp(g->op_names[g->op[w]], "while") != 0)
+            continue;
+        uint32_t top = 0; /* what w reaches */
+        memset(reach, 0, n);
+        stack[top++] = w;
+        while (top) {
+            uint32_t v = stack[--top];
+            for (uint32_t e = g->succ_off[v]; e < g->succ_off[v + 1]; e++)
+                if (!reach[g->succ[e]]) {
+                    reach[g->succ[e]] = 1;
+                    stack[top++] = g->succ[e];
+                }
+        }
+        for (uint32_t s = w + 1; s < n; s++) {
+            if (!reach[s] || g->kind[s] != SB_KIND_DONE || g->coll[s] != SB_COLL_SEND)
+                continue;
+            for (uint32_t e = g->succ_off[s]; e < g->succ_off[s + 1]; e++) {
+                uint32_t r = g->succ[e];
+                if (g->kind[r] != SB_KIND_DONE || g->coll[r] != SB_COLL_RECV ||
+                    g->partner[r] == SB_NONE)
+                    continue;
+                if (k + 2 > cap) {
+                    cap = cap ? 2 * cap : 16;
+                    uint32_t *x = realloc(*out, (size_t)cap * sizeof *x);
+                    if (!x) {
+                        B->oom = 1;
+                        break;
+                    }
+                    *out = x;
+                }
+                (*out)[k++] = w;
+                (*out)[k++] = g->partner[r];
+            }
+        }
+    }
+    free(reach);
+    free(stack);
+    return k / 2;
+}
+
 static void build_edges(struct builder *B)
 {
     const struct sb_graph_view *g = B->g;
     struct lhs_graph *G = B->G;
-    uint32_t n = G->n, m = g->n_edges;
+    uint32_t *extra, n_extra = while_recv_edges(B, &extra);
+    uint32_t n = G->n, m = g->n_edges + n_extra;
     int td = B->c->top_down;
     G->dep_off = xcalloc(n + 1, sizeof *G->dep_off, &B->oom);
     G->rel_off = xcalloc(n + 1, sizeof *G->rel_off, &B->oom);
     G->dep = xcalloc(m, sizeof *G->dep, &B->oom);
     G->dep_lat = xcalloc(m, sizeof *G->dep_lat, &B->oom);
     G->rel = xcalloc(m, sizeof *G->rel, &B->oom);
-    if (B->oom)
+    if (B->oom) {
+        free(extra);
         return;
+    }
     uint32_t nd = 0, nr = 0;
     for (uint32_t i = 0; i < n; i++) {
         uint32_t v = G->id[i];
@@ -274,9 +356,19 @@ static void build_edges(struct builder *B)
         }
         nd += k;
         nr += neighbours(B, v, !td, G->rel + nr);
+        /* the added edges, after the operand ones (latency 1, as XLA's) */
+        for (uint32_t x = 0; x < n_extra; x++) {
+            if (extra[2 * x + 1] == v) { /* top-down the recv waits for the while */
+                G->dep[nd] = B->pos[extra[2 * x]];
+                G->dep_lat[nd++] = 1;
+            }
+            if (extra[2 * x] == v)
+                G->rel[nr++] = B->pos[extra[2 * x + 1]];
+        }
     }
     G->dep_off[n] = nd;
     G->rel_off[n] = nr;
+    free(extra);
 }
 
 static void build_nodes(struct builder *B)
@@ -288,6 +380,7 @@ static void build_nodes(struct builder *B)
         uint32_t v = G->id[i];
         uint8_t k = g->kind[v];
         G->cost[i] = node_cost(c, g, v);
+        G->op[i] = g->op[v];
         G->occ[i] = G->relr[i] = -1;
         G->partner[i] = g->partner[v] == SB_NONE ? LHS_NONE : B->pos[g->partner[v]];
         G->bits[i] = (uint8_t)((k == SB_KIND_NOP || k == SB_KIND_INPUT ? LHS_NOP : 0) |
@@ -304,6 +397,101 @@ static void build_nodes(struct builder *B)
             G->bits[i] |= k == SB_KIND_START ? LHS_SUP_START : LHS_SUP_DONE;
         if (k == SB_KIND_DONE && g->coll[v] == SB_COLL_SEND_HOST)
             G->bits[i] |= LHS_SEND_HOST_DONE;
+    }
+    /* XLA HloScheduleGraph: which hints a node honours.  force_early on a
+     * custom-call; force_delay on a custom-call, async-start or async-done
+     * (by opcode: a legacy all-gather-start is not one); force_delay_async on
+     * a supported async start (delay, with its priority) and on a supported
+     * async done (early). */
+    for (uint32_t i = 0; g->sched_hint && i < G->n; i++) {
+        uint32_t v = G->id[i];
+        uint8_t h = g->sched_hint[v];
+        const char *op = g->op_names[g->op[v]];
+        int cc = !strncmp(op, "custom-call", 11);
+        int async_op = !strcmp(op, "async-start") || !strcmp(op, "async-done");
+        if ((h & SB_HINT_FORCE_EARLY) && cc)
+            G->force[i] |= LHS_FORCE_EARLY;
+        if ((h & SB_HINT_FORCE_DELAY) && (cc || async_op)) {
+            G->force[i] |= LHS_FORCE_DELAY;
+            G->delay_prio[i] = g->sched_priority[v];
+        }
+        if ((h & SB_HINT_FORCE_DELAY_ASYNC) && (G->bits[i] & LHS_SUP_START)) {
+            G->force[i] |= LHS_FORCE_DELAY;
+            G->delay_prio[i] = g->sched_priority[v];
+        }
+        if ((h & SB_HINT_FORCE_DELAY_ASYNC) && (G->bits[i] & LHS_SUP_DONE))
+            G->force[i] |= LHS_FORCE_EARLY;
+        G->any_force |= G->force[i] != 0;
+        if (h & SB_HINT_KEEP_ORDER)
+            G->force[i] |= LHS_KEEP_ORDER;
+    }
+    /* GetNumResourcesPerInstruction of a while/call/conditional: what its
+     * callees hold, by resource (types sharing a resource add up) */
+    if (g->holds && !(G->need = xcalloc((size_t)G->n * LHS_R_COUNT, sizeof *G->need, &B->oom)))
+        return;
+    for (uint32_t i = 0; G->need && i < G->n; i++)
+        for (int t = 1; t < SB_COLL_COUNT; t++) {
+            uint32_t h = g->holds[(size_t)G->id[i] * SB_COLL_COUNT + t];
+            if (h && supported(c, (uint8_t)t)) {
+                G->need[(size_t)i * LHS_R_COUNT + resource_of(c, (uint8_t)t)] += (int32_t)h;
+                if (!strcmp(g->op_names[g->op[G->id[i]]], "while"))
+                    G->force[i] |= LHS_WHILE_RES;
+            }
+        }
+    /* XLA AsyncTracker::GetResourcesFromInstructionImpl, default case: with
+     * track_sync_op_resource_usage a synchronous op of a resource type
+     * (GetResourceTypeForOp) occupies and releases one of it */
+    static const struct {
+        const char *op;
+        uint8_t coll;
+    } sync_res[] = {
+        {"all-reduce", SB_COLL_ALL_REDUCE}, {"all-gather", SB_COLL_ALL_GATHER},
+        {"all-to-all", SB_COLL_ALL_TO_ALL}, {"ragged-all-to-all", SB_COLL_ALL_TO_ALL},
+        {"collective-permute", SB_COLL_COLLECTIVE_PERMUTE}, {"copy", SB_COLL_COPY},
+        {"reduce-scatter", SB_COLL_REDUCE_SCATTER},
+    };
+    for (uint32_t i = 0; c->track_sync && i < G->n; i++) {
+        uint32_t v = G->id[i];
+        if (g->kind[v] == SB_KIND_START || g->kind[v] == SB_KIND_DONE)
+            continue;
+        for (size_t k = 0; k < sizeof sync_res / sizeof sync_res[0]; k++) {
+            if (strcmp(g->op_names[g->op[v]], sync_res[k].op) != 0)
+                continue;
+            if (!G->need &&
+                !(G->need = xcalloc((size_t)G->n * LHS_R_COUNT, sizeof *G->need, &B->oom)))
+                return;
+            int32_t *nd = G->need + (size_t)i * LHS_R_COUNT + resource_of(c, sync_res[k].coll);
+            if (*nd < 1)
+                *nd = 1;
+            G->force[i] |= LHS_WHILE_RES;
+        }
+    }
+    for (uint32_t i = 0; i < G->n; i++) {
+        G->group[i] = -1;
+        if (!strcmp(g->op_names[g->op[G->id[i]]], "async-done"))
+            G->force[i] |= LHS_ASYNC_DONE_OP;
+    }
+    /* groups: XLA AnnotationTracker keys them by id; dense in increasing id */
+    if (g->sched_group) {
+        int32_t prev = -1;
+        for (;;) {
+            int32_t next = INT32_MAX;
+            int any = 0;
+            for (uint32_t v = 0; v < g->n_nodes; v++)
+                if (g->sched_group[v] > prev && g->sched_group[v] <= next) {
+                    next = g->sched_group[v];
+                    any = 1;
+                }
+            if (!any)
+                break;
+            for (uint32_t i = 0; i < G->n; i++)
+                if (g->sched_group[G->id[i]] == next)
+                    G->group[i] = (int32_t)G->n_groups;
+            G->n_groups++;
+            if (next == INT32_MAX)
+                break;
+            prev = next;
+        }
     }
     /* kUnlockDone: an operand is a supported done; kUnlockStart: a user is a
      * supported start */
@@ -506,6 +694,11 @@ static void graph_free(struct lhs_graph *G)
     free(G->freed_off);
     free(G->freed);
     free(G->bytes);
+    free(G->force);
+    free(G->op);
+    free(G->group);
+    free(G->need);
+    free(G->delay_prio);
     memset(G, 0, sizeof *G);
 }
 
@@ -527,6 +720,10 @@ static int build_graph(const struct sb_graph_view *g, const struct lhs_config *c
     G->graph_depth = xcalloc(n, sizeof *G->graph_depth, &B.oom);
     G->partner = xcalloc(n, sizeof *G->partner, &B.oom);
     G->bytes = xcalloc(n, sizeof *G->bytes, &B.oom);
+    G->force = xcalloc(n, 1, &B.oom);
+    G->op = xcalloc(n, sizeof *G->op, &B.oom);
+    G->group = xcalloc(n, sizeof *G->group, &B.oom);
+    G->delay_prio = xcalloc(n, sizeof *G->delay_prio, &B.oom);
     B.pos = xcalloc(n, sizeof *B.pos, &B.oom);
     B.mark = xcalloc(n, sizeof *B.mark, &B.oom);
     B.root = xcalloc(n, sizeof *B.root, &B.oom);
@@ -626,12 +823,47 @@ static void ready_take(struct lhs_state *S, uint32_t v)
 
 static void enqueue(struct lhs_state *S, uint32_t v)
 {
-    if (S->G->bits[v] & LHS_NOP) {
+    if ((S->G->bits[v] & LHS_NOP) && S->grp[v] < 0) {
         S->nops[S->n_nops++] = v;
         S->where[v] = 2;
     } else {
         ready_push(S, v);
+        if (S->grp[v] >= 0 && S->grp[v] == S->ongoing)
+            S->ann_ready[S->n_ann_ready++] = v;
     }
+}
+
+/* XLA ScheduleComputation's annotation set-up: each group counts the
+ * distinct non-members on its dep side (bottom-up: users, GetNumSuccessors-
+ * ForAnnotation; top-down: operands), and is ready when there are none. */
+static int group_init(struct lhs_state *S)
+{
+    const struct lhs_graph *G = S->G;
+    uint32_t *mark = G->n_groups ? calloc(G->n, sizeof *mark) : NULL;
+    if (G->n_groups && !mark)
+        return -1;
+    for (uint32_t i = 0; i < G->n; i++) {
+        S->grp[i] = G->group[i];
+        if (G->group[i] >= 0)
+            S->grp_size[G->group[i]]++;
+    }
+    for (uint32_t k = 0; k < G->n_groups; k++) {
+        for (uint32_t i = 0; i < G->n; i++) {
+            if (G->group[i] != (int32_t)k)
+                continue;
+            for (uint32_t e = G->dep_off[i]; e < G->dep_off[i + 1]; e++) {
+                uint32_t w = G->dep[e];
+                if (G->group[w] != (int32_t)k && mark[w] != k + 1) {
+                    mark[w] = k + 1;
+                    S->grp_all[k]++;
+                }
+            }
+        }
+        if (!S->grp_all[k])
+            S->ready_groups[S->n_ready_groups++] = k;
+    }
+    free(mark);
+    return 0;
 }
 
 static int state_init(struct lhs_state *S, const struct lhs_graph *G,
@@ -656,7 +888,18 @@ static int state_init(struct lhs_state *S, const struct lhs_graph *G,
     S->mem_stamp = xcalloc(n, sizeof *S->mem_stamp, &oom);
     S->mem_inc = xcalloc(n, sizeof *S->mem_inc, &oom);
     S->mem_peak_inc = xcalloc(n, sizeof *S->mem_peak_inc, &oom);
+    S->grp = xcalloc(n, sizeof *S->grp, &oom);
+    S->holding = xcalloc(n, 1, &oom);
+    S->after_target = xcalloc(n, 1, &oom);
+    S->ann_ready = xcalloc(n, sizeof *S->ann_ready, &oom);
+    S->grp_all = xcalloc(G->n_groups + 1, sizeof *S->grp_all, &oom);
+    S->grp_seen = xcalloc(G->n_groups + 1, sizeof *S->grp_seen, &oom);
+    S->grp_size = xcalloc(G->n_groups + 1, sizeof *S->grp_size, &oom);
+    S->ready_groups = xcalloc(G->n_groups + 1, sizeof *S->ready_groups, &oom);
     if (oom)
+        return -1;
+    S->ongoing = -1;
+    if (group_init(S))
         return -1;
     for (int r = 0; r < LHS_R_COUNT; r++)
         S->avail[r] = c->limit[r];
@@ -695,6 +938,14 @@ static void state_free(struct lhs_state *S)
     free(S->mem_stamp);
     free(S->mem_inc);
     free(S->mem_peak_inc);
+    free(S->grp);
+    free(S->holding);
+    free(S->after_target);
+    free(S->ann_ready);
+    free(S->grp_all);
+    free(S->grp_seen);
+    free(S->grp_size);
+    free(S->ready_groups);
 }
 
 /* XLA MemoryPressureTracker::UpdateBuffers. */
@@ -769,6 +1020,23 @@ static double schedule_node(struct lhs_state *S, uint32_t v)
     const struct lhs_graph *G = S->G;
     S->seq[S->n_seq++] = v;
     S->where[v] = 3;
+    if (S->holding[v]) {
+        S->holding[v] = 0;
+        S->n_holding--;
+    }
+    /* XLA ScheduleNode: v is on the frontier of each other group among the
+     * nodes it releases (GetPredecessorAnnotations bottom-up); a group whose
+     * whole frontier is scheduled becomes ready */
+    for (uint32_t e = G->rel_off[v]; G->n_groups && e < G->rel_off[v + 1]; e++) {
+        int32_t k = S->grp[G->rel[e]];
+        int seen = k == S->grp[v];
+        for (uint32_t f = G->rel_off[v]; f < e && !seen; f++)
+            seen = S->grp[G->rel[f]] == k;
+        if (seen || k < 0)
+            continue;
+        if (++S->grp_seen[k] == S->grp_all[k])
+            S->ready_groups[S->n_ready_groups++] = (uint32_t)k;
+    }
     if (G->relr[v] >= 0)
         S->avail[G->relr[v]]++;
     if (G->occ[v] >= 0) {
@@ -918,6 +1186,8 @@ static int opens_window(const struct lhs_state *S, uint32_t v)
     const struct lhs_graph *G = S->G;
     if (S->cfg->top_down)
         return (G->bits[v] & LHS_SUP_START) && G->occ[v] >= 0;
+    if (G->force[v] & LHS_WHILE_RES) /* DoesOccupyAnyResource */
+        return 1;
     return G->occ[v] >= 0 && !delay_send_host_done(S, v);
 }
 
@@ -975,25 +1245,41 @@ static int better_tail(struct lhs_state *S, uint32_t a, uint32_t b, int mem_on)
     return c->top_down ? a < b : a > b; /* kOriginalOrder */
 }
 
-/* XLA ReadySetLt::AIsBetterThanB for the rules a format-v1 graph can trigger
- * (no force-delay/force-early hints, preferences, target rules or selective
- * resources: the view carries no per-node attributes for them). */
+/* XLA CmpDirectional: top-down the larger value wins, bottom-up the smaller. */
+#define CMP_DIR(x, y) CMP(c->top_down ? (x) : (y), c->top_down ? (y) : (x))
+
+/* XLA ReadySetLt::AIsBetterThanB for the rules a graph can trigger (no
+ * preferences, target rules or selective resources: those are XLA-internal
+ * hooks the view has no place for). */
 static int better(struct lhs_state *S, uint32_t a, uint32_t b)
 {
     const struct lhs_config *c = S->cfg;
     const struct lhs_graph *G = S->G;
+    if (G->any_force) {
+        CMP_DIR(!(G->force[a] & LHS_FORCE_EARLY), !(G->force[b] & LHS_FORCE_EARLY)); /* kForceEarly */
+        CMP_DIR((G->force[a] & LHS_FORCE_DELAY) != 0, (G->force[b] & LHS_FORCE_DELAY) != 0); /* kForceDelay */
+        CMP_DIR(G->delay_prio[a], G->delay_prio[b]); /* kForceDelayPriority */
+    }
     int mem_on = memory_active(S);
     if (mem_on) {
         int m = memory_policy(S, a, b);
         if (m >= 0)
             return m;
     }
+    if (G->n_groups) /* kForceDelayAfterTarget (aggressive flexible annotations) */
+        CMP_DIR(S->after_target[a], S->after_target[b]);
     if (c->by_structure) { /* kDelayAsyncStartOfSamePreference / ...Done... */
         uint8_t bit = c->top_down ? LHS_SUP_DONE : LHS_SUP_START;
         int ax = (G->bits[a] & bit) != 0, bx = (G->bits[b] & bit) != 0;
         CMP(!ax && bx, ax && !bx);
     }
     CMP(opens_window(S, a), opens_window(S, b)); /* kScheduleDone / kScheduleAsyncStart */
+    if (G->any_force && (G->bits[a] & LHS_SUP_DONE) && (G->bits[b] & LHS_SUP_DONE) &&
+        G->op[a] == G->op[b]) { /* kDelayDoneOfForceDelayedAsyncStart */
+        uint32_t sa = G->partner[a], sb = G->partner[b];
+        if (sa != LHS_NONE && sb != LHS_NONE)
+            CMP_DIR((G->force[sa] & LHS_FORCE_DELAY) != 0, (G->force[sb] & LHS_FORCE_DELAY) != 0);
+    }
     if (c->release_start) {
         int r = release_start_policy(S, a, b); /* kScheduleStart */
         if (r >= 0)
@@ -1015,7 +1301,14 @@ static int better(struct lhs_state *S, uint32_t a, uint32_t b)
 static int crosses_limit(const struct lhs_state *S, uint32_t v)
 {
     int r = S->G->occ[v];
-    return r >= 0 && S->avail[r] < 1;
+    if (r >= 0 && S->avail[r] < 1)
+        return 1;
+    /* a node calling computations: what they hold must fit */
+    const int32_t *need = S->G->need ? S->G->need + (size_t)v * LHS_R_COUNT : NULL;
+    for (int q = 0; need && q < LHS_R_COUNT; q++)
+        if (need[q] > S->avail[q])
+            return 1;
+    return 0;
 }
 
 /* XLA FindAndExtractBestNodeAvailable: a linear scan of the ready set in its
@@ -1025,7 +1318,7 @@ static uint32_t select_scan(struct lhs_state *S)
     uint32_t best = LHS_NONE;
     for (uint32_t k = 0; k < S->n_ready; k++) {
         uint32_t v = S->ready_set[k];
-        if (crosses_limit(S, v))
+        if (S->grp[v] >= 0 || crosses_limit(S, v)) /* kAnnotationGroupNotReady */
             continue;
         if (best == LHS_NONE || better(S, v, best))
             best = v;
@@ -1040,6 +1333,150 @@ static uint32_t select_over_limit(struct lhs_state *S)
         if (best == LHS_NONE || better(S, S->ready_set[k], best))
             best = S->ready_set[k];
     return best;
+}
+
+/* ---- pass 2e: annotated groups -------------------------------------------- */
+
+/* XLA GetNumResourcesNeededForAnnotation: what a group holds at once, by
+ * resource.  Only dones count (GetNumResourcesPerInstruction counts the
+ * resources an instruction occupies).  A generic async-done adds one when
+ * its start is outside the group or with use_max; other dones need one.
+ * With keep_original_sequence_order_in_group, a running count over the
+ * members by original position, latest first: a done takes one, a start
+ * gives its done's back (signs flipped top-down). */
+static void group_needs(const struct lhs_state *S, uint32_t k, int use_max, int64_t *need)
+{
+    const struct lhs_graph *G = S->G;
+    int td = S->cfg->top_down;
+    memset(need, 0, LHS_R_COUNT * sizeof *need);
+    uint32_t first = LHS_NONE;
+    for (uint32_t i = 0; i < G->n && first == LHS_NONE; i++)
+        if (G->group[i] == (int32_t)k)
+            first = i;
+    if (first != LHS_NONE && (G->force[first] & LHS_KEEP_ORDER)) {
+        int64_t cur[LHS_R_COUNT] = {0};
+        for (uint32_t i = G->n; i-- > 0;) {
+            if (G->group[i] != (int32_t)k)
+                continue;
+            uint32_t d = (G->bits[i] & LHS_SUP_START) ? G->partner[i] : i;
+            int r = d == LHS_NONE ? -1 : G->occ[d] >= 0 ? G->occ[d] : G->relr[d];
+            if (r < 0 || !(G->bits[d] & LHS_SUP_DONE))
+                continue;
+            cur[r] += ((G->bits[i] & LHS_SUP_START) != 0) == td ? 1 : -1;
+            for (int q = 0; q < LHS_R_COUNT; q++)
+                if (cur[q] > need[q])
+                    need[q] = cur[q];
+        }
+        return;
+    }
+    for (uint32_t i = 0; G->need && i < G->n; i++) /* members calling computations */
+        for (int q = 0; G->group[i] == (int32_t)k && q < LHS_R_COUNT; q++)
+            if (G->need[(size_t)i * LHS_R_COUNT + q] > need[q])
+                need[q] = G->need[(size_t)i * LHS_R_COUNT + q];
+    for (uint32_t i = 0; i < G->n; i++) {
+        if (G->group[i] != (int32_t)k || !(G->bits[i] & LHS_SUP_DONE))
+            continue;
+        int r = G->occ[i] >= 0 ? G->occ[i] : G->relr[i];
+        if (r < 0)
+            continue;
+        uint32_t s = G->partner[i];
+        if ((G->force[i] & LHS_ASYNC_DONE_OP) &&
+            (use_max || s == LHS_NONE || G->group[s] != (int32_t)k))
+            need[r]++;
+        else if (need[r] < 1)
+            need[r] = 1;
+    }
+}
+
+/* XLA AnnotationReadySetLt: 1 when candidate a beats the chosen b.  Members
+ * that keep the original order go latest first; then a done (it occupies,
+ * bottom-up), then anything but a start; ties go to the candidate. */
+static int annotated_better(const struct lhs_state *S, uint32_t a, uint32_t b)
+{
+    const struct lhs_graph *G = S->G;
+    if ((G->force[a] & LHS_KEEP_ORDER) && (G->force[b] & LHS_KEEP_ORDER))
+        return a > b; /* kOriginalSequenceOrder */
+    int aw = (G->force[a] & LHS_WHILE_RES) != 0, bw = (G->force[b] & LHS_WHILE_RES) != 0;
+    int ao = G->occ[a] >= 0 || aw, bo = G->occ[b] >= 0 || bw;
+    if (ao != bo)
+        return ao; /* kAnnotatedAsyncDone */
+    int ar = G->relr[a] >= 0 || aw, br = G->relr[b] >= 0 || bw;
+    if (ar != br)
+        return br; /* kAnnotatedNotAsyncStart */
+    return 1;      /* kAnnotatedNoReason */
+}
+
+/* XLA ScheduleAnnotation: the ready members first, then each member as it
+ * becomes ready, until none is left; members that could not be scheduled in
+ * one go lose their annotation and go back to the ready set. */
+static void schedule_group(struct lhs_state *S, uint32_t k)
+{
+    const struct lhs_graph *G = S->G;
+    uint32_t done = 0, given_back = 0;
+    S->n_ann_ready = 0;
+    for (uint32_t j = 0; j < S->n_ready; j++)
+        if (S->grp[S->ready_set[j]] == (int32_t)k)
+            S->ann_ready[S->n_ann_ready++] = S->ready_set[j];
+    S->ongoing = (int32_t)k;
+    while (S->n_ann_ready && !S->oom) {
+        uint32_t best = LHS_NONE;
+        for (uint32_t j = 0; j < S->n_ann_ready; j++) {
+            if (crosses_limit(S, S->ann_ready[j])) /* FindAndExtractBestAnnotatedNode */
+                continue;
+            if (best == LHS_NONE || annotated_better(S, S->ann_ready[j], S->ann_ready[best]))
+                best = j;
+        }
+        if (best == LHS_NONE)
+            break; /* every ready member waits for a resource: the rest lose the group */
+        uint32_t v = S->ann_ready[best];
+        S->ann_ready[best] = S->ann_ready[--S->n_ann_ready];
+        if (S->cfg->flexible && done == S->grp_size[k] - 1 && (G->bits[v] & LHS_SUP_START)) {
+            given_back++; /* flexible: the last start goes back to the ready set */
+            S->grp[v] = -1;
+            if (S->cfg->flexible_aggressive)
+                S->after_target[v] = 1;
+            S->holding[v] = 1;
+            S->n_holding++;
+            continue;
+        }
+        ready_take(S, v);
+        S->now = schedule_node(S, v);
+        done++;
+    }
+    S->ongoing = -1;
+    if (done < S->grp_size[k] - given_back)
+        for (uint32_t i = 0; i < G->n; i++)
+            if (S->grp[i] == (int32_t)k && S->where[i] != 3) {
+                S->grp[i] = -1;
+                if (!S->holding[i]) {
+                    S->holding[i] = 1;
+                    S->n_holding++;
+                }
+            }
+}
+
+/* XLA TryScheduleOneAnnotationGroup: the first ready group that fits the
+ * free resources (all of it, or use_max = 0: its minimum), unless a node
+ * that lost its annotation still waits. */
+static int try_group(struct lhs_state *S, int use_max)
+{
+    if (!S->n_ready_groups || S->n_holding)
+        return 0;
+    for (uint32_t j = 0; j < S->n_ready_groups; j++) {
+        int64_t need[LHS_R_COUNT];
+        uint32_t k = S->ready_groups[j];
+        group_needs(S, k, use_max, need);
+        int fits = 1;
+        for (int r = 0; r < LHS_R_COUNT; r++)
+            fits &= need[r] <= S->avail[r];
+        if (!fits)
+            continue;
+        S->ready_groups[j] = S->ready_groups[S->n_ready_groups - 1];
+        S->n_ready_groups--;
+        schedule_group(S, k);
+        return 1;
+    }
+    return 0;
 }
 
 /* ---- pass 2c: one scheduling pass ---------------------------------------- */
@@ -1066,10 +1503,14 @@ static int schedule_pass(const struct sb_graph_view *g, const struct lhs_config 
     while (!rc && (S.n_ready || S.n_nops) && !S.oom) {
         uint32_t v;
         S.step++;
+        if (G.n_groups && try_group(&S, 1))
+            continue;
         if (S.n_nops) {
             v = S.nops[--S.n_nops];
         } else {
             v = select_node(&S);
+            if (v == LHS_NONE && G.n_groups && try_group(&S, 0))
+                continue;
             /* Every ready node waits for a resource that only a node behind
              * them can free: a start that feeds another start does this under
              * a limit of one (the bottom-up pass holds the later collective
@@ -1101,13 +1542,20 @@ static int schedule_pass(const struct sb_graph_view *g, const struct lhs_config 
     return rc;
 }
 
-/* XLA schedules a computation only when it holds a supported async op. */
+/* XLA schedules a computation only when it holds a supported async op or a
+ * force_delay custom-call, async-start or async-done. */
 static int has_async(const struct sb_graph_view *g, const struct lhs_config *c)
 {
-    for (uint32_t v = 0; v < g->n_nodes; v++)
+    for (uint32_t v = 0; v < g->n_nodes; v++) {
         if ((g->kind[v] == SB_KIND_START || g->kind[v] == SB_KIND_DONE) &&
             supported(c, g->coll[v]))
             return 1;
+        const char *op = g->op_names[g->op[v]];
+        if (g->sched_hint && (g->sched_hint[v] & SB_HINT_FORCE_DELAY) &&
+            (!strncmp(op, "custom-call", 11) || !strcmp(op, "async-start") ||
+             !strcmp(op, "async-done")))
+            return 1;
+    }
     return 0;
 }
 
@@ -1545,7 +1993,7 @@ static int needs_scan(const struct lhs_state *S)
 {
     const struct lhs_config *c = S->cfg;
     return !S->fast || c->release_start || c->by_structure || memory_active(S) ||
-           S->fast->any_send_host;
+           S->fast->any_send_host || S->G->any_force || S->G->n_groups || S->G->need;
 }
 
 static uint32_t select_node(struct lhs_state *S)

@@ -96,6 +96,35 @@ static void test_top_down(void)
     sb_graph_free(g);
 }
 
+/* The first graph with ag and ag.done annotated as one group (XLA's
+ * _scheduling_group_id): the group's only user outside it is mm2.
+ *  1. mm2 (t=0, now=10); it is the group's whole frontier: the group is ready.
+ *     ag.done and mm1 become ready at 10.
+ *  2. the group fits (one all_gather slot) and is scheduled as a unit:
+ *     ag.done (ready, a done: kAnnotatedAsyncDone), now 10; ag becomes ready
+ *     at 18 and joins the group's ready list; ag at 18.
+ *  3. w (a nop released by ag).  4. mm1.  5. x.
+ * Reversed: x mm1 w ag ag.done mm2 -- mm1 is no longer inside the window, the
+ * group overlapping exactly its members.  Without the annotation mm1 runs
+ * inside it (test_overlap). */
+static const char grouped_csv[] =
+    "id,name,kind,inputs,op,cost_us,out_bytes,coll,comm_us,sched_group\n"
+    "0,w,input,,,,100,,,\n"
+    "1,ag,start,0,,,400,all_gather,8,0\n"
+    "2,ag.done,done,1,,,,,,0\n"
+    "3,x,input,,,,100,,,\n"
+    "4,mm1,compute,3,mm,10,100,,,\n"
+    "5,mm2,compute,2 4,mm,10,100,,,\n";
+
+static void test_group(void)
+{
+    struct sb_graph *g = graph(grouped_csv);
+    static const uint32_t want[] = {3, 4, 0, 1, 2, 5};
+    check_order(g, "aggressive", want);
+    check_order(g, "aggressive:selection=scan", want);
+    sb_graph_free(g);
+}
+
 /* Two all_gathers; m2 reads d1, m3 reads d2 and m2, m1 is independent.
  * Limit 1 (bottom-up):
  *  1. m3 (now 10) releases d2, m2.   2. d2 (kScheduleDone); ag2 ready 18.
@@ -303,6 +332,7 @@ int main(void)
     sb_registry_add_builtins();
     test_overlap();
     test_top_down();
+    test_group();
     test_overlap_limit();
     test_memory_limit();
     test_no_collectives();

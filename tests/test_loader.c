@@ -1,8 +1,11 @@
 /* Loader: one block per case, jq-style: a graph and either the error it must be
  * refused with (file:line[:field]: message) or NULL when it must load. */
+#define _POSIX_C_SOURCE 200809L
 #include "check.h"
 #include "core/core.h"
 #include "import/import.h"
+
+#include <unistd.h>
 
 #define HDR "id,name,kind,inputs\n"
 #define HDR_ALL "id,name,kind,inputs,op,cost_us,out_bytes,coll,comm_bytes,group,comm_us,device,flags\n"
@@ -151,6 +154,56 @@ static void test_fields(void)
     sb_graph_free(g);
 }
 
+/* Scheduling annotations (docs/workload-format.md): the view carries them,
+ * rows without them get the defaults, and a write and a reload keep them. */
+static void test_sched(void)
+{
+    const char *csv = "id,name,kind,inputs,sched_group,sched_hint,sched_priority,holds\n"
+                      "0,a,compute,,,,,\n"
+                      "1,b,compute,0,3,force_delay_async|keep_order,-2,\n"
+                      "2,c,compute,1,0:1,,,all_gather:2|collective_permute:1\n"
+                      "3,d,compute,2,,force_early,,\n";
+    struct sb_err e;
+    struct sb_graph *g = sb_csv_load_mem("s.csv", csv, strlen(csv), &e);
+    CHECK(g != NULL);
+    if (!g)
+        return;
+    for (int round = 0; round < 2 && g; round++) {
+        CHECK(g->v.sched_group && g->v.sched_iter && g->v.sched_hint && g->v.sched_priority);
+        if (!g->v.sched_group)
+            break;
+        CHECK(g->v.sched_group[0] == -1 && g->v.sched_iter[0] == SB_NO_ITER);
+        CHECK_EQ_U(g->v.sched_hint[0], 0);
+        CHECK(g->v.sched_group[1] == 3 && g->v.sched_iter[1] == SB_NO_ITER);
+        CHECK_EQ_U(g->v.sched_hint[1], SB_HINT_FORCE_DELAY_ASYNC | SB_HINT_KEEP_ORDER);
+        CHECK(g->v.sched_priority[1] == -2);
+        CHECK(g->v.sched_group[2] == 0 && g->v.sched_iter[2] == 1);
+        CHECK_EQ_U(g->v.sched_hint[3], SB_HINT_FORCE_EARLY);
+        CHECK(g->v.sched_group[3] == -1 && g->v.sched_priority[3] == 0);
+        CHECK(g->v.holds != NULL);
+        if (g->v.holds) {
+            CHECK_EQ_U(g->v.holds[2 * SB_COLL_COUNT + SB_COLL_ALL_GATHER], 2);
+            CHECK_EQ_U(g->v.holds[2 * SB_COLL_COUNT + SB_COLL_COLLECTIVE_PERMUTE], 1);
+            CHECK_EQ_U(g->v.holds[1 * SB_COLL_COUNT + SB_COLL_ALL_GATHER], 0);
+        }
+        if (round == 0) { /* the `convert` round trip */
+            char path[64]; /* .csv: the loader goes by extension */
+            snprintf(path, sizeof path, "/tmp/sb_test_sched_%ld.csv", (long)getpid());
+            CHECK(sb_graph_write(g, path, &e) == 0);
+            sb_graph_free(g);
+            g = sb_graph_load(path, &e);
+            CHECK(g != NULL);
+            remove(path);
+        }
+    }
+    sb_graph_free(g);
+    /* a graph without the columns has no annotation arrays */
+    const char *plain = HDR "0,a,compute,\n";
+    g = sb_csv_load_mem("p.csv", plain, strlen(plain), &e);
+    CHECK(g && !g->v.sched_group && !g->v.sched_hint && !g->v.holds);
+    sb_graph_free(g);
+}
+
 /* Without "# name=" the workload is named after its file. */
 static void test_file(void)
 {
@@ -170,6 +223,7 @@ int main(void)
     test_cases();
     test_bounds();
     test_fields();
+    test_sched();
     test_file();
     return check_report();
 }

@@ -45,6 +45,18 @@ enum sb_flag {
     SB_FLAG_ALIAS = 1u << 2,  /* owns no buffer: views its first input's buffer */
 };
 
+/* Bits of sb_graph_view.sched_hint: XLA's per-instruction scheduler hints
+ * (frontend attributes scheduler_hint and keep_original_sequence_order_in_group;
+ * docs/workload-format.md, `sched_hint`).  A graph carries them as written;
+ * which nodes a policy honours them on is the policy's rule. */
+enum sb_hint {
+    SB_HINT_FORCE_DELAY = 1u << 0,       /* scheduler_hint="force_delay" */
+    SB_HINT_FORCE_DELAY_ASYNC = 1u << 1, /* scheduler_hint="force_delay_async" */
+    SB_HINT_FORCE_EARLY = 1u << 2,       /* scheduler_hint="force_early" */
+    SB_HINT_KEEP_ORDER = 1u << 3,        /* keep_original_sequence_order_in_group */
+};
+#define SB_NO_ITER INT32_MIN /* sched_iter of a node without an iteration */
+
 struct sb_graph_view;
 
 /* Services the host lends a plugin through the view, so that policies measure
@@ -103,6 +115,17 @@ struct sb_graph_view {
      * a graph of one stream; n_streams = the largest stream + 1. */
     const uint32_t *stream;
     uint32_t n_streams;
+    /* Scheduling annotations (appended; all four NULL when no node has one:
+     * docs/workload-format.md, `sched_group`, `sched_hint`, `sched_priority`). */
+    const int32_t *sched_group;    /* XLA _scheduling_group_id, -1 none */
+    const int32_t *sched_iter;     /* its iteration ("G:I"), SB_NO_ITER none */
+    const uint8_t *sched_hint;     /* enum sb_hint bits, 0 none */
+    const int32_t *sched_priority; /* scheduler_delay_priority, 0 default */
+    /* Collectives of each type (enum sb_coll) in flight at most inside the
+     * computations a node calls (XLA's recursive resources of a while, call
+     * or conditional): [n_nodes * SB_COLL_COUNT], node-major, or NULL when
+     * no node calls any (docs/workload-format.md, `holds`). */
+    const uint32_t *holds;
 };
 
 #endif

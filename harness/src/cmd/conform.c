@@ -182,6 +182,9 @@ static const struct {
     {"depth_based_memory_pressure_reduction", "depth_based_memory_pressure_reduction"},
     {"top_down_scheduling", "top_down_scheduling"},
     {"enable_schedule_by_structure", "enable_schedule_by_structure"},
+    {"track_sync_op_resource_usage", "track_sync_op_resource_usage"},
+    {"flexible_scheduling_annotation_scheduling", "flexible_scheduling_annotation_scheduling"},
+    {"aggressive_flexible_annotation_scheduling", "aggressive_flexible_annotation_scheduling"},
     /* only in XLA's GPU tracker, or without effect on the default tracker */
     {"collective_broadcast_overlap_limit", NULL},
     {"ragged_all_to_all_overlap_limit", NULL},
@@ -197,10 +200,9 @@ static const struct {
     {"log_computation_re", NULL},
     /* annotations and heuristics the view cannot carry */
     {"deannotate_group_if_blocked", ""},
-    {"flexible_scheduling_annotation_scheduling", ""},
-    {"aggressive_flexible_annotation_scheduling", ""},
+
     {"estimate_fragmentation_size", ""},
-    {"track_sync_op_resource_usage", ""},
+
 };
 
 /* XLA's struct defaults for the fields the fixture does not set. */
@@ -238,67 +240,16 @@ static int map_config(const struct expect *x, char *spec, size_t n, char *why, s
     return 0;
 }
 
-/* The value of attribute `key` in raw frontend_attributes text, or "". */
-static void attr_value(const char *fa, const char *key, char *out, size_t n)
-{
-    size_t k = strlen(key);
-    out[0] = 0;
-    for (const char *p = fa; p && (p = strstr(p, key)); p += k)
-        if ((p == fa || p[-1] == '{' || p[-1] == ',' || p[-1] == ' ') && p[k] == '=' &&
-            p[k + 1] == '"') {
-            const char *q = strchr(p + k + 2, '"');
-            snprintf(out, n, "%.*s", q ? (int)(q - p - k - 2) : 0, p + k + 2);
-            return;
-        }
-}
-
-static int is_async_start_op(const char *op, int send_recvs)
-{
-    return !strcmp(op, "all-gather-start") || !strcmp(op, "all-reduce-start") ||
-           !strcmp(op, "collective-permute-start") || !strcmp(op, "copy-start") ||
-           !strcmp(op, "async-start") ||
-           (send_recvs && (!strcmp(op, "send") || !strcmp(op, "recv")));
-}
-
-static int is_async_done_op(const char *op, int send_recvs)
-{
-    return !strcmp(op, "all-gather-done") || !strcmp(op, "all-reduce-done") ||
-           !strcmp(op, "collective-permute-done") || !strcmp(op, "copy-done") ||
-           !strcmp(op, "async-done") || !strcmp(op, "all-gather") ||
-           !strcmp(op, "all-reduce") || !strcmp(op, "collective-permute") ||
-           (send_recvs && (!strcmp(op, "send-done") || !strcmp(op, "recv-done")));
-}
-
-/* Whether XLA's scheduler honours a scheduler_hint on this opcode
- * (HloScheduleGraph): force_delay on custom-calls and async-start/-done,
- * force_delay_async on supported async starts and dones (a synchronous
- * collective's done inherits its attributes), force_early on custom-calls.
- * Hints elsewhere are ignored by XLA, and so by us. */
-static int hint_honoured(const char *hint, const char *op, int send_recvs)
-{
-    if (!strcmp(hint, "force_delay"))
-        return !strcmp(op, "custom-call") || !strcmp(op, "async-start") ||
-               !strcmp(op, "async-done");
-    if (!strcmp(hint, "force_delay_async"))
-        return is_async_start_op(op, send_recvs) || is_async_done_op(op, send_recvs);
-    if (!strcmp(hint, "force_early"))
-        return !strcmp(op, "custom-call");
-    return 0;
-}
-
-static int config_true(const struct expect *x, const char *field)
-{
-    for (uint32_t i = 0; i < x->n_cfg; i++)
-        if (!strcmp(x->cfg_key[i], field))
-            return !strcmp(x->cfg_val[i], "true") || !strcmp(x->cfg_val[i], "1");
-    return 0;
-}
-
 /* Whether the fixture lines are ones we can reproduce.  entry_point only
- * changes whether a computation without collectives is scheduled. */
-static int check_fixtures(const struct expect *x, int *always, char *why, size_t n_why)
+ * changes whether a computation without collectives is scheduled;
+ * async_collective_creator=off keeps synchronous collectives whole (the
+ * importer's keep_sync). */
+static int check_fixtures(const struct expect *x, int *always, int *keep_sync, char *prior,
+                          char *why, size_t n_why)
 {
     *always = 0;
+    *keep_sync = 0;
+    prior[0] = 0;
     for (uint32_t i = 0; i < x->n_fix; i++) {
         const char *f = x->fixture[i];
         while (*f == ' ')
@@ -307,84 +258,19 @@ static int check_fixtures(const struct expect *x, int *always, char *why, size_t
             *always = 1;
             continue;
         }
-        snprintf(why, n_why, "fixture '%s' is not reproduced (it needs %s)", f,
-                 !strncmp(f, "prior_run", 9) ? "a second pipeline run on a module with "
-                                               "while/conditional bodies"
-                 : !strncmp(f, "async_collective_creator", 24) ? "synchronous collectives "
-                                                                 "holding resources"
-                                                               : "hooks into XLA's scheduler");
-        return -1;
-    }
-    return 0;
-}
-
-/* Per-node hints XLA's scheduler honours cannot reach a plugin: the view
- * has no per-node attributes (docs/aggressive.md, "What the view cannot say"). */
-static int check_attrs(const struct expect *x, const struct sb_hlo_module *m, char *why,
-                       size_t n_why)
-{
-    if (sb_hlo_has_attr(m, "_scheduling_group_id")) {
-        snprintf(why, n_why, "frontend attribute _scheduling_group_id: scheduling "
-                             "annotations are not in the graph view");
-        return -1;
-    }
-    int send_recvs = config_true(x, "schedule_send_recvs");
-    for (uint32_t c = 0; c < sb_hlo_n_computations(m); c++)
-        for (uint32_t i = 0; i < sb_hlo_n_instrs(m, c); i++) {
-            struct sb_hlo_instr_info in;
-            char hint[64];
-            sb_hlo_instr(m, c, i, &in);
-            attr_value(in.frontend, "scheduler_hint", hint, sizeof hint);
-            if (hint[0] && hint_honoured(hint, in.opcode, send_recvs)) {
-                snprintf(why, n_why, "scheduler_hint=\"%s\" on %s '%s' (line %u): per-node "
-                                     "hints are not in the graph view", hint, in.opcode,
-                         in.name, in.line);
-                return -1;
-            }
+        if (!strcmp(f, "async_collective_creator=off")) {
+            *keep_sync = 1;
+            continue;
         }
-    return 0;
-}
-
-/* Collectives inside whiles, calls or conditionals of computation c hold
- * resources XLA's scheduler counts on the calling node; the view has no
- * per-node resource counts. */
-static int check_calls(const struct sb_hlo_module *m, const char *comp, char *why,
-                       size_t n_why)
-{
-    struct sb_hlo_graph hg;
-    struct sb_hlo_opts o = {.computation = comp};
-    struct sb_err e;
-    if (sb_hlo_build(m, &o, &hg, &e))
-        return 0; /* reported when the test runs */
-    const char *n = sb_graph_meta(hg.g, "hlo_called_collectives");
-    int rc = 0;
-    if (n && atoi(n) > 0) {
-        snprintf(why, n_why, "%s calls computations holding %s collective(s) "
-                             "(while/call/conditional): their resource use is not in the view",
-                 comp ? comp : "ENTRY", n);
-        rc = -1;
+        if (!strncmp(f, "prior_run ", 10) && strchr(f + 10, '=')) {
+            snprintf(prior, 160, "%s", f + 10); /* KEY=VALUE of the first run */
+            continue;
+        }
+        snprintf(why, n_why, "fixture '%s' is not reproduced (it needs hooks into XLA's "
+                             "scheduler)", f);
+        return -1;
     }
-    sb_hlo_graph_free(&hg);
-    return rc;
-}
-
-/* XLA's HloScheduleGraph, top-down, makes a recv wait for a while that feeds
- * the matching send (the recv-done's control predecessor) when that while
- * comes later in the text: an edge against the text order, which format v1
- * (inputs are earlier rows) cannot hold. */
-static int check_backward_edge(const struct expect *x, const struct sb_hlo_module *m,
-                               const char *comp, char *why, size_t n_why)
-{
-    int top_down = 0, k = sb_hlo_find_computation(m, comp);
-    for (uint32_t i = 0; i < x->n_cfg; i++)
-        if (!strcmp(x->cfg_key[i], "top_down_scheduling"))
-            top_down = is_true(x->cfg_val[i]);
-    if (!top_down || k < 0 || !sb_hlo_uses(m, (uint32_t)k, "while") ||
-        !sb_hlo_uses(m, (uint32_t)k, "send-done") || !sb_hlo_uses(m, (uint32_t)k, "recv-done"))
-        return 0;
-    snprintf(why, n_why, "top-down XLA adds an edge from a while to a recv that precedes it "
-                         "in the text; format v1 inputs must be earlier rows");
-    return -1;
+    return 0;
 }
 
 /* ---- pass 2: scheduling one computation ------------------------------------------------ */
@@ -440,9 +326,9 @@ static void run_free(struct run *r)
 }
 
 static int schedule(const struct sb_hlo_module *m, const char *comp, const char *spec,
-                    int test_est, struct run *r, char *why, size_t n_why)
+                    int test_est, int keep_sync, struct run *r, char *why, size_t n_why)
 {
-    struct sb_hlo_opts o = {.computation = comp};
+    struct sb_hlo_opts o = {.computation = comp, .keep_sync = keep_sync};
     struct sb_err e;
     struct sb_sched sched;
     struct sb_schedule s;
@@ -478,10 +364,117 @@ static int schedule(const struct sb_hlo_module *m, const char *comp, const char 
 
 /* ---- XLA's GetMemoryPeak, replayed on the final order ------------------------------------ */
 
+/* Called computations count too: before a node's buffers are made live,
+ * XLA's MemoryPressureTracker::UpdateBuffers raises the peak to the live
+ * bytes plus the largest peak among the node's called non-fusion
+ * computations (latency_hiding_scheduler.cc at 183fa00).  A callee's peak
+ * comes from ModulePressureState::ResetPressureStates: the same bottom-up
+ * walk over the callee's own sequence (its text order), starting from 0 live
+ * bytes, where
+ * - an operand's buffer is made live unless it is an entry parameter's; the
+ *   parameters of a control-flow callee (async wrapper, call, while,
+ *   conditional) hold their caller's operands (HloDataflowAnalysis), already
+ *   counted by the caller, so they are not counted here, while those of an
+ *   embedded reducer (to_apply of all-reduce, reduce, ...) define their own
+ *   buffers and are;
+ * - parameters are never released (ShouldSkipBufferReleases);
+ * - get-tuple-element and bitcast own no buffer (they view operand 0's).
+ * The model keeps one buffer per instruction (tuple_sum bytes), which is
+ * what the corpus's callees need: reducers and single-collective wrappers. */
+#define MAX_CALL_DEPTH 64
+
+static int64_t calls_peak(const struct sb_hlo_module *m, const struct sb_hlo_instr_info *in,
+                          int depth);
+
+static int instr_index(const struct sb_hlo_module *m, uint32_t c, const char *name)
+{
+    struct sb_hlo_instr_info in;
+    for (uint32_t i = 0; i < sb_hlo_n_instrs(m, c); i++) {
+        sb_hlo_instr(m, c, i, &in);
+        if (!strcmp(in.name, name))
+            return (int)i;
+    }
+    return -1;
+}
+
+static int64_t callee_peak(const struct sb_hlo_module *m, int c, int embedded, int depth)
+{
+    if (c < 0 || depth > MAX_CALL_DEPTH)
+        return 0;
+    uint32_t n = sb_hlo_n_instrs(m, (uint32_t)c);
+    uint8_t *live = sb_xcalloc(n ? n : 1, 1);
+    int64_t mem = 0, peak = 0;
+    for (uint32_t i = n; i-- > 0;) {
+        struct sb_hlo_instr_info in, op;
+        sb_hlo_instr(m, (uint32_t)c, i, &in);
+        int64_t cp = calls_peak(m, &in, depth + 1);
+        if (mem + cp > peak)
+            peak = mem + cp;
+        for (uint32_t k = 0; k < in.n_ops; k++) {
+            int j = instr_index(m, (uint32_t)c, in.ops[k]);
+            for (int hops = 0; j >= 0 && hops < (int)n; hops++) { /* views: to the owner */
+                sb_hlo_instr(m, (uint32_t)c, (uint32_t)j, &op);
+                if ((strcmp(op.opcode, "get-tuple-element") && strcmp(op.opcode, "bitcast")) ||
+                    !op.n_ops)
+                    break;
+                j = instr_index(m, (uint32_t)c, op.ops[0]);
+            }
+            if (j < 0 || live[j] || (!embedded && !strcmp(op.opcode, "parameter")))
+                continue;
+            live[j] = 1;
+            mem += (int64_t)op.bytes;
+        }
+        if (mem > peak)
+            peak = mem;
+        if (live[i] && strcmp(in.opcode, "parameter") != 0) {
+            live[i] = 0;
+            mem -= (int64_t)in.bytes;
+        }
+    }
+    free(live);
+    return peak;
+}
+
+/* The largest peak among the computations an instruction calls (fusion
+ * bodies excepted); to_apply is embedded except under `call`. */
+static int64_t calls_peak(const struct sb_hlo_module *m, const struct sb_hlo_instr_info *in,
+                          int depth)
+{
+    int64_t best = 0, p;
+    if (!strcmp(in->opcode, "fusion"))
+        return 0;
+    for (uint32_t k = 0; k < in->n_calls; k++)
+        if ((p = callee_peak(m, sb_hlo_find_computation(m, in->calls[k]), 0, depth)) > best)
+            best = p;
+    if (in->apply && (p = callee_peak(m, sb_hlo_find_computation(m, in->apply),
+                                      strcmp(in->opcode, "call") != 0, depth)) > best)
+        best = p;
+    return best;
+}
+
 /* The bottom-up MemoryPressureTracker on the final sequence: scheduling a node
+ * first raises the peak to the live bytes plus its callees' peak (above), then
  * makes the buffers it reads live (graph inputs excepted, as XLA skips entry
- * parameters), then frees the buffer it defines; the peak is taken in between. */
-static uint64_t xla_peak(const struct sb_graph *G, const uint32_t *order)
+ * parameters), then frees the buffer it defines; the peak is taken in between.
+ *
+ * MemoryPressureTrackingWithAsyncCollective (peak 20,496, final order p0, c0,
+ * c1, all-reduce.start, all-reduce.done, root) derived by hand, bottom-up with
+ * f32[1024] = 4,096 bytes:
+ *   root  reads c1 and the done's buffer (the all-reduce `ar` in the wrapper,
+ *         aliased by start{1} and the done)                    live  8,192
+ *   done  calls async_computation (peak 8, see below): 8,192 + 8 = 8,200;
+ *         reads the start's buffers: the tuple {} (4,096 + 4,096 + 4 =
+ *         8,196), {0} (4,096) and the u32 context {2} (4); {0,0} is p0,
+ *         an entry parameter, not counted                      live 20,488
+ *   start calls async_computation: 20,488 + 8 = 20,496 = the peak; then
+ *         releases its own buffers.
+ * async_computation's peak: `ar` calls `sum`, whose `add` reads the two f32[]
+ * parameters a and b (4 bytes each; a reducer's parameters are its own
+ * buffers, never released): 8.  `ar` reads p, which holds p0 (not counted).
+ * Without the callee term the peak is 20,488: those 8 bytes of `sum`'s
+ * parameters are what the test's comment calls "tuple pointer overhead". */
+static uint64_t xla_peak(const struct sb_hlo_module *m, int comp, const struct sb_hlo_node *hn,
+                         const struct sb_graph *G, const uint32_t *order)
 {
     const struct sb_graph_view *g = &G->v;
     uint32_t n = g->n_nodes;
@@ -494,6 +487,13 @@ static uint64_t xla_peak(const struct sb_graph *G, const uint32_t *order)
     }
     for (uint32_t i = n; i-- > 0;) {
         uint32_t v = order[i];
+        if (hn[v].half != 2) { /* a split collective's done calls nothing */
+            struct sb_hlo_instr_info in;
+            sb_hlo_instr(m, (uint32_t)comp, hn[v].instr, &in);
+            int64_t cp = calls_peak(m, &in, 0);
+            if (mem + cp > peak)
+                peak = mem + cp;
+        }
         for (int pass = 0; pass < 2; pass++) {
             uint32_t u = pass ? g->partner[v] : v; /* a done reads its start's inputs */
             if (pass && g->kind[v] != SB_KIND_DONE)
@@ -584,7 +584,7 @@ static int check(const struct sb_hlo_module *m, const struct run *r, const struc
                  (unsigned long long)d->n, r->hg.g->v.n_nodes);
         return -1;
     case D_PEAK: {
-        uint64_t p = xla_peak(r->hg.g, r->order);
+        uint64_t p = xla_peak(m, r->comp, r->hg.node, r->hg.g, r->order);
         if (p == d->n)
             return 0;
         snprintf(why, n, "line %u: peak %llu: the tracker's peak is %llu", d->line,
@@ -614,10 +614,58 @@ static int has_directives(const struct expect *x, uint32_t c)
  * same checks: a control showing the directives can fail. */
 static const char *other_scheduler;
 
-static enum verdict check_support(const struct expect *x, const struct sb_hlo_module *m,
-                                  int *always, char *spec, size_t n_spec, char *why,
+/* fixture prior_run: XLA ran the whole pipeline once before the checked run,
+ * which starts from the schedule it wrote.  Each computation is scheduled
+ * with the first run's spec, callees first (text order, the ENTRY last), and
+ * the module's instruction order becomes that schedule, so the checked run
+ * starts from it and a while's `holds` are counted on its body's new order.
+ * Needs one node per instruction (no split collective, no fusion group). */
+static int prior_run(struct sb_hlo_module *m, const char *spec, int test_est, int keep_sync,
+                     char *why, size_t n_why)
+{
+    int entry = sb_hlo_find_computation(m, NULL);
+    uint32_t n_comp = sb_hlo_n_computations(m);
+    for (uint32_t k = 0; k <= n_comp; k++) {
+        uint32_t c = k < n_comp ? k : (uint32_t)entry;
+        if (k < n_comp && (int)k == entry)
+            continue;
+        struct run r;
+        char err[512];
+        const char *name = sb_hlo_computation_name(m, c);
+        if (schedule(m, (int)c == entry ? NULL : name, spec, test_est, keep_sync, &r, err,
+                     sizeof err)) {
+            run_free(&r);
+            if ((int)c == entry) {
+                snprintf(why, n_why, "fixture prior_run: the first run failed: %s", err);
+                return -1;
+            }
+            continue; /* a computation conform cannot build keeps its order */
+        }
+        uint32_t n = r.hg.g->v.n_nodes, ok = n == sb_hlo_n_instrs(m, c);
+        uint32_t *order = sb_xmalloc((n ? n : 1) * sizeof *order);
+        for (uint32_t i = 0; i < n && ok; i++) {
+            ok = r.hg.node[r.order[i]].half == 0;
+            order[i] = r.hg.node[r.order[i]].instr;
+        }
+        if (!ok || sb_hlo_reorder(m, c, order)) {
+            snprintf(why, n_why, "fixture prior_run: computation '%s' does not map one node "
+                                 "per instruction, so its first schedule cannot be written back",
+                     name);
+            free(order);
+            run_free(&r);
+            return -1;
+        }
+        free(order);
+        run_free(&r);
+    }
+    return 0;
+}
+
+static enum verdict check_support(const struct expect *x, int *always, int *keep_sync,
+                                  char *spec, size_t n_spec, char *prior_spec, char *why,
                                   size_t n_why)
 {
+    char prior[160];
     if (x->unknown[0]) {
         snprintf(why, n_why, "%s", x->unknown);
         return V_SKIP;
@@ -631,8 +679,28 @@ static enum verdict check_support(const struct expect *x, const struct sb_hlo_mo
     snprintf(spec, n_spec, "aggressive:estimator=%s,%s%s",
              !strcmp(x->latency, "test") ? "workload" : "approximate", config_defaults,
              "");
-    if (check_fixtures(x, always, why, n_why) || map_config(x, spec, n_spec, why, n_why) ||
-        check_attrs(x, m, why, n_why))
+    if (check_fixtures(x, always, keep_sync, prior, why, n_why))
+        return V_SKIP;
+    prior_spec[0] = 0;
+    if (prior[0]) { /* the first run's spec: the file's config with KEY=VALUE */
+        struct expect *px = sb_xmalloc(sizeof *px);
+        char *eq = strchr(prior, '=');
+        uint32_t k = 0;
+        memcpy(px, x, sizeof *px);
+        *eq = 0;
+        while (k < px->n_cfg && strcmp(px->cfg_key[k], prior) != 0)
+            k++;
+        if (k == px->n_cfg && k < MAX_KV)
+            snprintf(px->cfg_key[px->n_cfg++], sizeof px->cfg_key[0], "%s", prior);
+        if (k < MAX_KV)
+            snprintf(px->cfg_val[k], sizeof px->cfg_val[0], "%s", eq + 1);
+        snprintf(prior_spec, n_spec, "%s", spec);
+        int rc = map_config(px, prior_spec, n_spec, why, n_why);
+        free(px);
+        if (rc)
+            return V_SKIP;
+    }
+    if (map_config(x, spec, n_spec, why, n_why))
         return V_SKIP;
     if (*always) {
         size_t len = strlen(spec);
@@ -640,11 +708,6 @@ static enum verdict check_support(const struct expect *x, const struct sb_hlo_mo
     }
     if (other_scheduler)
         snprintf(spec, n_spec, "%s", other_scheduler);
-    for (uint32_t c = 0; c < x->n_comp; c++)
-        if (has_directives(x, c) && (check_calls(m, c ? x->comp_name[c] : NULL, why, n_why) ||
-                                     check_backward_edge(x, m, c ? x->comp_name[c] : NULL,
-                                                         why, n_why)))
-            return V_SKIP;
     return V_PASS;
 }
 
@@ -672,7 +735,12 @@ static enum verdict run_test(const char *dir, const char *name, int *tier, char 
         goto out;
     }
     int always;
-    v = check_support(x, m, &always, spec, sizeof spec, why, n_why);
+    int keep_sync;
+    char prior_spec[sizeof spec];
+    v = check_support(x, &always, &keep_sync, spec, sizeof spec, prior_spec, why, n_why);
+    if (v == V_PASS && prior_spec[0] && !other_scheduler &&
+        prior_run(m, prior_spec, !strcmp(x->latency, "test"), keep_sync, why, n_why))
+        v = V_SKIP;
     if (v != V_PASS)
         goto out;
     for (uint32_t c = 0; c < x->n_comp && v == V_PASS; c++) {
@@ -680,7 +748,8 @@ static enum verdict run_test(const char *dir, const char *name, int *tier, char 
         if (!has_directives(x, c))
             continue;
         int test_est = !strcmp(x->latency, "test");
-        if (schedule(m, c ? x->comp_name[c] : NULL, spec, test_est, &r, why, n_why)) {
+        if (schedule(m, c ? x->comp_name[c] : NULL, spec, test_est, keep_sync, &r, why,
+                     n_why)) {
             v = V_FAIL;
         } else {
             for (uint32_t k = 0; k < x->n_dir && v == V_PASS; k++)

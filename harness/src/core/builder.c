@@ -115,6 +115,14 @@ static void grow_nodes(struct sb_builder *b, uint32_t want)
         g->bytes_accessed = sb_xrealloc(g->bytes_accessed, cap * sizeof *g->bytes_accessed);
         g->dtype = sb_xrealloc(g->dtype, cap);
     }
+    if (g->sched_group) {
+        g->sched_group = sb_xrealloc(g->sched_group, cap * sizeof *g->sched_group);
+        g->sched_iter = sb_xrealloc(g->sched_iter, cap * sizeof *g->sched_iter);
+        g->sched_priority = sb_xrealloc(g->sched_priority, cap * sizeof *g->sched_priority);
+        g->sched_hint = sb_xrealloc(g->sched_hint, cap);
+    }
+    if (g->holds)
+        g->holds = sb_xrealloc(g->holds, (size_t)cap * SB_COLL_COUNT * sizeof *g->holds);
     b->loc_of = sb_xrealloc(b->loc_of, cap * sizeof *b->loc_of);
     b->cap = cap;
 }
@@ -392,6 +400,11 @@ static int check_values(struct sb_builder *b, uint32_t id, const struct sb_node_
                      !(n->bytes_accessed >= 0 && n->bytes_accessed <= 1e30)))
         return nfail(b, id, SB_BF_NONE, "flops %g / bytes_accessed %g not in 0..10^30",
                      n->flops, n->bytes_accessed);
+    if (n->sched && (n->sched_group < -1 ||
+                     n->sched_hint & ~(uint32_t)(SB_HINT_FORCE_DELAY | SB_HINT_FORCE_DELAY_ASYNC |
+                                                 SB_HINT_FORCE_EARLY | SB_HINT_KEEP_ORDER)))
+        return nfail(b, id, SB_BF_NONE, "scheduling group %d / hint bits 0x%x out of range",
+                     n->sched_group, n->sched_hint);
     if (n->flags & ~(uint32_t)(SB_FLAG_WEIGHT | SB_FLAG_OUTPUT | SB_FLAG_ALIAS))
         return nfail(b, id, SB_BF_FLAGS, "unknown flag bits 0x%x", n->flags);
     if (!n->name || !*n->name)
@@ -451,6 +464,31 @@ uint32_t sb_builder_node(struct sb_builder *b, const struct sb_node_in *n)
         g->bytes_accessed[id] = n->dtype ? n->bytes_accessed : 0;
         g->dtype[id] = n->dtype < SB_DTYPE_COUNT ? n->dtype : SB_DTYPE_NONE;
     }
+    int annotated = n->sched && (n->sched_group >= 0 || n->sched_iter != SB_NO_ITER ||
+                                 n->sched_hint || n->sched_priority);
+    if (annotated && !g->sched_group) { /* the first annotated node: defaults before it */
+        g->sched_group = sb_xmalloc(b->cap * sizeof *g->sched_group);
+        g->sched_iter = sb_xmalloc(b->cap * sizeof *g->sched_iter);
+        g->sched_priority = sb_xcalloc(b->cap, sizeof *g->sched_priority);
+        g->sched_hint = sb_xcalloc(b->cap, 1);
+        for (uint32_t k = 0; k < id; k++) {
+            g->sched_group[k] = -1;
+            g->sched_iter[k] = SB_NO_ITER;
+        }
+    }
+    if (g->sched_group) {
+        g->sched_group[id] = annotated ? n->sched_group : -1;
+        g->sched_iter[id] = annotated ? n->sched_iter : SB_NO_ITER;
+        g->sched_hint[id] = annotated ? n->sched_hint : 0;
+        g->sched_priority[id] = annotated ? n->sched_priority : 0;
+    }
+    int holds = 0;
+    for (int k = 0; k < SB_COLL_COUNT; k++)
+        holds |= n->holds[k] != 0;
+    if (holds && !g->holds) /* the first node that holds any: 0 before it */
+        g->holds = sb_xcalloc((size_t)b->cap * SB_COLL_COUNT, sizeof *g->holds);
+    if (g->holds)
+        memcpy(g->holds + (size_t)id * SB_COLL_COUNT, n->holds, sizeof n->holds);
     g->v.n_nodes = id + 1;
     b->open = id;
     return id;

@@ -54,6 +54,15 @@ struct sb_node_in {
     double flops;          /* >= 0 */
     double bytes_accessed; /* >= 0 */
     uint8_t dtype;         /* enum sb_dtype; SB_DTYPE_NONE: no figures */
+    /* appended: scheduling annotations, read only when sched is 1 (so that
+     * importers that know nothing of them need not set the defaults) */
+    int sched;
+    int32_t sched_group;    /* >= 0, or -1 none */
+    int32_t sched_iter;     /* SB_NO_ITER none */
+    uint8_t sched_hint;     /* enum sb_hint bits */
+    int32_t sched_priority; /* 0 default */
+    /* appended: collectives in flight inside what the node calls, by type */
+    uint32_t holds[SB_COLL_COUNT];
 };
 #define SB_NODE_IN_INIT                                                        \
     {.kind = SB_KIND_COMPUTE, .comm_us = -1, .device = -1, .units = 1}

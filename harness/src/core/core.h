@@ -39,6 +39,10 @@ struct sb_graph {
     double *flops;          /* [n_nodes] floating-point operations */
     double *bytes_accessed; /* [n_nodes] bytes read and written in HBM */
     uint8_t *dtype;         /* [n_nodes] enum sb_dtype, SB_DTYPE_NONE: no figures */
+    /* Scheduling annotations (appended; all NULL when no node has one) */
+    int32_t *sched_group, *sched_iter, *sched_priority; /* [n_nodes] */
+    uint8_t *sched_hint;                                /* [n_nodes] */
+    uint32_t *holds; /* [n_nodes * SB_COLL_COUNT] or NULL (graph.h) */
 };
 
 /* The unit a node's FLOPs run on, for the roofline's peak (docs/cost-model.md):

@@ -110,6 +110,11 @@ void sb_graph_fill_view(struct sb_graph *g)
     v->name_off = g->name_off;
     v->dur_us = g->dur_us;
     v->host = &sb_host_services;
+    v->sched_group = g->sched_group;
+    v->sched_iter = g->sched_iter;
+    v->sched_hint = g->sched_hint;
+    v->sched_priority = g->sched_priority;
+    v->holds = g->holds;
 }
 
 void sb_graph_free(struct sb_graph *g)
@@ -135,6 +140,11 @@ void sb_graph_free(struct sb_graph *g)
     free(g->device);
     free(g->units_used);
     free(g->stream);
+    free(g->sched_group);
+    free(g->sched_iter);
+    free(g->sched_hint);
+    free(g->sched_priority);
+    free(g->holds);
     free(g->dev_dur_us);
     for (uint32_t k = 0; k < g->n_dev_cost; k++)
         free(g->dev_cost_name[k]);

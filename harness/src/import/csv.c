@@ -21,6 +21,8 @@ enum col {
     COL_ID, COL_NAME, COL_KIND, COL_INPUTS, COL_OP, COL_COST_US, COL_OUT_BYTES,
     COL_COLL, COL_COMM_BYTES, COL_GROUP, COL_COMM_US, COL_DEVICE, COL_FLAGS, COL_UNITS,
     COL_STREAM, COL_FLOPS, COL_BYTES_ACCESSED, COL_DTYPE, /* optional: the roofline's work */
+    COL_SCHED_GROUP, COL_SCHED_HINT, COL_SCHED_PRIORITY, /* optional: XLA annotations */
+    COL_HOLDS,
     COL_COUNT,
     COL_EXTRA = COL_COUNT,       /* an x_ column: read and ignored */
     COL_DEV_COST = COL_COUNT + 1 /* cost_us.<device> (docs/machines.md) */
@@ -29,7 +31,7 @@ enum col {
 static const char *const col_names[COL_COUNT] = {
     "id", "name", "kind", "inputs", "op", "cost_us", "out_bytes", "coll",
     "comm_bytes", "group", "comm_us", "device", "flags", "units", "stream",
-    "flops", "bytes_accessed", "dtype"};
+    "flops", "bytes_accessed", "dtype", "sched_group", "sched_hint", "sched_priority", "holds"};
 
 #define N_REQUIRED_COLS 4 /* id, name, kind, inputs */
 #define MAX_COLS 256      /* a header wider than this is surely not a graph */
@@ -389,6 +391,91 @@ static int read_work(struct loader *L, struct sb_node_in *n)
            read_double(L, COL_BYTES_ACCESSED, 0, &n->bytes_accessed);
 }
 
+/* A signed decimal int32 ("-3", "12"), no trailing text. */
+static int parse_i32(const char *s, int32_t *out)
+{
+    uint64_t v;
+    int neg = *s == '-';
+    if (parse_u64(s + neg, (uint64_t)INT32_MAX + (uint64_t)neg, &v) != 0)
+        return -1;
+    *out = neg ? (int32_t)(-(int64_t)v) : (int32_t)v;
+    return 0;
+}
+
+/* sched_group ("G" or "G:I"), sched_hint ("force_delay|keep_order", ...) and
+ * sched_priority (docs/workload-format.md, "Scheduling annotations"). */
+static int read_sched(struct loader *L, struct sb_node_in *n)
+{
+    const char *g = field(L, COL_SCHED_GROUP), *h = field(L, COL_SCHED_HINT);
+    const char *p = field(L, COL_SCHED_PRIORITY);
+    static const char *const hint_names[] = {"force_delay", "force_delay_async",
+                                             "force_early", "keep_order"};
+    char tok[64];
+    uint64_t v;
+    n->sched = 1;
+    n->sched_group = -1;
+    n->sched_iter = SB_NO_ITER;
+    if (*g) {
+        size_t len = strcspn(g, ":");
+        if (len >= sizeof tok)
+            return fail(L, fnum(L, COL_SCHED_GROUP), "sched_group '%.20s...' is too long", g);
+        memcpy(tok, g, len);
+        tok[len] = 0;
+        if (parse_u64(tok, INT32_MAX, &v) != 0 ||
+            (g[len] == ':' && parse_i32(g + len + 1, &n->sched_iter) != 0) ||
+            (g[len] == ':' && n->sched_iter == SB_NO_ITER))
+            return fail(L, fnum(L, COL_SCHED_GROUP),
+                        "sched_group '%s' is not GROUP or GROUP:ITERATION (GROUP an integer "
+                        "in 0..2^31-1, ITERATION a signed 32-bit integer)", g);
+        n->sched_group = (int32_t)v;
+    }
+    while (*h) {
+        size_t len = strcspn(h, "|");
+        uint32_t k = 0;
+        if (len >= sizeof tok)
+            return fail(L, fnum(L, COL_SCHED_HINT), "sched_hint '%.20s...' is too long", h);
+        memcpy(tok, h, len);
+        tok[len] = 0;
+        while (k < 4 && strcmp(tok, hint_names[k]) != 0)
+            k++;
+        if (k == 4 && len)
+            return fail(L, fnum(L, COL_SCHED_HINT), "unknown sched_hint '%s' (known: "
+                        "force_delay, force_delay_async, force_early, keep_order)", tok);
+        if (len)
+            n->sched_hint |= (uint8_t)(1u << k);
+        h += len + (h[len] == '|');
+    }
+    if (*p && parse_i32(p, &n->sched_priority) != 0)
+        return fail(L, fnum(L, COL_SCHED_PRIORITY),
+                    "sched_priority '%s' is not a signed 32-bit integer", p);
+    return 0;
+}
+
+/* holds: "all_gather:2|collective_permute:1" (docs/workload-format.md). */
+static int read_holds(struct loader *L, struct sb_node_in *n)
+{
+    const char *s = field(L, COL_HOLDS);
+    char tok[64];
+    while (*s) {
+        size_t len = strcspn(s, "|");
+        char *colon;
+        enum sb_coll c;
+        uint64_t v;
+        if (len >= sizeof tok)
+            return fail(L, fnum(L, COL_HOLDS), "holds entry '%.20s...' is too long", s);
+        memcpy(tok, s, len);
+        tok[len] = 0;
+        if (len && (!(colon = strchr(tok, ':')) || (*colon = 0, sb_coll_parse(tok, &c)) ||
+                    c == SB_COLL_NONE || parse_u64(colon + 1, 1000000, &v)))
+            return fail(L, fnum(L, COL_HOLDS), "holds entry '%.*s' is not COLL:COUNT (a "
+                        "collective type and a count in 0..10^6)", (int)len, s);
+        if (len)
+            n->holds[c] = (uint32_t)v;
+        s += len + (s[len] == '|');
+    }
+    return 0;
+}
+
 static int read_row(struct loader *L)
 {
     if (L->n_fld != L->n_cols)
@@ -403,7 +490,7 @@ static int read_row(struct loader *L)
         read_u64(L, COL_COMM_BYTES, &n.comm_bytes) || read_group(L, &n.group_size) ||
         read_double(L, COL_COMM_US, -1, &n.comm_us) || read_device(L, &n.device) ||
         read_flags(L, &n.flags) || read_units(L, &n.units) || read_stream(L, &n.stream) ||
-        read_work(L, &n))
+        read_work(L, &n) || read_sched(L, &n) || read_holds(L, &n))
         return -1;
     if (sb_builder_node(L->b, &n) == SB_NONE)
         return -1;

@@ -66,6 +66,38 @@ static void write_placement(FILE *f, const struct sb_graph *G, uint32_t v)
             sb_csv_field(f, "", 0);
         }
     }
+    if (G->sched_group) { /* XLA's annotations, only when the graph has them */
+        if (G->sched_group[v] >= 0 && G->sched_iter[v] != SB_NO_ITER)
+            sb_csv_fieldf(f, 0, "%d:%d", G->sched_group[v], G->sched_iter[v]);
+        else if (G->sched_group[v] >= 0)
+            sb_csv_fieldf(f, 0, "%d", G->sched_group[v]);
+        else
+            sb_csv_field(f, "", 0);
+        char hint[80] = "";
+        static const char *const names[] = {"force_delay", "force_delay_async", "force_early",
+                                            "keep_order"};
+        for (int k = 0; k < 4; k++)
+            if (G->sched_hint[v] & (1u << k)) {
+                strcat(hint, hint[0] ? "|" : "");
+                strcat(hint, names[k]);
+            }
+        sb_csv_field(f, hint, 0);
+        if (G->sched_priority[v])
+            sb_csv_fieldf(f, 0, "%d", G->sched_priority[v]);
+        else
+            sb_csv_field(f, "", 0);
+    }
+    if (G->holds) { /* collectives held by called computations */
+        char buf[400] = "";
+        for (int k = 1; k < SB_COLL_COUNT; k++) {
+            uint32_t c = G->holds[(size_t)v * SB_COLL_COUNT + k];
+            size_t len = strlen(buf);
+            if (c)
+                snprintf(buf + len, sizeof buf - len, "%s%s:%u", len ? "|" : "",
+                         sb_coll_name((enum sb_coll)k), c);
+        }
+        sb_csv_field(f, buf, 0);
+    }
     for (uint32_t k = 0; k < G->n_dev_cost; k++) {
         double c = G->dev_cost_us[(size_t)v * G->n_dev_cost + k];
         if (c >= 0)
@@ -131,6 +163,10 @@ int sb_graph_write(const struct sb_graph *g, const char *path, struct sb_err *e)
         fprintf(out.f, ",stream");
     if (g->dtype)
         fprintf(out.f, ",flops,bytes_accessed,dtype");
+    if (g->sched_group)
+        fprintf(out.f, ",sched_group,sched_hint,sched_priority");
+    if (g->holds)
+        fprintf(out.f, ",holds");
     for (uint32_t k = 0; k < g->n_dev_cost; k++) {
         fprintf(out.f, ",");
         char col[300];

@@ -668,6 +668,13 @@ static int check_module(struct lex *L, struct sb_hlo_module *m)
                 return lfail(L, m->c[k].line, "duplicate computation name '%s'",
                              m->c[k].name);
     }
+    for (uint32_t k = 0; k < m->n; k++) /* scheduling annotations and hints */
+        for (uint32_t i = 0; i < m->c[k].n; i++) {
+            struct sb_node_in probe = SB_NODE_IN_INIT;
+            char why[256];
+            if (hlo_sched_read(&m->c[k].in[i], &probe, why, sizeof why))
+                return lfail(L, m->c[k].in[i].line, "%s", why);
+        }
     if (!m->n)
         return lfail(L, L->line, "module has no computation");
     if (m->entry < 0)
@@ -1290,6 +1297,8 @@ static int add_split(struct builder *B, uint32_t i)
     d.coll = coll;
     d.flags = in->root || (B->is_out && B->is_out[i]) ? SB_FLAG_OUTPUT : 0;
     d.loc = in->line;
+    char why[256]; /* the done inherits X's frontend attributes, the start does not */
+    hlo_sched_read(in, &d, why, sizeof why); /* checked when parsed */
     B->node_of[i] = add_node(B, &d);
     rc = B->node_of[i] == SB_NONE || sb_builder_input(B->gb, s);
     free(name);
@@ -1371,6 +1380,10 @@ static int add_instr(struct builder *B, uint32_t i)
     n.op = !strcmp(in->opcode, "fusion") ? fusion_op(in) : in->opcode;
     n.out_bytes = defined_bytes(B, i);
     n.loc = in->line;
+    char why[256];
+    hlo_sched_read(in, &n, why, sizeof why); /* checked when parsed */
+    if (!B->o->step)
+        hlo_sched_holds(B->m, in, &n);
     if (r == ROLE_START) {
         n.coll = (enum sb_coll)B->coll[i];
         n.comm_bytes = start_payload(in, n.coll);
@@ -1878,6 +1891,12 @@ void sb_hlo_instr(const struct sb_hlo_module *m, uint32_t comp, uint32_t i,
     out->elems = in->sh.tuple ? 0 : in->sh.elems;
     out->fusion_kind = in->fusion_kind;
     out->frontend = in->frontend;
+    out->bytes = in->sh.bytes;
+    out->n_ops = in->n_ops;
+    out->ops = (const char *const *)in->ops;
+    out->n_calls = in->n_calls;
+    out->calls = (const char *const *)in->calls;
+    out->apply = in->apply;
     if (in->n_ops) {
         int p = find_instr(c, in->ops[0], i);
         if (p >= 0 && !c->in[p].sh.tuple)
@@ -1928,6 +1947,27 @@ uint32_t sb_hlo_n_called(const struct sb_hlo_module *m)
         n += !fused;
     }
     return n;
+}
+
+int sb_hlo_reorder(struct sb_hlo_module *m, uint32_t c, const uint32_t *instr_order)
+{
+    struct comp *k = &m->c[c];
+    uint8_t *seen = sb_xcalloc(k->n ? k->n : 1, 1);
+    int ok = 1;
+    for (uint32_t i = 0; i < k->n && ok; i++) {
+        ok = instr_order[i] < k->n && !seen[instr_order[i]];
+        if (ok)
+            seen[instr_order[i]] = 1;
+    }
+    free(seen);
+    if (!ok)
+        return -1;
+    struct instr *in = sb_xmalloc((k->n ? k->n : 1) * sizeof *in);
+    for (uint32_t i = 0; i < k->n; i++)
+        in[i] = k->in[instr_order[i]];
+    memcpy(k->in, in, k->n * sizeof *in);
+    free(in);
+    return 0;
 }
 
 int sb_hlo_expand(struct sb_hlo_module *m, struct sb_err *e)

@@ -79,6 +79,13 @@ struct sb_hlo_instr_info {
     uint64_t op0_elems;    /* the same for operand 0, 0 when none */
     const char *fusion_kind; /* "kLoop", ... or NULL */
     const char *frontend;  /* raw frontend_attributes text or NULL */
+    /* appended for conform's replay of XLA's memory tracker in callees */
+    uint64_t bytes;        /* tuple_sum size of the result */
+    uint32_t n_ops;
+    const char *const *ops;   /* [n_ops] operand names */
+    uint32_t n_calls;
+    const char *const *calls; /* [n_calls] calls=, body=, condition=, branches */
+    const char *apply;        /* to_apply= or NULL */
 };
 /* Computation index by text name (NULL = ENTRY); -1 when absent. */
 int sb_hlo_find_computation(const struct sb_hlo_module *m, const char *name);
@@ -93,5 +100,10 @@ int sb_hlo_uses(const struct sb_hlo_module *m, uint32_t c, const char *opcode);
 int sb_hlo_has_attr(const struct sb_hlo_module *m, const char *key);
 /* Number of computations other than the ENTRY and fusion bodies. */
 uint32_t sb_hlo_n_called(const struct sb_hlo_module *m);
+/* Puts computation c's instructions in the order instr_order[] (a
+ * permutation of 0..n-1 that keeps operands before users): the schedule a
+ * run wrote back, for conform's second pipeline run.  -1 if not a
+ * permutation. */
+int sb_hlo_reorder(struct sb_hlo_module *m, uint32_t c, const uint32_t *instr_order);
 
 #endif

@@ -128,4 +128,13 @@ void hlo_cost_of(struct hlo_costs *hc, uint32_t i, struct hlo_cost *out);
 uint32_t hlo_costs_n_unknown(const struct hlo_costs *hc);
 const char *hlo_costs_unknown(const struct hlo_costs *hc, uint32_t k, uint32_t *count);
 
+/* hlo_sched.c: the scheduling annotation and hints of an instruction into
+ * n's sched_* fields; -1 with why ("'name': problem") when malformed. */
+struct sb_node_in;
+int hlo_sched_read(const struct instr *in, struct sb_node_in *n, char *why, size_t n_why);
+/* n->holds of an instruction calling computations (while, call, ...): the
+ * collectives its callees have in flight at most, by type. */
+void hlo_sched_holds(const struct sb_hlo_module *m, const struct instr *in,
+                     struct sb_node_in *n);
+
 #endif
