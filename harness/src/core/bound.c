@@ -217,8 +217,9 @@ double sb_sim_device_bound(const struct sb_graph_view *g, double edge_lat_us)
  * sooner than sum r_k(v) t(v, a) / M_k(a).  One device: per resource, that
  * work with head and tail (resource_bound with M_k slots of r_k-wide jobs).
  * Several: per resource, each node at its cheapest device's share,
- * sum_v min_a r_k(v, a) t(v, a) / M_k(a), over the devices (a device that does
- * not declare k costs 0 there). */
+ * sum_v min_a r_k(v, a) t(v, a) / M_k(a), over the devices that declare k (a
+ * device that does not declare k costs 0 there; a device that cannot run v
+ * and, for a pre-assigned node, every other device are left out). */
 static double res_bound(const struct sb_graph_view *g, const double *fin, const double *after,
                         struct job *j)
 {
@@ -238,12 +239,20 @@ static double res_bound(const struct sb_graph_view *g, const double *fin, const 
             best = max2(best, resource_bound(j, n, lim));
             continue;
         }
+        /* devices declaring k each finish no sooner than their share;
+         * a node goes where its share is least (0 on a device without k,
+         * nowhere it cannot run, only its pre-assigned device if it has one) */
         double area = 0;
-        for (uint32_t v = 0; v < g->n_nodes; v++) {
+        uint32_t n_k = 0;
+        for (uint32_t a = 0; a < nd; a++)
+            n_k += m->res_limit[(size_t)a * K + k] != 0;
+        for (uint32_t v = 0; v < g->n_nodes && n_k; v++) {
             double least = INFINITY;
             for (uint32_t a = 0; a < nd && g->kind[v] == SB_KIND_COMPUTE; a++) {
                 double t = g->dev_dur_us[(size_t)v * nd + a];
                 uint32_t lim = m->res_limit[(size_t)a * K + k];
+                if (isinf(t) || (g->device[v] >= 0 && (uint32_t)g->device[v] != a))
+                    continue;
                 double x = lim ? sb_res_need(g, v, a, k) * t / lim : 0;
                 if (x < least)
                     least = x;
@@ -251,7 +260,8 @@ static double res_bound(const struct sb_graph_view *g, const double *fin, const 
             if (isfinite(least))
                 area += least;
         }
-        best = max2(best, area / nd);
+        if (n_k)
+            best = max2(best, area / n_k);
     }
     return best;
 }
