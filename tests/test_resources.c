@@ -66,7 +66,8 @@ static void run_original(const struct sb_graph *G, struct sb_sim_result *r)
  *     [0, 10), so it starts when they end: 10..20, makespan 20.  Bound:
  *     3 * 2 * 10 / 4 = 15 (a stream alone or the critical path: 10).
  *   too big: res.sms 5 on a device of 4 is refused when the machine is
- *     applied, naming the node, the resource and the limit. */
+ *     applied, naming the file and line, the node, the resource and the
+ *     limit. */
 static void by_hand(void)
 {
     struct sb_err e;
@@ -111,7 +112,9 @@ static void by_hand(void)
                  "id,name,kind,inputs,op,cost_us,res.sms\n"
                  "0,a,compute,,mm,10,5\n", &e);
     CHECK(G == NULL);
-    CHECK(strstr(e.msg, "node 0 (a) uses 5 of resource 'sms' on device g0 (limit 4)") != NULL);
+    /* the row is line 2 (after the header) */
+    CHECK(strstr(e.msg, "res.csv:2: node 0 (a) uses 5 of resource 'sms' on device g0 (limit 4)") !=
+          NULL);
     sb_graph_free(G);
     /* The order is the priority (docs/machines.md): x (2 sms, 10 us), then y
      * (4 sms, 10 us), then z (2 sms), each on its own stream.  x 0..10; y

@@ -617,6 +617,10 @@ struct sb_graph *sb_builder_finish(struct sb_builder *b)
     const char *meta_name = sb_graph_meta(g, "name");
     g->name = meta_name && *meta_name ? sb_xstrdup(meta_name) : file_stem(b->path);
     g->path = sb_xstrdup(b->path);
+    if (g->n_res_col && b->loc_kind == SB_LOC_LINE) { /* for the machine's resource checks */
+        g->res_line = b->loc_of;
+        b->loc_of = NULL;
+    }
     sb_graph_fill_view(g);
     release(b);
     return g;

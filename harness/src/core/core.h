@@ -33,6 +33,8 @@ struct sb_graph {
     char **res_col_name;
     uint32_t *res_col_use;
     uint32_t *res_use; /* the view's r_k(v) for the applied machine, or NULL */
+    uint64_t *res_line; /* [n_nodes] each node's line in its CSV file, kept for
+                           graphs with res.<name> columns (messages), or NULL */
     char *names;
     char **op_names;
     uint32_t n_ops;

@@ -145,6 +145,7 @@ void sb_graph_free(struct sb_graph *g)
     free(g->res_col_name);
     free(g->res_col_use);
     free(g->res_use);
+    free(g->res_line);
     free(g->names);
     for (uint32_t i = 0; i < g->n_ops; i++)
         free(g->op_names[i]);

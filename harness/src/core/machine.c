@@ -704,9 +704,11 @@ int sb_machine_apply(const struct sb_machine *m, struct sb_graph *g, struct sb_e
         }
         if (over >= 0 && runs_some && (!fits_some || (g->device[v] >= 0 &&
                                                       over_dev == (uint32_t)g->device[v]))) {
-            char msg[600];
-            snprintf(msg, sizeof msg, "%s: node %u (%s) uses %u of resource '%s' on device %s "
-                                      "(limit %u)%s", g->path, v, g->names + g->name_off[v],
+            char msg[600], line[32] = "";
+            if (g->res_line) /* file:line: where the row is */
+                snprintf(line, sizeof line, ":%llu", (unsigned long long)g->res_line[v]);
+            snprintf(msg, sizeof msg, "%s%s: node %u (%s) uses %u of resource '%s' on device %s "
+                                      "(limit %u)%s", g->path, line, v, g->names + g->name_off[v],
                      g->res_use[(size_t)v * m->n_res + (uint32_t)over], m->res_name[over],
                      m->name[over_dev], m->res_limit[(size_t)over_dev * m->n_res + (uint32_t)over],
                      fits_some ? ", the device it is pre-assigned to" : ", more than any device "
