@@ -458,6 +458,14 @@ struct hp_heft {
     /* each device's collective resource (one collective at a time, issued in
      * order: the simulator's default) */
     double *coll_free, *coll_last; /* [nd] */
+    /* resources (docs/machines.md, "Resources"; NULL when the machine has
+     * none): each device's use over time, as the simulator keeps it, and the
+     * largest key of a node holding resources there.  A node that holds
+     * resources on a gets a key at least that, so the simulator adds the
+     * nodes of a device's profile in the order heft did and finds the same
+     * starts. */
+    struct hp_prof *prof; /* [nd] */
+    double *res_key;      /* [nd] */
     /* copies made so far */
     struct hp_copy *cp;
     uint32_t n_cp, cap_cp;
@@ -481,6 +489,82 @@ struct hp_heft {
     uint32_t *node_stamp; /* [n] */
     double *node_tmp;     /* [n] a copy queued for this candidate: its end */
 };
+
+/* A device's resources in use over time, the simulator's step function
+ * (sim.c, "resources on a device"): breakpoints t[0] = 0 < t[1] < ..., and
+ * use[j * K + k] of resource k on [t[j], t[j+1]); the last step holds
+ * nothing.  Same comparisons as the simulator, so the same starts. */
+struct hp_prof {
+    uint32_t n, cap;
+    double *t;
+    uint32_t *use;
+};
+
+static inline uint32_t hp_prof_step(const struct hp_prof *P, double x)
+{
+    uint32_t lo = 0, hi = P->n - 1;
+    while (lo < hi) {
+        uint32_t mid = lo + (hi - lo + 1) / 2;
+        if (P->t[mid] <= x)
+            lo = mid;
+        else
+            hi = mid - 1;
+    }
+    return lo;
+}
+
+static inline double hp_prof_fit(const struct hp_prof *P, uint32_t K, const uint32_t *lim,
+                                 const uint32_t *need, double t0, double w)
+{
+    double t = t0;
+    for (uint32_t j = hp_prof_step(P, t0); j < P->n && (P->t[j] < t + w || P->t[j] <= t); j++)
+        for (uint32_t k = 0; k < K; k++)
+            if (P->use[(size_t)j * K + k] + need[k] > lim[k]) {
+                t = j + 1 < P->n ? P->t[j + 1] : t;
+                break;
+            }
+    return t;
+}
+
+static inline int hp_prof_split(struct hp_prof *P, uint32_t K, double x, uint32_t *at)
+{
+    uint32_t j = hp_prof_step(P, x);
+    if (P->t[j] == x) {
+        *at = j;
+        return 0;
+    }
+    if (P->n == P->cap) {
+        uint32_t cap = 2 * P->cap;
+        double *t = realloc(P->t, cap * sizeof *t);
+        if (!t)
+            return -1;
+        P->t = t;
+        uint32_t *u = realloc(P->use, (size_t)cap * K * sizeof *u);
+        if (!u)
+            return -1;
+        P->use = u, P->cap = cap;
+    }
+    memmove(&P->t[j + 2], &P->t[j + 1], (P->n - j - 1) * sizeof *P->t);
+    memmove(&P->use[(size_t)(j + 2) * K], &P->use[(size_t)(j + 1) * K],
+            (size_t)(P->n - j - 1) * K * sizeof *P->use);
+    P->t[j + 1] = x;
+    memcpy(&P->use[(size_t)(j + 1) * K], &P->use[(size_t)j * K], K * sizeof *P->use);
+    P->n++;
+    *at = j + 1;
+    return 0;
+}
+
+static inline int hp_prof_add(struct hp_prof *P, uint32_t K, const uint32_t *need, double b,
+                              double e)
+{
+    uint32_t i, j;
+    if (hp_prof_split(P, K, b, &i) || hp_prof_split(P, K, e, &j))
+        return -1;
+    for (; i < j; i++)
+        for (uint32_t k = 0; k < K; k++)
+            P->use[(size_t)i * K + k] += need[k];
+    return 0;
+}
 
 static inline int hp_is_view(const struct sb_graph_view *g, uint32_t v)
 {
@@ -715,6 +799,42 @@ static inline double hp_lane_slot(const struct hp_heft *H, const struct lane *L,
     }
 }
 
+/* What v holds of each resource on device a (need[]); 0 when it holds
+ * nothing there for any time. */
+static inline int hp_res_need(const struct hp_heft *H, uint32_t v, uint32_t a, uint32_t *need)
+{
+    const struct sb_graph_view *g = H->g;
+    int any = 0;
+    if (!H->prof || g->kind[v] != SB_KIND_COMPUTE || !(hp_t_on(H, v, a) > 0))
+        return 0;
+    for (uint32_t k = 0; k < g->machine->n_res; k++)
+        any |= (need[k] = sb_res_need(g, v, a, k)) != 0;
+    return any;
+}
+
+/* hp_lane_slot on device a's lane, also waiting until v's resources are
+ * free for its duration (the insertion of HEFT at the earliest time its
+ * resources are free); v's key follows every earlier holder's on a. */
+static inline double hp_slot(const struct hp_heft *H, uint32_t v, uint32_t a, double ready,
+                             double w, double kmin, struct lane_pos *at, double *key)
+{
+    const struct lane *L = &H->lane[(size_t)a * H->ns + H->g->stream[v]];
+    uint32_t need[SB_MAX_RES];
+    if (!hp_res_need(H, v, a, need))
+        return hp_lane_slot(H, L, ready, w, kmin, at, key);
+    uint32_t K = H->g->machine->n_res;
+    const uint32_t *lim = &H->g->machine->res_limit[(size_t)a * K];
+    if (H->res_key[a] > kmin)
+        kmin = H->res_key[a];
+    for (;;) {
+        double est = hp_lane_slot(H, L, ready, w, kmin, at, key);
+        double t = hp_prof_fit(&H->prof[a], K, lim, need, est, w);
+        if (t == est)
+            return est;
+        ready = t;
+    }
+}
+
 static inline int hp_resident_on(const struct hp_heft *H, uint32_t r, uint32_t d)
 {
     for (uint32_t k = H->res_head[r]; k != UINT32_MAX; k = H->res[k].next)
@@ -791,7 +911,7 @@ static inline int hp_place(struct hp_heft *H, uint32_t v)
             continue; /* does not fit: another device will, or none (below) */
         if (hp_inputs_ready(H, v, a, 0, 0, &ready, &kmin))
             return -1;
-        double est = hp_lane_slot(H, &H->lane[(size_t)a * H->ns + st], ready, w, kmin, &at, &key);
+        double est = hp_slot(H, v, a, ready, w, kmin, &at, &key);
         /* a collective's finish is its end on the device's resource */
         double eft = g->kind[v] == SB_KIND_START
                          ? (est > H->coll_free[a] ? est : H->coll_free[a]) + g->dur_us[v]
@@ -816,8 +936,7 @@ static inline int hp_place(struct hp_heft *H, uint32_t v)
             double w = hp_t_on(H, v, pick), key;
             if (hp_inputs_ready(H, v, pick, 0, 0, &ready, &kmin))
                 return -1;
-            best_est = hp_lane_slot(H, &H->lane[(size_t)pick * H->ns + st], ready, w, kmin,
-                                 &best_at, &key);
+            best_est = hp_slot(H, v, pick, ready, w, kmin, &best_at, &key);
             best_eft = g->kind[v] == SB_KIND_START
                            ? (best_est > H->coll_free[pick] ? best_est : H->coll_free[pick]) +
                                  g->dur_us[v]
@@ -838,6 +957,14 @@ static inline int hp_place(struct hp_heft *H, uint32_t v)
     }
     if (hp_inputs_ready(H, v, best, 1, best_key, &ready, &kmin))
         return -1;
+    uint32_t need[SB_MAX_RES];
+    if (isfinite(best_eft) && hp_res_need(H, v, best, need)) {
+        if (hp_prof_add(&H->prof[best], g->machine->n_res, need, best_est,
+                        best_est + hp_t_on(H, v, best)))
+            return -1;
+        if (best_key > H->res_key[best])
+            H->res_key[best] = best_key;
+    }
     H->dev[v] = (int32_t)best;
     H->ast[v] = best_est;
     H->key[v] = best_key;
@@ -924,6 +1051,25 @@ static inline int hp_plan(const struct sb_graph_view *g, struct sb_schedule *out
         H.link_trig[L] = -INFINITY;
     for (uint32_t a = 0; a < H.nd; a++)
         H.coll_last[a] = -INFINITY;
+    if (g->machine->n_res && g->res_use) {
+        uint32_t K = g->machine->n_res;
+        H.prof = calloc(H.nd, sizeof *H.prof);
+        H.res_key = malloc(H.nd * sizeof *H.res_key);
+        if (!H.prof || !H.res_key) {
+            rc = -1;
+            goto out;
+        }
+        for (uint32_t a = 0; a < H.nd; a++) {
+            H.res_key[a] = -INFINITY;
+            H.prof[a].n = 1, H.prof[a].cap = 16;
+            H.prof[a].t = calloc(16, sizeof *H.prof[a].t);
+            H.prof[a].use = calloc((size_t)16 * K, sizeof *H.prof[a].use);
+            if (!H.prof[a].t || !H.prof[a].use) {
+                rc = -1;
+                goto out;
+            }
+        }
+    }
     if (cap) {
         H.use_cap = 1;
         H.cap = (double *)cap;
@@ -983,6 +1129,9 @@ out:
     free(H.coll_end), free(H.key), free(H.cp_head), free(H.node_stamp), free(H.node_tmp), free(H.cp);
     free(H.link_free), free(H.link_trig), free(H.link_stamp), free(H.link_tmp);
     free(H.coll_free), free(H.coll_last);
+    for (uint32_t a = 0; H.prof && a < H.nd; a++)
+        free(H.prof[a].t), free(H.prof[a].use);
+    free(H.prof), free(H.res_key);
     free(H.resident), free(H.pending), free(H.pinned), free(H.res_head), free(H.res);
     return rc ? sb_plugin_fail(out->err, out->n_err, "heft: out of memory") : 0;
 }

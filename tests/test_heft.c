@@ -313,23 +313,27 @@ static void plan_corpus(void)
 
 /* A random workload: inputs (some weights), computes (some zero-length,
  * some on a second stream), nops, aliases and collectives. */
-static size_t random_csv(char *buf, size_t cap)
+/* with_res: three streams and a res.sms column (1..4 of a device's sms, or
+ * empty: the whole device) on machines that declare sms (random_machine). */
+static size_t random_csv(char *buf, size_t cap, int with_res)
 {
     size_t len = 0;
     uint32_t n_in = 1 + rnd(4), n_body = 4 + rnd(40), id = 0, n_open = 0, open[8];
     uint8_t is_start[64] = {0};
-    int streams = rnd(3) == 0;
+    int streams = with_res || rnd(3) == 0;
+    const char *res = with_res ? "," : "";
 #define ROW(...) (len += (size_t)snprintf(buf + len, cap - len, __VA_ARGS__))
-    ROW("id,name,kind,inputs,op,cost_us,out_bytes,coll,comm_us,flags,stream\n");
+    ROW("id,name,kind,inputs,op,cost_us,out_bytes,coll,comm_us,flags,stream%s\n",
+        with_res ? ",res.sms" : "");
     for (; id < n_in; id++)
-        ROW("%u,n%u,input,,,,%u,,,%s,0\n", id, id, 1000 * rnd(8), rnd(3) ? "" : "weight");
+        ROW("%u,n%u,input,,,,%u,,,%s,0%s\n", id, id, 1000 * rnd(8), rnd(3) ? "" : "weight", res);
     for (uint32_t b = 0; b < n_body || n_open; b++) {
         char ins[80] = "";
         size_t il = 0;
         if (n_open && (b >= n_body || rnd(4) == 0)) {
             uint32_t k = rnd(n_open), st = open[k];
             open[k] = open[--n_open];
-            ROW("%u,n%u,done,%u,,,,,,,0\n", id, id, st);
+            ROW("%u,n%u,done,%u,,,,,,,0%s\n", id, id, st, res);
             id++;
             continue;
         }
@@ -351,19 +355,23 @@ static size_t random_csv(char *buf, size_t cap)
         }
         uint32_t kind = rnd(12);
         if (kind < 2 && n_open < 8) {
-            ROW("%u,n%u,start,%s,,,%u,all_reduce,%u,,0\n", id, id, ins, 1000 * rnd(4),
-                1 + rnd(30));
+            ROW("%u,n%u,start,%s,,,%u,all_reduce,%u,,0%s\n", id, id, ins, 1000 * rnd(4),
+                1 + rnd(30), res);
             is_start[id] = 1;
             open[n_open++] = id++;
         } else if (kind < 3 && got) {
-            ROW("%u,n%u,nop,%s,,,,,,alias,0\n", id, id, ins);
+            ROW("%u,n%u,nop,%s,,,,,,alias,0%s\n", id, id, ins, res);
             id++;
         } else if (kind < 4) {
-            ROW("%u,n%u,nop,%s,,,%u,,,,0\n", id, id, ins, 1000 * rnd(3));
+            ROW("%u,n%u,nop,%s,,,%u,,,,0%s\n", id, id, ins, 1000 * rnd(3), res);
             id++;
         } else {
-            ROW("%u,n%u,compute,%s,mm,%u,%u,,,%s,%u\n", id, id, ins, rnd(6) ? 1 + rnd(40) : 0,
-                1000 * rnd(20), rnd(6) ? "" : "output", streams ? rnd(2) : 0);
+            char use[8] = "";
+            if (with_res)
+                snprintf(use, sizeof use, rnd(4) ? ",%u" : ",", 1 + rnd(4));
+            ROW("%u,n%u,compute,%s,mm,%u,%u,,,%s,%u%s\n", id, id, ins, rnd(6) ? 1 + rnd(40) : 0,
+                1000 * rnd(20), rnd(6) ? "" : "output", streams ? rnd(with_res ? 3 : 2) : 0,
+                use);
             id++;
         }
     }
@@ -371,7 +379,7 @@ static size_t random_csv(char *buf, size_t cap)
     return len;
 }
 
-static struct sb_machine *random_machine(uint32_t nd, const char *path)
+static struct sb_machine *random_machine(uint32_t nd, const char *path, int with_res)
 {
     static const char *const speed[] = {"0.5", "1", "2", "4"};
     FILE *f = fopen(path, "w");
@@ -379,8 +387,9 @@ static struct sb_machine *random_machine(uint32_t nd, const char *path)
         return NULL;
     fprintf(f, "devices:\n");
     for (uint32_t d = 0; d < nd; d++)
-        fprintf(f, "  - {name: d%u, speed: %s, mem_bytes: %uB}\n", d, speed[rnd(4)],
-                rnd(2) ? 1000000 : 10000 + 1000 * rnd(60)); /* often tight */
+        fprintf(f, "  - {name: d%u, speed: %s, mem_bytes: %uB%s}\n", d, speed[rnd(4)],
+                rnd(2) ? 1000000 : 10000 + 1000 * rnd(60), /* often tight */
+                !with_res ? "" : rnd(2) ? ", resources: {sms: 4}" : ", resources: {sms: 6}");
     if (nd > 1)
         fprintf(f, "links:\n  default: {gbps: %u, latency_us: %u}\n  pairs:\n"
                    "    - {from: d1, to: d0, gbps: %u, latency_us: %u}\n",
@@ -399,8 +408,9 @@ static void plan_random(uint32_t n_graphs)
     char path[600];
     snprintf(path, sizeof path, "%s/heft_random_machine.yaml", SB_TEST_TMP);
     for (uint32_t k = 0; k < n_graphs; k++) {
-        struct sb_machine *m = random_machine(1 + rnd(4), path);
-        size_t len = random_csv(csv, sizeof csv);
+        int with_res = k % 2; /* every other graph: streams and resources */
+        struct sb_machine *m = random_machine(1 + rnd(4), path, with_res);
+        size_t len = random_csv(csv, sizeof csv, with_res);
         struct sb_err e;
         struct sb_cost_params c;
         struct sb_graph *G = m ? sb_csv_load_mem("random.csv", csv, len, &e) : NULL;

@@ -13,6 +13,11 @@
  * local moves: swap neighbours in the order, move a node, toggle a barrier)
  * must never get below sb_sim_lower_bound.
  *
+ * Half the graphs also carry streams (0..2) and resources (docs/machines.md,
+ * "Resources"): res.sms and res.cores columns, some fields empty (the whole
+ * device), on machines whose devices declare sms and cores limits or none;
+ * ref_run's rule for them is written from that page's text alone.
+ *
  * SB_SIMDIFF_N=<random schedules> runs more (default 2000). */
 #include <stdlib.h>
 
@@ -23,6 +28,7 @@
 
 #define MAX_DEV 4
 #define MAX_N 40
+#define MAX_STREAMS 3
 
 /* ---- the reference simulator --------------------------------------------- */
 
@@ -58,12 +64,55 @@ static int ref_needs_copy(const struct sb_graph_view *g, const int32_t *dev, uin
     return dev[p] != dev[v];
 }
 
+/* What v holds of resource k on device d while it runs, from the page: a
+ * device that does not declare k does not limit it; a res.<name> field left
+ * empty means the device's whole limit; only compute nodes hold anything. */
+static uint32_t ref_hold(const struct sb_graph_view *g, uint32_t v, uint32_t d, uint32_t k)
+{
+    const struct sb_machine_view *m = g->machine;
+    uint32_t limit = m->res_limit[d * m->n_res + k];
+    if (limit == 0 || g->kind[v] != SB_KIND_COMPUTE)
+        return 0;
+    uint32_t want = g->res_use[v * m->n_res + k];
+    return want == SB_RES_ALL ? limit : want;
+}
+
+/* Whether v, placed on d over [t, t + w), stays within every limit together
+ * with the nodes placed there before it (placed[], begin[], end[]): the held
+ * amounts can only rise where an interval begins, so checking the instant t
+ * and every begin inside (t, t + w) covers every instant. */
+static int ref_fits(const struct sb_graph_view *g, const int32_t *dev, uint32_t v, uint32_t d,
+                    double t, double w, const uint8_t *placed, const double *begin,
+                    const double *end)
+{
+    uint32_t n = g->n_nodes;
+    for (uint32_t q = 0; q <= n; q++) {
+        double at = t; /* q == n: the instant t itself */
+        if (q < n) {
+            if (!placed[q] || (uint32_t)dev[q] != d || !(begin[q] > t && begin[q] < t + w))
+                continue;
+            at = begin[q];
+        }
+        for (uint32_t k = 0; k < g->machine->n_res; k++) {
+            uint64_t sum = ref_hold(g, v, d, k);
+            for (uint32_t u = 0; u < n; u++)
+                if (placed[u] && (uint32_t)dev[u] == d && begin[u] <= at && at < end[u])
+                    sum += ref_hold(g, u, d, k);
+            if (sum > g->machine->res_limit[d * g->machine->n_res + k])
+                return 0;
+        }
+    }
+    return 1;
+}
+
 static void ref_run(const struct sb_graph_view *g, const struct sb_schedule *s,
                     const struct ref_cfg *c, struct ref_out *o)
 {
     uint32_t n = g->n_nodes, nd = g->machine->n_devices;
     static double fin[MAX_N], coll_end[MAX_N], copy_end[MAX_N][MAX_DEV];
-    static double link_free[MAX_DEV][MAX_DEV], stream[MAX_DEV];
+    static double link_free[MAX_DEV][MAX_DEV], stream_free[MAX_DEV][MAX_STREAMS];
+    static double hold_begin[MAX_N], hold_end[MAX_N];
+    static uint8_t holds[MAX_N];
     static double slot_end[MAX_DEV][SB_COLL_COUNT][SB_SIM_MAX_INFLIGHT];
     static uint32_t pos[MAX_N];
     double barrier_t = 0, all_end = 0;
@@ -71,7 +120,8 @@ static void ref_run(const struct sb_graph_view *g, const struct sb_schedule *s,
     memset(o, 0, sizeof *o);
     memset(slot_end, 0, sizeof slot_end);
     memset(link_free, 0, sizeof link_free);
-    memset(stream, 0, sizeof stream);
+    memset(stream_free, 0, sizeof stream_free);
+    memset(holds, 0, sizeof holds);
     for (uint32_t v = 0; v < n; v++)
         for (uint32_t d = 0; d < nd; d++)
             copy_end[v][d] = -1;
@@ -110,12 +160,35 @@ static void ref_run(const struct sb_graph_view *g, const struct sb_schedule *s,
         if (g->kind[v] == SB_KIND_INPUT) {
             fin[v] = 0;
         } else {
-            if (stream[d] > t)
-                t = stream[d];
+            double *lane = &stream_free[d][g->stream[v]];
+            if (*lane > t)
+                t = *lane;
             if (barrier_t > t)
                 t = barrier_t;
             if (g->kind[v] == SB_KIND_COMPUTE) {
-                t = t + g->dev_dur_us[v * nd + d];
+                double w = g->dev_dur_us[v * nd + d];
+                int any = 0;
+                for (uint32_t k = 0; k < g->machine->n_res && g->res_use; k++)
+                    any |= ref_hold(g, v, d, k) > 0;
+                if (any && w > 0) {
+                    /* the earliest fit is t itself or the end of an interval
+                     * placed before: try them in rising order */
+                    double best = t;
+                    if (!ref_fits(g, s->device, v, d, t, w, holds, hold_begin, hold_end)) {
+                        best = INFINITY;
+                        for (uint32_t u = 0; u < n; u++)
+                            if (holds[u] && (uint32_t)s->device[u] == d && hold_end[u] > t &&
+                                hold_end[u] < best &&
+                                ref_fits(g, s->device, v, d, hold_end[u], w, holds,
+                                         hold_begin, hold_end))
+                                best = hold_end[u];
+                    }
+                    t = best;
+                    holds[v] = 1;
+                    hold_begin[v] = t;
+                    hold_end[v] = t + w;
+                }
+                t = t + w;
             } else if (g->kind[v] == SB_KIND_START) {
                 uint32_t r = c->shared ? 0 : g->coll[v];
                 uint32_t n_slots = c->shared ? c->slots[0] : c->slots[r];
@@ -136,7 +209,7 @@ static void ref_run(const struct sb_graph_view *g, const struct sb_schedule *s,
                 }
             }
             fin[v] = t;
-            stream[d] = t;
+            *lane = t;
             if (t > o->makespan_us)
                 o->makespan_us = t;
             if (t > all_end)
@@ -293,6 +366,34 @@ static void random_csv(char *buf, size_t cap, int with_col, uint32_t col_dev)
 #undef ROW
 }
 
+/* Streams and resources on every row of a random workload: stream 0..2,
+ * res.sms 0..2 and res.cores 0..4 (within any limit random_machine gives)
+ * or empty (the whole device). */
+static void add_res_columns(char *buf, size_t cap)
+{
+    static char out[16384];
+    size_t len = 0;
+    int header = 1;
+    for (char *line = buf; *line;) {
+        char *nl = strchr(line, '\n');
+        size_t l = nl ? (size_t)(nl - line) : strlen(line);
+        char sms[8] = "", cores[8] = "";
+        if (rnd(4))
+            snprintf(sms, sizeof sms, "%u", rnd(3));
+        if (rnd(4))
+            snprintf(cores, sizeof cores, "%u", rnd(5));
+        if (header)
+            len += (size_t)snprintf(out + len, sizeof out - len, "%.*s,stream,res.sms,res.cores\n",
+                                    (int)l, line);
+        else
+            len += (size_t)snprintf(out + len, sizeof out - len, "%.*s,%u,%s,%s\n", (int)l, line,
+                                    rnd(MAX_STREAMS), sms, cores);
+        header = 0;
+        line += l + (nl != NULL);
+    }
+    snprintf(buf, cap, "%s", out);
+}
+
 static const char *tmp_path(void)
 {
     static char path[600];
@@ -301,16 +402,25 @@ static const char *tmp_path(void)
 }
 
 /* A random machine of nd devices named d0.. (written, then loaded). */
-static struct sb_machine *random_machine(uint32_t nd)
+static struct sb_machine *random_machine(uint32_t nd, int with_res)
 {
     static const char *const speed[] = {"0.5", "1", "2", "4"};
     static const char *const gbps[] = {"1", "2", "5"};
     char buf[2048];
     size_t len = 0;
     len += (size_t)snprintf(buf + len, sizeof buf - len, "devices:\n");
-    for (uint32_t d = 0; d < nd; d++)
-        len += (size_t)snprintf(buf + len, sizeof buf - len, "  - {name: d%u, speed: %s}\n",
-                                d, speed[rnd(4)]);
+    for (uint32_t d = 0; d < nd; d++) {
+        char res[80] = "";
+        uint32_t pick = rnd(3);
+        /* device 0 declares both (the columns must name a resource of the
+         * machine); the others both, sms alone, or none */
+        if (with_res && (d == 0 || pick == 0))
+            snprintf(res, sizeof res, ", resources: {sms: %u, cores: %u}", 2 + rnd(3), 4 + rnd(5));
+        else if (with_res && pick == 1)
+            snprintf(res, sizeof res, ", resources: {sms: %u}", 2 + rnd(3));
+        len += (size_t)snprintf(buf + len, sizeof buf - len, "  - {name: d%u, speed: %s%s}\n",
+                                d, speed[rnd(4)], res);
+    }
     if (nd > 1) {
         len += (size_t)snprintf(buf + len, sizeof buf - len,
                                 "links:\n  default: {gbps: %s, latency_us: %u}\n"
@@ -497,11 +607,14 @@ int main(void)
     while (n_random < want) {
         uint32_t nd = 1 + rnd(MAX_DEV);
         int with_col = rnd(3) == 0; /* a cost_us.<device> column */
-        struct sb_machine *m = random_machine(nd);
+        int with_res = rnd(2); /* streams and resources */
+        struct sb_machine *m = random_machine(nd, with_res);
         CHECK(m != NULL);
         if (!m)
             break;
         random_csv(csv, sizeof csv, with_col, nd - 1);
+        if (with_res)
+            add_res_columns(csv, sizeof csv);
         struct sb_err e;
         struct sb_graph *G = sb_csv_load_mem("random.csv", csv, strlen(csv), &e);
         struct sb_cost_params cp;

@@ -58,6 +58,12 @@ struct sb_gen {
     size_t n_names, cap_names;
     uint32_t n_meta;
     char **meta;            /* "key=value" lines, in order */
+    /* appended: streams and one resource column (docs/machines.md,
+     * "Resources"), written only when a generator sets them */
+    uint32_t *stream;       /* the node's stream on its device, 0 by default */
+    uint32_t *res;          /* res.<res_name>: its use, SB_RES_ALL (written
+                               empty: the whole device) by default */
+    const char *res_name;   /* NULL: no res column */
 };
 
 void sb_gen_init(struct sb_gen *g);
@@ -155,6 +161,7 @@ extern const struct sb_gen_kind sb_gen_dag;
 extern const struct sb_gen_kind sb_gen_llama_step;
 extern const struct sb_gen_kind sb_gen_towers;
 extern const struct sb_gen_kind sb_gen_ggml_llama;
+extern const struct sb_gen_kind sb_gen_conc;
 
 /* sb_gen_main without printing: on failure returns 2 with the message in e. */
 int sb_gen_run(int argc, char **argv, struct sb_err *e);

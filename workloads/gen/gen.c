@@ -11,7 +11,7 @@ static const struct sb_gen_kind *const kinds[] = {
     &sb_gen_llama_bwd, &sb_gen_llama_fwd, &sb_gen_llama_tp,
     &sb_gen_moe,       &sb_gen_pipeline,  &sb_gen_ddp,
     &sb_gen_dag,       &sb_gen_llama_step, &sb_gen_towers,
-    &sb_gen_ggml_llama,
+    &sb_gen_ggml_llama, &sb_gen_conc,
 };
 #define N_KINDS (sizeof kinds / sizeof kinds[0])
 

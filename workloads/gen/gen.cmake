@@ -10,7 +10,8 @@ target_sources(schedbench_core PRIVATE
   ${CMAKE_SOURCE_DIR}/workloads/gen/pipeline.c
   ${CMAKE_SOURCE_DIR}/workloads/gen/ddp.c
   ${CMAKE_SOURCE_DIR}/workloads/gen/place.c
-  ${CMAKE_SOURCE_DIR}/workloads/gen/ggml.c)
+  ${CMAKE_SOURCE_DIR}/workloads/gen/ggml.c
+  ${CMAKE_SOURCE_DIR}/workloads/gen/conc.c)
 
 add_executable(test_gen ${CMAKE_SOURCE_DIR}/tests/test_gen.c)
 target_link_libraries(test_gen PRIVATE schedbench_core)

@@ -43,6 +43,8 @@ static void grow_nodes(struct sb_gen *g)
     g->val_bytes = sb_xrealloc(g->val_bytes, cap * sizeof *g->val_bytes);
     g->comm_bytes = sb_xrealloc(g->comm_bytes, cap * sizeof *g->comm_bytes);
     g->device = sb_xrealloc(g->device, cap * sizeof *g->device);
+    g->stream = sb_xrealloc(g->stream, cap * sizeof *g->stream);
+    g->res = sb_xrealloc(g->res, cap * sizeof *g->res);
     g->name_off = sb_xrealloc(g->name_off, cap * sizeof *g->name_off);
     g->in_off = sb_xrealloc(g->in_off, ((size_t)cap + 1) * sizeof *g->in_off);
     g->cap = cap;
@@ -67,6 +69,8 @@ void sb_gen_free(struct sb_gen *g)
     free(g->val_bytes);
     free(g->comm_bytes);
     free(g->device);
+    free(g->stream);
+    free(g->res);
     free(g->name_off);
     free(g->in_off);
     free(g->in);
@@ -125,6 +129,8 @@ static uint32_t node_new(struct sb_gen *g, enum sb_kind k, const char *op,
     g->val_bytes[id] = 0;
     g->comm_bytes[id] = 0;
     g->device[id] = -1;
+    g->stream[id] = 0;
+    g->res[id] = SB_RES_ALL;
     if (g->n_in + n_in > g->cap_in) {
         uint32_t cap = g->cap_in ? g->cap_in * 2 : 8192;
         while (cap < g->n_in + n_in)
@@ -285,8 +291,16 @@ void sb_gen_write(const struct sb_gen *g, FILE *f)
     char *ins = sb_xmalloc(cap);
     for (uint32_t i = 0; i < g->n_meta; i++)
         fprintf(f, "# %s\n", g->meta[i]);
+    int streams = 0;
+    for (uint32_t v = 0; v < g->n_nodes; v++)
+        streams |= g->stream[v] != 0;
     fputs("id,name,kind,inputs,op,cost_us,out_bytes,coll,comm_bytes,group,"
-          "comm_us,device,flags\n", f);
+          "comm_us,device,flags", f);
+    if (streams) /* streams and resources only where a generator set them */
+        fputs(",stream", f);
+    if (g->res_name)
+        fprintf(f, ",res.%s", g->res_name);
+    fputs("\n", f);
     for (uint32_t v = 0; v < g->n_nodes; v++) {
         char num[32];
         size_t len = 0;
@@ -321,6 +335,13 @@ void sb_gen_write(const struct sb_gen *g, FILE *f)
         } else
             sb_csv_field(f, "", 0);
         field_flags(f, g->flags[v]);
+        if (streams)
+            field_u64(f, g->stream[v]);
+        if (g->res_name && g->res[v] != SB_RES_ALL) { /* 0 is a use, not empty */
+            snprintf(num, sizeof num, "%u", g->res[v]);
+            sb_csv_field(f, num, 0);
+        } else if (g->res_name)
+            sb_csv_field(f, "", 0);
         sb_csv_end(f);
     }
     free(ins);

@@ -126,6 +126,26 @@ struct sb_graph_view {
      * or conditional): [n_nodes * SB_COLL_COUNT], node-major, or NULL when
      * no node calls any (docs/workload-format.md, `holds`). */
     const uint32_t *holds;
+    /* Resources (appended; docs/machines.md, "Resources"): r_k(v), what node
+     * v holds of the machine's resource k while it runs, [n_nodes *
+     * machine->n_res] at v * n_res + k, SB_RES_ALL for the device's whole
+     * limit (a `res.<name>` column left empty or absent); NULL when the
+     * machine has no resources.  sb_res_need() resolves it on a device. */
+    const uint32_t *res_use;
 };
+
+/* What node v holds of resource k on device a while it runs: 0 where the
+ * device does not limit k, and only compute nodes hold anything (a nop, a
+ * start, a done or an input takes no resource). */
+static inline uint32_t sb_res_need(const struct sb_graph_view *g, uint32_t v, uint32_t a,
+                                   uint32_t k)
+{
+    const struct sb_machine_view *m = g->machine;
+    uint32_t lim = m->res_limit[(size_t)a * m->n_res + k];
+    if (!lim || g->kind[v] != SB_KIND_COMPUTE || !g->res_use)
+        return 0;
+    uint32_t u = g->res_use[(size_t)v * m->n_res + k];
+    return u == SB_RES_ALL ? lim : u;
+}
 
 #endif

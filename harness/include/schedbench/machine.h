@@ -36,6 +36,19 @@ struct sb_machine_view {
      * read b's memory in place (ggml's supports_buft); 1 on the diagonal.  A
      * consumer that cannot read its producer's device needs a copy. */
     const uint8_t *can_read;
+    /* Resources (appended; docs/machines.md, "Resources"): the names any
+     * device declares (`resources:` or `units:` in the machine file), and
+     * each device's limit M_k(a) in that resource's own unit (SMs, cores,
+     * streams, ...), [n_devices * n_res] at a * n_res + k; 0 where device a
+     * does not declare resource k (not limited there).  n_res = 0: no device
+     * declares any, and devices run one node per stream at a time with no
+     * other limit. */
+    uint32_t n_res;
+    const char *const *res_name; /* [n_res] */
+    const uint32_t *res_limit;   /* [n_devices * n_res] */
 };
+
+#define SB_MAX_RES 16          /* resource names of one machine */
+#define SB_RES_ALL UINT32_MAX  /* a node's use: the device's whole limit */
 
 #endif

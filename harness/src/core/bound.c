@@ -22,6 +22,7 @@
 #define _POSIX_C_SOURCE 200809L
 #include "core.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -211,12 +212,67 @@ double sb_sim_device_bound(const struct sb_graph_view *g, double edge_lat_us)
     return cp > spread ? cp : spread;
 }
 
+/* Resources (docs/machines.md, "Resources"): device a can hold at most
+ * M_k(a) of resource k at any instant, so the nodes placed on a finish no
+ * sooner than sum r_k(v) t(v, a) / M_k(a).  One device: per resource, that
+ * work with head and tail (resource_bound with M_k slots of r_k-wide jobs).
+ * Several: per resource, each node at its cheapest device's share,
+ * sum_v min_a r_k(v, a) t(v, a) / M_k(a), over the devices that declare k (a
+ * device that does not declare k costs 0 there; a device that cannot run v
+ * and, for a pre-assigned node, every other device are left out). */
+static double res_bound(const struct sb_graph_view *g, const double *fin, const double *after,
+                        struct job *j)
+{
+    const struct sb_machine_view *m = g->machine;
+    uint32_t nd = m->n_devices, K = m->n_res;
+    double best = 0;
+    if (!K || !g->res_use)
+        return 0;
+    for (uint32_t k = 0; k < K; k++) {
+        if (nd == 1) {
+            uint32_t n = 0, lim = m->res_limit[k];
+            for (uint32_t v = 0; v < g->n_nodes && lim; v++) {
+                uint32_t r = sb_res_need(g, v, 0, k);
+                if (r && g->dur_us[v] > 0)
+                    j[n++] = (struct job){fin[v] - g->dur_us[v], r * g->dur_us[v], after[v]};
+            }
+            best = max2(best, resource_bound(j, n, lim));
+            continue;
+        }
+        /* devices declaring k each finish no sooner than their share;
+         * a node goes where its share is least (0 on a device without k,
+         * nowhere it cannot run, only its pre-assigned device if it has one) */
+        double area = 0;
+        uint32_t n_k = 0;
+        for (uint32_t a = 0; a < nd; a++)
+            n_k += m->res_limit[(size_t)a * K + k] != 0;
+        for (uint32_t v = 0; v < g->n_nodes && n_k; v++) {
+            double least = INFINITY;
+            for (uint32_t a = 0; a < nd && g->kind[v] == SB_KIND_COMPUTE; a++) {
+                double t = g->dev_dur_us[(size_t)v * nd + a];
+                uint32_t lim = m->res_limit[(size_t)a * K + k];
+                if (isinf(t) || (g->device[v] >= 0 && (uint32_t)g->device[v] != a))
+                    continue;
+                double x = lim ? sb_res_need(g, v, a, k) * t / lim : 0;
+                if (x < least)
+                    least = x;
+            }
+            if (isfinite(least))
+                area += least;
+        }
+        if (n_k)
+            best = max2(best, area / n_k);
+    }
+    return best;
+}
+
 double sb_sim_lower_bound(const struct sb_graph_view *g, const struct sb_sim_config *c)
 {
     double lat = c->edge_lat_us, best;
     uint32_t nd = g->machine ? g->machine->n_devices : 1;
     if (nd > 1) {
         best = sb_sim_device_bound(g, lat);
+        best = max2(best, res_bound(g, NULL, NULL, NULL));
         return max2(best, comm_spread(g, c, nd));
     }
     /* one device: a compute node takes t(v, 0) (dev_dur_us, the device's
@@ -238,6 +294,7 @@ double sb_sim_lower_bound(const struct sb_graph_view *g, const struct sb_sim_con
     best = forward(g, lat, fin);
     backward(g, lat, after);
     best = max2(best, compute_bound(g, fin, after, j));
+    best = max2(best, res_bound(g, fin, after, j));
     for (int t = 0; t < (c->shared ? 1 : SB_COLL_COUNT); t++)
         best = max2(best, comm_bound(g, c, fin, after, j, t));
     free(fin);

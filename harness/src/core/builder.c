@@ -110,6 +110,9 @@ static void grow_nodes(struct sb_builder *b, uint32_t want)
     if (g->n_dev_cost)
         g->dev_cost_us = sb_xrealloc(g->dev_cost_us,
                                      (size_t)cap * g->n_dev_cost * sizeof *g->dev_cost_us);
+    if (g->n_res_col)
+        g->res_col_use = sb_xrealloc(g->res_col_use,
+                                     (size_t)cap * g->n_res_col * sizeof *g->res_col_use);
     if (g->dtype) {
         g->flops = sb_xrealloc(g->flops, cap * sizeof *g->flops);
         g->bytes_accessed = sb_xrealloc(g->bytes_accessed, cap * sizeof *g->bytes_accessed);
@@ -296,6 +299,41 @@ int sb_builder_dev_cost_column(struct sb_builder *b, const char *dev, uint64_t l
 }
 
 uint32_t sb_builder_n_dev_cost(const struct sb_builder *b) { return b->g->n_dev_cost; }
+
+int sb_builder_res_column(struct sb_builder *b, const char *res, uint64_t loc, uint32_t col)
+{
+    struct sb_graph *g = b->g;
+    SB_ASSERT(g->v.n_nodes == 0); /* columns come before the nodes */
+    if (!strcmp(res, "units")) /* the one-resource case has its own column */
+        return sb_builder_fail(b, loc, col, "column 'res.units': write the units column");
+    for (uint32_t k = 0; k < g->n_res_col; k++)
+        if (!strcmp(g->res_col_name[k], res))
+            return sb_builder_fail(b, loc, col, "duplicate column 'res.%s'", res);
+    if (g->n_res_col == SB_MAX_RES)
+        return sb_builder_fail(b, loc, col, "more than %d res.<name> columns", SB_MAX_RES);
+    g->res_col_name = sb_xrealloc(g->res_col_name,
+                                  (g->n_res_col + 1) * sizeof *g->res_col_name);
+    g->res_col_name[g->n_res_col] = sb_xstrdup(res);
+    g->n_res_col++;
+    g->res_col_use = sb_xrealloc(g->res_col_use, ((size_t)b->cap * g->n_res_col + 1) *
+                                                     sizeof *g->res_col_use);
+    return (int)g->n_res_col - 1;
+}
+
+uint32_t sb_builder_n_res(const struct sb_builder *b) { return b->g->n_res_col; }
+
+const char *sb_builder_res_name(const struct sb_builder *b, uint32_t k)
+{
+    SB_ASSERT(k < b->g->n_res_col);
+    return b->g->res_col_name[k];
+}
+
+void sb_builder_res(struct sb_builder *b, uint32_t k, uint32_t use)
+{
+    struct sb_graph *g = b->g;
+    SB_ASSERT(b->open != SB_NONE && k < g->n_res_col);
+    g->res_col_use[(size_t)b->open * g->n_res_col + k] = use;
+}
 uint32_t sb_builder_n_nodes(const struct sb_builder *b) { return b->g->v.n_nodes; }
 
 const char *sb_builder_dev_cost_name(const struct sb_builder *b, uint32_t k)
@@ -454,6 +492,8 @@ uint32_t sb_builder_node(struct sb_builder *b, const struct sb_node_in *n)
         g->n_streams = n->stream + 1;
     for (uint32_t k = 0; k < g->n_dev_cost; k++)
         g->dev_cost_us[(size_t)id * g->n_dev_cost + k] = -1;
+    for (uint32_t k = 0; k < g->n_res_col; k++)
+        g->res_col_use[(size_t)id * g->n_res_col + k] = SB_RES_ALL;
     if (n->dtype && !g->dtype) { /* the first node with figures: 0 before it */
         g->flops = sb_xcalloc(b->cap, sizeof *g->flops);
         g->bytes_accessed = sb_xcalloc(b->cap, sizeof *g->bytes_accessed);
@@ -615,6 +655,10 @@ struct sb_graph *sb_builder_finish(struct sb_builder *b)
     const char *meta_name = sb_graph_meta(g, "name");
     g->name = meta_name && *meta_name ? sb_xstrdup(meta_name) : file_stem(b->path);
     g->path = sb_xstrdup(b->path);
+    if (g->n_res_col && b->loc_kind == SB_LOC_LINE) { /* for the machine's resource checks */
+        g->res_line = b->loc_of;
+        b->loc_of = NULL;
+    }
     sb_graph_fill_view(g);
     release(b);
     return g;

@@ -90,6 +90,14 @@ void sb_builder_meta(struct sb_builder *b, const char *key, const char *val);
 int sb_builder_dev_cost_column(struct sb_builder *b, const char *device, uint64_t loc,
                                uint32_t col);
 uint32_t sb_builder_n_dev_cost(const struct sb_builder *b);
+/* A res.<name> column (docs/machines.md, "Resources"); returns its index, or
+ * -1 with a message when it repeats, is res.units, or there are more than
+ * SB_MAX_RES.  sb_builder_res sets the last node's use (default SB_RES_ALL,
+ * the device's whole limit). */
+int sb_builder_res_column(struct sb_builder *b, const char *res, uint64_t loc, uint32_t col);
+uint32_t sb_builder_n_res(const struct sb_builder *b);
+const char *sb_builder_res_name(const struct sb_builder *b, uint32_t k);
+void sb_builder_res(struct sb_builder *b, uint32_t k, uint32_t use);
 const char *sb_builder_dev_cost_name(const struct sb_builder *b, uint32_t k);
 
 /* Adds a node; returns its id (dense, in the order of adding), or SB_NONE

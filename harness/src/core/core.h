@@ -27,6 +27,14 @@ struct sb_graph {
     uint32_t n_dev_cost;
     char **dev_cost_name;
     double *dev_cost_us;
+    /* res.<name> columns (docs/machines.md, "Resources"): names, and [n_nodes
+     * * n_res_col] uses, SB_RES_ALL where a row leaves the field empty */
+    uint32_t n_res_col;
+    char **res_col_name;
+    uint32_t *res_col_use;
+    uint32_t *res_use; /* the view's r_k(v) for the applied machine, or NULL */
+    uint64_t *res_line; /* [n_nodes] each node's line in its CSV file, kept for
+                           graphs with res.<name> columns (messages), or NULL */
     char *names;
     char **op_names;
     uint32_t n_ops;

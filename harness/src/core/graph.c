@@ -150,6 +150,12 @@ void sb_graph_free(struct sb_graph *g)
         free(g->dev_cost_name[k]);
     free(g->dev_cost_name);
     free(g->dev_cost_us);
+    for (uint32_t k = 0; k < g->n_res_col; k++)
+        free(g->res_col_name[k]);
+    free(g->res_col_name);
+    free(g->res_col_use);
+    free(g->res_use);
+    free(g->res_line);
     free(g->names);
     for (uint32_t i = 0; i < g->n_ops; i++)
         free(g->op_names[i]);

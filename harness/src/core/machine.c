@@ -180,6 +180,55 @@ static int read_speed(struct mload *L, yaml_node_t *n, uint32_t d)
     return 0;
 }
 
+/* A resource's index by name, added when new; -1 past SB_MAX_RES. */
+static int res_index(struct sb_machine *m, const char *name)
+{
+    for (uint32_t k = 0; k < m->n_res; k++)
+        if (!strcmp(m->res_name[k], name))
+            return (int)k;
+    if (m->n_res == SB_MAX_RES)
+        return -1;
+    m->res_name[m->n_res] = sb_xstrdup(name);
+    return (int)m->n_res++;
+}
+
+/* One resource limit (an integer count in 1..10^6: SMs, cores, streams). */
+static int read_limit(struct mload *L, yaml_node_t *val, const char *name, uint32_t d)
+{
+    double x = 0;
+    int k;
+    if (num(L, val, name, 1, &x))
+        return -1;
+    if (x != floor(x) || x > 1e6)
+        return failn(L, val, "resource '%s' must be an integer in 1..10^6", name);
+    if ((k = res_index(L->m, name)) < 0)
+        return failn(L, val, "more than %s resource names in one machine", "16");
+    L->m->res_decl[(size_t)d * SB_MAX_RES + (uint32_t)k] = (uint32_t)x;
+    return 0;
+}
+
+/* resources: {sms: 132, cores: 64}: named limits M_k(a), one unit each. */
+static int read_resources(struct mload *L, yaml_node_t *n, uint32_t d)
+{
+    if (n->type != YAML_MAPPING_NODE)
+        return failn(L, n, "%s", "resources must be a map name: limit (sms: 132)");
+    for (yaml_node_pair_t *p = n->data.mapping.pairs.start; p < n->data.mapping.pairs.top;
+         p++) {
+        if (dup_key(L, n, p))
+            return -1;
+        const char *key = scalar(get(L, p, 1));
+        if (!key || !*key || strchr(key, ',') || strchr(key, '"'))
+            return failn(L, get(L, p, 1), "%s", "resource names must be non-empty names "
+                                                "without commas or quotes");
+        if (!strcmp(key, "units"))
+            return failn(L, get(L, p, 1), "%s", "units is the device's units key, not a "
+                                                "resource name here");
+        if (read_limit(L, get(L, p, 0), key, d))
+            return -1;
+    }
+    return 0;
+}
+
 static int read_kind(struct mload *L, yaml_node_t *n, uint32_t d)
 {
     static const char *const names[SB_DEV_COUNT] = {"gpu", "cpu", "other"};
@@ -229,6 +278,11 @@ static int read_device(struct mload *L, yaml_node_t *n, uint32_t d)
                 rc = failn(L, val, "%s", "units must be an integer in 1..10^6");
             if (!rc) /* a refused value is never converted: (uint32_t)1e300 is undefined */
                 m->units[d] = (uint32_t)x;
+            /* the one-resource case: units is also the resource "units" */
+            if (!rc)
+                rc = read_limit(L, val, "units", d);
+        } else if (!strcmp(key, "resources")) {
+            rc = read_resources(L, val, d);
         } else if (!strcmp(key, "ops")) {
             rc = str_list(L, val, "ops", &m->n_ops[d], &m->ops[d]);
         } else if (!strcmp(key, "peak_tflops")) {
@@ -240,8 +294,8 @@ static int read_device(struct mload *L, yaml_node_t *n, uint32_t d)
             }
         } else {
             rc = failn(L, get(L, p, 1),
-                       "unknown device key '%s' (name, kind, speed, mem_bytes, units, ops, "
-                       "peak_tflops, hbm_gbps, launch_us)", key);
+                       "unknown device key '%s' (name, kind, speed, mem_bytes, units, "
+                       "resources, ops, peak_tflops, hbm_gbps, launch_us)", key);
         }
         if (rc)
             return -1;
@@ -269,6 +323,7 @@ static void alloc_devices(struct sb_machine *m, uint32_t nd)
     m->can_read = sb_xcalloc((size_t)nd * nd, sizeof *m->can_read);
     m->roof = sb_xcalloc(nd, sizeof *m->roof);
     m->has_roof = sb_xcalloc(nd, 1);
+    m->res_decl = sb_xcalloc((size_t)nd * SB_MAX_RES, sizeof *m->res_decl);
 }
 
 static int read_devices(struct mload *L, yaml_node_t *n)
@@ -427,6 +482,14 @@ static void fill_machine_view(struct sb_machine *m)
     v->link_gbps = m->gbps;
     v->link_lat_us = m->lat_us;
     v->can_read = m->can_read;
+    uint32_t nd = v->n_devices, K = m->n_res;
+    m->res_limit = sb_xcalloc((size_t)nd * K + 1, sizeof *m->res_limit);
+    for (uint32_t a = 0; a < nd; a++)
+        for (uint32_t k = 0; k < K; k++)
+            m->res_limit[(size_t)a * K + k] = m->res_decl[(size_t)a * SB_MAX_RES + k];
+    v->n_res = K;
+    v->res_name = (const char *const *)m->res_name;
+    v->res_limit = m->res_limit;
 }
 
 struct sb_machine *sb_machine_load(const char *path, struct sb_err *e)
@@ -496,6 +559,10 @@ void sb_machine_free(struct sb_machine *m)
     free(m->gbps);
     free(m->lat_us);
     free(m->can_read);
+    for (uint32_t k = 0; k < m->n_res; k++)
+        free(m->res_name[k]);
+    free(m->res_decl);
+    free(m->res_limit);
     free(m->path);
     free(m);
 }
@@ -537,6 +604,61 @@ static int match_cost_columns(const struct sb_machine *m, const struct sb_graph 
     return 0;
 }
 
+/* r_k(v) for the machine's resources (docs/machines.md, "Resources"): the
+ * resource `units` reads the units column (default 1), every other one its
+ * res.<name> column, SB_RES_ALL (the whole device) where empty or absent.  A
+ * res.<name> column the machine has no resource for is refused. */
+static int resolve_res(const struct sb_machine *m, struct sb_graph *g, struct sb_err *e)
+{
+    uint32_t n = g->v.n_nodes, K = m->n_res;
+    int col[SB_MAX_RES];
+    for (uint32_t c = 0; c < g->n_res_col; c++) {
+        int found = 0;
+        for (uint32_t k = 0; k < K; k++)
+            found |= !strcmp(m->res_name[k], g->res_col_name[c]);
+        if (!found)
+            return sb_errf(e, "%s: column res.%s: no device of the machine (%s) declares "
+                              "resource '%s'", g->path, g->res_col_name[c], m->path,
+                           g->res_col_name[c]);
+    }
+    free(g->res_use);
+    g->res_use = NULL;
+    g->v.res_use = NULL;
+    if (!K)
+        return 0;
+    for (uint32_t k = 0; k < K; k++) {
+        col[k] = -1;
+        for (uint32_t c = 0; c < g->n_res_col; c++)
+            if (!strcmp(m->res_name[k], g->res_col_name[c]))
+                col[k] = (int)c;
+    }
+    g->res_use = sb_xmalloc(((size_t)n * K + 1) * sizeof *g->res_use);
+    for (uint32_t v = 0; v < n; v++)
+        for (uint32_t k = 0; k < K; k++) {
+            uint32_t u = SB_RES_ALL;
+            if (!strcmp(m->res_name[k], "units"))
+                u = g->units_used[v];
+            else if (col[k] >= 0)
+                u = g->res_col_use[(size_t)v * g->n_res_col + (uint32_t)col[k]];
+            g->res_use[(size_t)v * K + k] = u;
+        }
+    g->v.res_use = g->res_use;
+    return 0;
+}
+
+/* The first resource of which v needs more than device d offers, or -1. */
+static int res_over(const struct sb_machine *m, const struct sb_graph *g, uint32_t v,
+                    uint32_t d)
+{
+    for (uint32_t k = 0; k < m->n_res; k++) {
+        uint32_t lim = m->res_limit[(size_t)d * m->n_res + k];
+        uint32_t u = g->res_use[(size_t)v * m->n_res + k];
+        if (lim && u != SB_RES_ALL && u > lim)
+            return (int)k;
+    }
+    return -1;
+}
+
 /* Only compute nodes scale with a device's speed and are restricted by its op
  * list: inputs and nops are free, and a collective's duration is the network's.
  * A cost_us.<device> value replaces the scaled time on that device. */
@@ -544,7 +666,7 @@ int sb_machine_apply(const struct sb_machine *m, struct sb_graph *g, struct sb_e
 {
     uint32_t nd = m->v.n_devices, n = g->v.n_nodes, K = g->n_dev_cost;
     int col_dev[SB_MAX_DEVICES];
-    if (match_cost_columns(m, g, col_dev, e))
+    if (match_cost_columns(m, g, col_dev, e) || resolve_res(m, g, e))
         return -1;
     double *t = sb_xmalloc(((size_t)n * nd + 1) * sizeof *t);
     for (uint32_t v = 0; v < n; v++) {
@@ -564,6 +686,35 @@ int sb_machine_apply(const struct sb_machine *m, struct sb_graph *g, struct sb_e
             size_t i = (size_t)v * nd + (uint32_t)col_dev[k];
             if (given >= 0 && isfinite(t[i]))
                 t[i] = given;
+        }
+        /* a compute node needing more of a resource than a device offers
+         * cannot run there; refused outright when it fits no device that
+         * could otherwise run it */
+        int fits_some = 0, runs_some = 0, over = -1;
+        uint32_t over_dev = 0;
+        for (uint32_t d = 0; m->n_res && g->kind[v] == SB_KIND_COMPUTE && d < nd; d++) {
+            size_t i = (size_t)v * nd + d;
+            int k = isinf(t[i]) ? -1 : res_over(m, g, v, d);
+            runs_some |= !isinf(t[i]);
+            if (k >= 0 && (over < 0 || (g->device[v] >= 0 && d == (uint32_t)g->device[v])))
+                over = k, over_dev = d;
+            if (k >= 0)
+                t[i] = INFINITY;
+            fits_some |= !isinf(t[i]);
+        }
+        if (over >= 0 && runs_some && (!fits_some || (g->device[v] >= 0 &&
+                                                      over_dev == (uint32_t)g->device[v]))) {
+            char msg[600], line[32] = "";
+            if (g->res_line) /* file:line: where the row is */
+                snprintf(line, sizeof line, ":%llu", (unsigned long long)g->res_line[v]);
+            snprintf(msg, sizeof msg, "%s%s: node %u (%s) uses %u of resource '%s' on device %s "
+                                      "(limit %u)%s", g->path, line, v, g->names + g->name_off[v],
+                     g->res_use[(size_t)v * m->n_res + (uint32_t)over], m->res_name[over],
+                     m->name[over_dev], m->res_limit[(size_t)over_dev * m->n_res + (uint32_t)over],
+                     fits_some ? ", the device it is pre-assigned to" : ", more than any device "
+                                                                        "that runs its op offers");
+            free(t);
+            return sb_errf(e, "%s", msg);
         }
         int32_t pre = g->device[v];
         if (pre >= 0 && ((uint32_t)pre >= nd || isinf(t[(size_t)v * nd + (uint32_t)pre]))) {

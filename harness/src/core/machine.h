@@ -28,6 +28,13 @@ struct sb_machine {
      * for compute nodes that carry flops/bytes (docs/machines.md) */
     struct sb_roofline *roof; /* [n_alloc] */
     uint8_t *has_roof;        /* [n_alloc] */
+    /* appended: resources (docs/machines.md, "Resources"); while loading,
+     * res_decl holds [n_alloc * SB_MAX_RES] limits by name index, and
+     * fill_machine_view packs the declared ones into res_limit */
+    uint32_t n_res;
+    char *res_name[SB_MAX_RES];
+    uint32_t *res_decl;  /* [n_alloc * SB_MAX_RES], 0 = not declared */
+    uint32_t *res_limit; /* [n_devices * n_res], the view's */
 };
 
 /* On error returns NULL with "file:line:col: problem" in e. */

@@ -95,6 +95,8 @@ struct sim_state {
     const struct sb_comm_queue *qm; /* the queue model, NULL without one */
     void *sys;                      /* its state */
     int64_t *coll_h; /* [n] starts: handle in sys while the end is unknown; -1 */
+    struct res_prof *prof; /* [nd] each device's resources in use, NULL when the
+                              machine declares none */
 };
 
 static double transfer(struct sim_state *S, uint32_t p, uint32_t b,
@@ -182,6 +184,96 @@ static double coll_end(struct sim_state *S, uint32_t s)
     return S->coll_end[s];
 }
 
+/* ---- resources on a device (docs/machines.md, "Resources") ----------------
+ *
+ * A device's use of its resources over time is a step function: breakpoints
+ * t[0] = 0 < t[1] < ..., use[j * K + k] of resource k on [t[j], t[j+1]) (the
+ * last step runs to infinity with nothing in use).  Nodes are added in the
+ * schedule's order, each at the earliest time from its other constraints at
+ * which every resource it needs is free for its whole duration, given the
+ * nodes added before it: a node never delays one before it in the order,
+ * and a later node may start earlier where it fits beside them (as a later
+ * node on another stream already starts before an earlier one that waits
+ * for its inputs). */
+struct res_prof {
+    uint32_t n, cap;
+    double *t;
+    uint32_t *use;
+};
+
+static uint32_t prof_step(const struct res_prof *P, double x) /* last j: t[j] <= x */
+{
+    uint32_t lo = 0, hi = P->n - 1;
+    while (lo < hi) {
+        uint32_t mid = lo + (hi - lo + 1) / 2;
+        if (P->t[mid] <= x)
+            lo = mid;
+        else
+            hi = mid - 1;
+    }
+    return lo;
+}
+
+/* Earliest t >= t0 with use + need <= lim on [t, t + w) for every resource. */
+static double prof_fit(const struct res_prof *P, uint32_t K, const uint32_t *lim,
+                       const uint32_t *need, double t0, double w)
+{
+    double t = t0;
+    for (uint32_t j = prof_step(P, t0); j < P->n && (P->t[j] < t + w || P->t[j] <= t); j++)
+        for (uint32_t k = 0; k < K; k++)
+            if (P->use[(size_t)j * K + k] + need[k] > lim[k]) {
+                SB_ASSERT(j + 1 < P->n); /* the last step holds nothing */
+                t = P->t[j + 1];
+                break;
+            }
+    return t;
+}
+
+/* A breakpoint at x (x >= 0); returns its index. */
+static uint32_t prof_split(struct res_prof *P, uint32_t K, double x)
+{
+    uint32_t j = prof_step(P, x);
+    if (P->t[j] == x)
+        return j;
+    if (P->n == P->cap) {
+        P->cap *= 2;
+        P->t = sb_xrealloc(P->t, P->cap * sizeof *P->t);
+        P->use = sb_xrealloc(P->use, (size_t)P->cap * K * sizeof *P->use);
+    }
+    memmove(&P->t[j + 2], &P->t[j + 1], (P->n - j - 1) * sizeof *P->t);
+    memmove(&P->use[(size_t)(j + 2) * K], &P->use[(size_t)(j + 1) * K],
+            (size_t)(P->n - j - 1) * K * sizeof *P->use);
+    P->t[j + 1] = x;
+    memcpy(&P->use[(size_t)(j + 1) * K], &P->use[(size_t)j * K], K * sizeof *P->use);
+    P->n++;
+    return j + 1;
+}
+
+static void prof_add(struct res_prof *P, uint32_t K, const uint32_t *need, double b, double e)
+{
+    uint32_t i = prof_split(P, K, b), j = prof_split(P, K, e);
+    for (; i < j; i++)
+        for (uint32_t k = 0; k < K; k++)
+            P->use[(size_t)i * K + k] += need[k];
+}
+
+/* v's start on device d no earlier than t, where its resources are free for
+ * its duration; the profile then holds it. */
+static double res_start(struct sim_state *S, uint32_t v, uint32_t d, double t)
+{
+    const struct sb_graph_view *g = S->g;
+    uint32_t K = g->machine->n_res, need[SB_MAX_RES], any = 0;
+    double w = g->dev_dur_us[(size_t)v * S->nd + d];
+    for (uint32_t k = 0; k < K; k++)
+        any |= need[k] = sb_res_need(g, v, d, k);
+    if (!any || !(w > 0)) /* holds nothing, or nothing for any time */
+        return t;
+    const uint32_t *lim = &g->machine->res_limit[(size_t)d * K];
+    t = prof_fit(&S->prof[d], K, lim, need, t, w);
+    prof_add(&S->prof[d], K, need, t, t + w);
+    return t;
+}
+
 static void run_order(struct sim_state *S, const struct sb_schedule *s,
                       struct sb_sim_result *r)
 {
@@ -194,6 +286,8 @@ static void run_order(struct sim_state *S, const struct sb_schedule *s,
             t = *lane;
         if (t < S->barrier_t)
             t = S->barrier_t;
+        if (S->prof && g->kind[v] == SB_KIND_COMPUTE)
+            t = res_start(S, v, d, t);
         if (S->rec)
             S->rec->begin_us[v] = t;
         switch ((enum sb_kind)g->kind[v]) {
@@ -517,6 +611,15 @@ void sb_sim_run(const struct sb_graph *G, const struct sb_schedule *s,
         for (uint32_t v = 0; v < g->n_nodes; v++)
             S.coll_h[v] = -1;
     }
+    if (g->machine->n_res && g->res_use) {
+        uint32_t K = g->machine->n_res;
+        S.prof = sb_xcalloc(nd, sizeof *S.prof);
+        for (uint32_t d = 0; d < nd; d++) {
+            S.prof[d].n = 1, S.prof[d].cap = 16;
+            S.prof[d].t = sb_xcalloc(16, sizeof *S.prof[d].t);
+            S.prof[d].use = sb_xcalloc((size_t)16 * K, sizeof *S.prof[d].use);
+        }
+    }
     r->n_dev = nd;
     r->dev_peak_bytes = sb_xcalloc(nd, sizeof *r->dev_peak_bytes);
     r->n_pos = s->n_nodes;
@@ -541,6 +644,9 @@ void sb_sim_run(const struct sb_graph *G, const struct sb_schedule *s,
     free(S.coll_end);
     free(S.stream);
     free(S.res);
+    for (uint32_t d = 0; S.prof && d < nd; d++)
+        free(S.prof[d].t), free(S.prof[d].use);
+    free(S.prof);
 }
 
 void sb_sim_result_free(struct sb_sim_result *r)

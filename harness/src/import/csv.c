@@ -25,7 +25,8 @@ enum col {
     COL_HOLDS,
     COL_COUNT,
     COL_EXTRA = COL_COUNT,       /* an x_ column: read and ignored */
-    COL_DEV_COST = COL_COUNT + 1 /* cost_us.<device> (docs/machines.md) */
+    COL_DEV_COST = COL_COUNT + 1, /* cost_us.<device> (docs/machines.md) */
+    COL_RES = COL_COUNT + 2       /* res.<name> (docs/machines.md, "Resources") */
 };
 
 static const char *const col_names[COL_COUNT] = {
@@ -46,6 +47,7 @@ struct loader {
     uint8_t col_of[MAX_COLS];   /* field index -> enum col */
     int field_of[COL_COUNT];    /* enum col -> field index, -1 if absent */
     uint32_t dev_cost_field[SB_MAX_DEVICES]; /* field of each cost_us.<device> */
+    uint32_t res_field[SB_MAX_RES];          /* field of each res.<name> */
     /* the current row: fields NUL-terminated in rowbuf */
     char *rowbuf;
     size_t row_len, row_cap;
@@ -299,6 +301,23 @@ static int read_dev_costs(struct loader *L)
     return 0;
 }
 
+/* res.<name> fields of the row just added: r_k(v) in the resource's unit,
+ * 0..10^6; empty: the device's whole limit. */
+static int read_res(struct loader *L)
+{
+    uint32_t n = sb_builder_n_res(L->b);
+    for (uint32_t k = 0; k < n; k++) {
+        uint32_t f = L->res_field[k];
+        const char *c = L->rowbuf + L->fld_off[f];
+        uint64_t u = SB_RES_ALL;
+        if (*c && parse_u64(c, 1000000, &u) != 0)
+            return fail(L, f + 1, "res.%s '%s' is not an integer in 0..10^6",
+                        sb_builder_res_name(L->b, k), c);
+        sb_builder_res(L->b, k, (uint32_t)u);
+    }
+    return 0;
+}
+
 /* ---- header and rows ----------------------------------------------------- */
 
 static int read_header(struct loader *L)
@@ -318,6 +337,14 @@ static int read_header(struct loader *L)
                 return -1;
             L->dev_cost_field[k] = f;
             L->col_of[f] = COL_DEV_COST;
+            continue;
+        }
+        if (c == COL_COUNT && !strncmp(s, "res.", 4) && s[4]) {
+            int k = sb_builder_res_column(L->b, s + 4, L->row_line, f + 1);
+            if (k < 0)
+                return -1;
+            L->res_field[k] = f;
+            L->col_of[f] = COL_RES;
             continue;
         }
         if (c == COL_COUNT) {
@@ -494,7 +521,7 @@ static int read_row(struct loader *L)
         return -1;
     if (sb_builder_node(L->b, &n) == SB_NONE)
         return -1;
-    return read_inputs(L) || read_dev_costs(L);
+    return read_inputs(L) || read_dev_costs(L) || read_res(L);
 }
 
 /* ---- libcsv callbacks ---------------------------------------------------- */

@@ -105,6 +105,13 @@ static void write_placement(FILE *f, const struct sb_graph *G, uint32_t v)
         else
             sb_csv_field(f, "", 0);
     }
+    for (uint32_t k = 0; k < G->n_res_col; k++) { /* res.<name>: empty = whole device */
+        uint32_t u = G->res_col_use[(size_t)v * G->n_res_col + k];
+        if (u != SB_RES_ALL)
+            sb_csv_fieldf(f, 0, "%u", u);
+        else
+            sb_csv_field(f, "", 0);
+    }
 }
 
 static void write_node(FILE *f, const struct sb_graph *G, uint32_t v)
@@ -171,6 +178,12 @@ int sb_graph_write(const struct sb_graph *g, const char *path, struct sb_err *e)
         fprintf(out.f, ",");
         char col[300];
         snprintf(col, sizeof col, "cost_us.%s", g->dev_cost_name[k]);
+        sb_csv_field(out.f, col, 1);
+    }
+    for (uint32_t k = 0; k < g->n_res_col; k++) {
+        fprintf(out.f, ",");
+        char col[300];
+        snprintf(col, sizeof col, "res.%s", g->res_col_name[k]);
         sb_csv_field(out.f, col, 1);
     }
     fprintf(out.f, "\n");
