@@ -1052,6 +1052,7 @@ struct dp_ls {
     uint32_t *cstamp, epoch;      /* [n * nd] copy valid where cstamp == epoch */
     double *link, *stream, *coll; /* [nd * nd], [nd * ns], [nd] when free */
     uint32_t *stream_last, *coll_last; /* node that last held them */
+    uint32_t *link_last;          /* [nd * nd] consumer whose copy the link carries last */
     uint32_t last;                /* the node that ends last */
     double mk;                    /* its finish: the makespan so far */
 };
@@ -1060,7 +1061,7 @@ static void ls_free(struct dp_ls *L)
 {
     free(L->start), free(L->fin), free(L->cend), free(L->why), free(L->copy);
     free(L->cstamp), free(L->link), free(L->stream), free(L->coll);
-    free(L->stream_last), free(L->coll_last);
+    free(L->stream_last), free(L->coll_last), free(L->link_last);
     memset(L, 0, sizeof *L);
 }
 
@@ -1080,7 +1081,8 @@ static int ls_init(struct dp_ls *L, const struct sb_graph_view *g, const uint32_
     L->coll = malloc(nd * sizeof *L->coll);
     L->stream_last = malloc((size_t)nd * ns * sizeof *L->stream_last);
     L->coll_last = malloc(nd * sizeof *L->coll_last);
-    if (!L->start || !L->fin || !L->cend || !L->why || !L->copy || !L->cstamp || !L->link ||
+    L->link_last = malloc((size_t)nd * nd * sizeof *L->link_last);
+    if (!L->link_last || !L->start || !L->fin || !L->cend || !L->why || !L->copy || !L->cstamp || !L->link ||
         !L->stream || !L->coll || !L->stream_last || !L->coll_last) {
         ls_free(L);
         return -1;
@@ -1097,7 +1099,7 @@ static void ls_reset(struct dp_ls *L)
         L->epoch = 1;
     }
     for (size_t k = 0; k < (size_t)nd * nd; k++)
-        L->link[k] = 0;
+        L->link[k] = 0, L->link_last[k] = UINT32_MAX;
     for (size_t k = 0; k < (size_t)nd * ns; k++)
         L->stream[k] = 0, L->stream_last[k] = UINT32_MAX;
     for (uint32_t a = 0; a < nd; a++)
@@ -1125,7 +1127,7 @@ static double ls_step(struct dp_ls *L, int32_t *dev, uint32_t v, uint32_t d, int
         lf[a] = L->link[(size_t)a * nd + d];
     uint32_t e0 = g->pred_off[v] + (g->kind[v] == SB_KIND_DONE);
     for (uint32_t e = e0; e < g->pred_off[v + 1]; e++) {
-        uint32_t p = g->pred[e];
+        uint32_t p = g->pred[e], rb = p;
         double r;
         if (dev[p] < 0) { /* an input nobody placed yet: it goes with v */
             r = 0;
@@ -1147,18 +1149,22 @@ static double ls_step(struct dp_ls *L, int32_t *dev, uint32_t v, uint32_t d, int
                 } else {
                     size_t Lk = (size_t)a * nd + d;
                     double begin = r > lf[a] ? r : lf[a];
+                    /* a copy held back by the link: the consumer whose copy
+                     * was queued before it is what binds */
+                    if (lf[a] > r && L->link_last[Lk] != UINT32_MAX && L->link_last[Lk] != v)
+                        rb = L->link_last[Lk];
                     double c = m->link_lat_us[Lk] +
                                (double)g->out_bytes[L->root[p]] / (m->link_gbps[Lk] * 1e3);
                     r = lf[a] = begin + c;
                     xfer += c;
                     if (commit)
-                        L->copy[k] = r, L->cstamp[k] = L->epoch;
+                        L->copy[k] = r, L->cstamp[k] = L->epoch, L->link_last[Lk] = v;
                 }
             }
         }
         r += g->edge_lat_us;
         if (r > t)
-            t = r, w = p;
+            t = r, w = rb;
     }
     size_t sl = (size_t)d * L->ns + g->stream[v];
     if (L->stream[sl] > t)
@@ -1265,6 +1271,7 @@ struct dp_improve {
                                simulation, list_cost per list schedule) */
     uint64_t eval_cost, list_cost;
     int capacity;  /* check memory before keeping a move */
+    int free_done; /* list schedules may put a done on another device than its start */
     uint32_t *root;
     uint64_t *peak;
 };
@@ -1325,21 +1332,26 @@ static void ls_resort(struct dp_improve *I)
 
 static int ls_better(double a, double b) { return a < b - 1e-9 * (b > 1 ? b : 1); }
 
-/* The device v moves with (a done goes where its start goes); UINT32_MAX when
- * it cannot move. */
-static uint32_t ls_mover(const struct sb_graph_view *g, uint32_t v)
+/* The node that moves when v does (a done moves with its start in the first
+ * round, alone in the second); UINT32_MAX when it cannot move. */
+static uint32_t ls_mover(const struct sb_graph_view *g, uint32_t v, int alone)
 {
-    if (g->kind[v] == SB_KIND_DONE)
+    if (g->kind[v] == SB_KIND_DONE && !alone)
         v = g->partner[v];
+    else if (g->kind[v] != SB_KIND_DONE && alone)
+        return UINT32_MAX;
     return g->device[v] >= 0 ? UINT32_MAX : v;
 }
 
-static void ls_set_dev(struct dp_improve *I, uint32_t v, int32_t d)
+/* The done that moves with v: a start's, when they are on one device and the
+ * done is free to move; UINT32_MAX none. */
+static uint32_t ls_follower(const struct dp_improve *I, uint32_t v)
 {
     const struct sb_graph_view *g = I->L.g;
-    I->dev[v] = d;
-    if (g->kind[v] == SB_KIND_START && g->partner[v] != SB_NONE && g->device[g->partner[v]] < 0)
-        I->dev[g->partner[v]] = d;
+    if (g->kind[v] != SB_KIND_START || g->partner[v] == SB_NONE)
+        return UINT32_MAX;
+    uint32_t w = g->partner[v];
+    return g->device[w] < 0 && I->dev[w] == I->dev[v] ? w : UINT32_MAX;
 }
 
 /* Move v from position from to position to < from. */
@@ -1368,23 +1380,31 @@ static int ls_pass(struct dp_improve *I, double *best, double lb)
     const struct sb_graph_view *g = I->L.g;
     uint32_t nd = I->L.nd;
     for (uint32_t k = 0; k < I->n_path && I->evals < I->budget; k++) {
-        uint32_t v = I->path[k], mv = ls_mover(g, v);
-        /* 1. another device */
-        if (mv != UINT32_MAX && nd > 1) {
+        uint32_t v = I->path[k];
+        /* 1. another device (a done: with its start, then alone) */
+        for (int alone = 0; alone < 2 && nd > 1; alone++) {
+            uint32_t mv = ls_mover(g, v, alone);
+            if (mv == UINT32_MAX)
+                continue;
             int32_t old = I->dev[mv];
+            uint32_t fw = ls_follower(I, mv);
             for (uint32_t d = 0; d < nd && I->evals < I->budget; d++) {
                 if ((int32_t)d == old || (g->kind[mv] == SB_KIND_COMPUTE &&
                                           !isfinite(g->dev_dur_us[(size_t)mv * nd + d])))
                     continue;
                 if (g->units_used && g->units_used[mv] > g->machine->units[d])
                     continue;
-                ls_set_dev(I, mv, (int32_t)d);
+                I->dev[mv] = (int32_t)d;
+                if (fw != UINT32_MAX)
+                    I->dev[fw] = (int32_t)d;
                 double t = ls_score(I);
                 if (ls_better(t, *best) && ls_fits(I)) {
                     *best = t;
                     return 1;
                 }
-                ls_set_dev(I, mv, old);
+                I->dev[mv] = old;
+                if (fw != UINT32_MAX)
+                    I->dev[fw] = old;
             }
         }
         /* 2. ahead of the node that held its stream */
@@ -1454,6 +1474,16 @@ static void ls_rank(const struct sb_graph_view *g, const uint32_t *root, double 
     }
 }
 
+static uint64_t ls_rand(uint64_t *s)
+{
+    uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+}
+
+static double ls_unit(uint64_t *s) { return (double)(ls_rand(s) >> 11) * 0x1.0p-53; }
+
 /* Ready nodes, highest priority first (ties: lowest id). */
 struct ls_heap {
     uint32_t *a, n;
@@ -1498,7 +1528,8 @@ static uint32_t ls_heap_pop(struct ls_heap *H)
  * producers are placed, the one of highest prio[] next, on the device that
  * minimises finish + beta * its copies' link time; returns its simulated
  * makespan. */
-static double ls_list(struct dp_improve *I, const double *prio, double beta)
+static double ls_list(struct dp_improve *I, const double *prio, double beta, double q,
+                      uint64_t *seed)
 {
     const struct sb_graph_view *g = I->L.g;
     uint32_t n = I->L.n, nd = I->L.nd, pos = 0;
@@ -1522,18 +1553,27 @@ static double ls_list(struct dp_improve *I, const double *prio, double beta)
         uint32_t v = ls_heap_pop(&H), lo = 0, hi = nd, best = UINT32_MAX;
         if (g->device[v] >= 0)
             lo = (uint32_t)g->device[v], hi = lo + 1;
-        else if (g->kind[v] == SB_KIND_DONE && I->dev[g->partner[v]] >= 0)
+        else if (g->kind[v] == SB_KIND_DONE && I->dev[g->partner[v]] >= 0 && !I->free_done)
             lo = (uint32_t)I->dev[g->partner[v]], hi = lo + 1;
-        double best_s = INFINITY;
-        for (uint32_t d = lo; d < hi; d++) {
+        double best_s = INFINITY, second_s = INFINITY;
+        uint32_t second = UINT32_MAX;
+        for (uint32_t d = lo; d < hi && lo + 1 < hi; d++) {
             if (g->kind[v] == SB_KIND_COMPUTE && !isfinite(g->dev_dur_us[(size_t)v * nd + d]))
                 continue;
             if (g->units_used && g->units_used[v] > g->machine->units[d])
                 continue;
             double x, f = ls_step(L, I->dev, v, d, 0, &x);
-            if (f + beta * x < best_s)
+            if (f + beta * x < best_s) {
+                second_s = best_s, second = best;
                 best_s = f + beta * x, best = d;
+            } else if (f + beta * x < second_s) {
+                second_s = f + beta * x, second = d;
+            }
         }
+        /* randomised runs take the runner-up now and then (GRASP's
+         * restricted candidate list of two) */
+        if (q > 0 && second != UINT32_MAX && ls_unit(seed) < q)
+            best = second;
         if (best == UINT32_MAX)
             best = lo; /* no device can run it: validation says so */
         I->dev[v] = (int32_t)best;
@@ -1559,18 +1599,8 @@ static double ls_list(struct dp_improve *I, const double *prio, double beta)
 static const double ls_alpha[] = {1, 0, 2};
 /* random list schedules in a row without a better one before the phase
  * ends (tiny graphs stop early instead of spending the budget) */
-#define LS_STALE 200
+#define LS_STALE 1000
 static const double ls_beta[] = {0, 0.5, 1, 2, 4};
-
-static uint64_t ls_rand(uint64_t *s)
-{
-    uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    return z ^ (z >> 31);
-}
-
-static double ls_unit(uint64_t *s) { return (double)(ls_rand(s) >> 11) * 0x1.0p-53; }
 
 static int ls_lists(struct dp_improve *I, double *best, double lb)
 {
@@ -1597,7 +1627,8 @@ static int ls_lists(struct dp_improve *I, double *best, double lb)
         ls_rank(g, I->root, ls_alpha[ia], rank);
         for (size_t ib = 0; ib < sizeof ls_beta / sizeof *ls_beta && I->evals < I->budget; ib++) {
             I->evals += I->list_cost;
-            double t = ls_list(I, rank, ls_beta[ib]);
+            I->free_done = ia == 0 && ib == 1;
+            double t = ls_list(I, rank, ls_beta[ib], 0, &seed);
             if (ls_better(t, *best) && ls_fits(I)) {
                 *best = t, changed = 1, best_beta = ls_beta[ib];
                 memcpy(keep_order, I->order, (size_t)n * sizeof *keep_order);
@@ -1623,7 +1654,7 @@ static int ls_lists(struct dp_improve *I, double *best, double lb)
         scale[v] = s;
         mean += s / n;
     }
-    uint64_t stop = I->evals + I->budget / 2;
+    uint64_t stop = I->evals + I->budget * 3 / 4;
     for (uint32_t it = 0, stale = 0; I->evals < stop && I->evals < I->budget &&
                                      stale < LS_STALE && *best > lb; it++, stale++) {
         double amp = 0.5 + 1.5 * ls_unit(&seed);
@@ -1633,7 +1664,9 @@ static int ls_lists(struct dp_improve *I, double *best, double lb)
         }
         double beta = it % 2 ? best_beta : ls_beta[ls_rand(&seed) % (sizeof ls_beta / sizeof *ls_beta)];
         I->evals += I->list_cost;
-        double t = ls_list(I, prio, beta);
+        double q = it % 3 == 2 ? 0.02 + 0.08 * ls_unit(&seed) : 0;
+        I->free_done = it % 4 == 3;
+        double t = ls_list(I, prio, beta, q, &seed);
         if (ls_better(t, *best) && ls_fits(I)) {
             *best = t, changed = 1, best_beta = beta, stale = 0;
             memcpy(keep_order, I->order, (size_t)n * sizeof *keep_order);
@@ -1819,8 +1852,9 @@ static const struct sb_plugin dp = {
     .abi = SB_PLUGIN_ABI,
     .size = sizeof(struct sb_plugin),
     .name = "dp",
-    .summary = "grouper + placer: DP over groups of the frontier, each placed by earliest "
-               "finish, a barrier after each; HEFT's schedule when shorter (sync=0)",
+    .summary = "grouper + placer (DP over groups of the frontier, a barrier after each; "
+               "sync=1 alone), then from the better of it and HEFT a search without "
+               "barriers (list schedules, critical-path moves) scored by the simulator's rules",
     .params = dp_params,
     .n_params = P_COUNT,
     .init = dp_init,
