@@ -1290,6 +1290,13 @@ static int ls_fits(struct dp_improve *I)
     return 1;
 }
 
+/* The budget still pays for work `cost` (a simulation or a list schedule):
+ * stage 3 never starts one it cannot finish within `budget`. */
+static int ls_afford(const struct dp_improve *I, uint64_t cost)
+{
+    return I->evals + cost <= I->budget;
+}
+
 static double ls_score(struct dp_improve *I)
 {
     I->evals += I->eval_cost;
@@ -1379,7 +1386,7 @@ static int ls_pass(struct dp_improve *I, double *best, double lb)
 {
     const struct sb_graph_view *g = I->L.g;
     uint32_t nd = I->L.nd;
-    for (uint32_t k = 0; k < I->n_path && I->evals < I->budget; k++) {
+    for (uint32_t k = 0; k < I->n_path && ls_afford(I, I->eval_cost); k++) {
         uint32_t v = I->path[k];
         /* 1. another device (a done: with its start, then alone) */
         for (int alone = 0; alone < 2 && nd > 1; alone++) {
@@ -1388,7 +1395,7 @@ static int ls_pass(struct dp_improve *I, double *best, double lb)
                 continue;
             int32_t old = I->dev[mv];
             uint32_t fw = ls_follower(I, mv);
-            for (uint32_t d = 0; d < nd && I->evals < I->budget; d++) {
+            for (uint32_t d = 0; d < nd && ls_afford(I, I->eval_cost); d++) {
                 if ((int32_t)d == old || (g->kind[mv] == SB_KIND_COMPUTE &&
                                           !isfinite(g->dev_dur_us[(size_t)mv * nd + d])))
                     continue;
@@ -1410,7 +1417,7 @@ static int ls_pass(struct dp_improve *I, double *best, double lb)
         /* 2. ahead of the node that held its stream */
         uint32_t u = I->L.why[v];
         if (u != UINT32_MAX && g->kind[v] != SB_KIND_INPUT && I->dev[u] == I->dev[v] &&
-            I->pos[u] < I->pos[v] && I->evals < I->budget) {
+            I->pos[u] < I->pos[v] && ls_afford(I, I->eval_cost)) {
             int ok = 1;
             for (uint32_t e = g->pred_off[v]; e < g->pred_off[v + 1] && ok; e++)
                 ok = I->pos[g->pred[e]] < I->pos[u];
@@ -1625,7 +1632,7 @@ static int ls_lists(struct dp_improve *I, double *best, double lb)
     double best_beta = 0;
     for (size_t ia = 0; ia < sizeof ls_alpha / sizeof *ls_alpha; ia++) {
         ls_rank(g, I->root, ls_alpha[ia], rank);
-        for (size_t ib = 0; ib < sizeof ls_beta / sizeof *ls_beta && I->evals < I->budget; ib++) {
+        for (size_t ib = 0; ib < sizeof ls_beta / sizeof *ls_beta && ls_afford(I, I->list_cost); ib++) {
             I->evals += I->list_cost;
             I->free_done = ia == 0 && ib == 1;
             double t = ls_list(I, rank, ls_beta[ib], 0, &seed);
@@ -1655,7 +1662,7 @@ static int ls_lists(struct dp_improve *I, double *best, double lb)
         mean += s / n;
     }
     uint64_t stop = I->evals + I->budget * 3 / 4;
-    for (uint32_t it = 0, stale = 0; I->evals < stop && I->evals < I->budget &&
+    for (uint32_t it = 0, stale = 0; I->evals + I->list_cost <= stop && ls_afford(I, I->list_cost) &&
                                      stale < LS_STALE && *best > lb; it++, stale++) {
         double amp = 0.5 + 1.5 * ls_unit(&seed);
         for (uint32_t v = 0; v < n; v++) {
@@ -1724,7 +1731,7 @@ static int improve(const struct sb_graph_view *g, struct sb_schedule *out, uint6
     if (changed < 0)
         goto out;
     ls_score(&I); /* the times of the schedule kept */
-    while (best > lb && I.evals < I.budget) {
+    while (best > lb && ls_afford(&I, 2 * I.eval_cost)) {
         ls_path(&I);
         if (!ls_pass(&I, &best, lb))
             break;
