@@ -420,7 +420,8 @@ static void random_graphs(const struct sb_machine *m)
     printf("group-and-synchronise vs exhaustive optimum over placements and orders "
            "(%u graphs of <= 8 nodes, 2 devices): mean gap %.1f%%, max %.1f%%\n",
            n_opt, n_opt ? gap_sum / n_opt : 0, gap_max);
-    printf("dp (default: the best of the grouped search and HEFT, then the search without barriers) vs the same optimum: mean gap "
+    printf("dp (default: the better of the grouped search and HEFT, then the search "
+           "without barriers) vs the same optimum: mean gap "
            "%.1f%%, max %.1f%%\n", n_opt ? def_sum / n_opt : 0, def_max);
 }
 
