@@ -73,5 +73,9 @@ struct dp_state *sb_dp_initial(const struct dp_ctx *c, uint32_t n_orders);
 double sb_dp_plan(struct dp_ctx *c, const struct dp_state *s, const uint32_t *group,
                   uint32_t k, struct dp_state **out, uint32_t n_orders);
 void sb_dp_state_free(struct dp_state *s);
+/* The makespan of (order, dev) without barriers as the default dp's local
+ * search scores it: the simulator's rules under the default --sim
+ * (tests/test_dp.c checks it against sb_sim_run); negative when out of memory. */
+double sb_dp_simulate(const struct sb_graph_view *g, const uint32_t *order, const int32_t *dev);
 
 #endif

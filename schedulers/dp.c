@@ -33,7 +33,7 @@ enum { ORD_ORIGINAL, ORD_BFS, ORD_DFS, ORD_CRITICAL, N_ORDERS };
 
 enum {
     P_MIN_GROUP, P_MAX_GROUP, P_BEAM, P_MAX_PLANS, P_TIME_MS, P_EXHAUSTIVE, P_CAPACITY,
-    P_SYNC, P_COUNT
+    P_SYNC, P_BUDGET, P_COUNT
 };
 
 static const struct sb_param dp_params[] = {
@@ -57,11 +57,15 @@ static const struct sb_param dp_params[] = {
     {"sync", SB_PARAM_BOOL, 0, 0, 1, NULL,
      "1: the design note's model alone (groups and barriers); 0: HEFT's schedule is "
      "the incumbent, returned when the search finds nothing better or nothing that fits"},
+    {"budget", SB_PARAM_INT, 10, 0, 1e9, NULL,
+     "work of the search from the incumbent (sync=0), in millions of node-steps: a "
+     "simulation costs nodes + edges, a list schedule that times the devices; 0: none; "
+     "deterministic"},
 };
 
 struct dp_conf {
     uint32_t min_group, max_group, beam, exhaustive, capacity, sync;
-    uint64_t max_plans;
+    uint64_t max_plans, budget;
     double time_ms;
 };
 
@@ -1013,6 +1017,773 @@ out:
     return rc;
 }
 
+/* ---- local search from the incumbent (sync=0) --------------------------------
+ *
+ * The schedule returned so far (HEFT's, or the grouped search's when shorter)
+ * is improved by moves, each scored by simulating the whole schedule with the
+ * simulator's rules (sb_dp_simulate: harness/src/core/sim.c under the default
+ * --sim, docs/machines.md), so a move is kept only when the makespan the
+ * harness will report goes down.  Barriers are dropped first: without them
+ * every start time is the same max-plus expression with fewer terms, so the
+ * makespan can only fall.  The moves are driven by the critical path of the
+ * current schedule (the chain of nodes whose finish bound the next one's
+ * start, from the node that ends last):
+ *
+ *   1. move a node of the path to another device, keeping the order (a start
+ *      takes its done along; a done moves with its start);
+ *   2. move a node of the path to just before the node that held its stream
+ *      (when its producers all come before that one);
+ *   3. after a kept move, re-sort the order by simulated start time (ties by
+ *      position, so producers stay first) and keep that when not worse.
+ *
+ * The first improving move is kept and the path recomputed; the search stops
+ * when no move of the path improves, when the makespan reaches the lower
+ * bound, or when `budget` simulations have run.  Each simulation is one pass
+ * over the order (O(nodes + edges)); the path is short, so a pass of moves
+ * costs a few hundred simulations on the 8k-node Llama backward. */
+
+struct dp_ls {
+    const struct sb_graph_view *g;
+    uint32_t n, nd, ns;
+    const uint32_t *root;
+    double *start, *fin, *cend;   /* [n] this simulation's times */
+    uint32_t *why;                /* [n] node whose finish bound v's start; UINT32_MAX none */
+    double *copy;                 /* [n * nd] copy of v on device b: its arrival */
+    uint32_t *cstamp, epoch;      /* [n * nd] copy valid where cstamp == epoch */
+    double *link, *stream, *coll; /* [nd * nd], [nd * ns], [nd] when free */
+    uint32_t *stream_last, *coll_last; /* node that last held them */
+    uint32_t *link_last;          /* [nd * nd] consumer whose copy the link carries last */
+    uint32_t last;                /* the node that ends last */
+    double mk;                    /* its finish: the makespan so far */
+};
+
+static void ls_free(struct dp_ls *L)
+{
+    free(L->start), free(L->fin), free(L->cend), free(L->why), free(L->copy);
+    free(L->cstamp), free(L->link), free(L->stream), free(L->coll);
+    free(L->stream_last), free(L->coll_last), free(L->link_last);
+    memset(L, 0, sizeof *L);
+}
+
+static int ls_init(struct dp_ls *L, const struct sb_graph_view *g, const uint32_t *root)
+{
+    uint32_t n = g->n_nodes, nd = g->machine->n_devices, ns = g->n_streams ? g->n_streams : 1;
+    memset(L, 0, sizeof *L);
+    L->g = g, L->n = n, L->nd = nd, L->ns = ns, L->root = root;
+    L->start = malloc(((size_t)n + 1) * sizeof *L->start);
+    L->fin = malloc(((size_t)n + 1) * sizeof *L->fin);
+    L->cend = malloc(((size_t)n + 1) * sizeof *L->cend);
+    L->why = malloc(((size_t)n + 1) * sizeof *L->why);
+    L->copy = malloc(((size_t)n * nd + 1) * sizeof *L->copy);
+    L->cstamp = calloc((size_t)n * nd + 1, sizeof *L->cstamp);
+    L->link = malloc((size_t)nd * nd * sizeof *L->link);
+    L->stream = malloc((size_t)nd * ns * sizeof *L->stream);
+    L->coll = malloc(nd * sizeof *L->coll);
+    L->stream_last = malloc((size_t)nd * ns * sizeof *L->stream_last);
+    L->coll_last = malloc(nd * sizeof *L->coll_last);
+    L->link_last = malloc((size_t)nd * nd * sizeof *L->link_last);
+    if (!L->link_last || !L->start || !L->fin || !L->cend || !L->why || !L->copy || !L->cstamp || !L->link ||
+        !L->stream || !L->coll || !L->stream_last || !L->coll_last) {
+        ls_free(L);
+        return -1;
+    }
+    return 0;
+}
+
+/* Forget the last simulation: nothing placed, every resource free at 0. */
+static void ls_reset(struct dp_ls *L)
+{
+    uint32_t nd = L->nd, ns = L->ns;
+    if (++L->epoch == 0) {
+        memset(L->cstamp, 0, (size_t)L->n * nd * sizeof *L->cstamp);
+        L->epoch = 1;
+    }
+    for (size_t k = 0; k < (size_t)nd * nd; k++)
+        L->link[k] = 0, L->link_last[k] = UINT32_MAX;
+    for (size_t k = 0; k < (size_t)nd * ns; k++)
+        L->stream[k] = 0, L->stream_last[k] = UINT32_MAX;
+    for (uint32_t a = 0; a < nd; a++)
+        L->coll[a] = 0, L->coll_last[a] = UINT32_MAX;
+    L->mk = 0;
+    L->last = UINT32_MAX;
+}
+
+/* Node v (not an input) on device d, after every node simulated so far, by
+ * the simulator's rules (run_order and transfer() in sim.c): its inputs'
+ * finishes, or the arrival of a copy made once per (producer, device) and
+ * queued FIFO on its link, plus the edge latency; its stream; for a start the
+ * device's collective resource, for a done its collective's end.  Returns v's
+ * finish.  With commit the state takes v (an unplaced input goes to d);
+ * without, nothing changes and *xfer_us is the link time of the copies v
+ * would queue. */
+static double ls_step(struct dp_ls *L, int32_t *dev, uint32_t v, uint32_t d, int commit,
+                      double *xfer_us)
+{
+    const struct sb_graph_view *g = L->g;
+    const struct sb_machine_view *m = g->machine;
+    uint32_t nd = L->nd, w = UINT32_MAX;
+    double lf[SB_MAX_DEVICES], t = 0, xfer = 0;
+    for (uint32_t a = 0; a < nd; a++)
+        lf[a] = L->link[(size_t)a * nd + d];
+    uint32_t e0 = g->pred_off[v] + (g->kind[v] == SB_KIND_DONE);
+    for (uint32_t e = e0; e < g->pred_off[v + 1]; e++) {
+        uint32_t p = g->pred[e], rb = p;
+        double r;
+        if (dev[p] < 0) { /* an input nobody placed yet: it goes with v */
+            r = 0;
+            if (commit)
+                dev[p] = (int32_t)d, L->fin[p] = 0;
+        } else {
+            uint32_t a = (uint32_t)dev[p];
+            r = L->fin[p];
+            if (nd > 1 && a != d && !m->can_read[(size_t)d * nd + a]) {
+                size_t k = (size_t)p * nd + d;
+                int have = L->cstamp[k] == L->epoch;
+                if (!have && !commit) /* read twice by v: one copy */
+                    for (uint32_t f = e0; f < e && !have; f++)
+                        have = g->pred[f] == p;
+                if (have && commit) {
+                    r = L->copy[k];
+                } else if (have) {
+                    r = L->cstamp[k] == L->epoch ? L->copy[k] : r; /* ready once queued */
+                } else {
+                    size_t Lk = (size_t)a * nd + d;
+                    double begin = r > lf[a] ? r : lf[a];
+                    /* a copy held back by the link: the consumer whose copy
+                     * was queued before it is what binds */
+                    if (lf[a] > r && L->link_last[Lk] != UINT32_MAX && L->link_last[Lk] != v)
+                        rb = L->link_last[Lk];
+                    double c = m->link_lat_us[Lk] +
+                               (double)g->out_bytes[L->root[p]] / (m->link_gbps[Lk] * 1e3);
+                    r = lf[a] = begin + c;
+                    xfer += c;
+                    if (commit)
+                        L->copy[k] = r, L->cstamp[k] = L->epoch, L->link_last[Lk] = v;
+                }
+            }
+        }
+        r += g->edge_lat_us;
+        if (r > t)
+            t = r, w = rb;
+    }
+    size_t sl = (size_t)d * L->ns + g->stream[v];
+    if (L->stream[sl] > t)
+        t = L->stream[sl], w = L->stream_last[sl];
+    double st = t, cend = 0;
+    switch ((enum sb_kind)g->kind[v]) {
+    case SB_KIND_COMPUTE:
+        t += g->dev_dur_us[(size_t)v * nd + d];
+        break;
+    case SB_KIND_START: {
+        double begin = t;
+        if (L->coll[d] > begin)
+            begin = L->coll[d], w = L->coll_last[d];
+        cend = begin + g->dur_us[v];
+        break;
+    }
+    case SB_KIND_DONE: {
+        uint32_t s = g->partner[v];
+        if (L->cend[s] > t)
+            t = L->cend[s], w = s;
+        break;
+    }
+    default:
+        break;
+    }
+    if (xfer_us)
+        *xfer_us = xfer;
+    if (!commit)
+        return g->kind[v] == SB_KIND_START ? cend : t;
+    for (uint32_t a = 0; a < nd; a++)
+        L->link[(size_t)a * nd + d] = lf[a];
+    if (g->kind[v] == SB_KIND_START) {
+        L->cend[v] = cend;
+        L->coll[d] = cend, L->coll_last[d] = v;
+    }
+    L->start[v] = st, L->fin[v] = t, L->why[v] = w;
+    L->stream[sl] = t, L->stream_last[sl] = v;
+    if (t > L->mk || L->last == UINT32_MAX)
+        L->mk = t, L->last = v;
+    return t;
+}
+
+/* The makespan the simulator reports for (order, dev) without barriers,
+ * under the default --sim (one collective at a time per device); fills the
+ * times and the binding node of each. */
+static double ls_eval(struct dp_ls *L, const uint32_t *order, const int32_t *dev)
+{
+    ls_reset(L);
+    for (uint32_t i = 0; i < L->n; i++) {
+        uint32_t v = order[i];
+        if (L->g->kind[v] == SB_KIND_INPUT)
+            L->start[v] = L->fin[v] = 0, L->why[v] = UINT32_MAX;
+        else
+            ls_step(L, (int32_t *)dev, v, (uint32_t)dev[v], 1, NULL);
+    }
+    return L->mk;
+}
+
+/* Lower bound as bound.c's (docs/machines.md): the critical path with every
+ * node on its fastest device, and the fastest work spread over the devices. */
+static double ls_bound(const struct sb_graph_view *g)
+{
+    uint32_t n = g->n_nodes, nd = g->machine->n_devices;
+    double *up = malloc(((size_t)n + 1) * sizeof *up), cp = 0, work = 0;
+    if (!up)
+        return 0;
+    for (uint32_t v = 0; v < n; v++) {
+        double w = 0;
+        if (g->kind[v] == SB_KIND_COMPUTE) {
+            w = INFINITY;
+            for (uint32_t a = 0; a < nd; a++)
+                if (g->dev_dur_us[(size_t)v * nd + a] < w)
+                    w = g->dev_dur_us[(size_t)v * nd + a];
+            if (!isfinite(w))
+                w = 0;
+            work += w;
+        } else if (g->kind[v] == SB_KIND_START) {
+            w = g->dur_us[v];
+        }
+        double t = 0;
+        for (uint32_t e = g->pred_off[v]; e < g->pred_off[v + 1]; e++)
+            if (up[g->pred[e]] > t)
+                t = up[g->pred[e]];
+        up[v] = t + w;
+        if (up[v] > cp)
+            cp = up[v];
+    }
+    free(up);
+    /* 1e-9 below: the bound is a stopping test, never a claim */
+    double lb = cp > work / nd ? cp : work / nd;
+    return lb * (1 - 1e-9);
+}
+
+struct dp_improve {
+    struct dp_ls L;
+    uint32_t *order, *pos, *tmp;
+    int32_t *dev;
+    struct hp_key *key;
+    double *kt;      /* [n] sort key of each node */
+    uint32_t *heap, *indeg; /* [n] ready nodes and producers left (list schedules) */
+    uint32_t *path, n_path;
+    uint8_t *on_path;
+    uint64_t evals, budget; /* work done and allowed, in node-steps (eval_cost per
+                               simulation, list_cost per list schedule) */
+    uint64_t eval_cost, list_cost;
+    int capacity;  /* check memory before keeping a move */
+    int free_done; /* list schedules may put a done on another device than its start */
+    uint32_t *root;
+    uint64_t *peak;
+};
+
+static int ls_fits(struct dp_improve *I)
+{
+    const struct sb_graph_view *g = I->L.g;
+    const struct sb_machine_view *m = g->machine;
+    if (!I->capacity)
+        return 1;
+    if (place_dev_peaks(g, I->order, I->dev, I->root, I->peak))
+        return 0;
+    for (uint32_t a = 0; a < m->n_devices; a++)
+        if (I->peak[a] > m->mem_cap_bytes[a])
+            return 0;
+    return 1;
+}
+
+/* The budget still pays for work `cost` (a simulation or a list schedule):
+ * stage 3 never starts one it cannot finish within `budget`. */
+static int ls_afford(const struct dp_improve *I, uint64_t cost)
+{
+    return I->evals + cost <= I->budget;
+}
+
+static double ls_score(struct dp_improve *I)
+{
+    I->evals += I->eval_cost;
+    return ls_eval(&I->L, I->order, I->dev);
+}
+
+/* The critical path of the last simulation, from the node that ends last. */
+static void ls_path(struct dp_improve *I)
+{
+    for (uint32_t i = 0; i < I->n_path; i++)
+        I->on_path[I->path[i]] = 0;
+    I->n_path = 0;
+    for (uint32_t v = I->L.last; v != UINT32_MAX && !I->on_path[v]; v = I->L.why[v]) {
+        I->on_path[v] = 1;
+        I->path[I->n_path++] = v;
+    }
+}
+
+/* Re-sort the order by the last simulation's start times (inputs first,
+ * ties by position). */
+static void ls_resort(struct dp_improve *I)
+{
+    const struct sb_graph_view *g = I->L.g;
+    /* a node's key is at least its producers' (a done may start before its
+     * own start when they sit on different devices: the done's wait for the
+     * collective is not an input edge), so the order stays topological */
+    for (uint32_t i = 0; i < I->L.n; i++) {
+        uint32_t v = I->order[i];
+        double k = g->kind[v] == SB_KIND_INPUT ? -1 : I->L.start[v];
+        for (uint32_t e = g->pred_off[v]; e < g->pred_off[v + 1]; e++)
+            if (I->kt[g->pred[e]] > k)
+                k = I->kt[g->pred[e]];
+        I->kt[v] = k;
+        I->key[i] = (struct hp_key){k, v, i};
+    }
+    qsort(I->key, I->L.n, sizeof *I->key, hp_cmp_key_asc);
+    for (uint32_t i = 0; i < I->L.n; i++)
+        I->order[i] = I->key[i].id, I->pos[I->key[i].id] = i;
+}
+
+static int ls_better(double a, double b) { return a < b - 1e-9 * (b > 1 ? b : 1); }
+
+/* The node that moves when v does (a done moves with its start in the first
+ * round, alone in the second); UINT32_MAX when it cannot move. */
+static uint32_t ls_mover(const struct sb_graph_view *g, uint32_t v, int alone)
+{
+    if (g->kind[v] == SB_KIND_DONE && !alone)
+        v = g->partner[v];
+    else if (g->kind[v] != SB_KIND_DONE && alone)
+        return UINT32_MAX;
+    return g->device[v] >= 0 ? UINT32_MAX : v;
+}
+
+/* The done that moves with v: a start's, when they are on one device and the
+ * done is free to move; UINT32_MAX none. */
+static uint32_t ls_follower(const struct dp_improve *I, uint32_t v)
+{
+    const struct sb_graph_view *g = I->L.g;
+    if (g->kind[v] != SB_KIND_START || g->partner[v] == SB_NONE)
+        return UINT32_MAX;
+    uint32_t w = g->partner[v];
+    return g->device[w] < 0 && I->dev[w] == I->dev[v] ? w : UINT32_MAX;
+}
+
+/* Move v from position from to position to < from. */
+static void ls_move_up(struct dp_improve *I, uint32_t from, uint32_t to)
+{
+    uint32_t v = I->order[from];
+    memmove(&I->order[to + 1], &I->order[to], (size_t)(from - to) * sizeof *I->order);
+    I->order[to] = v;
+    for (uint32_t i = to; i <= from; i++)
+        I->pos[I->order[i]] = i;
+}
+
+static void ls_move_down(struct dp_improve *I, uint32_t from, uint32_t to)
+{
+    uint32_t v = I->order[from];
+    memmove(&I->order[from], &I->order[from + 1], (size_t)(to - from) * sizeof *I->order);
+    I->order[to] = v;
+    for (uint32_t i = from; i <= to; i++)
+        I->pos[I->order[i]] = i;
+}
+
+/* One pass over the critical path; returns 1 when a move was kept (*best
+ * updated, the last simulation is of the new schedule). */
+static int ls_pass(struct dp_improve *I, double *best, double lb)
+{
+    const struct sb_graph_view *g = I->L.g;
+    uint32_t nd = I->L.nd;
+    for (uint32_t k = 0; k < I->n_path && ls_afford(I, I->eval_cost); k++) {
+        uint32_t v = I->path[k];
+        /* 1. another device (a done: with its start, then alone) */
+        for (int alone = 0; alone < 2 && nd > 1; alone++) {
+            uint32_t mv = ls_mover(g, v, alone);
+            if (mv == UINT32_MAX)
+                continue;
+            int32_t old = I->dev[mv];
+            uint32_t fw = ls_follower(I, mv);
+            for (uint32_t d = 0; d < nd && ls_afford(I, I->eval_cost); d++) {
+                if ((int32_t)d == old || (g->kind[mv] == SB_KIND_COMPUTE &&
+                                          !isfinite(g->dev_dur_us[(size_t)mv * nd + d])))
+                    continue;
+                if (g->units_used && g->units_used[mv] > g->machine->units[d])
+                    continue;
+                I->dev[mv] = (int32_t)d;
+                if (fw != UINT32_MAX)
+                    I->dev[fw] = (int32_t)d;
+                double t = ls_score(I);
+                if (ls_better(t, *best) && ls_fits(I)) {
+                    *best = t;
+                    return 1;
+                }
+                I->dev[mv] = old;
+                if (fw != UINT32_MAX)
+                    I->dev[fw] = old;
+            }
+        }
+        /* 2. ahead of the node that held its stream */
+        uint32_t u = I->L.why[v];
+        if (u != UINT32_MAX && g->kind[v] != SB_KIND_INPUT && I->dev[u] == I->dev[v] &&
+            I->pos[u] < I->pos[v] && ls_afford(I, I->eval_cost)) {
+            int ok = 1;
+            for (uint32_t e = g->pred_off[v]; e < g->pred_off[v + 1] && ok; e++)
+                ok = I->pos[g->pred[e]] < I->pos[u];
+            if (ok) {
+                uint32_t from = I->pos[v], to = I->pos[u];
+                ls_move_up(I, from, to);
+                double t = ls_score(I);
+                if (ls_better(t, *best) && ls_fits(I)) {
+                    *best = t;
+                    return 1;
+                }
+                ls_move_down(I, to, from);
+            }
+        }
+        if (*best <= lb)
+            return 0;
+    }
+    return 0;
+}
+
+/* ---- list schedules scored exactly ------------------------------------------
+ *
+ * Before the local search, a few list schedules compete with the incumbent.
+ * Nodes are taken in decreasing upward rank (`alpha` weighs the mean copy
+ * time on each edge: 0 ranks by compute alone, 1 is HEFT's rank) and each is
+ * appended on the device that minimises finish + beta * (link time of the
+ * copies it queues there): beta = 0 is earliest finish without insertion,
+ * a larger beta keeps data where it is.  Appending is exactly what the
+ * simulator does when it reaches the node, so each step is priced with
+ * ls_step and the list is the simulated schedule. */
+
+static void ls_rank(const struct sb_graph_view *g, const uint32_t *root, double alpha,
+                    double *rank)
+{
+    const struct sb_machine_view *m = g->machine;
+    uint32_t nd = m->n_devices, k = 0;
+    double lat = 0, inv = 0;
+    for (uint32_t a = 0; a < nd; a++)
+        for (uint32_t b = 0; b < nd; b++)
+            if (a != b && !m->can_read[(size_t)b * nd + a]) {
+                lat += m->link_lat_us[(size_t)a * nd + b];
+                inv += 1.0 / (m->link_gbps[(size_t)a * nd + b] * 1e3);
+                k++;
+            }
+    if (k)
+        lat /= k, inv /= k;
+    for (uint32_t v = g->n_nodes; v-- > 0;) {
+        double tail = 0, w = alpha * (lat + (double)g->out_bytes[root[v]] * inv), sum = 0;
+        uint32_t n_ok = 0;
+        for (uint32_t e = g->succ_off[v]; e < g->succ_off[v + 1]; e++) {
+            uint32_t s = g->succ[e];
+            double x = g->kind[v] == SB_KIND_START && g->partner[v] == s ? g->dur_us[v] : w;
+            if (x + rank[s] > tail)
+                tail = x + rank[s];
+        }
+        if (g->kind[v] == SB_KIND_COMPUTE)
+            for (uint32_t a = 0; a < nd; a++)
+                if (isfinite(g->dev_dur_us[(size_t)v * nd + a]))
+                    sum += g->dev_dur_us[(size_t)v * nd + a], n_ok++;
+        rank[v] = (n_ok ? sum / n_ok : 0) + tail;
+    }
+}
+
+static uint64_t ls_rand(uint64_t *s)
+{
+    uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+}
+
+static double ls_unit(uint64_t *s) { return (double)(ls_rand(s) >> 11) * 0x1.0p-53; }
+
+/* Ready nodes, highest priority first (ties: lowest id). */
+struct ls_heap {
+    uint32_t *a, n;
+    const double *prio;
+};
+
+static int ls_heap_before(const struct ls_heap *H, uint32_t x, uint32_t y)
+{
+    return H->prio[x] > H->prio[y] || (H->prio[x] == H->prio[y] && x < y);
+}
+
+static void ls_heap_push(struct ls_heap *H, uint32_t v)
+{
+    uint32_t i = H->n++;
+    while (i > 0 && ls_heap_before(H, v, H->a[(i - 1) / 2])) {
+        H->a[i] = H->a[(i - 1) / 2];
+        i = (i - 1) / 2;
+    }
+    H->a[i] = v;
+}
+
+static uint32_t ls_heap_pop(struct ls_heap *H)
+{
+    uint32_t top = H->a[0], v = H->a[--H->n], i = 0;
+    for (;;) {
+        uint32_t c = 2 * i + 1;
+        if (c >= H->n)
+            break;
+        if (c + 1 < H->n && ls_heap_before(H, H->a[c + 1], H->a[c]))
+            c++;
+        if (!ls_heap_before(H, H->a[c], v))
+            break;
+        H->a[i] = H->a[c];
+        i = c;
+    }
+    if (H->n)
+        H->a[i] = v;
+    return top;
+}
+
+/* One list schedule into I->order and I->dev: among the nodes whose
+ * producers are placed, the one of highest prio[] next, on the device that
+ * minimises finish + beta * its copies' link time; returns its simulated
+ * makespan. */
+static double ls_list(struct dp_improve *I, const double *prio, double beta, double q,
+                      uint64_t *seed)
+{
+    const struct sb_graph_view *g = I->L.g;
+    uint32_t n = I->L.n, nd = I->L.nd, pos = 0;
+    struct dp_ls *L = &I->L;
+    struct ls_heap H = {I->heap, 0, prio};
+    ls_reset(L);
+    for (uint32_t v = 0; v < n; v++) {
+        I->dev[v] = g->device[v];
+        I->indeg[v] = 0;
+        if (g->kind[v] == SB_KIND_INPUT) {
+            I->order[pos++] = v;
+            L->start[v] = L->fin[v] = 0, L->why[v] = UINT32_MAX;
+            continue;
+        }
+        for (uint32_t e = g->pred_off[v]; e < g->pred_off[v + 1]; e++)
+            I->indeg[v] += g->kind[g->pred[e]] != SB_KIND_INPUT;
+        if (!I->indeg[v])
+            ls_heap_push(&H, v);
+    }
+    while (H.n) {
+        uint32_t v = ls_heap_pop(&H), lo = 0, hi = nd, best = UINT32_MAX;
+        if (g->device[v] >= 0)
+            lo = (uint32_t)g->device[v], hi = lo + 1;
+        else if (g->kind[v] == SB_KIND_DONE && I->dev[g->partner[v]] >= 0 && !I->free_done)
+            lo = (uint32_t)I->dev[g->partner[v]], hi = lo + 1;
+        double best_s = INFINITY, second_s = INFINITY;
+        uint32_t second = UINT32_MAX;
+        for (uint32_t d = lo; d < hi && lo + 1 < hi; d++) {
+            if (g->kind[v] == SB_KIND_COMPUTE && !isfinite(g->dev_dur_us[(size_t)v * nd + d]))
+                continue;
+            if (g->units_used && g->units_used[v] > g->machine->units[d])
+                continue;
+            double x, f = ls_step(L, I->dev, v, d, 0, &x);
+            if (f + beta * x < best_s) {
+                second_s = best_s, second = best;
+                best_s = f + beta * x, best = d;
+            } else if (f + beta * x < second_s) {
+                second_s = f + beta * x, second = d;
+            }
+        }
+        /* randomised runs take the runner-up now and then (GRASP's
+         * restricted candidate list of two) */
+        if (q > 0 && second != UINT32_MAX && ls_unit(seed) < q)
+            best = second;
+        if (best == UINT32_MAX)
+            best = lo; /* no device can run it: validation says so */
+        I->dev[v] = (int32_t)best;
+        ls_step(L, I->dev, v, best, 1, NULL);
+        I->order[pos++] = v;
+        for (uint32_t e = g->succ_off[v]; e < g->succ_off[v + 1]; e++)
+            if (--I->indeg[g->succ[e]] == 0)
+                ls_heap_push(&H, g->succ[e]);
+    }
+    for (uint32_t v = 0; v < n; v++)
+        if (I->dev[v] < 0)
+            I->dev[v] = 0; /* inputs nobody reads */
+    return ls_eval(L, I->order, I->dev);
+}
+
+/* The list schedules: HEFT's rank (alpha = 1), compute alone (0) and copies
+ * doubled (2), each with every beta below; then, while the budget's share
+ * lasts (a quarter), random priorities around the best so far: each node's
+ * key is its start in the best schedule (or its rank) plus noise of up to
+ * its mean duration, so nearby nodes change places (randomised list
+ * scheduling, a deterministic generator).  The best that fits replaces I's
+ * schedule when shorter than *best. */
+static const double ls_alpha[] = {1, 0, 2};
+/* random list schedules in a row without a better one before the phase
+ * ends (tiny graphs stop early instead of spending the budget) */
+#define LS_STALE 1000
+static const double ls_beta[] = {0, 0.5, 1, 2, 4};
+
+static int ls_lists(struct dp_improve *I, double *best, double lb)
+{
+    const struct sb_graph_view *g = I->L.g;
+    uint32_t n = I->L.n, nd = I->L.nd;
+    int32_t *keep_dev = malloc(((size_t)n + 1) * sizeof *keep_dev);
+    uint32_t *keep_order = malloc(((size_t)n + 1) * sizeof *keep_order);
+    double *rank = malloc(((size_t)n + 1) * sizeof *rank);
+    double *prio = malloc(((size_t)n + 1) * sizeof *prio);
+    double *keep_start = malloc(((size_t)n + 1) * sizeof *keep_start);
+    double *scale = malloc(((size_t)n + 1) * sizeof *scale);
+    int changed = 0;
+    uint64_t seed = 0x5eed;
+    if (!keep_dev || !keep_order || !rank || !prio || !keep_start || !scale) {
+        changed = -1;
+        goto out;
+    }
+    memcpy(keep_order, I->order, (size_t)n * sizeof *keep_order);
+    memcpy(keep_dev, I->dev, (size_t)n * sizeof *keep_dev);
+    ls_eval(&I->L, I->order, I->dev);
+    memcpy(keep_start, I->L.start, (size_t)n * sizeof *keep_start);
+    double best_beta = 0;
+    for (size_t ia = 0; ia < sizeof ls_alpha / sizeof *ls_alpha; ia++) {
+        ls_rank(g, I->root, ls_alpha[ia], rank);
+        for (size_t ib = 0; ib < sizeof ls_beta / sizeof *ls_beta && ls_afford(I, I->list_cost); ib++) {
+            I->evals += I->list_cost;
+            I->free_done = ia == 0 && ib == 1;
+            double t = ls_list(I, rank, ls_beta[ib], 0, &seed);
+            if (ls_better(t, *best) && ls_fits(I)) {
+                *best = t, changed = 1, best_beta = ls_beta[ib];
+                memcpy(keep_order, I->order, (size_t)n * sizeof *keep_order);
+                memcpy(keep_dev, I->dev, (size_t)n * sizeof *keep_dev);
+                memcpy(keep_start, I->L.start, (size_t)n * sizeof *keep_start);
+            }
+        }
+    }
+    /* noise scale: each node's mean duration (a start's collective), at
+     * least a hundredth of the mean over the graph */
+    double mean = 0;
+    for (uint32_t v = 0; v < n; v++) {
+        double s = 0;
+        if (g->kind[v] == SB_KIND_COMPUTE) {
+            uint32_t k = 0;
+            for (uint32_t a = 0; a < nd; a++)
+                if (isfinite(g->dev_dur_us[(size_t)v * nd + a]))
+                    s += g->dev_dur_us[(size_t)v * nd + a], k++;
+            s = k ? s / k : 0;
+        } else if (g->kind[v] == SB_KIND_START) {
+            s = g->dur_us[v];
+        }
+        scale[v] = s;
+        mean += s / n;
+    }
+    uint64_t stop = I->evals + I->budget * 3 / 4;
+    for (uint32_t it = 0, stale = 0; I->evals + I->list_cost <= stop && ls_afford(I, I->list_cost) &&
+                                     stale < LS_STALE && *best > lb; it++, stale++) {
+        double amp = 0.5 + 1.5 * ls_unit(&seed);
+        for (uint32_t v = 0; v < n; v++) {
+            double s = scale[v] > mean / 100 ? scale[v] : mean / 100;
+            prio[v] = -keep_start[v] + amp * s * (ls_unit(&seed) - 0.5) * 2;
+        }
+        double beta = it % 2 ? best_beta : ls_beta[ls_rand(&seed) % (sizeof ls_beta / sizeof *ls_beta)];
+        I->evals += I->list_cost;
+        double q = it % 3 == 2 ? 0.02 + 0.08 * ls_unit(&seed) : 0;
+        I->free_done = it % 4 == 3;
+        double t = ls_list(I, prio, beta, q, &seed);
+        if (ls_better(t, *best) && ls_fits(I)) {
+            *best = t, changed = 1, best_beta = beta, stale = 0;
+            memcpy(keep_order, I->order, (size_t)n * sizeof *keep_order);
+            memcpy(keep_dev, I->dev, (size_t)n * sizeof *keep_dev);
+            memcpy(keep_start, I->L.start, (size_t)n * sizeof *keep_start);
+        }
+    }
+    memcpy(I->order, keep_order, (size_t)n * sizeof *keep_order);
+    memcpy(I->dev, keep_dev, (size_t)n * sizeof *keep_dev);
+    for (uint32_t i = 0; i < n; i++)
+        I->pos[I->order[i]] = i;
+out:
+    free(keep_dev), free(keep_order), free(rank), free(prio), free(keep_start), free(scale);
+    return changed;
+}
+
+/* Improves out (order, device) in place; never makes it longer. */
+static int improve(const struct sb_graph_view *g, struct sb_schedule *out, uint64_t budget,
+                   int capacity)
+{
+    uint32_t n = g->n_nodes, nd = g->machine->n_devices;
+    struct dp_improve I = {.budget = budget * 1000000,
+                           .eval_cost = (uint64_t)g->n_nodes + g->n_edges,
+                           .list_cost = ((uint64_t)g->n_nodes + g->n_edges) * nd};
+    int rc = -1, limited = 0;
+    for (uint32_t a = 0; a < nd; a++)
+        limited |= g->machine->mem_cap_bytes[a] != SB_MEM_UNLIMITED;
+    I.capacity = capacity && limited;
+    I.root = malloc(((size_t)n + 1) * sizeof *I.root);
+    I.order = malloc(((size_t)n + 1) * sizeof *I.order);
+    I.pos = malloc(((size_t)n + 1) * sizeof *I.pos);
+    I.tmp = malloc(((size_t)n + 1) * sizeof *I.tmp);
+    I.dev = malloc(((size_t)n + 1) * sizeof *I.dev);
+    I.key = malloc(((size_t)n + 1) * sizeof *I.key);
+    I.kt = malloc(((size_t)n + 1) * sizeof *I.kt);
+    I.heap = malloc(((size_t)n + 1) * sizeof *I.heap);
+    I.indeg = malloc(((size_t)n + 1) * sizeof *I.indeg);
+    I.path = malloc(((size_t)n + 1) * sizeof *I.path);
+    I.on_path = calloc((size_t)n + 1, 1);
+    I.peak = malloc(nd * sizeof *I.peak);
+    if (!I.root || !I.order || !I.pos || !I.tmp || !I.dev || !I.key || !I.kt || !I.heap || !I.indeg || !I.path || !I.on_path ||
+        !I.peak)
+        goto out;
+    for (uint32_t v = 0; v < n; v++)
+        I.root[v] = is_view(g, v) && g->pred_off[v] < g->pred_off[v + 1]
+                        ? I.root[g->pred[g->pred_off[v]]] : v;
+    if (ls_init(&I.L, g, I.root))
+        goto out;
+    memcpy(I.order, out->order, (size_t)n * sizeof *I.order);
+    memcpy(I.dev, out->device, (size_t)n * sizeof *I.dev);
+    for (uint32_t i = 0; i < n; i++)
+        I.pos[I.order[i]] = i;
+    double lb = ls_bound(g), best = ls_score(&I);
+    int changed = ls_lists(&I, &best, lb);
+    if (changed < 0)
+        goto out;
+    ls_score(&I); /* the times of the schedule kept */
+    while (best > lb && ls_afford(&I, 2 * I.eval_cost)) {
+        ls_path(&I);
+        if (!ls_pass(&I, &best, lb))
+            break;
+        changed = 1;
+        /* 3. the order by the new start times, when not worse */
+        memcpy(I.tmp, I.order, (size_t)n * sizeof *I.tmp);
+        ls_resort(&I);
+        double t = ls_score(&I);
+        if (t <= best && ls_fits(&I)) {
+            best = t;
+        } else {
+            memcpy(I.order, I.tmp, (size_t)n * sizeof *I.order);
+            for (uint32_t i = 0; i < n; i++)
+                I.pos[I.order[i]] = i;
+            ls_score(&I); /* the path of the kept schedule */
+        }
+    }
+    if (changed) {
+        memcpy(out->order, I.order, (size_t)n * sizeof *out->order);
+        memcpy(out->device, I.dev, (size_t)n * sizeof *out->device);
+        if (out->barrier)
+            memset(out->barrier, 0, n);
+    }
+    rc = 0;
+out:
+    ls_free(&I.L);
+    free(I.root), free(I.order), free(I.pos), free(I.tmp), free(I.dev), free(I.key), free(I.kt), free(I.heap), free(I.indeg);
+    free(I.path), free(I.on_path), free(I.peak);
+    return rc;
+}
+
+/* For tests/test_dp.c: the makespan ls_eval gives (order, device), which must
+ * be the simulator's. */
+double sb_dp_simulate(const struct sb_graph_view *g, const uint32_t *order, const int32_t *dev)
+{
+    uint32_t n = g->n_nodes;
+    uint32_t *root = malloc(((size_t)n + 1) * sizeof *root);
+    struct dp_ls L;
+    double t = -1;
+    if (!root)
+        return -1;
+    for (uint32_t v = 0; v < n; v++)
+        root[v] = is_view(g, v) && g->pred_off[v] < g->pred_off[v + 1]
+                      ? root[g->pred[g->pred_off[v]]] : v;
+    if (ls_init(&L, g, root) == 0) {
+        t = ls_eval(&L, order, dev);
+        ls_free(&L);
+    }
+    free(root);
+    return t;
+}
+
 static int dp_run(void *state, const struct sb_graph_view *g, struct sb_schedule *out)
 {
     struct search S = {.conf = *(const struct dp_conf *)state};
@@ -1049,9 +1820,16 @@ static int dp_run(void *state, const struct sb_graph_view *g, struct sb_schedule
     if (rc)
         return rc;
     int fits = !S.conf.capacity || check_capacity(g, out) == 0;
-    if (!S.conf.sync && incumbent(g, out, dp_us, fits, S.conf.capacity) == 0)
-        return 0;
-    return fits ? 0 : -1;
+    if (S.conf.sync)
+        return fits ? 0 : -1;
+    if (incumbent(g, out, dp_us, fits, S.conf.capacity) == 0)
+        fits = 1; /* HEFT's schedule, within memory when capacity is on */
+    if (!fits)
+        return -1;
+    if (S.conf.budget && g->machine->n_devices > 1 &&
+        improve(g, out, S.conf.budget, S.conf.capacity))
+        return sb_plugin_fail(out->err, out->n_err, "dp: out of memory");
+    return 0;
 }
 
 static int dp_init(const double *p, void **state, char *err, size_t n_err)
@@ -1070,6 +1848,7 @@ static int dp_init(const double *p, void **state, char *err, size_t n_err)
     c->exhaustive = (uint32_t)p[P_EXHAUSTIVE];
     c->capacity = (uint32_t)p[P_CAPACITY];
     c->sync = (uint32_t)p[P_SYNC];
+    c->budget = (uint64_t)p[P_BUDGET];
     *state = c;
     return 0;
 }
@@ -1080,8 +1859,9 @@ static const struct sb_plugin dp = {
     .abi = SB_PLUGIN_ABI,
     .size = sizeof(struct sb_plugin),
     .name = "dp",
-    .summary = "grouper + placer: DP over groups of the frontier, each placed by earliest "
-               "finish, a barrier after each; HEFT's schedule when shorter (sync=0)",
+    .summary = "grouper + placer (DP over groups of the frontier, a barrier after each; "
+               "sync=1 alone), then from the better of it and HEFT a search without "
+               "barriers (list schedules, critical-path moves) scored by the simulator's rules",
     .params = dp_params,
     .n_params = P_COUNT,
     .init = dp_init,
