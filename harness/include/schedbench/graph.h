@@ -103,6 +103,11 @@ struct sb_graph_view {
      * a graph of one stream; n_streams = the largest stream + 1. */
     const uint32_t *stream;
     uint32_t n_streams;
+    /* Order-only edges (appended; docs/workload-format.md, `after`):
+     * [n_edges] in pred order, 1 where pred[e] only orders its consumer
+     * (it waits for pred[e] to finish; nothing is read, copied or kept
+     * alive).  NULL when the graph has none: every edge carries data. */
+    const uint8_t *pred_after;
 };
 
 #endif

@@ -110,6 +110,7 @@ void sb_graph_fill_view(struct sb_graph *g)
     v->name_off = g->name_off;
     v->dur_us = g->dur_us;
     v->host = &sb_host_services;
+    v->pred_after = g->pred_after;
 }
 
 void sb_graph_free(struct sb_graph *g)
@@ -155,6 +156,7 @@ void sb_graph_free(struct sb_graph *g)
     free(g->flops);
     free(g->bytes_accessed);
     free(g->dtype);
+    free(g->pred_after);
     free(g);
 }
 

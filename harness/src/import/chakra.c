@@ -43,6 +43,14 @@ struct trace {
     uint32_t n_st;
     uint32_t n_no_group; /* such collectives */
     int have_sizes;    /* some node carries tensor_size */
+    /* several ranks (sb_chakra_load_ranks): node names start with pfx
+     * ("r1/"), every node is pre-assigned to device (-1 and "" for one) */
+    const char *pfx;
+    int32_t device;
+    uint32_t *last;    /* [n] the node consumers of trace node i read */
+    uint32_t *stamp;   /* [n_st] storage_inputs' marks */
+    const uint32_t *join_after; /* a joined collective's start waits for */
+    uint32_t n_join_after;      /* these arrive nodes (after edges) */
 };
 
 /* One mention of a GPU storage in a node's tensor lists. */
@@ -396,8 +404,9 @@ static uint32_t add_comm(struct trace *T, struct sb_builder *b, const struct dep
         size *= group;
     }
     int64_t bytes = iattr(x, "tensor_size", 0);
-    char *name = sb_strf("%s#%" PRIu64, x->name, x->id); /* names repeat; ids do not */
+    char *name = sb_strf("%s%s#%" PRIu64, T->pfx, x->name, x->id); /* names repeat; ids do not */
     struct sb_node_in n = SB_NODE_IN_INIT;
+    n.device = T->device;
     n.name = name;
     n.kind = SB_KIND_START;
     SB_ASSERT(sb_coll_parse(coll, &n.coll) == 0);
@@ -411,8 +420,12 @@ static uint32_t add_comm(struct trace *T, struct sb_builder *b, const struct dep
     free(name);
     if (s == SB_NONE || add_inputs(b, D, i, last) || storage_inputs(T, b, k, stamp, s + 1))
         return SB_NONE;
-    name = sb_strf("%s#%" PRIu64 ".done", x->name, x->id);
+    for (uint32_t q = 0; q < T->n_join_after && s != SB_NONE; q++)
+        if (sb_builder_after(b, T->join_after[q]))
+            return SB_NONE;
+    name = sb_strf("%s%s#%" PRIu64 ".done", T->pfx, x->name, x->id);
     struct sb_node_in d = SB_NODE_IN_INIT;
+    d.device = T->device;
     d.name = name;
     d.kind = SB_KIND_DONE;
     d.coll = n.coll;
@@ -431,8 +444,9 @@ static uint32_t add_plain(struct trace *T, struct sb_builder *b, const struct de
 {
     const Node *x = T->node[i];
     int64_t bytes = iattr(x, "tensor_size", 0);
-    char *name = sb_strf("%s#%" PRIu64, x->name, x->id);
+    char *name = sb_strf("%s%s#%" PRIu64, T->pfx, x->name, x->id);
     struct sb_node_in n = SB_NODE_IN_INIT;
+    n.device = T->device;
     n.name = name;
     n.kind = kind;
     n.loc = x->id;
@@ -571,8 +585,9 @@ static int storage_alloc(struct trace *T, struct sb_builder *b, uint32_t k, uint
         uint32_t s = T->use[u].st;
         if (T->st_node[s] != SB_NONE || !T->use[u].write)
             continue;
-        char *name = sb_strf("storage#%" PRIu64, T->use[u].id);
+        char *name = sb_strf("%sstorage#%" PRIu64, T->pfx, T->use[u].id);
         struct sb_node_in n = SB_NODE_IN_INIT;
+        n.device = T->device;
         n.name = name;
         n.kind = SB_KIND_NOP;
         n.op = "alloc";
@@ -600,8 +615,9 @@ static int add_preexisting(struct trace *T, struct sb_builder *b)
         /* the first mention (mentions are by position, a node's read first) */
         if (T->use[u].write)
             continue;
-        char *name = sb_strf("storage#%" PRIu64, T->use[u].id);
+        char *name = sb_strf("%sstorage#%" PRIu64, T->pfx, T->use[u].id);
         struct sb_node_in n = SB_NODE_IN_INIT;
+        n.device = T->device;
         n.name = name;
         n.kind = SB_KIND_INPUT;
         n.op = "storage";
@@ -680,67 +696,85 @@ static uint32_t streams_of(struct trace *T)
     return m > 1 ? m : 1;
 }
 
-static struct sb_graph *build(struct trace *T, const struct deps *D, struct sb_err *e)
+/* What building needs of a trace once its order is final: its storages,
+ * whether it has sizes, its streams (returned), the last[] and stamp[]
+ * arrays. */
+static uint32_t prepare(struct trace *T)
 {
-    struct sb_builder *b = sb_builder_new(T->path, SB_LOC_NODE_ID, e);
-    sb_builder_reserve(b, T->n + T->n / 4 + 16, D->off[T->n]);
     /* memory: the tensor lists' GPU storages when the trace has them, else
      * each node's tensor_size */
     T->have_sizes = storages_of(T) > 0;
     for (uint32_t i = 0; i < T->n && !T->have_sizes; i++)
         T->have_sizes |= attr(T->node[i], "tensor_size") != NULL;
-    sb_builder_meta(b, "source", "chakra");
     uint32_t n_streams = streams_of(T);
-    if (n_streams > 1) {
-        char s[16];
-        snprintf(s, sizeof s, "%u", n_streams);
-        sb_builder_meta(b, "streams", s);
+    T->last = sb_xmalloc((T->n + 1) * sizeof *T->last);
+    T->stamp = sb_xcalloc((size_t)T->n_st + 1, sizeof *T->stamp);
+    return n_streams;
+}
+
+static void meta_u32(struct sb_builder *b, const char *key, uint32_t v)
+{
+    char s[16];
+    snprintf(s, sizeof s, "%u", v);
+    sb_builder_meta(b, key, s);
+}
+
+/* The graph nodes of trace node T->order[k]; -1 on error. */
+static int node_at(struct trace *T, struct sb_builder *b, const struct deps *D, uint32_t k,
+                   struct sb_err *e)
+{
+    uint32_t i = T->order[k], *last = T->last;
+    const Node *x = T->node[i];
+    int comm = 0;
+    switch (x->type) {
+    case CHAKRA_PROTO_MSG__NODE_TYPE__COMM_COLL_NODE:
+    case CHAKRA_PROTO_MSG__NODE_TYPE__COMM_SEND_NODE:
+    case CHAKRA_PROTO_MSG__NODE_TYPE__COMM_RECV_NODE:
+        /* the host side of a collective (c10d::allreduce_ on a CPU thread)
+         * carries no comm_type: ASTRA-sim replays it as host compute for
+         * its duration */
+        if (iattr(x, "is_cpu_op", 0) && !attr(x, "comm_type"))
+            last[i] = add_plain(T, b, D, i, last, SB_KIND_COMPUTE);
+        else
+            last[i] = add_comm(T, b, D, i, last, k, T->stamp, e), comm = 1;
+        break;
+    case CHAKRA_PROTO_MSG__NODE_TYPE__COMP_NODE:
+    case CHAKRA_PROTO_MSG__NODE_TYPE__MEM_LOAD_NODE:
+    case CHAKRA_PROTO_MSG__NODE_TYPE__MEM_STORE_NODE:
+        last[i] = add_plain(T, b, D, i, last, SB_KIND_COMPUTE);
+        break;
+    case CHAKRA_PROTO_MSG__NODE_TYPE__METADATA_NODE:
+    case CHAKRA_PROTO_MSG__NODE_TYPE__INVALID_NODE: /* order only */
+        last[i] = add_plain(T, b, D, i, last, SB_KIND_NOP);
+        break;
+    default:
+        sb_errf(e, "%s: node id %" PRIu64 " '%s': unknown node type %d", T->path, x->id,
+                x->name, (int)x->type);
+        last[i] = SB_NONE;
     }
+    if (last[i] == SB_NONE)
+        return -1;
+    /* a collective reads its storages on its start (add_comm); every
+     * other node here, then the storages it is first to write */
+    if (T->n_st && ((!comm && storage_inputs(T, b, k, T->stamp, last[i] + 1)) ||
+                    storage_alloc(T, b, k, last[i])))
+        return -1;
+    return 0;
+}
+
+static struct sb_graph *build(struct trace *T, const struct deps *D, struct sb_err *e)
+{
+    struct sb_builder *b = sb_builder_new(T->path, SB_LOC_NODE_ID, e);
+    sb_builder_reserve(b, T->n + T->n / 4 + 16, D->off[T->n]);
+    uint32_t n_streams = prepare(T);
+    sb_builder_meta(b, "source", "chakra");
+    if (n_streams > 1)
+        meta_u32(b, "streams", n_streams);
     if (!T->have_sizes)
         sb_builder_meta(b, "tensor_sizes", "none");
-    /* last[i]: the node consumers of trace node i read (a collective's done) */
-    uint32_t *last = sb_xmalloc((T->n + 1) * sizeof *last);
-    uint32_t *stamp = sb_xcalloc((size_t)T->n_st + 1, sizeof *stamp);
     int rc = add_preexisting(T, b);
-    for (uint32_t k = 0; k < T->n && !rc; k++) {
-        uint32_t i = T->order[k];
-        const Node *x = T->node[i];
-        int comm = 0;
-        switch (x->type) {
-        case CHAKRA_PROTO_MSG__NODE_TYPE__COMM_COLL_NODE:
-        case CHAKRA_PROTO_MSG__NODE_TYPE__COMM_SEND_NODE:
-        case CHAKRA_PROTO_MSG__NODE_TYPE__COMM_RECV_NODE:
-            /* the host side of a collective (c10d::allreduce_ on a CPU thread)
-             * carries no comm_type: ASTRA-sim replays it as host compute for
-             * its duration */
-            if (iattr(x, "is_cpu_op", 0) && !attr(x, "comm_type"))
-                last[i] = add_plain(T, b, D, i, last, SB_KIND_COMPUTE);
-            else
-                last[i] = add_comm(T, b, D, i, last, k, stamp, e), comm = 1;
-            break;
-        case CHAKRA_PROTO_MSG__NODE_TYPE__COMP_NODE:
-        case CHAKRA_PROTO_MSG__NODE_TYPE__MEM_LOAD_NODE:
-        case CHAKRA_PROTO_MSG__NODE_TYPE__MEM_STORE_NODE:
-            last[i] = add_plain(T, b, D, i, last, SB_KIND_COMPUTE);
-            break;
-        case CHAKRA_PROTO_MSG__NODE_TYPE__METADATA_NODE:
-        case CHAKRA_PROTO_MSG__NODE_TYPE__INVALID_NODE: /* order only */
-            last[i] = add_plain(T, b, D, i, last, SB_KIND_NOP);
-            break;
-        default:
-            sb_errf(e, "%s: node id %" PRIu64 " '%s': unknown node type %d", T->path, x->id,
-                    x->name, (int)x->type);
-            last[i] = SB_NONE;
-        }
-        rc = last[i] == SB_NONE;
-        /* a collective reads its storages on its start (add_comm); every
-         * other node here, then the storages it is first to write */
-        if (!rc && T->n_st)
-            rc = (!comm && storage_inputs(T, b, k, stamp, last[i] + 1)) ||
-                 storage_alloc(T, b, k, last[i]);
-    }
-    free(stamp);
-    free(last);
+    for (uint32_t k = 0; k < T->n && !rc; k++)
+        rc = node_at(T, b, D, k, e);
     if (rc) {
         sb_builder_free(b);
         return NULL;
@@ -748,10 +782,21 @@ static struct sb_graph *build(struct trace *T, const struct deps *D, struct sb_e
     return sb_builder_finish(b);
 }
 
+static void trace_free(struct trace *T, struct deps *D)
+{
+    free(D->off), free(D->to);
+    for (uint32_t i = 0; i < T->n; i++)
+        chakra_proto_msg__node__free_unpacked(T->node[i], NULL);
+    free(T->node), free(T->order), free(T->stream), free(T->last), free(T->stamp);
+    free(T->use), free(T->use_off), free(T->st_node), free(T->st_bytes);
+    if (T->groups)
+        json_decref(T->groups);
+}
+
 struct sb_graph *sb_chakra_load_mem(const char *path, const uint8_t *buf, size_t n,
                                     const struct sb_import_opts *o, struct sb_err *e)
 {
-    struct trace T = {.path = path, .o = o};
+    struct trace T = {.path = path, .o = o, .pfx = "", .device = -1};
     struct deps D = {0};
     struct sb_graph *g = NULL;
     load_groups(&T);
@@ -768,12 +813,6 @@ struct sb_graph *sb_chakra_load_mem(const char *path, const uint8_t *buf, size_t
             fprintf(stderr, "schedbench: warning: %s: dropped %" PRIu64 " dependencies on nodes "
                             "the trace does not contain\n", path, T.dropped);
     }
-    free(D.off), free(D.to);
-    for (uint32_t i = 0; i < T.n; i++)
-        chakra_proto_msg__node__free_unpacked(T.node[i], NULL);
-    free(T.node), free(T.order), free(T.stream);
-    free(T.use), free(T.use_off), free(T.st_node), free(T.st_bytes);
-    if (T.groups)
-        json_decref(T.groups);
+    trace_free(&T, &D);
     return g;
 }

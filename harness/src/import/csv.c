@@ -21,6 +21,7 @@ enum col {
     COL_ID, COL_NAME, COL_KIND, COL_INPUTS, COL_OP, COL_COST_US, COL_OUT_BYTES,
     COL_COLL, COL_COMM_BYTES, COL_GROUP, COL_COMM_US, COL_DEVICE, COL_FLAGS, COL_UNITS,
     COL_STREAM, COL_FLOPS, COL_BYTES_ACCESSED, COL_DTYPE, /* optional: the roofline's work */
+    COL_AFTER, /* optional: order-only edges */
     COL_COUNT,
     COL_EXTRA = COL_COUNT,       /* an x_ column: read and ignored */
     COL_DEV_COST = COL_COUNT + 1 /* cost_us.<device> (docs/machines.md) */
@@ -29,7 +30,7 @@ enum col {
 static const char *const col_names[COL_COUNT] = {
     "id", "name", "kind", "inputs", "op", "cost_us", "out_bytes", "coll",
     "comm_bytes", "group", "comm_us", "device", "flags", "units", "stream",
-    "flops", "bytes_accessed", "dtype"};
+    "flops", "bytes_accessed", "dtype", "after"};
 
 #define N_REQUIRED_COLS 4 /* id, name, kind, inputs */
 #define MAX_COLS 256      /* a header wider than this is surely not a graph */
@@ -220,8 +221,38 @@ static int read_flags(struct loader *L, uint32_t *out)
     return 0;
 }
 
+/* The ids of an inputs (c = COL_INPUTS) or after (COL_AFTER) field, each
+ * an earlier row, as the last node's edges of that kind. */
+static int read_edges(struct loader *L, enum col c)
+{
+    const char *s = field(L, c), *what = c == COL_AFTER ? "after" : "input";
+    char tok[32];
+    while (*s) {
+        while (*s == ' ')
+            s++;
+        size_t len = strcspn(s, " ");
+        if (!len)
+            break;
+        uint64_t v;
+        if (len >= sizeof tok)
+            return fail(L, fnum(L, c), "%s id '%.20s...' is too long", what, s);
+        memcpy(tok, s, len);
+        tok[len] = 0;
+        if (parse_u64(tok, UINT32_MAX, &v) != 0)
+            return fail(L, fnum(L, c), "%s '%s' is not a node id", what, tok);
+        if (L->pos_of)
+            v = v < L->n_saved ? L->pos_of[v] : UINT32_MAX;
+        if ((c == COL_AFTER ? sb_builder_after : sb_builder_input)(L->b, (uint32_t)v))
+            return -1;
+        s += len;
+    }
+    return 0;
+}
+
 static int read_inputs(struct loader *L)
 {
+    if (L->field_of[COL_AFTER] >= 0) /* files with an after column */
+        return read_edges(L, COL_INPUTS) || read_edges(L, COL_AFTER);
     const char *s = field(L, COL_INPUTS);
     char tok[32];
     while (*s) {
@@ -508,6 +539,32 @@ static void restore(struct loader *L, const struct saved *r)
     L->row_line = r->line;
 }
 
+/* The ids of field c of the restored row, appended to in[]. */
+static int saved_ids(struct loader *L, enum col c, uint32_t n, uint32_t **in, uint32_t *k,
+                     uint32_t *cap)
+{
+    for (const char *s = field(L, c); *s;) {
+        while (*s == ' ')
+            s++;
+        size_t len = strcspn(s, " ");
+        char tok[32];
+        uint64_t x;
+        if (!len)
+            break;
+        if (len >= sizeof tok || (memcpy(tok, s, len), tok[len] = 0, parse_u64(tok, UINT32_MAX, &x)))
+            return fail(L, fnum(L, c), "input '%.20s' is not a node id", s);
+        if (x >= n)
+            return fail(L, fnum(L, c), "input %s is not a row of the file (ids "
+                                       "are 0..%u)", tok, n - 1);
+        if (*k == *cap)
+            *in = sb_xrealloc(*in, (*cap *= 2) * sizeof **in);
+        (*in)[(*k)++] = (uint32_t)x;
+        s += len;
+    }
+    return 0;
+}
+
+/* Inputs and after edges both order the rows. */
 static int saved_inputs(struct loader *L, uint32_t **off, uint32_t **in)
 {
     uint32_t n = L->n_saved, cap = n + 16, k = 0;
@@ -516,24 +573,9 @@ static int saved_inputs(struct loader *L, uint32_t **off, uint32_t **in)
     for (uint32_t v = 0; v < n; v++) {
         restore(L, &L->saved[v]);
         (*off)[v] = k;
-        for (const char *s = field(L, COL_INPUTS); *s;) {
-            while (*s == ' ')
-                s++;
-            size_t len = strcspn(s, " ");
-            char tok[32];
-            uint64_t x;
-            if (!len)
-                break;
-            if (len >= sizeof tok || (memcpy(tok, s, len), tok[len] = 0, parse_u64(tok, UINT32_MAX, &x)))
-                return fail(L, fnum(L, COL_INPUTS), "input '%.20s' is not a node id", s);
-            if (x >= n)
-                return fail(L, fnum(L, COL_INPUTS), "input %s is not a row of the file (ids "
-                                                    "are 0..%u)", tok, n - 1);
-            if (k == cap)
-                *in = sb_xrealloc(*in, (cap *= 2) * sizeof **in);
-            (*in)[k++] = (uint32_t)x;
-            s += len;
-        }
+        if (saved_ids(L, COL_INPUTS, n, in, &k, &cap) ||
+            (L->field_of[COL_AFTER] >= 0 && saved_ids(L, COL_AFTER, n, in, &k, &cap)))
+            return -1;
     }
     (*off)[n] = k;
     return 0;
