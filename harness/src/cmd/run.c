@@ -82,6 +82,10 @@ static int paths_add_dir(struct sb_paths *w, const char *dir, struct sb_err *e)
 int sb_paths_add(struct sb_paths *w, const char *path, struct sb_err *e)
 {
     struct stat st;
+    if (strstr(path, "%d") && sb_graph_is_workload(path)) { /* rank files, trace.%d.et */
+        paths_push(w, sb_xstrdup(path));
+        return 0;
+    }
     if (stat(path, &st) != 0)
         return sb_errf(e, "%s: %s", path, strerror(errno));
     if (S_ISDIR(st.st_mode))

@@ -816,3 +816,453 @@ struct sb_graph *sb_chakra_load_mem(const char *path, const uint8_t *buf, size_t
     trace_free(&T, &D);
     return g;
 }
+
+/* ---- several ranks (workloads/importers/chakra.md, "Several ranks") --------
+ *
+ * `-w trace.%d.et` loads trace.0.et, trace.1.et, ... (every file present from
+ * 0 upward) as one job: rank r's nodes on device r, named "r<r>/...".  The
+ * k-th collective of process group G on every rank of G is one collective:
+ * on each rank an arrive nop waits (after edges) for the collective's
+ * dependencies, every rank's start waits for every rank's arrive, and a
+ * leave nop (an alias of the done, which consumers read) waits for every
+ * rank's done.  The ranks' traces are merged in one topological order, rank
+ * 0's nodes first wherever the joins allow, by the units below. */
+
+enum unit_part { UNIT_PLAIN, UNIT_ARRIVE, UNIT_COLL, UNIT_LEAVE };
+
+struct job {
+    uint32_t n;        /* ranks */
+    struct trace *T;   /* [n] */
+    struct deps *D;    /* [n] */
+    char **path;       /* [n] the rank files */
+    /* process groups: names (owned by the nodes), members, and each member's
+     * collectives of the group in its trace order */
+    uint32_t n_grp;
+    const char **grp;
+    uint8_t *member;   /* [n_grp * n] */
+    uint32_t **seq;    /* [n_grp * n] trace node indices */
+    uint32_t *n_seq;   /* [n_grp * n] */
+    uint32_t **grp_of, **k_of; /* [n][T.n] a joined collective's group and place */
+    /* units: a node is one unit, a joined collective three (arrive, the
+     * start and done, leave) */
+    uint32_t **unit;   /* [n][T.n] the node's first unit */
+    uint32_t n_units, *u_rank, *u_node;
+    uint8_t *u_part;
+    uint32_t **arrive, **done; /* [n][T.n] graph nodes of a joined collective */
+};
+
+/* A collective the ranks join: a GPU-side COMM_COLL (send and recv are not
+ * matched; a host-side one is compute). */
+static int joins(const Node *x)
+{
+    return x->type == CHAKRA_PROTO_MSG__NODE_TYPE__COMM_COLL_NODE &&
+           !(iattr(x, "is_cpu_op", 0) && !attr(x, "comm_type"));
+}
+
+static const char *pg_of(const Node *x)
+{
+    const ChakraProtoMsg__AttributeProto *a = attr(x, "pg_name");
+    return a && a->value_case == CHAKRA_PROTO_MSG__ATTRIBUTE_PROTO__VALUE_STRING_VAL &&
+                   a->string_val ? a->string_val : "";
+}
+
+/* "trace.%d.et" with rank r: the pattern's one %d replaced. */
+static char *rank_path(const char *pattern, uint32_t r)
+{
+    const char *d = strstr(pattern, "%d");
+    return sb_strf("%.*s%u%s", (int)(d - pattern), pattern, r, d + 2);
+}
+
+/* The ranks of group g: its list in the group file, else every rank. */
+static int group_members(struct job *J, uint32_t g, struct sb_err *e)
+{
+    json_t *list = *J->grp[g] && J->T[0].groups ? json_object_get(J->T[0].groups, J->grp[g])
+                                                : NULL;
+    uint8_t *m = J->member + (size_t)g * J->n;
+    if (!json_is_array(list)) {
+        memset(m, 1, J->n);
+        return 0;
+    }
+    for (size_t i = 0; i < json_array_size(list); i++) {
+        json_t *x = json_array_get(list, i);
+        json_int_t r = json_is_integer(x) ? json_integer_value(x) : -1;
+        if (r < 0 || r >= (json_int_t)J->n)
+            return sb_errf(e, "%s: process group '%s' of the group file lists rank %s, but "
+                              "the ranks are 0..%u", J->path[0], J->grp[g],
+                           json_is_integer(x) ? "out of range" : "that is not an integer",
+                           J->n - 1);
+        m[r] = 1;
+    }
+    return 0;
+}
+
+static const char *ordinal_sfx(uint32_t k)
+{
+    return k % 100 / 10 == 1 ? "th" : k % 10 == 1 ? "st" : k % 10 == 2 ? "nd" : k % 10 == 3 ? "rd" : "th";
+}
+
+/* pass 1: each rank's collectives by group, in trace order; pass 2: each
+ * group's members and their counts; pass 3: the k-th collectives agree in
+ * type and size. */
+static int match_collectives(struct job *J, struct sb_err *e)
+{
+    uint32_t N = J->n;
+    for (uint32_t r = 0; r < N; r++) { /* pass 1 */
+        struct trace *T = &J->T[r];
+        J->grp_of[r] = sb_xmalloc(((size_t)T->n + 1) * sizeof **J->grp_of);
+        J->k_of[r] = sb_xmalloc(((size_t)T->n + 1) * sizeof **J->k_of);
+        for (uint32_t k = 0; k < T->n; k++) {
+            uint32_t i = T->order[k];
+            J->grp_of[r][i] = J->k_of[r][i] = SB_NONE;
+            if (!joins(T->node[i]))
+                continue;
+            const char *pg = pg_of(T->node[i]);
+            uint32_t g = 0;
+            while (g < J->n_grp && strcmp(J->grp[g], pg))
+                g++;
+            if (g == J->n_grp) {
+                J->grp = sb_xrealloc(J->grp, (g + 1) * sizeof *J->grp);
+                J->seq = sb_xrealloc(J->seq, (size_t)(g + 1) * N * sizeof *J->seq);
+                J->n_seq = sb_xrealloc(J->n_seq, (size_t)(g + 1) * N * sizeof *J->n_seq);
+                J->member = sb_xrealloc(J->member, (size_t)(g + 1) * N);
+                J->grp[g] = pg;
+                memset(J->member + (size_t)g * N, 0, N);
+                for (uint32_t q = 0; q < N; q++)
+                    J->seq[(size_t)g * N + q] = NULL, J->n_seq[(size_t)g * N + q] = 0;
+                J->n_grp++;
+            }
+            size_t s = (size_t)g * N + r;
+            J->seq[s] = sb_xrealloc(J->seq[s], (J->n_seq[s] + 1) * sizeof **J->seq);
+            J->grp_of[r][i] = g;
+            J->k_of[r][i] = J->n_seq[s];
+            J->seq[s][J->n_seq[s]++] = i;
+        }
+    }
+    for (uint32_t g = 0; g < J->n_grp; g++) { /* pass 2 */
+        const uint8_t *m = J->member + (size_t)g * N;
+        const uint32_t *cnt = J->n_seq + (size_t)g * N;
+        if (group_members(J, g, e))
+            return -1;
+        uint32_t first = 0;
+        while (!m[first])
+            first++;
+        for (uint32_t r = 0; r < N; r++) {
+            if (!m[r] && cnt[r]) {
+                const Node *x = J->T[r].node[J->seq[(size_t)g * N + r][0]];
+                return sb_errf(e, "%s: node id %" PRIu64 " '%s': a collective of process "
+                                  "group '%s', which does not list rank %u", J->path[r], x->id,
+                               x->name, J->grp[g], r);
+            }
+            if (m[r] && cnt[r] != cnt[first]) {
+                uint32_t a = cnt[r] > cnt[first] ? r : first, b = a == r ? first : r;
+                const Node *x = J->T[a].node[J->seq[(size_t)g * N + a][cnt[b]]];
+                return sb_errf(e, "%s: node id %" PRIu64 " '%s': collective %u of process group "
+                                  "'%s' on this rank, but %s has only %u of that group: the "
+                                  "ranks' collectives do not match", J->path[a], x->id, x->name,
+                               cnt[b] + 1, *J->grp[g] ? J->grp[g] : "(none: every rank)",
+                               J->path[b], cnt[b]);
+            }
+        }
+        for (uint32_t k = 0; k < cnt[first]; k++) /* pass 3 */
+            for (uint32_t r = first + 1; r < N; r++) {
+                if (!m[r])
+                    continue;
+                const Node *x = J->T[first].node[J->seq[(size_t)g * N + first][k]];
+                const Node *y = J->T[r].node[J->seq[(size_t)g * N + r][k]];
+                int64_t tx = iattr(x, "comm_type", -1), ty = iattr(y, "comm_type", -1);
+                int64_t sx = iattr(x, "comm_size", -1), sy = iattr(y, "comm_size", -1);
+                if (tx != ty || sx != sy)
+                    return sb_errf(e, "%s: node id %" PRIu64 " '%s': the %u%s collective of "
+                                      "process group '%s' is comm_type %" PRId64 " of %" PRId64
+                                      " bytes here, but comm_type %" PRId64 " of %" PRId64
+                                      " bytes in %s (node id %" PRIu64 "): the ranks' "
+                                      "collectives do not match", J->path[r], y->id, y->name,
+                                   k + 1, ordinal_sfx(k + 1),
+                                   *J->grp[g] ? J->grp[g] : "(none: every rank)", ty, sy, tx,
+                                   sx, J->path[first], x->id);
+            }
+    }
+    return 0;
+}
+
+/* The unit consumers of trace node p of rank r wait for. */
+static uint32_t out_unit(const struct job *J, uint32_t r, uint32_t p)
+{
+    return J->unit[r][p] + (J->grp_of[r][p] != SB_NONE ? 2 : 0);
+}
+
+/* The matching collective of rank q for rank r's joined collective i. */
+static uint32_t peer(const struct job *J, uint32_t r, uint32_t i, uint32_t q)
+{
+    return J->seq[(size_t)J->grp_of[r][i] * J->n + q][J->k_of[r][i]];
+}
+
+/* Numbers the units (rank-major, each rank in its trace order), orders them
+ * topologically and gives each rank its new trace order.  Returns the
+ * units' order, NULL on a deadlock. */
+static uint32_t *merge_ranks(struct job *J, struct sb_err *e)
+{
+    uint32_t N = J->n, n = 0;
+    for (uint32_t r = 0; r < N; r++) {
+        struct trace *T = &J->T[r];
+        J->unit[r] = sb_xmalloc(((size_t)T->n + 1) * sizeof **J->unit);
+        for (uint32_t k = 0; k < T->n; k++) {
+            J->unit[r][T->order[k]] = n;
+            n += J->grp_of[r][T->order[k]] != SB_NONE ? 3 : 1;
+        }
+    }
+    J->n_units = n;
+    J->u_rank = sb_xmalloc(((size_t)n + 1) * sizeof *J->u_rank);
+    J->u_node = sb_xmalloc(((size_t)n + 1) * sizeof *J->u_node);
+    J->u_part = sb_xmalloc((size_t)n + 1);
+    uint32_t *off = sb_xcalloc((size_t)n + 2, sizeof *off), *in = NULL;
+    for (int pass = 0; pass < 2; pass++) { /* count, then fill */
+        uint32_t m = 0;
+        for (uint32_t r = 0; r < N; r++) {
+            const struct trace *T = &J->T[r];
+            for (uint32_t k = 0; k < T->n; k++) {
+                uint32_t i = T->order[k], u = J->unit[r][i], g = J->grp_of[r][i];
+                const uint8_t *mem = g != SB_NONE ? J->member + (size_t)g * N : NULL;
+                for (uint32_t part = 0; part < (mem ? 3u : 1u); part++, u++) {
+                    J->u_rank[u] = r, J->u_node[u] = i;
+                    J->u_part[u] = (uint8_t)(mem ? UNIT_ARRIVE + part : UNIT_PLAIN);
+                    if (pass)
+                        off[u] = m;
+                    if (part == 0)
+                        for (uint32_t q = J->D[r].off[i]; q < J->D[r].off[i + 1]; q++, m++)
+                            if (pass)
+                                in[m] = out_unit(J, r, J->D[r].to[q]);
+                    for (uint32_t q = 0; part > 0 && q < N; q++)
+                        if (mem[q]) {
+                            if (pass)
+                                in[m] = J->unit[q][peer(J, r, i, q)] + part - 1;
+                            m++;
+                        }
+                }
+            }
+        }
+        if (!pass)
+            in = sb_xmalloc(((size_t)m + 1) * sizeof *in);
+        off[n] = m;
+    }
+    uint32_t *order = sb_xmalloc(((size_t)n + 1) * sizeof *order);
+    uint32_t placed = sb_topo_order(n, off, in, order);
+    free(off), free(in);
+    if (placed < n) {
+        uint8_t *seen = sb_xcalloc((size_t)n + 1, 1);
+        for (uint32_t k = 0; k < placed; k++)
+            seen[order[k]] = 1;
+        uint32_t u = 0;
+        while (seen[u])
+            u++;
+        free(seen);
+        const Node *x = J->T[J->u_rank[u]].node[J->u_node[u]];
+        sb_errf(e, "%s: node id %" PRIu64 " '%s': joining each process group's k-th "
+                   "collectives across the ranks makes them wait for each other in a cycle "
+                   "(the ranks issue their groups' collectives in different orders; %u of "
+                   "%u nodes and joins cannot be ordered)", J->path[J->u_rank[u]], x->id,
+                x->name, n - placed, n);
+        free(order);
+        return NULL;
+    }
+    uint32_t *fill = sb_xcalloc(N, sizeof *fill);
+    for (uint32_t k = 0; k < n; k++) {
+        uint32_t u = order[k], r = J->u_rank[u];
+        if (J->u_part[u] == UNIT_PLAIN || J->u_part[u] == UNIT_COLL)
+            J->T[r].order[fill[r]++] = J->u_node[u];
+    }
+    free(fill);
+    return order;
+}
+
+/* An arrive or leave nop of rank r's joined collective i. */
+static uint32_t add_join_nop(struct job *J, struct sb_builder *b, uint32_t r, uint32_t i,
+                             int leave)
+{
+    struct trace *T = &J->T[r];
+    const Node *x = T->node[i];
+    char *name = sb_strf("%s%s#%" PRIu64 ".%s", T->pfx, x->name, x->id,
+                         leave ? "leave" : "arrive");
+    struct sb_node_in n = SB_NODE_IN_INIT;
+    n.name = name;
+    n.kind = SB_KIND_NOP;
+    n.op = leave ? "leave" : "arrive";
+    n.device = T->device;
+    n.stream = T->stream[i];
+    n.loc = x->id;
+    n.flags = leave ? SB_FLAG_ALIAS : 0; /* consumers read the done through it */
+    uint32_t id = sb_builder_node(b, &n);
+    free(name);
+    if (id == SB_NONE)
+        return SB_NONE;
+    if (!leave) {
+        for (uint32_t q = J->D[r].off[i]; q < J->D[r].off[i + 1]; q++)
+            if (sb_builder_after(b, T->last[J->D[r].to[q]]))
+                return SB_NONE;
+        return id;
+    }
+    if (sb_builder_input(b, J->done[r][i]))
+        return SB_NONE;
+    for (uint32_t q = 0; q < J->n; q++)
+        if (q != r && J->member[(size_t)J->grp_of[r][i] * J->n + q] &&
+            sb_builder_after(b, J->done[q][peer(J, r, i, q)]))
+            return SB_NONE;
+    return id;
+}
+
+/* The workload's name: the pattern's file name without its rank, the
+ * separator before it and the extension ("dir/denseA.%d.et" is denseA). */
+static char *pattern_name(const char *pattern)
+{
+    const char *base = strrchr(pattern, '/') ? strrchr(pattern, '/') + 1 : pattern;
+    size_t n = strlen(base) - 3; /* without ".et" */
+    const char *d = strstr(base, "%d");
+    if (!d || (size_t)(d - base) > n) /* the %d is in a folder's name */
+        return n ? sb_strf("%.*s", (int)n, base) : sb_xstrdup("ranks");
+    size_t head = (size_t)(d - base), tail = n - head - 2;
+    const char *rest = d + 2;
+    if (head && strchr("._-", base[head - 1]))
+        head--;
+    else if (!head && tail && strchr("._-", *rest))
+        rest++, tail--;
+    return head + tail ? sb_strf("%.*s%.*s", (int)head, base, (int)tail, rest)
+                       : sb_xstrdup("ranks");
+}
+
+static struct sb_graph *build_ranks(struct job *J, const char *pattern, const uint32_t *order,
+                                    struct sb_err *e)
+{
+    uint32_t N = J->n, n_streams = 1, sizes = 0, total = 0;
+    uint64_t edges = 0;
+    for (uint32_t r = 0; r < N; r++) {
+        uint32_t s = prepare(&J->T[r]);
+        n_streams = s > n_streams ? s : n_streams;
+        sizes |= (uint32_t)J->T[r].have_sizes;
+        total += J->T[r].n;
+        edges += J->D[r].off[J->T[r].n];
+        J->arrive[r] = sb_xmalloc(((size_t)J->T[r].n + 1) * sizeof **J->arrive);
+        J->done[r] = sb_xmalloc(((size_t)J->T[r].n + 1) * sizeof **J->done);
+    }
+    struct sb_builder *b = sb_builder_new(pattern, SB_LOC_NODE_ID, e);
+    sb_builder_reserve(b, total + total / 4 + 16, edges);
+    char *name = pattern_name(pattern);
+    sb_builder_meta(b, "name", name);
+    free(name);
+    sb_builder_meta(b, "source", "chakra");
+    meta_u32(b, "devices", N);
+    if (n_streams > 1)
+        meta_u32(b, "streams", n_streams);
+    if (!sizes)
+        sb_builder_meta(b, "tensor_sizes", "none");
+    int rc = 0;
+    for (uint32_t r = 0; r < N && !rc; r++)
+        rc = add_preexisting(&J->T[r], b);
+    uint32_t *k_next = sb_xcalloc(N, sizeof *k_next);
+    uint32_t *after = sb_xmalloc(((size_t)N + 1) * sizeof *after);
+    for (uint32_t k = 0; k < J->n_units && !rc; k++) {
+        uint32_t u = order[k], r = J->u_rank[u], i = J->u_node[u];
+        struct trace *T = &J->T[r];
+        switch (J->u_part[u]) {
+        case UNIT_PLAIN:
+            rc = node_at(T, b, &J->D[r], k_next[r]++, e);
+            break;
+        case UNIT_ARRIVE:
+            rc = (J->arrive[r][i] = add_join_nop(J, b, r, i, 0)) == SB_NONE;
+            break;
+        case UNIT_COLL:
+            T->n_join_after = 0;
+            for (uint32_t q = 0; q < N; q++)
+                if (J->member[(size_t)J->grp_of[r][i] * N + q])
+                    after[T->n_join_after++] = J->arrive[q][peer(J, r, i, q)];
+            T->join_after = after;
+            rc = node_at(T, b, &J->D[r], k_next[r]++, e);
+            T->n_join_after = 0;
+            J->done[r][i] = T->last[i];
+            break;
+        default: /* UNIT_LEAVE */
+            rc = (T->last[i] = add_join_nop(J, b, r, i, 1)) == SB_NONE;
+        }
+    }
+    free(k_next);
+    free(after);
+    if (rc) {
+        sb_builder_free(b);
+        return NULL;
+    }
+    return sb_builder_finish(b);
+}
+
+static void job_free(struct job *J)
+{
+    for (uint32_t r = 0; r < J->n; r++) {
+        trace_free(&J->T[r], &J->D[r]);
+        free(J->path[r]);
+        free((char *)J->T[r].pfx);
+        free(J->grp_of[r]), free(J->k_of[r]), free(J->unit[r]);
+        free(J->arrive[r]), free(J->done[r]);
+    }
+    for (size_t s = 0; s < (size_t)J->n_grp * J->n; s++)
+        free(J->seq[s]);
+    free(J->seq), free(J->n_seq), free(J->member), free(J->grp);
+    free(J->T), free(J->D), free(J->path), free(J->grp_of), free(J->k_of), free(J->unit);
+    free(J->arrive), free(J->done), free(J->u_rank), free(J->u_node), free(J->u_part);
+}
+
+struct sb_graph *sb_chakra_load_ranks(const char *pattern, const struct sb_import_opts *o,
+                                      struct sb_err *e)
+{
+    const char *d = strstr(pattern, "%d");
+    if (!d || strchr(d + 2, '%') || strchr(pattern, '%') != d)
+        return sb_errf(e, "%s: a rank pattern has one %%d and no other %%", pattern), NULL;
+    struct job J = {0};
+    uint32_t n = 0;
+    for (; n <= SB_MAX_DEVICES; n++) {
+        char *f = rank_path(pattern, n);
+        int there = access(f, F_OK) == 0;
+        free(f);
+        if (!there)
+            break;
+    }
+    if (!n) {
+        char *f = rank_path(pattern, 0);
+        sb_errf(e, "%s: no rank files (%s does not exist)", pattern, f);
+        free(f);
+        return NULL;
+    }
+    if (n > SB_MAX_DEVICES)
+        return sb_errf(e, "%s: more than %d rank files (a device each)", pattern,
+                       SB_MAX_DEVICES), NULL;
+    J.n = n;
+    J.T = sb_xcalloc(n, sizeof *J.T);
+    J.D = sb_xcalloc(n, sizeof *J.D);
+    J.path = sb_xcalloc(n, sizeof *J.path);
+    J.grp_of = sb_xcalloc(n, sizeof *J.grp_of);
+    J.k_of = sb_xcalloc(n, sizeof *J.k_of);
+    J.unit = sb_xcalloc(n, sizeof *J.unit);
+    J.arrive = sb_xcalloc(n, sizeof *J.arrive);
+    J.done = sb_xcalloc(n, sizeof *J.done);
+    int rc = 0;
+    for (uint32_t r = 0; r < n && !rc; r++) {
+        struct trace *T = &J.T[r];
+        J.path[r] = rank_path(pattern, r);
+        *T = (struct trace){.path = J.path[r], .o = o, .device = (int32_t)r,
+                            .pfx = sb_strf("r%u/", r)};
+        T->ranks = o->npus_set ? o->npus : n;
+        load_groups(T);
+        size_t len;
+        char *buf = sb_read_file_limited(T->path, sb_max_input_bytes(), &len, e);
+        rc = !buf || read_nodes(T, (const uint8_t *)buf, len, e) || resolve(T, &J.D[r], e) ||
+             topo(T, &J.D[r], e);
+        free(buf);
+        if (!rc && T->dropped)
+            fprintf(stderr, "schedbench: warning: %s: dropped %" PRIu64 " dependencies on nodes "
+                            "the trace does not contain\n", T->path, T->dropped);
+    }
+    struct sb_graph *g = NULL;
+    uint32_t *order = NULL;
+    if (!rc && !match_collectives(&J, e) && (order = merge_ranks(&J, e)))
+        g = build_ranks(&J, pattern, order, e);
+    free(order);
+    job_free(&J);
+    return g;
+}
