@@ -480,6 +480,7 @@ static void grow_after(struct sb_builder *b, uint32_t old_cap)
     memset(g->pred_after + old_cap, 0, (size_t)b->edge_cap + 1 - old_cap);
 }
 
+
 static int add_edge(struct sb_builder *b, uint32_t src, uint8_t after)
 {
     struct sb_graph *g = b->g;
@@ -487,15 +488,16 @@ static int add_edge(struct sb_builder *b, uint32_t src, uint8_t after)
     if (b->failed)
         return -1;
     SB_ASSERT(id != SB_NONE);
+    enum sb_bfield f = after ? SB_BF_AFTER : SB_BF_INPUTS;
+    const char *what = after ? "after" : "input";
     if (src == id)
-        return nfail(b, id, SB_BF_INPUTS,
-                     "input %u is not an earlier row: node %u depends on itself (a cycle)",
-                     src, id);
+        return nfail(b, id, f, "%s %u is not an earlier row: node %u depends on itself (a cycle)",
+                     what, src, id);
     if (src > id)
-        return nfail(b, id, SB_BF_INPUTS,
-                     "input %u is not an earlier row (inputs must refer to ids below %u; "
+        return nfail(b, id, f,
+                     "%s %u is not an earlier row (%s must refer to ids below %u; "
                      "`schedbench convert --toposort` puts rows in order, or names a cycle)",
-                     src, id);
+                     what, src, after ? "after edges" : "inputs", id);
     if (b->n_edges == UINT32_MAX - 1)
         return nfail(b, id, SB_BF_INPUTS, "too many edges");
     if (b->n_edges == b->edge_cap) {
@@ -508,7 +510,7 @@ static int add_edge(struct sb_builder *b, uint32_t src, uint8_t after)
             grow_after(b, old + 1);
     }
     if (after && g->kind[id] == SB_KIND_INPUT)
-        return nfail(b, id, SB_BF_INPUTS, "an input node has no after edges");
+        return nfail(b, id, SB_BF_AFTER, "an input node has no after edges");
     if (after && !g->pred_after)
         g->pred_after = sb_xcalloc((size_t)b->edge_cap + 1, 1);
     if (g->pred_after)

@@ -31,6 +31,7 @@ enum sb_bfield {
     SB_BF_COLL,
     SB_BF_OUT_BYTES,
     SB_BF_FLAGS,
+    SB_BF_AFTER, /* order-only edges (an `after` column) */
     SB_BF_COUNT
 };
 

@@ -896,6 +896,17 @@ static int group_members(struct job *J, uint32_t g, struct sb_err *e)
     return 0;
 }
 
+/* "ALL_REDUCE": a Chakra comm_type by its name in et_def.proto. */
+static const char *comm_type_name(int64_t t)
+{
+    const ProtobufCEnumValue *v =
+        t >= INT32_MIN && t <= INT32_MAX
+            ? protobuf_c_enum_descriptor_get_value(
+                  &chakra_proto_msg__collective_comm_type__descriptor, (int)t)
+            : NULL;
+    return v ? v->name : "an unknown comm_type";
+}
+
 static const char *ordinal_sfx(uint32_t k)
 {
     return k % 100 / 10 == 1 ? "th" : k % 10 == 1 ? "st" : k % 10 == 2 ? "nd" : k % 10 == 3 ? "rd" : "th";
@@ -973,13 +984,13 @@ static int match_collectives(struct job *J, struct sb_err *e)
                 int64_t sx = iattr(x, "comm_size", -1), sy = iattr(y, "comm_size", -1);
                 if (tx != ty || sx != sy)
                     return sb_errf(e, "%s: node id %" PRIu64 " '%s': the %u%s collective of "
-                                      "process group '%s' is comm_type %" PRId64 " of %" PRId64
-                                      " bytes here, but comm_type %" PRId64 " of %" PRId64
-                                      " bytes in %s (node id %" PRIu64 "): the ranks' "
-                                      "collectives do not match", J->path[r], y->id, y->name,
-                                   k + 1, ordinal_sfx(k + 1),
-                                   *J->grp[g] ? J->grp[g] : "(none: every rank)", ty, sy, tx,
-                                   sx, J->path[first], x->id);
+                                      "process group '%s' is %s of %" PRId64 " bytes here, but "
+                                      "%s of %" PRId64 " bytes in %s (node id %" PRIu64 "): "
+                                      "the ranks' collectives do not match", J->path[r], y->id,
+                                   y->name, k + 1, ordinal_sfx(k + 1),
+                                   *J->grp[g] ? J->grp[g] : "(none: every rank)",
+                                   comm_type_name(ty), sy, comm_type_name(tx), sx,
+                                   J->path[first], x->id);
             }
     }
     return 0;

@@ -371,6 +371,7 @@ static int read_header(struct loader *L)
     bcol[SB_BF_COLL] = fnum(L, COL_COLL);
     bcol[SB_BF_OUT_BYTES] = fnum(L, COL_OUT_BYTES);
     bcol[SB_BF_FLAGS] = fnum(L, COL_FLAGS);
+    bcol[SB_BF_AFTER] = fnum(L, COL_AFTER);
     sb_builder_columns(L->b, bcol);
     L->n_cols = L->n_fld;
     L->have_header = 1;
