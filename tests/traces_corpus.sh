@@ -18,5 +18,26 @@ for f in "$CORPUS"/astra-sim-text/*.txt "$CORPUS"/stg-et/*/*.et; do
     bad=$(awk -F, 'NR > 1 && $3 != "ok"' "$WORK/r.csv" | head -3)
     if [ -n "$bad" ]; then echo "FAIL: $f: $bad"; fail=$((fail + 1)); fi
 done
-echo "traces: $n files with every scheduler, $fail failed"
-[ "$fail" = 0 ] && [ "$n" -gt 0 ]
+# each stg-et job as one (chakra.md, "Several ranks"): every rank file of it
+# through trace.%d.et, every scheduler ok, every rank on its own device and
+# no copies between them (the joins are after edges); the same from its CSV
+jobs=0
+for d in "$CORPUS"/stg-et/*/; do
+    name=$(basename "$d")
+    [ -e "$d/$name.0.et" ] || continue
+    jobs=$((jobs + 1))
+    ranks=$(ls "$d" | grep -c "^$name\.[0-9]*\.et$")
+    pat="$d/$name.%d.et"
+    if ! "$BIN" run -q -w "$pat" -s all -o "$WORK/j.csv" 2>"$WORK/err"; then
+        echo "FAIL: $pat: $(head -c 300 "$WORK/err")"; fail=$((fail + 1)); continue
+    fi
+    bad=$(awk -F, -v r="$ranks" 'NR > 1 && ($3 != "ok" || $18 != r || $19 != 0)' "$WORK/j.csv" | head -3)
+    if [ -n "$bad" ]; then echo "FAIL: $pat (wanted $ranks devices used, 0 bytes copied): $bad"; fail=$((fail + 1)); fi
+    "$BIN" convert "$pat" -o "$WORK/$name.csv" 2>/dev/null &&
+        "$BIN" run -q -w "$WORK/$name.csv" -s all -o "$WORK/c.csv" 2>/dev/null
+    if ! diff <(cut -d, -f1-11 "$WORK/j.csv") <(cut -d, -f1-11 "$WORK/c.csv") >/dev/null; then
+        echo "FAIL: $pat: its CSV gives other results"; fail=$((fail + 1))
+    fi
+done
+echo "traces: $n files and $jobs multi-rank jobs with every scheduler, $fail failed"
+[ "$fail" = 0 ] && [ "$n" -gt 0 ] && [ "$jobs" -gt 0 ]
