@@ -39,5 +39,19 @@ for d in "$CORPUS"/stg-et/*/; do
         echo "FAIL: $pat: its CSV gives other results"; fail=$((fail + 1))
     fi
 done
+# two identical ranks of the real PyTorch trace simulate as the one rank does
+# under the policies that keep each rank's order or plan per device: every
+# collective's copies start and end together, so the joins cost nothing
+real=$CORPUS/chakra-real/pytorch-ddp-chakra.0.et
+if [ -e "$real" ]; then
+    cp "$real" "$WORK/twin.0.et" && cp "$real" "$WORK/twin.1.et"
+    "$BIN" run -q -w "$WORK/twin.%d.et" -s original,ready,heft,ggml -o "$WORK/t2.csv" 2>/dev/null
+    "$BIN" run -q -w "$real" -s original,ready,heft,ggml -o "$WORK/t1.csv" 2>/dev/null
+    if ! diff <(cut -d, -f2,3,6,7 "$WORK/t2.csv") <(cut -d, -f2,3,6,7 "$WORK/t1.csv") >/dev/null; then
+        echo "FAIL: two copies of $real do not simulate as one:"
+        paste -d, <(cut -d, -f2,3,6,7 "$WORK/t2.csv") <(cut -d, -f6,7 "$WORK/t1.csv")
+        fail=$((fail + 1))
+    fi
+fi
 echo "traces: $n files and $jobs multi-rank jobs with every scheduler, $fail failed"
 [ "$fail" = 0 ] && [ "$n" -gt 0 ] && [ "$jobs" -gt 0 ]

@@ -611,9 +611,10 @@ static void machine_fallback(char *path, size_t n, const char *rel)
 }
 
 /* A '# devices=N' line without a machine (a multi-rank trace, chakra.md):
- * N copies of the built-in device (a GPU without a memory limit), each
- * reading the others' memory in place, so an edge between them copies
- * nothing; rank r runs on device r. */
+ * N copies of the built-in device (a GPU without a memory limit), each with
+ * its own memory, joined by links that take no time (infinite bandwidth, no
+ * latency): a job of ranks has no data edges between them, and an edge that
+ * does cross costs nothing.  Rank r runs on device r. */
 static struct sb_machine *identical_machine(uint32_t nd)
 {
     struct sb_machine *m = sb_xcalloc(1, sizeof *m);
@@ -626,10 +627,9 @@ static struct sb_machine *identical_machine(uint32_t nd)
         m->cap[d] = SB_MEM_UNLIMITED;
         m->units[d] = 1;
         m->speed[d] = 1;
-        for (uint32_t b = 0; b < nd; b++) {
-            m->can_read[(size_t)d * nd + b] = 1;
+        m->can_read[(size_t)d * nd + d] = 1;
+        for (uint32_t b = 0; b < nd; b++)
             m->gbps[(size_t)d * nd + b] = d == b ? 0 : INFINITY;
-        }
     }
     fill_machine_view(m);
     return m;

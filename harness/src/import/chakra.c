@@ -825,8 +825,8 @@ struct sb_graph *sb_chakra_load_mem(const char *path, const uint8_t *buf, size_t
  * on each rank an arrive nop waits (after edges) for the collective's
  * dependencies, every rank's start waits for every rank's arrive, and a
  * leave nop (an alias of the done, which consumers read) waits for every
- * rank's done.  The ranks' traces are merged in one topological order, rank
- * 0's nodes first wherever the joins allow, by the units below. */
+ * rank's done.  The ranks' traces are merged in one topological order that
+ * keeps each rank's own order, by the units below. */
 
 enum unit_part { UNIT_PLAIN, UNIT_ARRIVE, UNIT_COLL, UNIT_LEAVE };
 
@@ -1008,9 +1008,10 @@ static uint32_t peer(const struct job *J, uint32_t r, uint32_t i, uint32_t q)
     return J->seq[(size_t)J->grp_of[r][i] * J->n + q][J->k_of[r][i]];
 }
 
-/* Numbers the units (rank-major, each rank in its trace order), orders them
- * topologically and gives each rank its new trace order.  Returns the
- * units' order, NULL on a deadlock. */
+/* Numbers the units (rank-major, each rank in its trace order) and orders
+ * them topologically, each rank's nodes in its trace order, lowest rank
+ * first where several can go on.  Returns the units' order, NULL on a
+ * deadlock. */
 static uint32_t *merge_ranks(struct job *J, struct sb_err *e)
 {
     uint32_t N = J->n, n = 0;
@@ -1031,6 +1032,7 @@ static uint32_t *merge_ranks(struct job *J, struct sb_err *e)
         uint32_t m = 0;
         for (uint32_t r = 0; r < N; r++) {
             const struct trace *T = &J->T[r];
+            uint32_t prev = SB_NONE; /* the rank's previous unit in its own order */
             for (uint32_t k = 0; k < T->n; k++) {
                 uint32_t i = T->order[k], u = J->unit[r][i], g = J->grp_of[r][i];
                 const uint8_t *mem = g != SB_NONE ? J->member + (size_t)g * N : NULL;
@@ -1039,6 +1041,17 @@ static uint32_t *merge_ranks(struct job *J, struct sb_err *e)
                     J->u_part[u] = (uint8_t)(mem ? UNIT_ARRIVE + part : UNIT_PLAIN);
                     if (pass)
                         off[u] = m;
+                    /* a rank keeps its trace's order: each node, arrive and
+                     * start after the one before it (a leave goes as soon
+                     * as every copy is done) */
+                    if (J->u_part[u] != UNIT_LEAVE) {
+                        if (prev != SB_NONE) {
+                            if (pass)
+                                in[m] = prev;
+                            m++;
+                        }
+                        prev = u;
+                    }
                     if (part == 0)
                         for (uint32_t q = J->D[r].off[i]; q < J->D[r].off[i + 1]; q++, m++)
                             if (pass)
@@ -1069,20 +1082,15 @@ static uint32_t *merge_ranks(struct job *J, struct sb_err *e)
         free(seen);
         const Node *x = J->T[J->u_rank[u]].node[J->u_node[u]];
         sb_errf(e, "%s: node id %" PRIu64 " '%s': joining each process group's k-th "
-                   "collectives across the ranks makes them wait for each other in a cycle "
-                   "(the ranks issue their groups' collectives in different orders; %u of "
-                   "%u nodes and joins cannot be ordered)", J->path[J->u_rank[u]], x->id,
-                x->name, n - placed, n);
+                   "collectives across the ranks deadlocks: this rank cannot reach it before "
+                   "another rank has passed a collective this one issues later (the ranks "
+                   "issue their groups' collectives in different orders; %u of %u nodes and "
+                   "joins cannot be ordered)", J->path[J->u_rank[u]], x->id, x->name,
+                n - placed, n);
         free(order);
         return NULL;
     }
-    uint32_t *fill = sb_xcalloc(N, sizeof *fill);
-    for (uint32_t k = 0; k < n; k++) {
-        uint32_t u = order[k], r = J->u_rank[u];
-        if (J->u_part[u] == UNIT_PLAIN || J->u_part[u] == UNIT_COLL)
-            J->T[r].order[fill[r]++] = J->u_node[u];
-    }
-    free(fill);
+    /* each rank's nodes come in its trace order, so T->order holds */
     return order;
 }
 
