@@ -449,6 +449,53 @@ static struct et rank_trace(int r, int bad)
     return t;
 }
 
+static int write_bytes(const char *path, const struct et *t);
+
+/* A collective of process group pg (pg_name) reading deps. */
+static void put_pg_coll(struct et *t, uint64_t id, const char *name, const uint64_t *deps,
+                        size_t n_deps, int comm_type, const char *pg)
+{
+    ChakraProtoMsg__Node x = CHAKRA_PROTO_MSG__NODE__INIT;
+    ChakraProtoMsg__AttributeProto a[3], *ap[3];
+    for (int i = 0; i < 3; i++)
+        chakra_proto_msg__attribute_proto__init(&a[i]), ap[i] = &a[i];
+    a[0].name = "comm_type", a[0].value_case = CHAKRA_PROTO_MSG__ATTRIBUTE_PROTO__VALUE_INT64_VAL;
+    a[0].int64_val = comm_type;
+    a[1].name = "comm_size", a[1].value_case = CHAKRA_PROTO_MSG__ATTRIBUTE_PROTO__VALUE_INT64_VAL;
+    a[1].int64_val = 1000;
+    a[2].name = "pg_name", a[2].value_case = CHAKRA_PROTO_MSG__ATTRIBUTE_PROTO__VALUE_STRING_VAL;
+    a[2].string_val = (char *)pg;
+    x.id = id, x.name = (char *)name, x.type = CHAKRA_PROTO_MSG__NODE_TYPE__COMM_COLL_NODE;
+    x.duration_micros = 4, x.data_deps = (uint64_t *)deps, x.n_data_deps = n_deps;
+    x.attr = ap, x.n_attr = 3;
+    put(t, &x.base);
+}
+
+/* Two ranks, two process groups "x" and "y" (no group file: every rank in
+ * each), issued in opposite orders: rank 0 x then y, rank 1 y then x, each
+ * after the other.  Rank 0 cannot pass x before rank 1 reaches x, which
+ * rank 1 does only after y, which rank 0 reaches only after x: a deadlock. */
+static int write_crossed(const char *prefix)
+{
+    int rc = 0;
+    for (int r = 0; r < 2 && !rc; r++) {
+        struct et t = {0};
+        ChakraProtoMsg__GlobalMetadata meta = CHAKRA_PROTO_MSG__GLOBAL_METADATA__INIT;
+        meta.version = "0.0.4";
+        put(&t, &meta.base);
+        uint64_t d1[1] = {1};
+        put_pg_coll(&t, 1, "c1", NULL, 0, CHAKRA_PROTO_MSG__COLLECTIVE_COMM_TYPE__ALL_REDUCE,
+                    r ? "y" : "x");
+        put_pg_coll(&t, 2, "c2", d1, 1, CHAKRA_PROTO_MSG__COLLECTIVE_COMM_TYPE__ALL_REDUCE,
+                    r ? "x" : "y");
+        char *path = sb_strf("%s.%d.et", prefix, r);
+        rc = write_bytes(path, &t);
+        free(path);
+        free(t.b);
+    }
+    return rc;
+}
+
 static int write_bytes(const char *path, const struct et *t)
 {
     FILE *f = fopen(path, "wb");
@@ -571,6 +618,11 @@ static void chakra_ranks(void)
     CHECK(g == NULL);
     CHECK_CONTAINS(e.msg, "ranks_bad.1.et: node id 4 'ar2': collective 2 of process group");
     CHECK_CONTAINS(e.msg, "ranks_bad.0.et has only 1");
+    sb_graph_free(g);
+    CHECK(write_crossed(prefix) == 0);
+    g = load_ranks(pattern, &e);
+    CHECK(g == NULL);
+    CHECK_CONTAINS(e.msg, "ranks_bad.0.et: node id 1 'c1': the ranks deadlock here");
     sb_graph_free(g);
     for (int r = 0; r < 2; r++) {
         char *path = sb_strf("%s.%d.et", prefix, r);

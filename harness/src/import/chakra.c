@@ -1081,12 +1081,11 @@ static uint32_t *merge_ranks(struct job *J, struct sb_err *e)
             u++;
         free(seen);
         const Node *x = J->T[J->u_rank[u]].node[J->u_node[u]];
-        sb_errf(e, "%s: node id %" PRIu64 " '%s': joining each process group's k-th "
-                   "collectives across the ranks deadlocks: this rank cannot reach it before "
-                   "another rank has passed a collective this one issues later (the ranks "
-                   "issue their groups' collectives in different orders; %u of %u nodes and "
-                   "joins cannot be ordered)", J->path[J->u_rank[u]], x->id, x->name,
-                n - placed, n);
+        sb_errf(e, "%s: node id %" PRIu64 " '%s': the ranks deadlock here: joining each "
+                   "process group's k-th collectives across the ranks, with each rank in its "
+                   "trace order, makes them wait for each other in a cycle (they issue their "
+                   "groups' collectives in different orders; %u of %u nodes and joins cannot "
+                   "be ordered)", J->path[J->u_rank[u]], x->id, x->name, n - placed, n);
         free(order);
         return NULL;
     }
