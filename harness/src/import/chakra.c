@@ -1226,30 +1226,25 @@ static void job_free(struct job *J)
     free(J->arrive), free(J->done), free(J->u_rank), free(J->u_node), free(J->u_part);
 }
 
-struct sb_graph *sb_chakra_load_ranks(const char *pattern, const struct sb_import_opts *o,
-                                      struct sb_err *e)
+/* The rank pattern's one %d, and nothing else a printf would read. */
+static int check_pattern(const char *pattern, struct sb_err *e)
 {
     const char *d = strstr(pattern, "%d");
     if (!d || strchr(d + 2, '%') || strchr(pattern, '%') != d)
-        return sb_errf(e, "%s: a rank pattern has one %%d and no other %%", pattern), NULL;
-    struct job J = {0};
-    uint32_t n = 0;
-    for (; n <= SB_MAX_DEVICES; n++) {
-        char *f = rank_path(pattern, n);
-        int there = access(f, F_OK) == 0;
-        free(f);
-        if (!there)
-            break;
-    }
-    if (!n) {
-        char *f = rank_path(pattern, 0);
-        sb_errf(e, "%s: no rank files (%s does not exist)", pattern, f);
-        free(f);
+        return sb_errf(e, "%s: a rank pattern has one %%d and no other %%", pattern);
+    return 0;
+}
+
+struct sb_graph *sb_chakra_load_ranks_mem(const char *pattern, uint32_t n,
+                                          const uint8_t *const *buf, const size_t *len,
+                                          const struct sb_import_opts *o, struct sb_err *e)
+{
+    if (check_pattern(pattern, e))
         return NULL;
-    }
-    if (n > SB_MAX_DEVICES)
-        return sb_errf(e, "%s: more than %d rank files (a device each)", pattern,
+    if (n < 1 || n > SB_MAX_DEVICES)
+        return sb_errf(e, "%s: %u ranks: a job has 1..%d (a device each)", pattern, n,
                        SB_MAX_DEVICES), NULL;
+    struct job J = {0};
     J.n = n;
     J.T = sb_xcalloc(n, sizeof *J.T);
     J.D = sb_xcalloc(n, sizeof *J.D);
@@ -1267,11 +1262,7 @@ struct sb_graph *sb_chakra_load_ranks(const char *pattern, const struct sb_impor
                             .pfx = sb_strf("r%u/", r)};
         T->ranks = o->npus_set ? o->npus : n;
         load_groups(T);
-        size_t len;
-        char *buf = sb_read_file_limited(T->path, sb_max_input_bytes(), &len, e);
-        rc = !buf || read_nodes(T, (const uint8_t *)buf, len, e) || resolve(T, &J.D[r], e) ||
-             topo(T, &J.D[r], e);
-        free(buf);
+        rc = read_nodes(T, buf[r], len[r], e) || resolve(T, &J.D[r], e) || topo(T, &J.D[r], e);
         if (!rc && T->dropped)
             fprintf(stderr, "schedbench: warning: %s: dropped %" PRIu64 " dependencies on nodes "
                             "the trace does not contain\n", T->path, T->dropped);
@@ -1282,5 +1273,43 @@ struct sb_graph *sb_chakra_load_ranks(const char *pattern, const struct sb_impor
         g = build_ranks(&J, pattern, order, e);
     free(order);
     job_free(&J);
+    return g;
+}
+
+struct sb_graph *sb_chakra_load_ranks(const char *pattern, const struct sb_import_opts *o,
+                                      struct sb_err *e)
+{
+    if (check_pattern(pattern, e))
+        return NULL;
+    uint32_t n = 0;
+    for (; n <= SB_MAX_DEVICES; n++) {
+        char *f = rank_path(pattern, n);
+        int there = access(f, F_OK) == 0;
+        free(f);
+        if (!there)
+            break;
+    }
+    if (!n) {
+        char *f = rank_path(pattern, 0);
+        sb_errf(e, "%s: no rank files (%s does not exist)", pattern, f);
+        free(f);
+        return NULL;
+    }
+    if (n > SB_MAX_DEVICES)
+        return sb_errf(e, "%s: more than %d rank files (a device each)", pattern,
+                       SB_MAX_DEVICES), NULL;
+    uint8_t **buf = sb_xcalloc(n, sizeof *buf);
+    size_t *len = sb_xcalloc(n, sizeof *len);
+    int rc = 0;
+    for (uint32_t r = 0; r < n && !rc; r++) {
+        char *f = rank_path(pattern, r);
+        rc = !(buf[r] = (uint8_t *)sb_read_file_limited(f, sb_max_input_bytes(), &len[r], e));
+        free(f);
+    }
+    struct sb_graph *g =
+        rc ? NULL : sb_chakra_load_ranks_mem(pattern, n, (const uint8_t *const *)buf, len, o, e);
+    for (uint32_t r = 0; r < n; r++)
+        free(buf[r]);
+    free(buf), free(len);
     return g;
 }

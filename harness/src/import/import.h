@@ -56,6 +56,11 @@ struct sb_graph *sb_chakra_load_mem(const char *path, const uint8_t *buf, size_t
  * (workloads/importers/chakra.md, "Several ranks"). */
 struct sb_graph *sb_chakra_load_ranks(const char *pattern, const struct sb_import_opts *o,
                                       struct sb_err *e);
+/* The same from the n rank files' bytes (buf[r], len[r]); pattern names them
+ * in messages (and its folder holds the group file). */
+struct sb_graph *sb_chakra_load_ranks_mem(const char *pattern, uint32_t n,
+                                          const uint8_t *const *buf, const size_t *len,
+                                          const struct sb_import_opts *o, struct sb_err *e);
 struct sb_graph *sb_astra_text_load_mem(const char *path, const char *buf, size_t n,
                                         const struct sb_import_opts *o, struct sb_err *e);
 
