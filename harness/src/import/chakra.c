@@ -7,7 +7,8 @@
  * dependencies are both inputs.  A trace may list dependencies on later ids
  * and on nodes it does not contain: the graph is ordered topologically here,
  * dependencies on absent nodes are dropped with a warning that counts them,
- * and a cycle is refused. */
+ * and a cycle is refused.  Several rank files read as one job are at the
+ * end of this file (sb_chakra_load_ranks). */
 #define _POSIX_C_SOURCE 200809L
 #include "import.h"
 
