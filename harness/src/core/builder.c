@@ -480,7 +480,6 @@ static void grow_after(struct sb_builder *b, uint32_t old_cap)
     memset(g->pred_after + old_cap, 0, (size_t)b->edge_cap + 1 - old_cap);
 }
 
-
 static int add_edge(struct sb_builder *b, uint32_t src, uint8_t after)
 {
     struct sb_graph *g = b->g;

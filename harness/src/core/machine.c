@@ -620,7 +620,7 @@ static struct sb_machine *identical_machine(uint32_t nd)
     struct sb_machine *m = sb_xcalloc(1, sizeof *m);
     alloc_devices(m, nd);
     m->v.n_devices = nd;
-    m->path = sb_xstrdup("(devices=N)");
+    m->path = sb_strf("devices=%u", nd); /* the workload's metadata, for messages */
     for (uint32_t d = 0; d < nd; d++) {
         m->name[d] = sb_strf("dev%u", d);
         m->kind[d] = SB_DEV_GPU;

@@ -251,30 +251,8 @@ static int read_edges(struct loader *L, enum col c)
 
 static int read_inputs(struct loader *L)
 {
-    if (L->field_of[COL_AFTER] >= 0) /* files with an after column */
-        return read_edges(L, COL_INPUTS) || read_edges(L, COL_AFTER);
-    const char *s = field(L, COL_INPUTS);
-    char tok[32];
-    while (*s) {
-        while (*s == ' ')
-            s++;
-        size_t len = strcspn(s, " ");
-        if (!len)
-            break;
-        uint64_t v;
-        if (len >= sizeof tok)
-            return fail(L, fnum(L, COL_INPUTS), "input id '%.20s...' is too long", s);
-        memcpy(tok, s, len);
-        tok[len] = 0;
-        if (parse_u64(tok, UINT32_MAX, &v) != 0)
-            return fail(L, fnum(L, COL_INPUTS), "input '%s' is not a node id", tok);
-        if (L->pos_of)
-            v = v < L->n_saved ? L->pos_of[v] : UINT32_MAX;
-        if (sb_builder_input(L->b, (uint32_t)v))
-            return -1;
-        s += len;
-    }
-    return 0;
+    return read_edges(L, COL_INPUTS) ||
+           (L->field_of[COL_AFTER] >= 0 && read_edges(L, COL_AFTER));
 }
 
 static int read_device(struct loader *L, int32_t *out)
