@@ -38,6 +38,10 @@ for d in "$CORPUS"/stg-et/*/; do
     if ! diff <(cut -d, -f1-11 "$WORK/j.csv") <(cut -d, -f1-11 "$WORK/c.csv") >/dev/null; then
         echo "FAIL: $pat: its CSV gives other results"; fail=$((fail + 1))
     fi
+    # the folder of the job's rank files is the job
+    if ! "$BIN" validate "$d" 2>/dev/null | grep -qx "$d$name.%d.et: $name: .*"; then
+        echo "FAIL: $d: not read as the job $pat"; fail=$((fail + 1))
+    fi
 done
 # two identical ranks of the real PyTorch trace simulate as the one rank does
 # under the policies that keep each rank's order or plan per device: every
