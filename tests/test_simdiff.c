@@ -6,7 +6,7 @@
  * reads only the graph view, the machine's tables and the schedule).  It
  * replays random schedules (random graphs with inputs, computes of zero or more
  * microseconds, nops, aliases, collectives, weight and output flags, cost_us.<d>
- * columns; random machines of one to four devices with speeds and links; random
+ * columns, `after` edges; random machines of one to four devices with speeds and links; random
  * topological orders, placements, barriers and --sim resources) and must agree
  * with sb_sim_run on the makespan, exposed communication, transfer bytes and
  * every device's peak.  Then a random search (random schedules improved by
@@ -53,13 +53,22 @@ static uint32_t ref_root(const struct sb_graph_view *g, uint32_t v)
     return v;
 }
 
+/* docs/workload-format.md, `after`: an order-only edge; the consumer starts
+ * no sooner than the producer finishes, with no edge latency, no copy and no
+ * memory use. */
+static int ref_is_after(const struct sb_graph_view *g, uint32_t v, uint32_t k)
+{
+    return g->pred_after != NULL && g->pred_after[g->pred_off[v] + k] != 0;
+}
+
 /* Whether the edge from input number k of v needs a copy: every input on
- * another device but a done's own start (docs/machines.md). */
+ * another device but a done's own start (docs/machines.md); never an after
+ * edge. */
 static int ref_needs_copy(const struct sb_graph_view *g, const int32_t *dev, uint32_t v,
                           uint32_t k)
 {
     uint32_t p = g->pred[g->pred_off[v] + k];
-    if (g->kind[v] == SB_KIND_DONE && k == 0)
+    if ((g->kind[v] == SB_KIND_DONE && k == 0) || ref_is_after(g, v, k))
         return 0;
     return dev[p] != dev[v];
 }
@@ -137,6 +146,11 @@ static void ref_run(const struct sb_graph_view *g, const struct sb_schedule *s,
             double avail;
             if (g->kind[v] == SB_KIND_DONE && k == 0)
                 continue; /* the done waits for the collective below */
+            if (ref_is_after(g, v, k)) {
+                if (fin[p] > t)
+                    t = fin[p];
+                continue;
+            }
             if (!ref_needs_copy(g, s->device, v, k)) {
                 avail = fin[p];
             } else if (copy_end[p][d] >= 0) {
@@ -239,6 +253,8 @@ static void ref_run(const struct sb_graph_view *g, const struct sb_schedule *s,
         uint32_t d = (uint32_t)s->device[v];
         USE(ref_root(g, v), d, pos[v]);
         for (uint32_t e = g->pred_off[v]; e < g->pred_off[v + 1]; e++) {
+            if (ref_is_after(g, v, e - g->pred_off[v]))
+                continue; /* reads nothing */
             USE(ref_root(g, g->pred[e]), d, pos[v]);
             if (g->kind[v] == SB_KIND_START) /* read until the done */
                 USE(ref_root(g, g->pred[e]), d, pos[g->partner[v]]);
@@ -392,6 +408,47 @@ static void add_res_columns(char *buf, size_t cap)
         line += l + (nl != NULL);
     }
     snprintf(buf, cap, "%s", out);
+}
+
+/* A second generator for the `after` column, so the graphs above stay what
+ * they were before it existed. */
+static uint64_t rng2_state = 0xaf7e5;
+
+static uint32_t rnd2(uint32_t n)
+{
+    rng2_state ^= rng2_state << 13;
+    rng2_state ^= rng2_state >> 7;
+    rng2_state ^= rng2_state << 17;
+    return (uint32_t)(rng2_state % n);
+}
+
+/* Appends an `after` column to random_csv's text: now and then a row (not
+ * an input) waits for one or two earlier rows. */
+static void add_after(char *buf, size_t cap)
+{
+    static char out[16384];
+    size_t o = 0;
+    uint32_t row = 0;
+    for (char *line = buf; *line;) {
+        char *nl = strchr(line, '\n');
+        size_t len = nl ? (size_t)(nl - line) : strlen(line);
+        o += (size_t)snprintf(out + o, sizeof out - o, "%.*s", (int)len, line);
+        if (line == buf) {
+            o += (size_t)snprintf(out + o, sizeof out - o, ",after\n");
+        } else {
+            const char *kind = strchr(strchr(line, ',') + 1, ',') + 1;
+            o += (size_t)snprintf(out + o, sizeof out - o, ",");
+            if (row && strncmp(kind, "input,", 6) && rnd2(3) == 0) {
+                uint32_t a = rnd2(row), b = rnd2(row);
+                o += (size_t)snprintf(out + o, sizeof out - o, a == b ? "%u" : "%u %u", a, b);
+            }
+            o += (size_t)snprintf(out + o, sizeof out - o, "\n");
+            row++;
+        }
+        line += len + (nl != NULL);
+    }
+    SB_ASSERT(o < cap);
+    memcpy(buf, out, o + 1);
 }
 
 static const char *tmp_path(void)
@@ -599,7 +656,7 @@ static uint32_t search(const struct sb_graph *G, struct sb_schedule *s,
 
 int main(void)
 {
-    uint32_t want = 2000, searched = 0, below = 0, graphs = 0, n_random = 0;
+    uint32_t want = 2000, searched = 0, below = 0, graphs = 0, n_random = 0, n_after = 0;
     const char *env = getenv("SB_SIMDIFF_N");
     if (env && atoi(env) > 0)
         want = (uint32_t)atoi(env);
@@ -615,6 +672,8 @@ int main(void)
         random_csv(csv, sizeof csv, with_col, nd - 1);
         if (with_res)
             add_res_columns(csv, sizeof csv);
+        if (graphs % 2) /* half the graphs with order-only edges */
+            add_after(csv, sizeof csv);
         struct sb_err e;
         struct sb_graph *G = sb_csv_load_mem("random.csv", csv, strlen(csv), &e);
         struct sb_cost_params cp;
@@ -630,6 +689,7 @@ int main(void)
             break;
         }
         graphs++;
+        n_after += G->pred_after != NULL;
         for (uint32_t k = 0; k < 8; k++) {
             struct sb_schedule s;
             struct sb_sim_config c;
@@ -648,9 +708,10 @@ int main(void)
         sb_machine_free(m);
     }
     remove(tmp_path());
-    printf("%u graphs, %u random schedules and %u of the search replayed by both "
-           "simulators: %u disagreements, %u below the bound\n",
-           graphs, n_random, searched, n_disagree, below);
+    printf("%u graphs (%u with after edges), %u random schedules and %u of the search "
+           "replayed by both simulators: %u disagreements, %u below the bound\n",
+           graphs, n_after, n_random, searched, n_disagree, below);
+    CHECK(n_after > graphs / 4);
     CHECK(n_random >= want);
     CHECK_EQ_U(n_disagree, 0);
     CHECK_EQ_U(below, 0);

@@ -7,6 +7,7 @@
 #include "check.h"
 #include "core/core.h"
 #include "et_def.pb-c.h"
+#include "core/machine.h"
 #include "import/import.h"
 
 static uint32_t node_named(const struct sb_graph *g, const char *name)
@@ -418,8 +419,228 @@ static void chakra_storages(void)
     free(t.b);
 }
 
-int main(void)
+/* ---- several ranks (chakra.md, "Several ranks") ------------------------------ */
+
+/* Rank r of the two-rank job of tests/data/ranks2.{0,1}.et: node 1 "a"
+ * computes, node 2 "ar" all-reduces 1000 bytes after it (no pg_name: every
+ * rank), node 3 "b" computes after the all-reduce.
+ *             a     ar (recorded)  b
+ *   rank 0   10 us    5 us        20 us
+ *   rank 1   30 us    8 us         2 us
+ * bad = 1: rank 1's collective is an all-gather; bad = 2: rank 1 has a
+ * second all-reduce (node 4, after b). */
+static struct et rank_trace(int r, int bad)
 {
+    struct et t = {0};
+    ChakraProtoMsg__GlobalMetadata meta = CHAKRA_PROTO_MSG__GLOBAL_METADATA__INIT;
+    meta.version = "0.0.4";
+    put(&t, &meta.base);
+    uint64_t d1[1] = {1}, d2[1] = {2}, d3[1] = {3};
+    int coll = r == 1 && bad == 1 ? CHAKRA_PROTO_MSG__COLLECTIVE_COMM_TYPE__ALL_GATHER
+                                  : CHAKRA_PROTO_MSG__COLLECTIVE_COMM_TYPE__ALL_REDUCE;
+    put_node(&t, 1, "a", CHAKRA_PROTO_MSG__NODE_TYPE__COMP_NODE, NULL, 0, r ? 30 : 10, -1, -1,
+             -1);
+    put_node(&t, 2, "ar", CHAKRA_PROTO_MSG__NODE_TYPE__COMM_COLL_NODE, d1, 1, r ? 8 : 5, -1,
+             1000, coll);
+    put_node(&t, 3, "b", CHAKRA_PROTO_MSG__NODE_TYPE__COMP_NODE, d2, 1, r ? 2 : 20, -1, -1, -1);
+    if (r == 1 && bad == 2)
+        put_node(&t, 4, "ar2", CHAKRA_PROTO_MSG__NODE_TYPE__COMM_COLL_NODE, d3, 1, 8, -1, 1000,
+                 CHAKRA_PROTO_MSG__COLLECTIVE_COMM_TYPE__ALL_REDUCE);
+    return t;
+}
+
+static int write_bytes(const char *path, const struct et *t);
+
+/* A collective of process group pg (pg_name) reading deps. */
+static void put_pg_coll(struct et *t, uint64_t id, const char *name, const uint64_t *deps,
+                        size_t n_deps, int comm_type, const char *pg)
+{
+    ChakraProtoMsg__Node x = CHAKRA_PROTO_MSG__NODE__INIT;
+    ChakraProtoMsg__AttributeProto a[3], *ap[3];
+    for (int i = 0; i < 3; i++)
+        chakra_proto_msg__attribute_proto__init(&a[i]), ap[i] = &a[i];
+    a[0].name = "comm_type", a[0].value_case = CHAKRA_PROTO_MSG__ATTRIBUTE_PROTO__VALUE_INT64_VAL;
+    a[0].int64_val = comm_type;
+    a[1].name = "comm_size", a[1].value_case = CHAKRA_PROTO_MSG__ATTRIBUTE_PROTO__VALUE_INT64_VAL;
+    a[1].int64_val = 1000;
+    a[2].name = "pg_name", a[2].value_case = CHAKRA_PROTO_MSG__ATTRIBUTE_PROTO__VALUE_STRING_VAL;
+    a[2].string_val = (char *)pg;
+    x.id = id, x.name = (char *)name, x.type = CHAKRA_PROTO_MSG__NODE_TYPE__COMM_COLL_NODE;
+    x.duration_micros = 4, x.data_deps = (uint64_t *)deps, x.n_data_deps = n_deps;
+    x.attr = ap, x.n_attr = 3;
+    put(t, &x.base);
+}
+
+/* Two ranks, two process groups "x" and "y" (no group file: every rank in
+ * each), issued in opposite orders: rank 0 x then y, rank 1 y then x, each
+ * after the other.  Rank 0 cannot pass x before rank 1 reaches x, which
+ * rank 1 does only after y, which rank 0 reaches only after x: a deadlock. */
+static int write_crossed(const char *prefix)
+{
+    int rc = 0;
+    for (int r = 0; r < 2 && !rc; r++) {
+        struct et t = {0};
+        ChakraProtoMsg__GlobalMetadata meta = CHAKRA_PROTO_MSG__GLOBAL_METADATA__INIT;
+        meta.version = "0.0.4";
+        put(&t, &meta.base);
+        uint64_t d1[1] = {1};
+        put_pg_coll(&t, 1, "c1", NULL, 0, CHAKRA_PROTO_MSG__COLLECTIVE_COMM_TYPE__ALL_REDUCE,
+                    r ? "y" : "x");
+        put_pg_coll(&t, 2, "c2", d1, 1, CHAKRA_PROTO_MSG__COLLECTIVE_COMM_TYPE__ALL_REDUCE,
+                    r ? "x" : "y");
+        char *path = sb_strf("%s.%d.et", prefix, r);
+        rc = write_bytes(path, &t);
+        free(path);
+        free(t.b);
+    }
+    return rc;
+}
+
+static int write_bytes(const char *path, const struct et *t)
+{
+    FILE *f = fopen(path, "wb");
+    int ok = f && fwrite(t->b, 1, t->n, f) == t->n;
+    return (f && fclose(f) != 0) || !ok ? -1 : 0;
+}
+
+/* Writes the rank files (prefix.0.et, prefix.1.et) of variant bad. */
+static int write_ranks(const char *prefix, int bad)
+{
+    int rc = 0;
+    for (int r = 0; r < 2 && !rc; r++) {
+        struct et t = rank_trace(r, bad);
+        char *path = sb_strf("%s.%d.et", prefix, r);
+        rc = write_bytes(path, &t);
+        free(path);
+        free(t.b);
+    }
+    return rc;
+}
+
+static struct sb_graph *load_ranks(const char *pattern, struct sb_err *e)
+{
+    struct sb_import_opts o;
+    sb_import_defaults(&o);
+    return sb_graph_load_with(pattern, &o, e);
+}
+
+/* The joined all-reduce starts when the later rank reaches it and releases
+ * both ranks when the later copy ends:
+ *   rank 0: a 0..10, arrives at 10;  rank 1: a 0..30, arrives at 30;
+ *   both starts issue at max(10, 30) = 30; rank 0's copy runs 30..35, rank
+ *   1's 30..38 (each its recorded time); both leaves at max(35, 38) = 38;
+ *   rank 0's b 38..58, rank 1's b 38..40.  Makespan 58 (each rank alone:
+ *   10+5+20 = 35 and 30+8+2 = 40).  Exposed: rank 0 waits 30..35, rank 1
+ *   30..38: 5 + 8 = 13 us. */
+static void chakra_ranks(void)
+{
+    /* the committed files are what rank_trace writes */
+    for (int r = 0; r < 2; r++) {
+        struct et t = rank_trace(r, 0);
+        char *path = sb_strf("%s/ranks2.%d.et", SB_TEST_DATA, r);
+        size_t n = 0;
+        struct sb_err e;
+        char *got = sb_read_file_limited(path, 1 << 20, &n, &e);
+        CHECK(got && n == t.n && !memcmp(got, t.b, n));
+        free(got), free(path), free(t.b);
+    }
+    struct sb_err e;
+    struct sb_graph *g = load_ranks(SB_TEST_DATA "/ranks2.%d.et", &e);
+    CHECK(g != NULL);
+    if (!g)
+        return fprintf(stderr, "%s\n", e.msg), (void)0;
+    /* per rank a, arrive, start, done, leave, b */
+    CHECK_EQ_U(g->v.n_nodes, 12);
+    CHECK(!strcmp(g->name, "ranks2"));
+    CHECK(!strcmp(sb_graph_meta(g, "devices"), "2"));
+    uint32_t s0 = node_named(g, "r0/ar#2"), s1 = node_named(g, "r1/ar#2");
+    uint32_t b0 = node_named(g, "r0/b#3"), b1 = node_named(g, "r1/b#3");
+    uint32_t l0 = node_named(g, "r0/ar#2.leave"), a1 = node_named(g, "r1/ar#2.arrive");
+    CHECK(s0 != UINT32_MAX && s1 != UINT32_MAX && b0 != UINT32_MAX && b1 != UINT32_MAX);
+    CHECK(l0 != UINT32_MAX && a1 != UINT32_MAX);
+    if (s0 == UINT32_MAX || s1 == UINT32_MAX || b0 == UINT32_MAX || b1 == UINT32_MAX) {
+        sb_graph_free(g);
+        return;
+    }
+    CHECK(g->v.device[s0] == 0 && g->v.device[s1] == 1 && g->v.device[b1] == 1);
+    CHECK_EQ_U(g->v.group_size[s0], 2); /* no pg_name: every rank */
+    CHECK(reads(g, b0, l0) && reads(g, s0, a1)); /* b reads the leave; start after arrives */
+    struct sb_cost_params cp;
+    sb_cost_defaults(&cp);
+    sb_cost_apply(&cp, g);
+    struct sb_machine *m = NULL;
+    CHECK(sb_machine_of_graph(g, &m, &e) == 0 && m != NULL);
+    CHECK_EQ_U(g->v.machine->n_devices, 2);
+    struct sb_schedule s;
+    sb_schedule_init(&s, g, g->v.machine->n_devices);
+    for (uint32_t v = 0; v < g->v.n_nodes; v++)
+        s.order[v] = v;
+    CHECK(sb_schedule_validate(&g->v, &s, &e) == 0);
+    struct sb_sim_config c;
+    struct sb_sim_result res;
+    sb_sim_defaults(&c);
+    c.record = 1;
+    sb_sim_run(g, &s, &c, &res);
+    CHECK_NEAR(res.makespan_us, 58);
+    CHECK_NEAR(res.exposed_comm_us, 13);
+    CHECK_NEAR(res.coll_begin_us[s0], 30);
+    CHECK_NEAR(res.coll_begin_us[s1], 30);
+    CHECK_NEAR(res.coll_end_us[s0], 35);
+    CHECK_NEAR(res.begin_us[b0], 38);
+    CHECK_NEAR(res.end_us[b1], 40);
+    CHECK_EQ_U(res.n_transfers, 0); /* after edges copy nothing */
+    /* an order that puts rank 0's start before rank 1's arrive is refused */
+    uint32_t i0 = 0, i1 = 0;
+    for (uint32_t k = 0; k < g->v.n_nodes; k++)
+        i0 = s.order[k] == s0 ? k : i0, i1 = s.order[k] == a1 ? k : i1;
+    s.order[i0] = a1, s.order[i1] = s0;
+    CHECK(sb_schedule_validate(&g->v, &s, &e) != 0);
+    CHECK_CONTAINS(e.msg, "before its after edge");
+    sb_sim_result_free(&res);
+    sb_schedule_free(&s);
+    sb_machine_free(m);
+    sb_graph_free(g);
+
+    /* refusals: a type that differs, a count that differs, no rank files */
+    char prefix[600];
+    snprintf(prefix, sizeof prefix, "%s/ranks_bad", SB_TEST_TMP);
+    CHECK(write_ranks(prefix, 1) == 0);
+    char pattern[700];
+    snprintf(pattern, sizeof pattern, "%s.%%d.et", prefix);
+    g = load_ranks(pattern, &e);
+    CHECK(g == NULL);
+    CHECK_CONTAINS(e.msg, "ranks_bad.1.et: node id 2 'ar': the 1st collective of process "
+                          "group '(none: every rank)' is ALL_GATHER of 1000 bytes here, but "
+                          "ALL_REDUCE of 1000 bytes in");
+    sb_graph_free(g);
+    CHECK(write_ranks(prefix, 2) == 0);
+    g = load_ranks(pattern, &e);
+    CHECK(g == NULL);
+    CHECK_CONTAINS(e.msg, "ranks_bad.1.et: node id 4 'ar2': collective 2 of process group");
+    CHECK_CONTAINS(e.msg, "ranks_bad.0.et has only 1");
+    sb_graph_free(g);
+    CHECK(write_crossed(prefix) == 0);
+    g = load_ranks(pattern, &e);
+    CHECK(g == NULL);
+    CHECK_CONTAINS(e.msg, "ranks_bad.0.et: node id 1 'c1': the ranks deadlock here");
+    sb_graph_free(g);
+    for (int r = 0; r < 2; r++) {
+        char *path = sb_strf("%s.%d.et", prefix, r);
+        remove(path);
+        free(path);
+    }
+    g = load_ranks(pattern, &e);
+    CHECK(g == NULL);
+    CHECK_CONTAINS(e.msg, "no rank files");
+}
+
+int main(int argc, char **argv)
+{
+    /* test_traces --write-ranks PREFIX [BAD]: the rank files of chakra_ranks
+     * (tests/data/ranks2, tests/bad/chakra-ranks-mismatch) */
+    if (argc >= 3 && !strcmp(argv[1], "--write-ranks"))
+        return write_ranks(argv[2], argc > 3 ? atoi(argv[3]) : 0) ? 1 : 0;
+    chakra_ranks();
     chakra_storages();
     chakra_ctrl_and_host();
     chakra_long_names();

@@ -132,6 +132,11 @@ struct sb_graph_view {
      * limit (a `res.<name>` column left empty or absent); NULL when the
      * machine has no resources.  sb_res_need() resolves it on a device. */
     const uint32_t *res_use;
+    /* Order-only edges (appended; docs/workload-format.md, `after`):
+     * [n_edges] in pred order, 1 where pred[e] only orders its consumer
+     * (it waits for pred[e] to finish; nothing is read, copied or kept
+     * alive).  NULL when the graph has none: every edge carries data. */
+    const uint8_t *pred_after;
 };
 
 /* What node v holds of resource k on device a while it runs: 0 where the

@@ -57,6 +57,60 @@ static void paths_push(struct sb_paths *w, char *p)
     w->path[w->n++] = p;
 }
 
+/* Whether name is <stem>.<r>.et; *stem_len and *rank when so. */
+static int rank_file(const char *name, size_t *stem_len, unsigned long *rank)
+{
+    size_t n = strlen(name), d;
+    if (n < 6 || strcmp(name + n - 3, ".et"))
+        return 0;
+    for (d = n - 3; d > 0 && name[d - 1] >= '0' && name[d - 1] <= '9'; d--)
+        ;
+    if (d == n - 3 || d < 2 || name[d - 1] != '.' || n - 3 - d > 3)
+        return 0;
+    *stem_len = d - 1;
+    *rank = strtoul(name + d, NULL, 10);
+    return 1;
+}
+
+/* A folder of one job's rank files, <stem>.0.et .. <stem>.<N-1>.et with N >= 2
+ * and no other workload (a group file beside them is no workload): the
+ * job, <dir>/<stem>.%d.et (chakra.md, "Several ranks").  first is where the
+ * folder's sorted files begin in w. */
+static void paths_fold_ranks(struct sb_paths *w, const char *dir, uint32_t first)
+{
+    uint32_t n = w->n - first;
+    size_t stem = 0, s;
+    unsigned long r;
+    if (n < 2)
+        return;
+    for (uint32_t i = 0; i < n; i++) {
+        const char *name = strrchr(w->path[first + i], '/') + 1;
+        const char *name0 = strrchr(w->path[first], '/') + 1;
+        if (!rank_file(name, &s, &r) || (i && (s != stem || strncmp(name, name0, s))))
+            return;
+        stem = s;
+    }
+    /* ranks 0..n-1, each once: sorted as strings, so mark them */
+    uint8_t *seen = sb_xcalloc(n, 1);
+    int ok = 1;
+    for (uint32_t i = 0; i < n && ok; i++) {
+        rank_file(strrchr(w->path[first + i], '/') + 1, &s, &r);
+        ok = r < n && !seen[r];
+        if (ok)
+            seen[r] = 1;
+    }
+    free(seen);
+    if (!ok)
+        return;
+    const char *name0 = strrchr(w->path[first], '/') + 1;
+    char *job = sb_strf("%s%s%.*s.%%d.et", dir, dir[strlen(dir) - 1] == '/' ? "" : "/",
+                        (int)stem, name0);
+    for (uint32_t i = first; i < w->n; i++)
+        free(w->path[i]);
+    w->n = first;
+    paths_push(w, job);
+}
+
 static int paths_add_dir(struct sb_paths *w, const char *dir, struct sb_err *e)
 {
     DIR *d = opendir(dir);
@@ -76,12 +130,17 @@ static int paths_add_dir(struct sb_paths *w, const char *dir, struct sb_err *e)
     if (w->n == first)
         return sb_errf(e, "%s: no workload files", dir);
     qsort(w->path + first, w->n - first, sizeof *w->path, cmp_str);
+    paths_fold_ranks(w, dir, first);
     return 0;
 }
 
 int sb_paths_add(struct sb_paths *w, const char *path, struct sb_err *e)
 {
     struct stat st;
+    if (strstr(path, "%d") && sb_graph_is_workload(path)) { /* rank files, trace.%d.et */
+        paths_push(w, sb_xstrdup(path));
+        return 0;
+    }
     if (stat(path, &st) != 0)
         return sb_errf(e, "%s: %s", path, strerror(errno));
     if (S_ISDIR(st.st_mode))

@@ -81,9 +81,11 @@ static double forward(const struct sb_graph_view *g, double lat, double *fin)
     for (uint32_t v = 0; v < g->n_nodes; v++) {
         double t = 0;
         uint32_t e = g->pred_off[v] + (g->kind[v] == SB_KIND_DONE);
-        for (; e < g->pred_off[v + 1]; e++)
-            if (fin[g->pred[e]] + lat > t)
-                t = fin[g->pred[e]] + lat;
+        for (; e < g->pred_off[v + 1]; e++) {
+            double l = sb_edge_after(g, e) ? 0 : lat; /* after edges: no latency */
+            if (fin[g->pred[e]] + l > t)
+                t = fin[g->pred[e]] + l;
+        }
         if (g->kind[v] == SB_KIND_INPUT)
             t = 0;
         else if (g->kind[v] == SB_KIND_COMPUTE)
@@ -100,6 +102,17 @@ static double forward(const struct sb_graph_view *g, double lat, double *fin)
     return cp;
 }
 
+/* Whether every edge from v to w is an after edge (no latency). */
+static int only_after(const struct sb_graph_view *g, uint32_t v, uint32_t w)
+{
+    if (!g->pred_after)
+        return 0;
+    for (uint32_t e = g->pred_off[w]; e < g->pred_off[w + 1]; e++)
+        if (g->pred[e] == v && !g->pred_after[e])
+            return 0;
+    return 1;
+}
+
 /* after[v]: least time between v finishing and the makespan.  The edge from a
  * start (finished = issued) to its done carries the collective's duration;
  * every other edge the latency plus the consumer's duration. */
@@ -113,7 +126,8 @@ static void backward(const struct sb_graph_view *g, double lat, double *after)
             if (g->kind[w] == SB_KIND_DONE && g->partner[w] == v)
                 d = g->dur_us[v] + after[w];
             else
-                d = lat + (g->kind[w] == SB_KIND_COMPUTE ? g->dur_us[w] : 0) + after[w];
+                d = (only_after(g, v, w) ? 0 : lat) +
+                    (g->kind[w] == SB_KIND_COMPUTE ? g->dur_us[w] : 0) + after[w];
             if (d > q)
                 q = d;
         }
@@ -188,9 +202,11 @@ double sb_sim_device_bound(const struct sb_graph_view *g, double edge_lat_us)
     for (uint32_t v = 0; v < g->n_nodes; v++) {
         double t = 0;
         uint32_t e = g->pred_off[v] + (g->kind[v] == SB_KIND_DONE);
-        for (; e < g->pred_off[v + 1]; e++)
-            if (fin[g->pred[e]] + edge_lat_us > t)
-                t = fin[g->pred[e]] + edge_lat_us;
+        for (; e < g->pred_off[v + 1]; e++) {
+            double l = sb_edge_after(g, e) ? 0 : edge_lat_us; /* after edges: no latency */
+            if (fin[g->pred[e]] + l > t)
+                t = fin[g->pred[e]] + l;
+        }
         if (g->kind[v] == SB_KIND_INPUT)
             t = 0;
         else if (g->kind[v] == SB_KIND_COMPUTE) {

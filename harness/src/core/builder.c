@@ -27,6 +27,8 @@ struct sb_builder {
     uint32_t open;      /* the node whose inputs are being added, SB_NONE */
 };
 
+static void grow_after(struct sb_builder *b, uint32_t old_cap);
+
 /* ---- messages ------------------------------------------------------------ */
 
 static int vfail(struct sb_builder *b, uint64_t loc, uint32_t col, const char *fmt, va_list ap)
@@ -259,8 +261,11 @@ void sb_builder_reserve(struct sb_builder *b, uint32_t n_nodes, uint64_t n_edges
     if (n_edges > UINT32_MAX - 1)
         n_edges = UINT32_MAX - 1;
     if (n_edges > b->edge_cap) {
+        uint32_t old = b->edge_cap;
         b->edge_cap = (uint32_t)n_edges;
         b->g->pred = sb_xrealloc(b->g->pred, (size_t)b->edge_cap * sizeof *b->g->pred);
+        if (b->g->pred_after)
+            grow_after(b, old + 1);
     }
 }
 
@@ -366,6 +371,9 @@ static int link_done(struct sb_builder *b, uint32_t id)
         return nfail(b, id, SB_BF_INPUTS, "done has no inputs: its first input must be its "
                                           "start");
     uint32_t s = g->pred[p0];
+    if (g->pred_after && g->pred_after[p0])
+        return nfail(b, id, SB_BF_INPUTS, "a done's first edge is an after edge: it must be an "
+                                          "input, its start");
     if (g->kind[s] != SB_KIND_START)
         return nfail(b, id, SB_BF_INPUTS, "first input %u of a done is a %s node, not a start",
                      s, sb_kind_name(g->kind[s]));
@@ -400,6 +408,9 @@ static int close_node(struct sb_builder *b)
         return nfail(b, id, SB_BF_INPUTS, "an input node has no inputs");
     if ((g->flags[id] & SB_FLAG_ALIAS) && !n_in)
         return nfail(b, id, SB_BF_FLAGS, "an alias node needs an input to view");
+    if ((g->flags[id] & SB_FLAG_ALIAS) && g->pred_after && g->pred_after[g->pred_off[id]])
+        return nfail(b, id, SB_BF_FLAGS, "an alias node's first edge must be the input it "
+                                         "views, not an after edge");
     if ((g->flags[id] & SB_FLAG_ALIAS) && g->out_bytes[id])
         return nfail(b, id, SB_BF_OUT_BYTES, "an alias node owns no buffer");
     if (g->kind[id] == SB_KIND_DONE)
@@ -534,30 +545,53 @@ uint32_t sb_builder_node(struct sb_builder *b, const struct sb_node_in *n)
     return id;
 }
 
-int sb_builder_input(struct sb_builder *b, uint32_t src)
+static int add_edge(struct sb_builder *b, uint32_t src, uint8_t after);
+
+int sb_builder_input(struct sb_builder *b, uint32_t src) { return add_edge(b, src, 0); }
+int sb_builder_after(struct sb_builder *b, uint32_t src) { return add_edge(b, src, 1); }
+
+/* pred_after is allocated at the first after edge and grows with pred. */
+static void grow_after(struct sb_builder *b, uint32_t old_cap)
+{
+    struct sb_graph *g = b->g;
+    g->pred_after = sb_xrealloc(g->pred_after, (size_t)b->edge_cap + 1);
+    memset(g->pred_after + old_cap, 0, (size_t)b->edge_cap + 1 - old_cap);
+}
+
+static int add_edge(struct sb_builder *b, uint32_t src, uint8_t after)
 {
     struct sb_graph *g = b->g;
     uint32_t id = b->open;
     if (b->failed)
         return -1;
     SB_ASSERT(id != SB_NONE);
+    enum sb_bfield f = after ? SB_BF_AFTER : SB_BF_INPUTS;
+    const char *what = after ? "after" : "input";
     if (src == id)
-        return nfail(b, id, SB_BF_INPUTS,
-                     "input %u is not an earlier row: node %u depends on itself (a cycle)",
-                     src, id);
+        return nfail(b, id, f, "%s %u is not an earlier row: node %u depends on itself (a cycle)",
+                     what, src, id);
     if (src > id)
-        return nfail(b, id, SB_BF_INPUTS,
-                     "input %u is not an earlier row (inputs must refer to ids below %u; "
+        return nfail(b, id, f,
+                     "%s %u is not an earlier row (%s must refer to ids below %u; "
                      "`schedbench convert --toposort` puts rows in order, or names a cycle)",
-                     src, id);
+                     what, src, after ? "after edges" : "inputs", id);
     if (b->n_edges == UINT32_MAX - 1)
         return nfail(b, id, SB_BF_INPUTS, "too many edges");
     if (b->n_edges == b->edge_cap) {
+        uint32_t old = b->edge_cap;
         b->edge_cap = b->edge_cap ? (b->edge_cap > UINT32_MAX / 2 ? UINT32_MAX - 1
                                                                   : b->edge_cap * 2)
                                   : 4096;
         g->pred = sb_xrealloc(g->pred, (size_t)b->edge_cap * sizeof *g->pred);
+        if (g->pred_after)
+            grow_after(b, old + 1);
     }
+    if (after && g->kind[id] == SB_KIND_INPUT)
+        return nfail(b, id, SB_BF_AFTER, "an input node has no after edges");
+    if (after && !g->pred_after)
+        g->pred_after = sb_xcalloc((size_t)b->edge_cap + 1, 1);
+    if (g->pred_after)
+        g->pred_after[b->n_edges] = after;
     g->pred[b->n_edges++] = src;
     return 0;
 }

@@ -31,6 +31,7 @@ enum sb_bfield {
     SB_BF_COLL,
     SB_BF_OUT_BYTES,
     SB_BF_FLAGS,
+    SB_BF_AFTER, /* order-only edges (an `after` column) */
     SB_BF_COUNT
 };
 
@@ -105,6 +106,11 @@ const char *sb_builder_dev_cost_name(const struct sb_builder *b, uint32_t k);
 uint32_t sb_builder_node(struct sb_builder *b, const struct sb_node_in *n);
 /* The last node's next input (a done's first input is its start). */
 int sb_builder_input(struct sb_builder *b, uint32_t src);
+/* The last node's next order-only edge (`after`, docs/workload-format.md):
+ * it waits for src, an earlier node, to finish; nothing is read or copied.
+ * A done's first edge (its start) and an alias's (the buffer it views) must
+ * be inputs, and an input node takes neither. */
+int sb_builder_after(struct sb_builder *b, uint32_t src);
 /* t(v, device k) of the last node, for a cost_us.<device> column; < 0: empty. */
 void sb_builder_dev_cost(struct sb_builder *b, uint32_t k, double us);
 uint32_t sb_builder_n_nodes(const struct sb_builder *b);

@@ -51,6 +51,9 @@ struct sb_graph {
     int32_t *sched_group, *sched_iter, *sched_priority; /* [n_nodes] */
     uint8_t *sched_hint;                                /* [n_nodes] */
     uint32_t *holds; /* [n_nodes * SB_COLL_COUNT] or NULL (graph.h) */
+    /* [n_edges] 1 on an order-only (`after`) edge; NULL when there are none
+     * (appended; the builder allocates it at the first such edge) */
+    uint8_t *pred_after;
 };
 
 /* The unit a node's FLOPs run on, for the roofline's peak (docs/cost-model.md):
@@ -77,6 +80,11 @@ uint32_t sb_topo_order(uint32_t n, const uint32_t *off, const uint32_t *in, uint
 /* Points g->v at g's arrays (the builder's last step). */
 void sb_graph_fill_view(struct sb_graph *g);
 uint32_t sb_graph_n_collectives(const struct sb_graph *g);
+/* Whether edge e (an index into pred) only orders: an `after` edge. */
+static inline int sb_edge_after(const struct sb_graph_view *g, uint32_t e)
+{
+    return g->pred_after && g->pred_after[e];
+}
 
 const char *sb_kind_name(enum sb_kind k);
 const char *sb_coll_name(enum sb_coll c);

@@ -115,6 +115,7 @@ void sb_graph_fill_view(struct sb_graph *g)
     v->sched_hint = g->sched_hint;
     v->sched_priority = g->sched_priority;
     v->holds = g->holds;
+    v->pred_after = g->pred_after;
 }
 
 void sb_graph_free(struct sb_graph *g)
@@ -171,6 +172,7 @@ void sb_graph_free(struct sb_graph *g)
     free(g->flops);
     free(g->bytes_accessed);
     free(g->dtype);
+    free(g->pred_after);
     free(g);
 }
 

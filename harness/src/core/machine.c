@@ -761,11 +761,56 @@ static void machine_fallback(char *path, size_t n, const char *rel)
     }
 }
 
+/* A '# devices=N' line without a machine (a multi-rank trace, chakra.md):
+ * N copies of the built-in device (a GPU without a memory limit), each with
+ * its own memory, joined by links that take no time (infinite bandwidth, no
+ * latency): a job of ranks has no data edges between them, and an edge that
+ * does cross costs nothing.  Rank r runs on device r. */
+static struct sb_machine *identical_machine(uint32_t nd)
+{
+    struct sb_machine *m = sb_xcalloc(1, sizeof *m);
+    alloc_devices(m, nd);
+    m->v.n_devices = nd;
+    m->path = sb_strf("devices=%u", nd); /* the workload's metadata, for messages */
+    for (uint32_t d = 0; d < nd; d++) {
+        m->name[d] = sb_strf("dev%u", d);
+        m->kind[d] = SB_DEV_GPU;
+        m->cap[d] = SB_MEM_UNLIMITED;
+        m->units[d] = 1;
+        m->speed[d] = 1;
+        m->can_read[(size_t)d * nd + d] = 1;
+        for (uint32_t b = 0; b < nd; b++)
+            m->gbps[(size_t)d * nd + b] = d == b ? 0 : INFINITY;
+    }
+    fill_machine_view(m);
+    return m;
+}
+
+static int devices_meta(struct sb_graph *g, const char *s, struct sb_machine **out,
+                        struct sb_err *e)
+{
+    char *end;
+    unsigned long nd = strtoul(s, &end, 10);
+    if (end == s || *end || s[0] == '-' || nd < 1 || nd > SB_MAX_DEVICES)
+        return sb_errf(e, "%s: metadata devices '%s' is not a device count in 1..%d", g->path,
+                       s, SB_MAX_DEVICES);
+    struct sb_machine *m = identical_machine((uint32_t)nd);
+    if (sb_machine_apply(m, g, e)) {
+        sb_machine_free(m);
+        return -1;
+    }
+    *out = m;
+    return 0;
+}
+
 int sb_machine_of_graph(struct sb_graph *g, struct sb_machine **out, struct sb_err *e)
 {
     const char *rel = sb_graph_meta(g, "machine");
+    const char *devices = sb_graph_meta(g, "devices");
     char path[4096];
     *out = NULL;
+    if (!rel && devices)
+        return devices_meta(g, devices, out, e);
     if (!rel) /* one device: a pre-assigned device beyond 0 is bad input, not a cell failure */
         for (uint32_t v = 0; v < g->v.n_nodes; v++)
             if (g->device[v] > 0)

@@ -40,7 +40,8 @@ uint64_t sb_mem_profile(const struct sb_graph_view *g, const uint32_t *order,
     for (uint32_t v = 0; v < N; v++) {
         extend(last, root[v], pos[v]);
         for (uint32_t e = g->pred_off[v]; e < g->pred_off[v + 1]; e++)
-            extend(last, root[g->pred[e]], pos[v]);
+            if (!sb_edge_after(g, e)) /* an after edge reads nothing */
+                extend(last, root[g->pred[e]], pos[v]);
         if (g->flags[v] & (SB_FLAG_WEIGHT | SB_FLAG_OUTPUT))
             pinned[root[v]] = 1;
     }
@@ -50,7 +51,8 @@ uint64_t sb_mem_profile(const struct sb_graph_view *g, const uint32_t *order,
             continue;
         uint32_t pd = pos[g->partner[s]];
         for (uint32_t e = g->pred_off[s]; e < g->pred_off[s + 1]; e++)
-            extend(last, root[g->pred[e]], pd);
+            if (!sb_edge_after(g, e))
+                extend(last, root[g->pred[e]], pd);
     }
     /* pass 3: allocate at the producer (inputs before the program starts), free
      * after the last use, and sum the deltas in position order */

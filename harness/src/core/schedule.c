@@ -87,8 +87,9 @@ static int check_deps(const struct sb_graph_view *g, const uint32_t *pos,
             if (g->kind[v] == SB_KIND_DONE && k == g->pred_off[v])
                 return sb_errf(e, "done %u (%s) at %u before its start %u (%s) at %u",
                                v, nm(g, v), pos[v], p, nm(g, p), pos[p]);
-            return sb_errf(e, "node %u (%s) at %u before its input %u (%s) at %u", v,
-                           nm(g, v), pos[v], p, nm(g, p), pos[p]);
+            return sb_errf(e, "node %u (%s) at %u before its %s %u (%s) at %u", v,
+                           nm(g, v), pos[v], sb_edge_after(g, k) ? "after edge" : "input",
+                           p, nm(g, p), pos[p]);
         }
     }
     return 0;

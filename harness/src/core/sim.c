@@ -112,6 +112,11 @@ static double inputs_ready(struct sim_state *S, uint32_t v, uint32_t d,
     uint32_t e = g->pred_off[v] + (g->kind[v] == SB_KIND_DONE);
     for (; e < g->pred_off[v + 1]; e++) {
         uint32_t p = g->pred[e];
+        if (sb_edge_after(g, e)) { /* orders only: no copy, no latency */
+            if (S->fin[p] > t)
+                t = S->fin[p];
+            continue;
+        }
         double r = S->nd > 1 ? transfer(S, p, d, res) : S->fin[p];
         r += S->lat;
         if (r > t)
@@ -431,6 +436,8 @@ static void mark_uses(struct dev_mem *M, const struct sb_graph_view *g, const in
         mem_use(M, g, dev, root[v], d, pos[v]);
         for (uint32_t e = g->pred_off[v]; e < g->pred_off[v + 1]; e++) {
             uint32_t p = g->pred[e];
+            if (sb_edge_after(g, e)) /* an after edge reads nothing */
+                continue;
             mem_use(M, g, dev, root[p], d, pos[v]);
             int own_start = g->kind[v] == SB_KIND_DONE && e == g->pred_off[v];
             size_t k = (size_t)p * nd + d;
@@ -439,7 +446,8 @@ static void mark_uses(struct dev_mem *M, const struct sb_graph_view *g, const in
         }
         if (g->kind[v] == SB_KIND_START) /* a collective reads its inputs until its done */
             for (uint32_t e = g->pred_off[v]; e < g->pred_off[v + 1]; e++)
-                mem_use(M, g, dev, root[g->pred[e]], d, pos[g->partner[v]]);
+                if (!sb_edge_after(g, e))
+                    mem_use(M, g, dev, root[g->pred[e]], d, pos[g->partner[v]]);
     }
     for (uint32_t p = 0; p < M->n; p++)
         for (uint32_t d = 0; d < nd; d++)

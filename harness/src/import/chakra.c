@@ -7,7 +7,8 @@
  * dependencies are both inputs.  A trace may list dependencies on later ids
  * and on nodes it does not contain: the graph is ordered topologically here,
  * dependencies on absent nodes are dropped with a warning that counts them,
- * and a cycle is refused. */
+ * and a cycle is refused.  Several rank files read as one job are at the
+ * end of this file (sb_chakra_load_ranks). */
 #define _POSIX_C_SOURCE 200809L
 #include "import.h"
 
@@ -43,6 +44,14 @@ struct trace {
     uint32_t n_st;
     uint32_t n_no_group; /* such collectives */
     int have_sizes;    /* some node carries tensor_size */
+    /* several ranks (sb_chakra_load_ranks): node names start with pfx
+     * ("r1/"), every node is pre-assigned to device (-1 and "" for one) */
+    const char *pfx;
+    int32_t device;
+    uint32_t *last;    /* [n] the node consumers of trace node i read */
+    uint32_t *stamp;   /* [n_st] storage_inputs' marks */
+    const uint32_t *join_after; /* a joined collective's start waits for */
+    uint32_t n_join_after;      /* these arrive nodes (after edges) */
 };
 
 /* One mention of a GPU storage in a node's tensor lists. */
@@ -396,8 +405,9 @@ static uint32_t add_comm(struct trace *T, struct sb_builder *b, const struct dep
         size *= group;
     }
     int64_t bytes = iattr(x, "tensor_size", 0);
-    char *name = sb_strf("%s#%" PRIu64, x->name, x->id); /* names repeat; ids do not */
+    char *name = sb_strf("%s%s#%" PRIu64, T->pfx, x->name, x->id); /* names repeat; ids do not */
     struct sb_node_in n = SB_NODE_IN_INIT;
+    n.device = T->device;
     n.name = name;
     n.kind = SB_KIND_START;
     SB_ASSERT(sb_coll_parse(coll, &n.coll) == 0);
@@ -411,8 +421,12 @@ static uint32_t add_comm(struct trace *T, struct sb_builder *b, const struct dep
     free(name);
     if (s == SB_NONE || add_inputs(b, D, i, last) || storage_inputs(T, b, k, stamp, s + 1))
         return SB_NONE;
-    name = sb_strf("%s#%" PRIu64 ".done", x->name, x->id);
+    for (uint32_t q = 0; q < T->n_join_after && s != SB_NONE; q++)
+        if (sb_builder_after(b, T->join_after[q]))
+            return SB_NONE;
+    name = sb_strf("%s%s#%" PRIu64 ".done", T->pfx, x->name, x->id);
     struct sb_node_in d = SB_NODE_IN_INIT;
+    d.device = T->device;
     d.name = name;
     d.kind = SB_KIND_DONE;
     d.coll = n.coll;
@@ -431,8 +445,9 @@ static uint32_t add_plain(struct trace *T, struct sb_builder *b, const struct de
 {
     const Node *x = T->node[i];
     int64_t bytes = iattr(x, "tensor_size", 0);
-    char *name = sb_strf("%s#%" PRIu64, x->name, x->id);
+    char *name = sb_strf("%s%s#%" PRIu64, T->pfx, x->name, x->id);
     struct sb_node_in n = SB_NODE_IN_INIT;
+    n.device = T->device;
     n.name = name;
     n.kind = kind;
     n.loc = x->id;
@@ -571,8 +586,9 @@ static int storage_alloc(struct trace *T, struct sb_builder *b, uint32_t k, uint
         uint32_t s = T->use[u].st;
         if (T->st_node[s] != SB_NONE || !T->use[u].write)
             continue;
-        char *name = sb_strf("storage#%" PRIu64, T->use[u].id);
+        char *name = sb_strf("%sstorage#%" PRIu64, T->pfx, T->use[u].id);
         struct sb_node_in n = SB_NODE_IN_INIT;
+        n.device = T->device;
         n.name = name;
         n.kind = SB_KIND_NOP;
         n.op = "alloc";
@@ -600,8 +616,9 @@ static int add_preexisting(struct trace *T, struct sb_builder *b)
         /* the first mention (mentions are by position, a node's read first) */
         if (T->use[u].write)
             continue;
-        char *name = sb_strf("storage#%" PRIu64, T->use[u].id);
+        char *name = sb_strf("%sstorage#%" PRIu64, T->pfx, T->use[u].id);
         struct sb_node_in n = SB_NODE_IN_INIT;
+        n.device = T->device;
         n.name = name;
         n.kind = SB_KIND_INPUT;
         n.op = "storage";
@@ -680,67 +697,85 @@ static uint32_t streams_of(struct trace *T)
     return m > 1 ? m : 1;
 }
 
-static struct sb_graph *build(struct trace *T, const struct deps *D, struct sb_err *e)
+/* What building needs of a trace once its order is final: its storages,
+ * whether it has sizes, its streams (returned), the last[] and stamp[]
+ * arrays. */
+static uint32_t prepare(struct trace *T)
 {
-    struct sb_builder *b = sb_builder_new(T->path, SB_LOC_NODE_ID, e);
-    sb_builder_reserve(b, T->n + T->n / 4 + 16, D->off[T->n]);
     /* memory: the tensor lists' GPU storages when the trace has them, else
      * each node's tensor_size */
     T->have_sizes = storages_of(T) > 0;
     for (uint32_t i = 0; i < T->n && !T->have_sizes; i++)
         T->have_sizes |= attr(T->node[i], "tensor_size") != NULL;
-    sb_builder_meta(b, "source", "chakra");
     uint32_t n_streams = streams_of(T);
-    if (n_streams > 1) {
-        char s[16];
-        snprintf(s, sizeof s, "%u", n_streams);
-        sb_builder_meta(b, "streams", s);
+    T->last = sb_xmalloc((T->n + 1) * sizeof *T->last);
+    T->stamp = sb_xcalloc((size_t)T->n_st + 1, sizeof *T->stamp);
+    return n_streams;
+}
+
+static void meta_u32(struct sb_builder *b, const char *key, uint32_t v)
+{
+    char s[16];
+    snprintf(s, sizeof s, "%u", v);
+    sb_builder_meta(b, key, s);
+}
+
+/* The graph nodes of trace node T->order[k]; -1 on error. */
+static int node_at(struct trace *T, struct sb_builder *b, const struct deps *D, uint32_t k,
+                   struct sb_err *e)
+{
+    uint32_t i = T->order[k], *last = T->last;
+    const Node *x = T->node[i];
+    int comm = 0;
+    switch (x->type) {
+    case CHAKRA_PROTO_MSG__NODE_TYPE__COMM_COLL_NODE:
+    case CHAKRA_PROTO_MSG__NODE_TYPE__COMM_SEND_NODE:
+    case CHAKRA_PROTO_MSG__NODE_TYPE__COMM_RECV_NODE:
+        /* the host side of a collective (c10d::allreduce_ on a CPU thread)
+         * carries no comm_type: ASTRA-sim replays it as host compute for
+         * its duration */
+        if (iattr(x, "is_cpu_op", 0) && !attr(x, "comm_type"))
+            last[i] = add_plain(T, b, D, i, last, SB_KIND_COMPUTE);
+        else
+            last[i] = add_comm(T, b, D, i, last, k, T->stamp, e), comm = 1;
+        break;
+    case CHAKRA_PROTO_MSG__NODE_TYPE__COMP_NODE:
+    case CHAKRA_PROTO_MSG__NODE_TYPE__MEM_LOAD_NODE:
+    case CHAKRA_PROTO_MSG__NODE_TYPE__MEM_STORE_NODE:
+        last[i] = add_plain(T, b, D, i, last, SB_KIND_COMPUTE);
+        break;
+    case CHAKRA_PROTO_MSG__NODE_TYPE__METADATA_NODE:
+    case CHAKRA_PROTO_MSG__NODE_TYPE__INVALID_NODE: /* order only */
+        last[i] = add_plain(T, b, D, i, last, SB_KIND_NOP);
+        break;
+    default:
+        sb_errf(e, "%s: node id %" PRIu64 " '%s': unknown node type %d", T->path, x->id,
+                x->name, (int)x->type);
+        last[i] = SB_NONE;
     }
+    if (last[i] == SB_NONE)
+        return -1;
+    /* a collective reads its storages on its start (add_comm); every
+     * other node here, then the storages it is first to write */
+    if (T->n_st && ((!comm && storage_inputs(T, b, k, T->stamp, last[i] + 1)) ||
+                    storage_alloc(T, b, k, last[i])))
+        return -1;
+    return 0;
+}
+
+static struct sb_graph *build(struct trace *T, const struct deps *D, struct sb_err *e)
+{
+    struct sb_builder *b = sb_builder_new(T->path, SB_LOC_NODE_ID, e);
+    sb_builder_reserve(b, T->n + T->n / 4 + 16, D->off[T->n]);
+    uint32_t n_streams = prepare(T);
+    sb_builder_meta(b, "source", "chakra");
+    if (n_streams > 1)
+        meta_u32(b, "streams", n_streams);
     if (!T->have_sizes)
         sb_builder_meta(b, "tensor_sizes", "none");
-    /* last[i]: the node consumers of trace node i read (a collective's done) */
-    uint32_t *last = sb_xmalloc((T->n + 1) * sizeof *last);
-    uint32_t *stamp = sb_xcalloc((size_t)T->n_st + 1, sizeof *stamp);
     int rc = add_preexisting(T, b);
-    for (uint32_t k = 0; k < T->n && !rc; k++) {
-        uint32_t i = T->order[k];
-        const Node *x = T->node[i];
-        int comm = 0;
-        switch (x->type) {
-        case CHAKRA_PROTO_MSG__NODE_TYPE__COMM_COLL_NODE:
-        case CHAKRA_PROTO_MSG__NODE_TYPE__COMM_SEND_NODE:
-        case CHAKRA_PROTO_MSG__NODE_TYPE__COMM_RECV_NODE:
-            /* the host side of a collective (c10d::allreduce_ on a CPU thread)
-             * carries no comm_type: ASTRA-sim replays it as host compute for
-             * its duration */
-            if (iattr(x, "is_cpu_op", 0) && !attr(x, "comm_type"))
-                last[i] = add_plain(T, b, D, i, last, SB_KIND_COMPUTE);
-            else
-                last[i] = add_comm(T, b, D, i, last, k, stamp, e), comm = 1;
-            break;
-        case CHAKRA_PROTO_MSG__NODE_TYPE__COMP_NODE:
-        case CHAKRA_PROTO_MSG__NODE_TYPE__MEM_LOAD_NODE:
-        case CHAKRA_PROTO_MSG__NODE_TYPE__MEM_STORE_NODE:
-            last[i] = add_plain(T, b, D, i, last, SB_KIND_COMPUTE);
-            break;
-        case CHAKRA_PROTO_MSG__NODE_TYPE__METADATA_NODE:
-        case CHAKRA_PROTO_MSG__NODE_TYPE__INVALID_NODE: /* order only */
-            last[i] = add_plain(T, b, D, i, last, SB_KIND_NOP);
-            break;
-        default:
-            sb_errf(e, "%s: node id %" PRIu64 " '%s': unknown node type %d", T->path, x->id,
-                    x->name, (int)x->type);
-            last[i] = SB_NONE;
-        }
-        rc = last[i] == SB_NONE;
-        /* a collective reads its storages on its start (add_comm); every
-         * other node here, then the storages it is first to write */
-        if (!rc && T->n_st)
-            rc = (!comm && storage_inputs(T, b, k, stamp, last[i] + 1)) ||
-                 storage_alloc(T, b, k, last[i]);
-    }
-    free(stamp);
-    free(last);
+    for (uint32_t k = 0; k < T->n && !rc; k++)
+        rc = node_at(T, b, D, k, e);
     if (rc) {
         sb_builder_free(b);
         return NULL;
@@ -748,10 +783,21 @@ static struct sb_graph *build(struct trace *T, const struct deps *D, struct sb_e
     return sb_builder_finish(b);
 }
 
+static void trace_free(struct trace *T, struct deps *D)
+{
+    free(D->off), free(D->to);
+    for (uint32_t i = 0; i < T->n; i++)
+        chakra_proto_msg__node__free_unpacked(T->node[i], NULL);
+    free(T->node), free(T->order), free(T->stream), free(T->last), free(T->stamp);
+    free(T->use), free(T->use_off), free(T->st_node), free(T->st_bytes);
+    if (T->groups)
+        json_decref(T->groups);
+}
+
 struct sb_graph *sb_chakra_load_mem(const char *path, const uint8_t *buf, size_t n,
                                     const struct sb_import_opts *o, struct sb_err *e)
 {
-    struct trace T = {.path = path, .o = o};
+    struct trace T = {.path = path, .o = o, .pfx = "", .device = -1};
     struct deps D = {0};
     struct sb_graph *g = NULL;
     load_groups(&T);
@@ -768,12 +814,503 @@ struct sb_graph *sb_chakra_load_mem(const char *path, const uint8_t *buf, size_t
             fprintf(stderr, "schedbench: warning: %s: dropped %" PRIu64 " dependencies on nodes "
                             "the trace does not contain\n", path, T.dropped);
     }
-    free(D.off), free(D.to);
-    for (uint32_t i = 0; i < T.n; i++)
-        chakra_proto_msg__node__free_unpacked(T.node[i], NULL);
-    free(T.node), free(T.order), free(T.stream);
-    free(T.use), free(T.use_off), free(T.st_node), free(T.st_bytes);
-    if (T.groups)
-        json_decref(T.groups);
+    trace_free(&T, &D);
+    return g;
+}
+
+/* ---- several ranks (workloads/importers/chakra.md, "Several ranks") --------
+ *
+ * `-w trace.%d.et` loads trace.0.et, trace.1.et, ... (every file present from
+ * 0 upward) as one job: rank r's nodes on device r, named "r<r>/...".  The
+ * k-th collective of process group G on every rank of G is one collective:
+ * on each rank an arrive nop waits (after edges) for the collective's
+ * dependencies, every rank's start waits for every rank's arrive, and a
+ * leave nop (an alias of the done, which consumers read) waits for every
+ * rank's done.  The ranks' traces are merged in one topological order that
+ * keeps each rank's own order, by the units below. */
+
+enum unit_part { UNIT_PLAIN, UNIT_ARRIVE, UNIT_COLL, UNIT_LEAVE };
+
+struct job {
+    uint32_t n;        /* ranks */
+    struct trace *T;   /* [n] */
+    struct deps *D;    /* [n] */
+    char **path;       /* [n] the rank files */
+    /* process groups: names (owned by the nodes), members, and each member's
+     * collectives of the group in its trace order */
+    uint32_t n_grp;
+    const char **grp;
+    uint8_t *member;   /* [n_grp * n] */
+    uint32_t **seq;    /* [n_grp * n] trace node indices */
+    uint32_t *n_seq;   /* [n_grp * n] */
+    uint32_t **grp_of, **k_of; /* [n][T.n] a joined collective's group and place */
+    /* units: a node is one unit, a joined collective three (arrive, the
+     * start and done, leave) */
+    uint32_t **unit;   /* [n][T.n] the node's first unit */
+    uint32_t n_units, *u_rank, *u_node;
+    uint8_t *u_part;
+    uint32_t **arrive, **done; /* [n][T.n] graph nodes of a joined collective */
+};
+
+/* A collective the ranks join: a GPU-side COMM_COLL (send and recv are not
+ * matched; a host-side one is compute). */
+static int joins(const Node *x)
+{
+    return x->type == CHAKRA_PROTO_MSG__NODE_TYPE__COMM_COLL_NODE &&
+           !(iattr(x, "is_cpu_op", 0) && !attr(x, "comm_type"));
+}
+
+static const char *pg_of(const Node *x)
+{
+    const ChakraProtoMsg__AttributeProto *a = attr(x, "pg_name");
+    return a && a->value_case == CHAKRA_PROTO_MSG__ATTRIBUTE_PROTO__VALUE_STRING_VAL &&
+                   a->string_val ? a->string_val : "";
+}
+
+/* "trace.%d.et" with rank r: the pattern's one %d replaced. */
+static char *rank_path(const char *pattern, uint32_t r)
+{
+    const char *d = strstr(pattern, "%d");
+    return sb_strf("%.*s%u%s", (int)(d - pattern), pattern, r, d + 2);
+}
+
+/* The ranks of group g: its list in the group file, else every rank. */
+static int group_members(struct job *J, uint32_t g, struct sb_err *e)
+{
+    json_t *list = *J->grp[g] && J->T[0].groups ? json_object_get(J->T[0].groups, J->grp[g])
+                                                : NULL;
+    uint8_t *m = J->member + (size_t)g * J->n;
+    if (!json_is_array(list)) {
+        memset(m, 1, J->n);
+        return 0;
+    }
+    for (size_t i = 0; i < json_array_size(list); i++) {
+        json_t *x = json_array_get(list, i);
+        json_int_t r = json_is_integer(x) ? json_integer_value(x) : -1;
+        if (r < 0 || r >= (json_int_t)J->n)
+            return sb_errf(e, "%s: process group '%s' of the group file lists rank %s, but "
+                              "the ranks are 0..%u", J->path[0], J->grp[g],
+                           json_is_integer(x) ? "out of range" : "that is not an integer",
+                           J->n - 1);
+        m[r] = 1;
+    }
+    return 0;
+}
+
+/* "ALL_REDUCE": a Chakra comm_type by its name in et_def.proto. */
+static const char *comm_type_name(int64_t t)
+{
+    const ProtobufCEnumValue *v =
+        t >= INT32_MIN && t <= INT32_MAX
+            ? protobuf_c_enum_descriptor_get_value(
+                  &chakra_proto_msg__collective_comm_type__descriptor, (int)t)
+            : NULL;
+    return v ? v->name : "an unknown comm_type";
+}
+
+static const char *ordinal_sfx(uint32_t k)
+{
+    return k % 100 / 10 == 1 ? "th" : k % 10 == 1 ? "st" : k % 10 == 2 ? "nd" : k % 10 == 3 ? "rd" : "th";
+}
+
+/* pass 1: each rank's collectives by group, in trace order; pass 2: each
+ * group's members and their counts; pass 3: the k-th collectives agree in
+ * type and size. */
+static int match_collectives(struct job *J, struct sb_err *e)
+{
+    uint32_t N = J->n;
+    for (uint32_t r = 0; r < N; r++) { /* pass 1 */
+        struct trace *T = &J->T[r];
+        J->grp_of[r] = sb_xmalloc(((size_t)T->n + 1) * sizeof **J->grp_of);
+        J->k_of[r] = sb_xmalloc(((size_t)T->n + 1) * sizeof **J->k_of);
+        for (uint32_t k = 0; k < T->n; k++) {
+            uint32_t i = T->order[k];
+            J->grp_of[r][i] = J->k_of[r][i] = SB_NONE;
+            if (!joins(T->node[i]))
+                continue;
+            const char *pg = pg_of(T->node[i]);
+            uint32_t g = 0;
+            while (g < J->n_grp && strcmp(J->grp[g], pg))
+                g++;
+            if (g == J->n_grp) {
+                J->grp = sb_xrealloc(J->grp, (g + 1) * sizeof *J->grp);
+                J->seq = sb_xrealloc(J->seq, (size_t)(g + 1) * N * sizeof *J->seq);
+                J->n_seq = sb_xrealloc(J->n_seq, (size_t)(g + 1) * N * sizeof *J->n_seq);
+                J->member = sb_xrealloc(J->member, (size_t)(g + 1) * N);
+                J->grp[g] = pg;
+                memset(J->member + (size_t)g * N, 0, N);
+                for (uint32_t q = 0; q < N; q++)
+                    J->seq[(size_t)g * N + q] = NULL, J->n_seq[(size_t)g * N + q] = 0;
+                J->n_grp++;
+            }
+            size_t s = (size_t)g * N + r;
+            J->seq[s] = sb_xrealloc(J->seq[s], (J->n_seq[s] + 1) * sizeof **J->seq);
+            J->grp_of[r][i] = g;
+            J->k_of[r][i] = J->n_seq[s];
+            J->seq[s][J->n_seq[s]++] = i;
+        }
+    }
+    for (uint32_t g = 0; g < J->n_grp; g++) { /* pass 2 */
+        const uint8_t *m = J->member + (size_t)g * N;
+        const uint32_t *cnt = J->n_seq + (size_t)g * N;
+        if (group_members(J, g, e))
+            return -1;
+        uint32_t first = 0;
+        while (!m[first])
+            first++;
+        for (uint32_t r = 0; r < N; r++) {
+            if (!m[r] && cnt[r]) {
+                const Node *x = J->T[r].node[J->seq[(size_t)g * N + r][0]];
+                return sb_errf(e, "%s: node id %" PRIu64 " '%s': a collective of process "
+                                  "group '%s', which does not list rank %u", J->path[r], x->id,
+                               x->name, J->grp[g], r);
+            }
+            if (m[r] && cnt[r] != cnt[first]) {
+                uint32_t a = cnt[r] > cnt[first] ? r : first, b = a == r ? first : r;
+                const Node *x = J->T[a].node[J->seq[(size_t)g * N + a][cnt[b]]];
+                return sb_errf(e, "%s: node id %" PRIu64 " '%s': collective %u of process group "
+                                  "'%s' on this rank, but %s has only %u of that group: the "
+                                  "ranks' collectives do not match", J->path[a], x->id, x->name,
+                               cnt[b] + 1, *J->grp[g] ? J->grp[g] : "(none: every rank)",
+                               J->path[b], cnt[b]);
+            }
+        }
+        for (uint32_t k = 0; k < cnt[first]; k++) /* pass 3 */
+            for (uint32_t r = first + 1; r < N; r++) {
+                if (!m[r])
+                    continue;
+                const Node *x = J->T[first].node[J->seq[(size_t)g * N + first][k]];
+                const Node *y = J->T[r].node[J->seq[(size_t)g * N + r][k]];
+                int64_t tx = iattr(x, "comm_type", -1), ty = iattr(y, "comm_type", -1);
+                int64_t sx = iattr(x, "comm_size", -1), sy = iattr(y, "comm_size", -1);
+                if (tx != ty || sx != sy)
+                    return sb_errf(e, "%s: node id %" PRIu64 " '%s': the %u%s collective of "
+                                      "process group '%s' is %s of %" PRId64 " bytes here, but "
+                                      "%s of %" PRId64 " bytes in %s (node id %" PRIu64 "): "
+                                      "the ranks' collectives do not match", J->path[r], y->id,
+                                   y->name, k + 1, ordinal_sfx(k + 1),
+                                   *J->grp[g] ? J->grp[g] : "(none: every rank)",
+                                   comm_type_name(ty), sy, comm_type_name(tx), sx,
+                                   J->path[first], x->id);
+            }
+    }
+    return 0;
+}
+
+/* The unit consumers of trace node p of rank r wait for. */
+static uint32_t out_unit(const struct job *J, uint32_t r, uint32_t p)
+{
+    return J->unit[r][p] + (J->grp_of[r][p] != SB_NONE ? 2 : 0);
+}
+
+/* The matching collective of rank q for rank r's joined collective i. */
+static uint32_t peer(const struct job *J, uint32_t r, uint32_t i, uint32_t q)
+{
+    return J->seq[(size_t)J->grp_of[r][i] * J->n + q][J->k_of[r][i]];
+}
+
+/* Numbers the units (rank-major, each rank in its trace order) and orders
+ * them topologically, each rank's nodes in its trace order, lowest rank
+ * first where several can go on.  Returns the units' order, NULL on a
+ * deadlock. */
+static uint32_t *merge_ranks(struct job *J, struct sb_err *e)
+{
+    uint32_t N = J->n, n = 0;
+    for (uint32_t r = 0; r < N; r++) {
+        struct trace *T = &J->T[r];
+        J->unit[r] = sb_xmalloc(((size_t)T->n + 1) * sizeof **J->unit);
+        for (uint32_t k = 0; k < T->n; k++) {
+            J->unit[r][T->order[k]] = n;
+            n += J->grp_of[r][T->order[k]] != SB_NONE ? 3 : 1;
+        }
+    }
+    J->n_units = n;
+    J->u_rank = sb_xmalloc(((size_t)n + 1) * sizeof *J->u_rank);
+    J->u_node = sb_xmalloc(((size_t)n + 1) * sizeof *J->u_node);
+    J->u_part = sb_xmalloc((size_t)n + 1);
+    uint32_t *off = sb_xcalloc((size_t)n + 2, sizeof *off), *in = NULL;
+    for (int pass = 0; pass < 2; pass++) { /* count, then fill */
+        uint32_t m = 0;
+        for (uint32_t r = 0; r < N; r++) {
+            const struct trace *T = &J->T[r];
+            uint32_t prev = SB_NONE; /* the rank's previous unit in its own order */
+            for (uint32_t k = 0; k < T->n; k++) {
+                uint32_t i = T->order[k], u = J->unit[r][i], g = J->grp_of[r][i];
+                const uint8_t *mem = g != SB_NONE ? J->member + (size_t)g * N : NULL;
+                for (uint32_t part = 0; part < (mem ? 3u : 1u); part++, u++) {
+                    J->u_rank[u] = r, J->u_node[u] = i;
+                    J->u_part[u] = (uint8_t)(mem ? UNIT_ARRIVE + part : UNIT_PLAIN);
+                    if (pass)
+                        off[u] = m;
+                    /* a rank keeps its trace's order: each node, arrive and
+                     * start after the one before it (a leave goes as soon
+                     * as every copy is done) */
+                    if (J->u_part[u] != UNIT_LEAVE) {
+                        if (prev != SB_NONE) {
+                            if (pass)
+                                in[m] = prev;
+                            m++;
+                        }
+                        prev = u;
+                    }
+                    if (part == 0)
+                        for (uint32_t q = J->D[r].off[i]; q < J->D[r].off[i + 1]; q++, m++)
+                            if (pass)
+                                in[m] = out_unit(J, r, J->D[r].to[q]);
+                    for (uint32_t q = 0; part > 0 && q < N; q++)
+                        if (mem[q]) {
+                            if (pass)
+                                in[m] = J->unit[q][peer(J, r, i, q)] + part - 1;
+                            m++;
+                        }
+                }
+            }
+        }
+        if (!pass)
+            in = sb_xmalloc(((size_t)m + 1) * sizeof *in);
+        off[n] = m;
+    }
+    uint32_t *order = sb_xmalloc(((size_t)n + 1) * sizeof *order);
+    uint32_t placed = sb_topo_order(n, off, in, order);
+    free(off), free(in);
+    if (placed < n) {
+        uint8_t *seen = sb_xcalloc((size_t)n + 1, 1);
+        for (uint32_t k = 0; k < placed; k++)
+            seen[order[k]] = 1;
+        uint32_t u = 0;
+        while (seen[u])
+            u++;
+        free(seen);
+        const Node *x = J->T[J->u_rank[u]].node[J->u_node[u]];
+        sb_errf(e, "%s: node id %" PRIu64 " '%s': the ranks deadlock here: joining each "
+                   "process group's k-th collectives across the ranks, with each rank in its "
+                   "trace order, makes them wait for each other in a cycle (they issue their "
+                   "groups' collectives in different orders; %u of %u nodes and joins cannot "
+                   "be ordered)", J->path[J->u_rank[u]], x->id, x->name, n - placed, n);
+        free(order);
+        return NULL;
+    }
+    /* each rank's nodes come in its trace order, so T->order holds */
+    return order;
+}
+
+/* An arrive or leave nop of rank r's joined collective i. */
+static uint32_t add_join_nop(struct job *J, struct sb_builder *b, uint32_t r, uint32_t i,
+                             int leave)
+{
+    struct trace *T = &J->T[r];
+    const Node *x = T->node[i];
+    char *name = sb_strf("%s%s#%" PRIu64 ".%s", T->pfx, x->name, x->id,
+                         leave ? "leave" : "arrive");
+    struct sb_node_in n = SB_NODE_IN_INIT;
+    n.name = name;
+    n.kind = SB_KIND_NOP;
+    n.op = leave ? "leave" : "arrive";
+    n.device = T->device;
+    n.stream = T->stream[i];
+    n.loc = x->id;
+    n.flags = leave ? SB_FLAG_ALIAS : 0; /* consumers read the done through it */
+    uint32_t id = sb_builder_node(b, &n);
+    free(name);
+    if (id == SB_NONE)
+        return SB_NONE;
+    if (!leave) {
+        for (uint32_t q = J->D[r].off[i]; q < J->D[r].off[i + 1]; q++)
+            if (sb_builder_after(b, T->last[J->D[r].to[q]]))
+                return SB_NONE;
+        return id;
+    }
+    if (sb_builder_input(b, J->done[r][i]))
+        return SB_NONE;
+    for (uint32_t q = 0; q < J->n; q++)
+        if (q != r && J->member[(size_t)J->grp_of[r][i] * J->n + q] &&
+            sb_builder_after(b, J->done[q][peer(J, r, i, q)]))
+            return SB_NONE;
+    return id;
+}
+
+/* The workload's name: the pattern's file name without its rank, the
+ * separator before it and the extension ("dir/denseA.%d.et" is denseA). */
+static char *pattern_name(const char *pattern)
+{
+    const char *base = strrchr(pattern, '/') ? strrchr(pattern, '/') + 1 : pattern;
+    size_t n = strlen(base) - 3; /* without ".et" */
+    const char *d = strstr(base, "%d");
+    if (!d || (size_t)(d - base) > n) /* the %d is in a folder's name */
+        return n ? sb_strf("%.*s", (int)n, base) : sb_xstrdup("ranks");
+    size_t head = (size_t)(d - base), tail = n - head - 2;
+    const char *rest = d + 2;
+    if (head && strchr("._-", base[head - 1]))
+        head--;
+    else if (!head && tail && strchr("._-", *rest))
+        rest++, tail--;
+    return head + tail ? sb_strf("%.*s%.*s", (int)head, base, (int)tail, rest)
+                       : sb_xstrdup("ranks");
+}
+
+static struct sb_graph *build_ranks(struct job *J, const char *pattern, const uint32_t *order,
+                                    struct sb_err *e)
+{
+    uint32_t N = J->n, n_streams = 1, sizes = 0, total = 0;
+    uint64_t edges = 0;
+    for (uint32_t r = 0; r < N; r++) {
+        uint32_t s = prepare(&J->T[r]);
+        n_streams = s > n_streams ? s : n_streams;
+        sizes |= (uint32_t)J->T[r].have_sizes;
+        total += J->T[r].n;
+        edges += J->D[r].off[J->T[r].n];
+        J->arrive[r] = sb_xmalloc(((size_t)J->T[r].n + 1) * sizeof **J->arrive);
+        J->done[r] = sb_xmalloc(((size_t)J->T[r].n + 1) * sizeof **J->done);
+    }
+    struct sb_builder *b = sb_builder_new(pattern, SB_LOC_NODE_ID, e);
+    sb_builder_reserve(b, total + total / 4 + 16, edges);
+    char *name = pattern_name(pattern);
+    sb_builder_meta(b, "name", name);
+    free(name);
+    sb_builder_meta(b, "source", "chakra");
+    meta_u32(b, "devices", N);
+    if (n_streams > 1)
+        meta_u32(b, "streams", n_streams);
+    if (!sizes)
+        sb_builder_meta(b, "tensor_sizes", "none");
+    int rc = 0;
+    for (uint32_t r = 0; r < N && !rc; r++)
+        rc = add_preexisting(&J->T[r], b);
+    uint32_t *k_next = sb_xcalloc(N, sizeof *k_next);
+    uint32_t *after = sb_xmalloc(((size_t)N + 1) * sizeof *after);
+    for (uint32_t k = 0; k < J->n_units && !rc; k++) {
+        uint32_t u = order[k], r = J->u_rank[u], i = J->u_node[u];
+        struct trace *T = &J->T[r];
+        switch (J->u_part[u]) {
+        case UNIT_PLAIN:
+            rc = node_at(T, b, &J->D[r], k_next[r]++, e);
+            break;
+        case UNIT_ARRIVE:
+            rc = (J->arrive[r][i] = add_join_nop(J, b, r, i, 0)) == SB_NONE;
+            break;
+        case UNIT_COLL:
+            T->n_join_after = 0;
+            for (uint32_t q = 0; q < N; q++)
+                if (J->member[(size_t)J->grp_of[r][i] * N + q])
+                    after[T->n_join_after++] = J->arrive[q][peer(J, r, i, q)];
+            T->join_after = after;
+            rc = node_at(T, b, &J->D[r], k_next[r]++, e);
+            T->n_join_after = 0;
+            J->done[r][i] = T->last[i];
+            break;
+        default: /* UNIT_LEAVE */
+            rc = (T->last[i] = add_join_nop(J, b, r, i, 1)) == SB_NONE;
+        }
+    }
+    free(k_next);
+    free(after);
+    if (rc) {
+        sb_builder_free(b);
+        return NULL;
+    }
+    return sb_builder_finish(b);
+}
+
+static void job_free(struct job *J)
+{
+    for (uint32_t r = 0; r < J->n; r++) {
+        trace_free(&J->T[r], &J->D[r]);
+        free(J->path[r]);
+        free((char *)J->T[r].pfx);
+        free(J->grp_of[r]), free(J->k_of[r]), free(J->unit[r]);
+        free(J->arrive[r]), free(J->done[r]);
+    }
+    for (size_t s = 0; s < (size_t)J->n_grp * J->n; s++)
+        free(J->seq[s]);
+    free(J->seq), free(J->n_seq), free(J->member), free(J->grp);
+    free(J->T), free(J->D), free(J->path), free(J->grp_of), free(J->k_of), free(J->unit);
+    free(J->arrive), free(J->done), free(J->u_rank), free(J->u_node), free(J->u_part);
+}
+
+/* The rank pattern's one %d, and nothing else a printf would read. */
+static int check_pattern(const char *pattern, struct sb_err *e)
+{
+    const char *d = strstr(pattern, "%d");
+    if (!d || strchr(d + 2, '%') || strchr(pattern, '%') != d)
+        return sb_errf(e, "%s: a rank pattern has one %%d and no other %%", pattern);
+    return 0;
+}
+
+struct sb_graph *sb_chakra_load_ranks_mem(const char *pattern, uint32_t n,
+                                          const uint8_t *const *buf, const size_t *len,
+                                          const struct sb_import_opts *o, struct sb_err *e)
+{
+    if (check_pattern(pattern, e))
+        return NULL;
+    if (n < 1 || n > SB_MAX_DEVICES)
+        return sb_errf(e, "%s: %u ranks: a job has 1..%d (a device each)", pattern, n,
+                       SB_MAX_DEVICES), NULL;
+    struct job J = {0};
+    J.n = n;
+    J.T = sb_xcalloc(n, sizeof *J.T);
+    J.D = sb_xcalloc(n, sizeof *J.D);
+    J.path = sb_xcalloc(n, sizeof *J.path);
+    J.grp_of = sb_xcalloc(n, sizeof *J.grp_of);
+    J.k_of = sb_xcalloc(n, sizeof *J.k_of);
+    J.unit = sb_xcalloc(n, sizeof *J.unit);
+    J.arrive = sb_xcalloc(n, sizeof *J.arrive);
+    J.done = sb_xcalloc(n, sizeof *J.done);
+    int rc = 0;
+    for (uint32_t r = 0; r < n && !rc; r++) {
+        struct trace *T = &J.T[r];
+        J.path[r] = rank_path(pattern, r);
+        *T = (struct trace){.path = J.path[r], .o = o, .device = (int32_t)r,
+                            .pfx = sb_strf("r%u/", r)};
+        T->ranks = o->npus_set ? o->npus : n;
+        load_groups(T);
+        rc = read_nodes(T, buf[r], len[r], e) || resolve(T, &J.D[r], e) || topo(T, &J.D[r], e);
+        if (!rc && T->dropped)
+            fprintf(stderr, "schedbench: warning: %s: dropped %" PRIu64 " dependencies on nodes "
+                            "the trace does not contain\n", T->path, T->dropped);
+    }
+    struct sb_graph *g = NULL;
+    uint32_t *order = NULL;
+    if (!rc && !match_collectives(&J, e) && (order = merge_ranks(&J, e)))
+        g = build_ranks(&J, pattern, order, e);
+    free(order);
+    job_free(&J);
+    return g;
+}
+
+struct sb_graph *sb_chakra_load_ranks(const char *pattern, const struct sb_import_opts *o,
+                                      struct sb_err *e)
+{
+    if (check_pattern(pattern, e))
+        return NULL;
+    uint32_t n = 0;
+    for (; n <= SB_MAX_DEVICES; n++) {
+        char *f = rank_path(pattern, n);
+        int there = access(f, F_OK) == 0;
+        free(f);
+        if (!there)
+            break;
+    }
+    if (!n) {
+        char *f = rank_path(pattern, 0);
+        sb_errf(e, "%s: no rank files (%s does not exist)", pattern, f);
+        free(f);
+        return NULL;
+    }
+    if (n > SB_MAX_DEVICES)
+        return sb_errf(e, "%s: more than %d rank files (a device each)", pattern,
+                       SB_MAX_DEVICES), NULL;
+    uint8_t **buf = sb_xcalloc(n, sizeof *buf);
+    size_t *len = sb_xcalloc(n, sizeof *len);
+    int rc = 0;
+    for (uint32_t r = 0; r < n && !rc; r++) {
+        char *f = rank_path(pattern, r);
+        rc = !(buf[r] = (uint8_t *)sb_read_file_limited(f, sb_max_input_bytes(), &len[r], e));
+        free(f);
+    }
+    struct sb_graph *g =
+        rc ? NULL : sb_chakra_load_ranks_mem(pattern, n, (const uint8_t *const *)buf, len, o, e);
+    for (uint32_t r = 0; r < n; r++)
+        free(buf[r]);
+    free(buf), free(len);
     return g;
 }

@@ -23,6 +23,7 @@ enum col {
     COL_STREAM, COL_FLOPS, COL_BYTES_ACCESSED, COL_DTYPE, /* optional: the roofline's work */
     COL_SCHED_GROUP, COL_SCHED_HINT, COL_SCHED_PRIORITY, /* optional: XLA annotations */
     COL_HOLDS,
+    COL_AFTER, /* optional: order-only edges */
     COL_COUNT,
     COL_EXTRA = COL_COUNT,       /* an x_ column: read and ignored */
     COL_DEV_COST = COL_COUNT + 1, /* cost_us.<device> (docs/machines.md) */
@@ -32,7 +33,8 @@ enum col {
 static const char *const col_names[COL_COUNT] = {
     "id", "name", "kind", "inputs", "op", "cost_us", "out_bytes", "coll",
     "comm_bytes", "group", "comm_us", "device", "flags", "units", "stream",
-    "flops", "bytes_accessed", "dtype", "sched_group", "sched_hint", "sched_priority", "holds"};
+    "flops", "bytes_accessed", "dtype", "sched_group", "sched_hint", "sched_priority", "holds",
+    "after"};
 
 #define N_REQUIRED_COLS 4 /* id, name, kind, inputs */
 #define MAX_COLS 256      /* a header wider than this is surely not a graph */
@@ -224,9 +226,11 @@ static int read_flags(struct loader *L, uint32_t *out)
     return 0;
 }
 
-static int read_inputs(struct loader *L)
+/* The ids of an inputs (c = COL_INPUTS) or after (COL_AFTER) field, each
+ * an earlier row, as the last node's edges of that kind. */
+static int read_edges(struct loader *L, enum col c)
 {
-    const char *s = field(L, COL_INPUTS);
+    const char *s = field(L, c), *what = c == COL_AFTER ? "after" : "input";
     char tok[32];
     while (*s) {
         while (*s == ' ')
@@ -236,18 +240,24 @@ static int read_inputs(struct loader *L)
             break;
         uint64_t v;
         if (len >= sizeof tok)
-            return fail(L, fnum(L, COL_INPUTS), "input id '%.20s...' is too long", s);
+            return fail(L, fnum(L, c), "%s id '%.20s...' is too long", what, s);
         memcpy(tok, s, len);
         tok[len] = 0;
         if (parse_u64(tok, UINT32_MAX, &v) != 0)
-            return fail(L, fnum(L, COL_INPUTS), "input '%s' is not a node id", tok);
+            return fail(L, fnum(L, c), "%s '%s' is not a node id", what, tok);
         if (L->pos_of)
             v = v < L->n_saved ? L->pos_of[v] : UINT32_MAX;
-        if (sb_builder_input(L->b, (uint32_t)v))
+        if ((c == COL_AFTER ? sb_builder_after : sb_builder_input)(L->b, (uint32_t)v))
             return -1;
         s += len;
     }
     return 0;
+}
+
+static int read_inputs(struct loader *L)
+{
+    return read_edges(L, COL_INPUTS) ||
+           (L->field_of[COL_AFTER] >= 0 && read_edges(L, COL_AFTER));
 }
 
 static int read_device(struct loader *L, int32_t *out)
@@ -369,6 +379,7 @@ static int read_header(struct loader *L)
     bcol[SB_BF_COLL] = fnum(L, COL_COLL);
     bcol[SB_BF_OUT_BYTES] = fnum(L, COL_OUT_BYTES);
     bcol[SB_BF_FLAGS] = fnum(L, COL_FLAGS);
+    bcol[SB_BF_AFTER] = fnum(L, COL_AFTER);
     sb_builder_columns(L->b, bcol);
     L->n_cols = L->n_fld;
     L->have_header = 1;
@@ -622,6 +633,32 @@ static void restore(struct loader *L, const struct saved *r)
     L->row_line = r->line;
 }
 
+/* The ids of field c of the restored row, appended to in[]. */
+static int saved_ids(struct loader *L, enum col c, uint32_t n, uint32_t **in, uint32_t *k,
+                     uint32_t *cap)
+{
+    for (const char *s = field(L, c); *s;) {
+        while (*s == ' ')
+            s++;
+        size_t len = strcspn(s, " ");
+        char tok[32];
+        uint64_t x;
+        if (!len)
+            break;
+        if (len >= sizeof tok || (memcpy(tok, s, len), tok[len] = 0, parse_u64(tok, UINT32_MAX, &x)))
+            return fail(L, fnum(L, c), "input '%.20s' is not a node id", s);
+        if (x >= n)
+            return fail(L, fnum(L, c), "input %s is not a row of the file (ids "
+                                       "are 0..%u)", tok, n - 1);
+        if (*k == *cap)
+            *in = sb_xrealloc(*in, (*cap *= 2) * sizeof **in);
+        (*in)[(*k)++] = (uint32_t)x;
+        s += len;
+    }
+    return 0;
+}
+
+/* Inputs and after edges both order the rows. */
 static int saved_inputs(struct loader *L, uint32_t **off, uint32_t **in)
 {
     uint32_t n = L->n_saved, cap = n + 16, k = 0;
@@ -630,24 +667,9 @@ static int saved_inputs(struct loader *L, uint32_t **off, uint32_t **in)
     for (uint32_t v = 0; v < n; v++) {
         restore(L, &L->saved[v]);
         (*off)[v] = k;
-        for (const char *s = field(L, COL_INPUTS); *s;) {
-            while (*s == ' ')
-                s++;
-            size_t len = strcspn(s, " ");
-            char tok[32];
-            uint64_t x;
-            if (!len)
-                break;
-            if (len >= sizeof tok || (memcpy(tok, s, len), tok[len] = 0, parse_u64(tok, UINT32_MAX, &x)))
-                return fail(L, fnum(L, COL_INPUTS), "input '%.20s' is not a node id", s);
-            if (x >= n)
-                return fail(L, fnum(L, COL_INPUTS), "input %s is not a row of the file (ids "
-                                                    "are 0..%u)", tok, n - 1);
-            if (k == cap)
-                *in = sb_xrealloc(*in, (cap *= 2) * sizeof **in);
-            (*in)[k++] = (uint32_t)x;
-            s += len;
-        }
+        if (saved_ids(L, COL_INPUTS, n, in, &k, &cap) ||
+            (L->field_of[COL_AFTER] >= 0 && saved_ids(L, COL_AFTER, n, in, &k, &cap)))
+            return -1;
     }
     (*off)[n] = k;
     return 0;

@@ -5,7 +5,8 @@
 
 #include <string.h>
 
-static void write_inputs(FILE *f, const struct sb_graph_view *g, uint32_t v)
+/* The inputs (after = 0) or after edges (1) of v as a space-separated list. */
+static void write_edges(FILE *f, const struct sb_graph_view *g, uint32_t v, int after)
 {
     char buf[32];
     if (g->pred_off[v] == g->pred_off[v + 1]) {
@@ -15,7 +16,10 @@ static void write_inputs(FILE *f, const struct sb_graph_view *g, uint32_t v)
     /* inputs are a space-separated list: build it, then quote it if needed */
     size_t n = 0, cap = 64;
     char *s = sb_xmalloc(cap);
+    s[0] = 0;
     for (uint32_t e = g->pred_off[v]; e < g->pred_off[v + 1]; e++) {
+        if (sb_edge_after(g, e) != after)
+            continue;
         int k = snprintf(buf, sizeof buf, "%s%u", n ? " " : "", g->pred[e]);
         if (n + (size_t)k + 1 > cap) {
             cap = (n + (size_t)k + 1) * 2;
@@ -26,6 +30,11 @@ static void write_inputs(FILE *f, const struct sb_graph_view *g, uint32_t v)
     }
     sb_csv_field(f, s, 0);
     free(s);
+}
+
+static void write_inputs(FILE *f, const struct sb_graph_view *g, uint32_t v)
+{
+    write_edges(f, g, v, 0);
 }
 
 static void write_flags(FILE *f, uint32_t flags)
@@ -112,6 +121,8 @@ static void write_placement(FILE *f, const struct sb_graph *G, uint32_t v)
         else
             sb_csv_field(f, "", 0);
     }
+    if (G->pred_after) /* order-only edges, only when the graph has them */
+        write_edges(f, &G->v, v, 1);
 }
 
 static void write_node(FILE *f, const struct sb_graph *G, uint32_t v)
@@ -186,6 +197,8 @@ int sb_graph_write(const struct sb_graph *g, const char *path, struct sb_err *e)
         snprintf(col, sizeof col, "res.%s", g->res_col_name[k]);
         sb_csv_field(out.f, col, 1);
     }
+    if (g->pred_after)
+        fprintf(out.f, ",after");
     fprintf(out.f, "\n");
     for (uint32_t v = 0; v < g->v.n_nodes; v++)
         write_node(out.f, g, v);

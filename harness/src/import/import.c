@@ -169,6 +169,8 @@ struct sb_graph *sb_graph_load_with(const char *path, const struct sb_import_opt
                 dot && (!slash || dot > slash) ? dot : "no extension", fmts);
         return NULL;
     }
+    if (imp->load == chakra_mem && strstr(path, "%d")) /* trace.%d.et: several ranks */
+        return sb_chakra_load_ranks(path, opts, e);
     size_t n;
     char *buf = sb_read_file_limited(path, sb_max_input_bytes(), &n, e);
     if (!buf)

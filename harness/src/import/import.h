@@ -50,6 +50,17 @@ struct sb_graph *sb_hlo_load_mem(const char *path, const char *buf, size_t n,
                                  struct sb_err *e);
 struct sb_graph *sb_chakra_load_mem(const char *path, const uint8_t *buf, size_t n,
                                     const struct sb_import_opts *o, struct sb_err *e);
+/* Several ranks as one job: pattern names the rank files with one %d
+ * ("dir/trace.%d.et"), read from rank 0 upward while they exist; rank r on
+ * device r, each process group's k-th collectives joined across its ranks
+ * (workloads/importers/chakra.md, "Several ranks"). */
+struct sb_graph *sb_chakra_load_ranks(const char *pattern, const struct sb_import_opts *o,
+                                      struct sb_err *e);
+/* The same from the n rank files' bytes (buf[r], len[r]); pattern names them
+ * in messages (and its folder holds the group file). */
+struct sb_graph *sb_chakra_load_ranks_mem(const char *pattern, uint32_t n,
+                                          const uint8_t *const *buf, const size_t *len,
+                                          const struct sb_import_opts *o, struct sb_err *e);
 struct sb_graph *sb_astra_text_load_mem(const char *path, const char *buf, size_t n,
                                         const struct sb_import_opts *o, struct sb_err *e);
 
