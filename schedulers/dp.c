@@ -1784,6 +1784,16 @@ double sb_dp_simulate(const struct sb_graph_view *g, const uint32_t *order, cons
     return t;
 }
 
+/* Stage 3 scores candidates with ls_eval, which knows one stream per device,
+ * data edges only and no named resources.  On a graph that uses several
+ * streams, order-only (`after`) edges or resources its scores would not be
+ * the simulator's, and a "better" schedule could simulate worse: dp then
+ * keeps the better of the grouped schedule and HEFT's (docs/dp.md). */
+static int scored_exactly(const struct sb_graph_view *g)
+{
+    return g->n_streams <= 1 && !g->pred_after && !(g->res_use && g->machine->n_res);
+}
+
 static int dp_run(void *state, const struct sb_graph_view *g, struct sb_schedule *out)
 {
     struct search S = {.conf = *(const struct dp_conf *)state};
@@ -1826,7 +1836,7 @@ static int dp_run(void *state, const struct sb_graph_view *g, struct sb_schedule
         fits = 1; /* HEFT's schedule, within memory when capacity is on */
     if (!fits)
         return -1;
-    if (S.conf.budget && g->machine->n_devices > 1 &&
+    if (S.conf.budget && g->machine->n_devices > 1 && scored_exactly(g) &&
         improve(g, out, S.conf.budget, S.conf.capacity))
         return sb_plugin_fail(out->err, out->n_err, "dp: out of memory");
     return 0;
