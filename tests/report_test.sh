@@ -426,6 +426,14 @@ if [ "$HAVE_GNUPLOT" = 1 ]; then
     contains "$G/tp/td.original.gantt.svg" "simulated time (us)" "time unit in the SVG"
     contains "$G/tp/td.memory.svg" "gpu1 (peak 3 KB)" "device legend in the SVG"
 fi
+# the Chrome trace of the same cell: each copy a slice on its source device's
+# lane for the link (pid 1 + device, tid 100000 + target), memory per device
+expect_rc 0 "trace placed" "$BIN" run -q -w "$G/td.csv" -s original --machine "$DATA/two_dev.yaml" -o "$G/td.t.csv" --trace-dir "$G/td.tr"
+TR=$G/td.tr/td__original.json
+contains "$TR" '"name":"x","cat":"copy","ph":"X","pid":1,"tid":100001,"ts":0.000,"dur":3.000' "trace copy x"
+contains "$TR" '"name":"b","cat":"copy","ph":"X","pid":2,"tid":100000,"ts":13.000,"dur":2.000' "trace copy b"
+contains "$TR" '"args":{"name":"copies to gpu1"}' "trace link lane named"
+contains "$TR" '"name":"memory","ph":"C","pid":2,"ts":3.000,"args":{"bytes":3000}' "trace memory of gpu1"
 # a timeline without its copies file (run before copies were recorded): the
 # chart is drawn and says so
 rm "$C"

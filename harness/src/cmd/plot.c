@@ -3,14 +3,18 @@
  *
  *   <workload>.memory.{png,svg}   memory over simulated time per scheduler,
  *                                 peaks marked, a cap line with --mem-cap
- *                                 (needs `run --mem-dir`);
+ *                                 (needs `run --mem-dir`); on several devices
+ *                                 a panel per scheduler, a line per device;
  *   <workload>.bars.{png,svg}     makespan with its lower bound, peak memory
  *                                 and exposed communication, values on bars;
  *   <workload>.scatter.{png,svg}  makespan against peak memory, points
  *                                 labelled by scheduler, the front drawn;
  *   pareto.{png,svg}              both relative to `original`, all workloads;
  *   heatmap.{png,svg}             makespan and peak relative to `original`,
- *                                 workloads x schedulers.
+ *                                 workloads x schedulers;
+ *   <workload>.<sched>.gantt.{png,svg}  with --gantt SCHED: that cell per
+ *                                 device (compute, collective slots, copies
+ *                                 on each link out of it).
  *
  * `schedbench plot A.csv B.csv ... -o DIR` compares runs of the same sweep
  * under different models or settings instead (--comm simple and astra, say):
@@ -562,7 +566,7 @@ static void memory_devices_gp(FILE *f, const struct series *S, const char *w,
             /* later devices drawn thinner on top: coinciding lines stay visible */
             fprintf(f, "%s'%s.dat' index %u using 1:%u with steps lw %.1f dt %u lc rgb '%s' "
                        "title ", first ? "" : ", \\\n       ", base, k, 3 + d,
-                    2.8 - 1.6 * (double)d / (nd - 1), (unsigned)(d / N_PALETTE % 5 + 1),
+                    2.4 - 1.2 * (double)d / (nd - 1), (unsigned)(d / N_PALETTE % 5 + 1),
                     palette[d % N_PALETTE]);
             char *key = sb_strf("%s (peak %.3g %s)", S->dev_name[d], pk[d], mu.name);
             gp_str(f, key);
@@ -1245,7 +1249,8 @@ static int plot_help(void)
            "                      marked, a line per dash style (timelines from `run\n"
            "                      --mem-dir`; default <dir of RESULTS>/mem, only those of\n"
            "                      this run, by sweep_id); --mem-cap draws a cap line (GB,\n"
-           "                      or 80GiB, 512MiB, ...)\n"
+           "                      or 80GiB, 512MiB, ...); on several devices a panel per\n"
+           "                      scheduler with a line per device\n"
            "  <workload>.bars     makespan with its lower bound and %% above it, peak\n"
            "                      memory, exposed communication; values on the bars\n"
            "  <workload>.scatter  makespan against peak memory, labelled, with the front\n"
@@ -1253,8 +1258,9 @@ static int plot_help(void)
            "  heatmap             makespan and peak relative to original, workloads x\n"
            "                      schedulers\n"
            "  <workload>.<scheduler>.gantt  with --gantt SCHEDULER: that cell's schedule,\n"
-           "                      per device a compute lane (waits at dones in grey) and\n"
-           "                      its collective lanes (from the --mem-dir timelines)\n"
+           "                      per device a compute lane (waits at dones in grey), its\n"
+           "                      collective lanes and a lane per link out of it that\n"
+           "                      carried copies (from the --mem-dir timelines)\n"
            "With several results files (runs of one sweep under different models or\n"
            "settings, up to 8) it writes <workload>.runs instead: makespan and exposed\n"
            "communication per scheduler, one bar per file, labelled by file name.\n"
@@ -1532,6 +1538,8 @@ static int gantt_plot(const struct res *r, const char *w, const struct plot_opts
         skipped(what, "nothing in it takes time");
         goto out;
     }
+    for (uint32_t d = 0; d < nd; d++) /* an idle device shows as an empty lane */
+        lane_of(&L, (int32_t)d, -1);
     /* lanes in device order, compute first: pos[lane] is its row from the top */
     uint32_t order[SB_GANTT_MAX_LANES], pos[SB_GANTT_MAX_LANES];
     for (uint32_t k = 0; k < L.n; k++)
