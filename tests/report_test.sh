@@ -420,7 +420,7 @@ same "$(grep -v '^#' "$G/tp/td.original.gantt.dat" | awk 'NF { printf "%g %d %g;
 MP=$G/tp/td.memory.gp
 contains "$MP" "title 'gpu0 (peak 6.1 KB)'" "memory line of gpu0"
 contains "$MP" "title 'gpu1 (peak 3 KB)'" "memory line of gpu1"
-contains "$MP" "original: peak 6.1 KB on gpu0, 2 of 2 devices hold memory" "memory panel title"
+contains "$MP" "original: peak 6.1 KB on gpu0, 2/2 devices hold memory" "memory panel title"
 if [ "$HAVE_GNUPLOT" = 1 ]; then
     contains "$G/tp/td.original.gantt.svg" "<text>copies gpu0 -> gpu1</text>" "link lane in the SVG"
     contains "$G/tp/td.original.gantt.svg" "simulated time (us)" "time unit in the SVG"

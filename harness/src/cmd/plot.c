@@ -319,7 +319,8 @@ struct series {
     char *dev_name[SB_PLOT_MAX_DEV]; /* from the first timeline's header */
     const char **sched;              /* [n] the scheduler of each series */
     double *dev_peak, *dev_peak_x;   /* [n * n_dev] each device's peak and when */
-    double x_hi, y_hi;               /* over every series, plotted units */
+    double *x_hi;                    /* [n] each series' last x, plotted units */
+    double y_hi;                     /* the largest peak, plotted units */
 };
 
 static void series_free(struct series *S)
@@ -333,6 +334,7 @@ static void series_free(struct series *S)
     free(S->sched);
     free(S->dev_peak);
     free(S->dev_peak_x);
+    free(S->x_hi);
 }
 
 /* The mem_bytes.<device> columns of timeline tl, in device order. */
@@ -427,6 +429,7 @@ static int memory_data(const struct res *r, const char *w, const struct plot_opt
     S->title = sb_xcalloc(r->t.n_rows + 1, sizeof *S->title);
     S->hash = sb_xcalloc(r->t.n_rows + 1, sizeof *S->hash);
     S->sched = sb_xcalloc(r->t.n_rows + 1, sizeof *S->sched);
+    S->x_hi = sb_xcalloc(r->t.n_rows + 1, sizeof *S->x_hi);
     S->by_time = 1;
     for (uint32_t i = 0; i < r->t.n_rows; i++) {
         if (strcmp(F(r, i, r->c_w), w) || !ok_row(r, i) || !mem_known(r, i))
@@ -466,7 +469,8 @@ static int memory_data(const struct res *r, const char *w, const struct plot_opt
         S->sched[S->n] = F(r, i, r->c_s);
         S->hash[S->n] = one_timeline(&tl, dat.f, mu, tu, S->by_time, dcol, S->n_dev,
                                      S->dev_peak + (size_t)S->n * S->n_dev,
-                                     S->dev_peak_x + (size_t)S->n * S->n_dev, &S->x_hi);
+                                     S->dev_peak_x + (size_t)S->n * S->n_dev,
+                                     &S->x_hi[S->n]);
         if (num(r, i, r->c_mem) / mu.scale > S->y_hi)
             S->y_hi = num(r, i, r->c_mem) / mu.scale;
         uint32_t pp = (uint32_t)num(r, i, r->c_peak_pos);
@@ -515,8 +519,9 @@ static void memory_devices_gp(FILE *f, const struct series *S, const char *w,
     if (cap > 0 && cap / mu.scale > y_hi)
         y_hi = cap / mu.scale;
     fprintf(f, "# live memory over simulated time: a panel per scheduler, a line per device\n");
-    gp_terminals(f, base, cols == 2 ? 1400 : 900, 90 + 330 * (int)rows);
-    char *t = sb_strf("%s: live memory of each device, a panel per scheduler", w);
+    gp_terminals(f, base, cols == 2 ? 1500 : 950, 90 + 330 * (int)rows);
+    char *t = sb_strf("%s: live memory of each device, a panel per scheduler (memory axes "
+                      "shared, time axes each schedule's own)", w);
     fprintf(f, "  set multiplot layout %u,%u title ", rows, cols);
     gp_str(f, t);
     free(t);
@@ -526,8 +531,8 @@ static void memory_devices_gp(FILE *f, const struct series *S, const char *w,
         fprintf(f, "\n  set xlabel 'schedule position (timelines without times)'\n");
     fprintf(f, "  set ylabel 'live memory (%s)'\n  set grid\n"
                "  set key outside right top vertical\n  set rmargin 30\n"
-               "  set xrange [0:%.6f]\n  set yrange [0:%.6f]\n",
-            mu.axis, S->x_hi > 0 ? S->x_hi : 1, y_hi * 1.08);
+               "  set yrange [0:%.6f]\n",
+            mu.axis, y_hi * 1.08);
     if (cap > 0)
         fprintf(f, "  set arrow 1 from graph 0, first %.6f to graph 1, first %.6f nohead "
                    "lw 2 dt 2 lc rgb '#cc0000'\n"
@@ -542,9 +547,8 @@ static void memory_devices_gp(FILE *f, const struct series *S, const char *w,
             held += pk[d] > 0;
         }
         char title[600];
-        int n = snprintf(title, sizeof title, "%s: peak %.3g %s on %s, %u of %u devices hold "
-                                              "memory", S->sched[k], pk[top], mu.name,
-                         S->dev_name[top], held, nd);
+        int n = snprintf(title, sizeof title, "%s: peak %.3g %s on %s, %u/%u devices hold memory",
+                         S->sched[k], pk[top], mu.name, S->dev_name[top], held, nd);
         for (uint32_t j = 0; j < k && n < (int)sizeof title - 40; j++)
             if (S->hash[j] == S->hash[k]) {
                 snprintf(title + n, sizeof title - (size_t)n, " (same as %s)", S->sched[j]);
@@ -552,7 +556,7 @@ static void memory_devices_gp(FILE *f, const struct series *S, const char *w,
             }
         fprintf(f, "  set title ");
         gp_str(f, title);
-        fputc('\n', f);
+        fprintf(f, "\n  set xrange [0:%.6f]\n", S->x_hi[k] > 0 ? S->x_hi[k] : 1);
         /* the peaks: a point per device, no text (labels 2..; 1 is the cap's) */
         for (uint32_t d = 0; d < nd; d++)
             if (pk[d] > 0)
@@ -560,14 +564,15 @@ static void memory_devices_gp(FILE *f, const struct series *S, const char *w,
                            "lc rgb '%s'\n", 2 + d, px[d], pk[d], palette[d % N_PALETTE]);
         fprintf(f, "  plot ");
         int first = 1;
+        uint32_t rank = 0;
         for (uint32_t d = 0; d < nd; d++) {
             if (!(pk[d] > 0) && !(d == nd - 1 && first))
                 continue; /* holds nothing here; one line at least, so the panel draws */
-            /* later devices drawn thinner on top: coinciding lines stay visible */
+            /* later lines drawn thinner on top: coinciding ones stay visible */
+            double lw = held > 1 ? 2.4 - 1.2 * (double)rank++ / (held - 1) : 1.6;
             fprintf(f, "%s'%s.dat' index %u using 1:%u with steps lw %.1f dt %u lc rgb '%s' "
-                       "title ", first ? "" : ", \\\n       ", base, k, 3 + d,
-                    2.4 - 1.2 * (double)d / (nd - 1), (unsigned)(d / N_PALETTE % 5 + 1),
-                    palette[d % N_PALETTE]);
+                       "title ", first ? "" : ", \\\n       ", base, k, 3 + d, lw,
+                    (unsigned)(d / N_PALETTE % 5 + 1), palette[d % N_PALETTE]);
             char *key = sb_strf("%s (peak %.3g %s)", S->dev_name[d], pk[d], mu.name);
             gp_str(f, key);
             free(key);
