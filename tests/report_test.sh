@@ -122,13 +122,17 @@ if [ "$HAVE_GNUPLOT" = 1 ]; then
     same "$(grep -o '>+300.0%<' "$WORK/lb/w.bars.svg" | wc -l)" 1 "gap label once"
     same "$(grep -c '>+[0-9.]*%<' "$WORK/lb/w.bars.svg")" 1 "no gap label without bound"
 fi
-# several devices: the memory plot says whose memory it draws
+# several devices: a panel per scheduler, a line per device named in the
+# legend (point 15; the figures are checked with the Gantt chart below)
 M=$WORK/m
 mkdir -p "$M"
 expect_rc 0 "run two devices" "$BIN" run -q -w "$DATA/two_dev.csv" -s original,heft --machine "$DATA/two_dev.yaml" -o "$M/r.csv" --mem-dir "$M/mem"
 expect_rc 0 "plot two devices" "$BIN" plot "$M/r.csv" -o "$M/p"
-contains "$M/p/two_dev.memory.gp" "memory of the device holding each schedule''s peak" "multi-device memory title"
-contains "$M/p/two_dev.memory.gp" "of 0-1)" "multi-device legend names the device"
+contains "$M/p/two_dev.memory.gp" "live memory of each device, a panel per scheduler" "multi-device memory title"
+contains "$M/p/two_dev.memory.gp" "title 'gpu0 (peak" "multi-device legend names the device"
+# one device stays one line per scheduler, without panels
+lacks "$U/p/chain.memory.gp" "multiplot" "one device: no panels"
+contains "$U/p/chain.memory.gp" "title 'original (peak" "one device: a line per scheduler"
 
 # ---- 9. units of --mem-cap ------------------------------------------------------------
 expect_rc 2 "mem-cap in bytes where GB are expected" "$BIN" plot "$P/r.csv" -o "$P/cap" --mem-cap 80e9
@@ -376,6 +380,66 @@ contains "$WORK/out" "skipped overlap's Gantt chart of heft: no such scheduler i
 
 expect_rc 0 "report --gantt" "$BIN" report "$G/r.csv" -o "$G/r.html" --gantt overlap
 contains "$G/r.html" "what runs where and when" "report has the Gantt chart"
+
+# Placement: two_dev.csv with b pre-assigned to gpu1 (x, a, c on gpu0) on
+# two_dev.yaml, under original (file order, pre-assigned devices kept).
+# docs/machines.md: a copy starts when its producer has finished and its link
+# is free, and takes latency_us + bytes / (gbps * 1000) us.
+#   a on gpu0: 0 .. 10.
+#   x (input, done at 0, 1000 B) to gpu1 for b: link gpu0->gpu1 is the
+#     default 1 GB/s, 2 us: 0 .. 2 + 1000/1000 = 3.
+#   b on gpu1 (speed 2): 3 .. 3 + 20/2 = 13.
+#   b (2000 B) to gpu0 for c: gpu1->gpu0 is 2 GB/s, 1 us: 13 .. 13 + 1 + 1 = 15.
+#   c on gpu0: 15 .. 20 = the makespan.
+# Memory by position (x, a, b, c): gpu0 holds x 1000 until b's position (the
+# copy is made there), a 4000 until c, b's copy 2000 and c 100 from c: 1000,
+# 5000, 5000, 6100.  gpu1: x's copy 1000 at b, b 2000 from b to c (read by
+# its copy there): 0, 0, 3000, 2000.
+sed -e 's/flags$/flags,device/' -e 's/^\([0-9],[xac],.*\)$/\1,0/' -e 's/^\(2,b,.*\)$/\1,1/' "$DATA/two_dev.csv" >"$G/td.csv"
+expect_rc 0 "run placed" "$BIN" run -q -w "$G/td.csv" -s original --machine "$DATA/two_dev.yaml" -o "$G/td.r.csv" --mem-dir "$G/td.mem"
+same "$(col "$G/td.r.csv" makespan_us 1)" "20.000" "placed makespan"
+C=$G/td.mem/td__original.copies.csv
+same "$(awk -F, 'NR > 1 { printf "%s %s %s %s %s %s; ", $2, $3, $4, $5, $6, $7 }' "$C")" \
+     "x gpu0 gpu1 0.000 3.000 1000; b gpu1 gpu0 13.000 15.000 2000; " "copies and their times"
+same "$(col "$C" sweep_id 1)" "$(col "$G/td.r.csv" sweep_id 1)" "copies carry the sweep_id"
+T=$G/td.mem/td__original.csv
+same "$(awk -F, 'NR > 1 { printf "%s %s; ", $13, $14 }' "$T")" "1000 0; 5000 0; 5000 3000; 6100 2000; " "memory per device"
+same "$(head -1 "$T" | cut -d, -f13-)" "mem_bytes.gpu0,mem_bytes.gpu1" "device columns named"
+expect_rc 0 "plot --gantt placed" "$BIN" plot "$G/td.r.csv" -o "$G/tp" --gantt original --mem-dir "$G/td.mem"
+GP=$G/tp/td.original.gantt.gp
+# lanes: gpu0 compute 0, copies gpu0 -> gpu1 1, gpu1 compute 2, copies gpu1 -> gpu0 3
+contains "$GP" "'gpu0 compute' 0, 'copies gpu0 -> gpu1' 1, 'gpu1 compute' 2, 'copies gpu1 -> gpu0' 3" "link lanes"
+contains "$GP" "set xlabel 'simulated time (us)'" "time axis unit"
+contains "$GP" "set xrange [0:20.000000]" "time axis ends at the makespan"
+contains "$GP" "title 'copy over a link (latency + bytes / bandwidth)'" "copies in the legend"
+lacks "$GP" "copies over links not recorded" "copies recorded"
+# boxes (centre, lane, half width): a 5 0 5, b 8 2 5, c 17.5 0 2.5; copies
+# x 1.5 1 1.5, b 14 3 1
+same "$(grep -v '^#' "$G/tp/td.original.gantt.dat" | awk 'NF { printf "%g %d %g; ", $1, $2, $3 }')" \
+     "5 0 5; 8 2 5; 17.5 0 2.5; 1.5 1 1.5; 14 3 1; " "placed gantt boxes"
+MP=$G/tp/td.memory.gp
+contains "$MP" "title 'gpu0 (peak 6.1 KB)'" "memory line of gpu0"
+contains "$MP" "title 'gpu1 (peak 3 KB)'" "memory line of gpu1"
+contains "$MP" "original: peak 6.1 KB on gpu0, 2/2 devices hold memory" "memory panel title"
+if [ "$HAVE_GNUPLOT" = 1 ]; then
+    contains "$G/tp/td.original.gantt.svg" "<text>copies gpu0 -> gpu1</text>" "link lane in the SVG"
+    contains "$G/tp/td.original.gantt.svg" "simulated time (us)" "time unit in the SVG"
+    contains "$G/tp/td.memory.svg" "gpu1 (peak 3 KB)" "device legend in the SVG"
+fi
+# the Chrome trace of the same cell: each copy a slice on its source device's
+# lane for the link (pid 1 + device, tid 100000 + target), memory per device
+expect_rc 0 "trace placed" "$BIN" run -q -w "$G/td.csv" -s original --machine "$DATA/two_dev.yaml" -o "$G/td.t.csv" --trace-dir "$G/td.tr"
+TR=$G/td.tr/td__original.json
+contains "$TR" '"name":"x","cat":"copy","ph":"X","pid":1,"tid":100001,"ts":0.000,"dur":3.000' "trace copy x"
+contains "$TR" '"name":"b","cat":"copy","ph":"X","pid":2,"tid":100000,"ts":13.000,"dur":2.000' "trace copy b"
+contains "$TR" '"args":{"name":"copies to gpu1"}' "trace link lane named"
+contains "$TR" '"name":"memory","ph":"C","pid":2,"ts":3.000,"args":{"bytes":3000}' "trace memory of gpu1"
+# a timeline without its copies file (run before copies were recorded): the
+# chart is drawn and says so
+rm "$C"
+expect_rc 0 "plot --gantt without copies" "$BIN" plot "$G/td.r.csv" -o "$G/tp" --gantt original --mem-dir "$G/td.mem"
+contains "$GP" "copies over links not recorded: run again with --mem-dir" "missing copies said"
+lacks "$GP" "copies gpu0 -> gpu1" "no link lanes without copies"
 
 # --brief (make run): one line for the plots written: 2 workloads x (memory,
 # bars, scatter) + pareto + heatmap = 8

@@ -195,6 +195,78 @@ static void test_two_devices(void)
     sb_machine_free((struct sb_machine *)m);
 }
 
+/* Recording (run --mem-dir, plot --gantt) on the schedule of
+ * test_two_devices: each copy with its link and times, every device's memory
+ * by position, and every figure the same as without recording. */
+static void test_record(void)
+{
+    static const int32_t dev[4] = {0, 0, 1, 0};
+    const struct sb_machine *m;
+    struct sb_graph *g = load_two(&m);
+    struct sb_schedule s;
+    struct sb_sim_config c;
+    struct sb_sim_result plain, rec;
+    struct sb_err e;
+    CHECK(g != NULL);
+    if (!g)
+        return;
+    sb_sim_defaults(&c);
+    sb_schedule_init(&s, g, 2);
+    for (uint32_t i = 0; i < 4; i++) {
+        s.order[i] = i;
+        s.device[i] = dev[i];
+    }
+    CHECK(sb_schedule_validate(&g->v, &s, &e) == 0);
+    sb_sim_run(g, &s, &c, &plain);
+    c.record = 1;
+    sb_sim_run(g, &s, &c, &rec);
+    /* not recorded unless asked */
+    CHECK(plain.copies == NULL && plain.dev_mem_bytes == NULL && plain.n_copies == 0);
+    /* docs/machines.md: a copy starts when its producer has finished and the
+     * link is free and takes latency_us + bytes / bandwidth.  x (an input,
+     * finished at 0, 1000 B) goes gpu0 -> gpu1 for b: link 1 GB/s = 1000 B/us
+     * and 2 us latency, 0 .. 2 + 1000/1000 = 3.  b (gpu1, 3 .. 3 + 20/2 = 13,
+     * 2000 B) goes gpu1 -> gpu0 for c: 2 GB/s and 1 us, 13 .. 13 + 1 +
+     * 2000/2000 = 15.  In the order the simulator reaches b, then c. */
+    CHECK_EQ_U(rec.n_copies, 2);
+    if (rec.n_copies == 2) {
+        CHECK_EQ_U(rec.copies[0].producer, 0);
+        CHECK_EQ_U(rec.copies[0].from_dev, 0);
+        CHECK_EQ_U(rec.copies[0].to_dev, 1);
+        CHECK_NEAR(rec.copies[0].begin_us, 0);
+        CHECK_NEAR(rec.copies[0].end_us, 3);
+        CHECK_EQ_U(rec.copies[0].bytes, 1000);
+        CHECK_EQ_U(rec.copies[1].producer, 2);
+        CHECK_EQ_U(rec.copies[1].from_dev, 1);
+        CHECK_EQ_U(rec.copies[1].to_dev, 0);
+        CHECK_NEAR(rec.copies[1].begin_us, 13);
+        CHECK_NEAR(rec.copies[1].end_us, 15);
+        CHECK_EQ_U(rec.copies[1].bytes, 2000);
+    }
+    /* every device by position (test_two_devices): gpu0 1000, 5000, 5000,
+     * 6100; gpu1 0, 0, 3000 (x's copy 1000 + b 2000), 2000 (x's copy freed
+     * after b, its last use on gpu1) */
+    static const uint64_t want[4][2] = {{1000, 0}, {5000, 0}, {5000, 3000}, {6100, 2000}};
+    for (uint32_t i = 0; i < 4 && rec.dev_mem_bytes; i++)
+        for (uint32_t d = 0; d < 2; d++)
+            CHECK_EQ_U(rec.dev_mem_bytes[i * 2 + d], want[i][d]);
+    CHECK(rec.dev_mem_bytes != NULL);
+    /* recording moves no figure */
+    CHECK(plain.makespan_us == rec.makespan_us);
+    CHECK_EQ_U(plain.transfer_bytes, rec.transfer_bytes);
+    CHECK_EQ_U(plain.peak_mem_bytes, rec.peak_mem_bytes);
+    CHECK_EQ_U(plain.peak_pos, rec.peak_pos);
+    for (uint32_t i = 0; i < 4; i++)
+        CHECK_EQ_U(plain.mem_bytes[i], rec.mem_bytes[i]);
+    for (uint32_t d = 0; d < 2; d++)
+        CHECK_EQ_U(plain.dev_peak_bytes[d], rec.dev_peak_bytes[d]);
+    sb_sim_result_free(&plain);
+    sb_sim_result_free(&rec);
+    sb_schedule_free(&s);
+    sb_graph_free(g);
+    sb_machine_free((struct sb_machine *)m);
+}
+
 /* A device whose op list leaves an op out cannot run it; a pre-assigned
  * device the machine lacks is refused when the machine is applied. */
 static void test_ops(void)
@@ -482,6 +554,7 @@ int main(void)
     test_good();
     test_bad();
     test_two_devices();
+    test_record();
     test_ops();
     test_columns();
     test_fifo_link();

@@ -295,7 +295,9 @@ static int write_page(FILE *f, const struct report_opts *o, const struct sb_tabl
                 char ss[256];
                 sb_safe_name(ss, sizeof ss, sched);
                 snprintf(base, sizeof base, "%s.%s.gantt", sw, ss);
-                figure(f, dir, base, "what runs where and when", &fig);
+                figure(f, dir, base,
+                       "what runs where and when: compute, collectives and copies per device",
+                       &fig);
             }
         }
     }

@@ -306,7 +306,9 @@ static int run_help(void)
            "                    (docs/machines.md), a file or the name of one in\n"
            "                    workloads/machines (gpu8-nvswitch); default: one device\n"
            "  --mem-dir DIR     also write each cell's memory timeline as\n"
-           "                    DIR/<workload>__<scheduler>.csv\n"
+           "                    DIR/<workload>__<scheduler>.csv (on several devices\n"
+           "                    with every device's memory, and its copies over\n"
+           "                    links in DIR/<workload>__<scheduler>.copies.csv)\n"
            "  --trace-dir DIR   also write each cell's Chrome trace (Perfetto) as\n"
            "                    DIR/<workload>__<scheduler>.json\n"
            "  --jobs N          run cells on N threads; output identical to --jobs 1\n"
@@ -864,7 +866,17 @@ static int write_timeline(const char *dir, const struct sb_graph *g, const char 
      * sweep_id ties the file to the results of its run (a --mem-dir folder
      * is shared by every run that names it, and plot refuses another's) */
     fprintf(out.f, "position,node,name,mem_bytes,begin_us,end_us,sweep_id,kind,device,"
-                   "coll_begin_us,coll_end_us,coll_lane\n");
+                   "coll_begin_us,coll_end_us,coll_lane");
+    /* several devices: every device's memory, a column each, named after it
+     * (as cost_us.<device> in a workload); mem_bytes is the peak device's */
+    const struct sb_machine_view *m = g->v.machine;
+    uint32_t nd = r->dev_mem_bytes && m->n_devices > 1 ? m->n_devices : 0;
+    for (uint32_t d = 0; d < nd; d++) {
+        char col[300];
+        snprintf(col, sizeof col, "mem_bytes.%s", m->dev_name[d]);
+        sb_csv_field(out.f, col, 0);
+    }
+    fputc('\n', out.f);
     for (uint32_t i = 0; i < r->n_pos; i++) {
         uint32_t v = s->order[i];
         sb_csv_fieldf(out.f, 1, "%u", i);
@@ -887,6 +899,39 @@ static int write_timeline(const char *dir, const struct sb_graph *g, const char 
             sb_csv_field(out.f, "", 0);
             sb_csv_field(out.f, "", 0);
         }
+        for (uint32_t d = 0; d < nd; d++)
+            sb_csv_fieldf(out.f, 0, "%llu",
+                          (unsigned long long)r->dev_mem_bytes[(size_t)i * nd + d]);
+        sb_csv_end(out.f);
+    }
+    return sb_atomic_commit(&out, e);
+}
+
+/* Several devices: <cell>.copies.csv beside the timeline, each copy over a
+ * link in the order the simulator made them (plot --gantt draws a lane per
+ * link); a header alone when nothing was copied. */
+static int write_copies(const char *dir, const struct sb_graph *g, const char *sched,
+                        const struct sb_sim_result *r, uint64_t sweep_id, struct sb_err *e)
+{
+    const struct sb_machine_view *m = g->v.machine;
+    char path[4096];
+    if (m->n_devices < 2 || !r->dev_mem_bytes)
+        return 0;
+    cell_path(path, sizeof path, dir, g, sched, "copies.csv");
+    struct sb_atomic out;
+    if (sb_atomic_open(&out, path, e))
+        return -1;
+    fprintf(out.f, "producer,name,from,to,begin_us,end_us,bytes,sweep_id\n");
+    for (uint32_t k = 0; k < r->n_copies; k++) {
+        const struct sb_sim_copy *c = &r->copies[k];
+        sb_csv_fieldf(out.f, 1, "%u", c->producer);
+        sb_csv_field(out.f, g->names + g->name_off[c->producer], 0);
+        sb_csv_field(out.f, m->dev_name[c->from_dev], 0);
+        sb_csv_field(out.f, m->dev_name[c->to_dev], 0);
+        sb_csv_fieldf(out.f, 0, "%.3f", c->begin_us);
+        sb_csv_fieldf(out.f, 0, "%.3f", c->end_us);
+        sb_csv_fieldf(out.f, 0, "%llu", (unsigned long long)c->bytes);
+        sb_csv_fieldf(out.f, 0, "%016llx", (unsigned long long)sweep_id);
         sb_csv_end(out.f);
     }
     return sb_atomic_commit(&out, e);
@@ -897,7 +942,8 @@ static int write_extras(const struct run_opts *o, const struct sb_graph *g,
                         const struct sb_sim_result *r, struct sb_err *e)
 {
     char path[4096];
-    if (o->mem_dir && write_timeline(o->mem_dir, g, sched, s, r, o->sweep_id, e))
+    if (o->mem_dir && (write_timeline(o->mem_dir, g, sched, s, r, o->sweep_id, e) ||
+                       write_copies(o->mem_dir, g, sched, r, o->sweep_id, e)))
         return -1;
     if (o->trace_dir) {
         cell_path(path, sizeof path, o->trace_dir, g, sched, "json");

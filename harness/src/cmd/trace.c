@@ -3,8 +3,9 @@
  * (compute nodes, and the waits at dones as "exposed" slices), one lane per
  * communication slot, and memory as a counter track.  With several devices
  * (run --machine) each device is a process of its own (pid 1 + device index)
- * with those lanes; the memory track is the device with the largest peak.
- * Events are written in time order. */
+ * with those lanes, its own memory track, and a lane per link out of it that
+ * carried copies ("copies to gpu1", a slice per copy named after its
+ * producer).  Events are written in time order. */
 #define _POSIX_C_SOURCE 200809L
 #include "trace.h"
 
@@ -13,14 +14,16 @@
 #define PID 1
 #define TID_COMPUTE 1
 #define TID_COMM0 100
+#define TID_LINK0 100000 /* + target device: past every communication lane */
 
-enum ev_kind { EV_COMPUTE, EV_WAIT, EV_COLL, EV_MEM };
+enum ev_kind { EV_COMPUTE, EV_WAIT, EV_COLL, EV_MEM, EV_COPY };
 
 struct ev {
     double ts;
     uint32_t seq; /* emission order: ties keep it, so output is deterministic */
     uint32_t kind;
-    uint32_t idx; /* node id, or schedule position for EV_MEM */
+    uint32_t idx; /* node id; schedule position * n_dev + device for EV_MEM;
+                     index in r->copies for EV_COPY */
 };
 
 static int cmp_ev(const void *a, const void *b)
@@ -49,9 +52,13 @@ static void json_str(FILE *f, const char *s)
 static struct ev *collect(const struct sb_graph_view *g, const struct sb_schedule *s,
                           const struct sb_sim_result *r, uint32_t *n_ev)
 {
-    struct ev *ev = sb_xmalloc(((size_t)g->n_nodes * 2 + 1) * sizeof *ev);
+    /* several devices: a memory track each, from the recorded profiles */
+    uint32_t nd = r->n_dev > 1 && r->dev_mem_bytes ? r->n_dev : 1;
+    struct ev *ev = sb_xmalloc(((size_t)g->n_nodes * (1 + nd) + r->n_copies + 1) * sizeof *ev);
     uint32_t n = 0;
-    uint64_t prev = UINT64_MAX;
+    uint64_t *prev = sb_xmalloc(nd * sizeof *prev);
+    for (uint32_t d = 0; d < nd; d++) /* several: a device that never holds memory gets no track */
+        prev[d] = nd > 1 ? 0 : UINT64_MAX;
     /* the sequence number is the event's index: assigned before n moves on
      * (ev[n++] = {..., n, ...} reads and writes n unsequenced) */
     for (uint32_t i = 0; i < s->n_nodes; i++) {
@@ -66,12 +73,20 @@ static struct ev *collect(const struct sb_graph_view *g, const struct sb_schedul
             ev[n] = (struct ev){r->coll_begin_us[v], n, EV_COLL, v};
             n++;
         }
-        if (r->mem_bytes[i] != prev) {
-            ev[n] = (struct ev){r->begin_us[v], n, EV_MEM, i};
-            n++;
-            prev = r->mem_bytes[i];
+        for (uint32_t d = 0; d < nd; d++) {
+            uint64_t m = nd > 1 ? r->dev_mem_bytes[(size_t)i * nd + d] : r->mem_bytes[i];
+            if (m != prev[d]) {
+                ev[n] = (struct ev){r->begin_us[v], n, EV_MEM, i * nd + d};
+                n++;
+                prev[d] = m;
+            }
         }
     }
+    for (uint32_t k = 0; k < r->n_copies; k++) {
+        ev[n] = (struct ev){r->copies[k].begin_us, n, EV_COPY, k};
+        n++;
+    }
+    free(prev);
     qsort(ev, n, sizeof *ev, cmp_ev);
     *n_ev = n;
     return ev;
@@ -123,6 +138,21 @@ static void write_lane_names(FILE *f, const struct sb_graph *G, const char *sche
                     PID + d, TID_COMM0 + l,
                     shared ? "shared" : sb_coll_name((enum sb_coll)res), slot);
         }
+    /* one lane per link that carried copies, on its source device */
+    uint8_t *link = sb_xcalloc((size_t)nd * nd, 1);
+    for (uint32_t k = 0; k < r->n_copies; k++)
+        link[(size_t)r->copies[k].from_dev * nd + r->copies[k].to_dev] = 1;
+    for (uint32_t a = 0; a < nd; a++)
+        for (uint32_t b = 0; b < nd; b++)
+            if (link[(size_t)a * nd + b]) {
+                fprintf(f, ",\n{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":%u,"
+                           "\"tid\":%u,\"args\":{\"name\":", PID + a, TID_LINK0 + b);
+                char name[300];
+                snprintf(name, sizeof name, "copies to %s", g->machine->dev_name[b]);
+                json_str(f, name);
+                fprintf(f, "}}");
+            }
+    free(link);
     free(used);
     free(dev_used);
 }
@@ -132,9 +162,20 @@ static void write_event(FILE *f, const struct sb_graph_view *g, const struct sb_
 {
     uint32_t v = e->idx;
     if (e->kind == EV_MEM) {
-        fprintf(f, ",\n{\"name\":\"memory\",\"ph\":\"C\",\"pid\":%d,\"ts\":%.3f,"
-                   "\"args\":{\"bytes\":%llu}}", PID, e->ts,
-                (unsigned long long)r->mem_bytes[v]);
+        uint32_t nd = r->n_dev > 1 && r->dev_mem_bytes ? r->n_dev : 1;
+        uint64_t m = nd > 1 ? r->dev_mem_bytes[v] : r->mem_bytes[v];
+        fprintf(f, ",\n{\"name\":\"memory\",\"ph\":\"C\",\"pid\":%u,\"ts\":%.3f,"
+                   "\"args\":{\"bytes\":%llu}}", PID + v % nd, e->ts, (unsigned long long)m);
+        return;
+    }
+    if (e->kind == EV_COPY) {
+        const struct sb_sim_copy *c = &r->copies[v];
+        fprintf(f, ",\n{\"name\":");
+        json_str(f, g->names + g->name_off[c->producer]);
+        fprintf(f, ",\"cat\":\"copy\",\"ph\":\"X\",\"pid\":%u,\"tid\":%u,\"ts\":%.3f,"
+                   "\"dur\":%.3f,\"args\":{\"id\":%u,\"bytes\":%llu}}",
+                PID + c->from_dev, TID_LINK0 + c->to_dev, e->ts, c->end_us - c->begin_us,
+                c->producer, (unsigned long long)c->bytes);
         return;
     }
     double dur = e->kind == EV_COLL ? r->coll_end_us[v] - r->coll_begin_us[v]

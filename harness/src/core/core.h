@@ -192,6 +192,19 @@ struct sb_sim_result {
     uint32_t n_dev;
     uint64_t *dev_peak_bytes; /* [n_dev] each device's peak */
     uint32_t over_capacity;   /* devices whose peak exceeds their mem_cap_bytes */
+    /* Only with sb_sim_config.record, for per-device timelines and Gantt charts
+     * (docs/machines.md): every device's memory, and each copy over a link in
+     * the order the simulator made them.  Recording changes no figure above. */
+    uint64_t *dev_mem_bytes;     /* [n_pos * n_dev] memory of device d at position i */
+    struct sb_sim_copy *copies;  /* [n_copies] */
+    uint32_t n_copies;
+};
+/* One copy of a producer's buffer from its device to another (several devices). */
+struct sb_sim_copy {
+    uint32_t producer;         /* node whose buffer (sb_mem_buffer_roots) is copied */
+    uint32_t from_dev, to_dev; /* the link from_dev -> to_dev carried it */
+    double begin_us, end_us;   /* on the link, latency included */
+    uint64_t bytes;
 };
 #define SB_SIM_MAX_INFLIGHT 64 /* slots per resource; more would be no limit */
 

@@ -370,6 +370,16 @@ static int reads_in_place(const struct sb_graph_view *g, uint32_t b, uint32_t a)
     return a == b || g->machine->can_read[(size_t)b * g->machine->n_devices + a];
 }
 
+/* Recording only: appends a copy (the array doubles as it fills). */
+static void record_copy(struct sb_sim_result *r, uint32_t p, uint32_t a, uint32_t b,
+                        double begin, double end, uint64_t bytes)
+{
+    if ((r->n_copies & (r->n_copies - 1)) == 0) /* 0, 1, 2, 4, ...: full */
+        r->copies = sb_xrealloc(r->copies, (r->n_copies ? 2 * (size_t)r->n_copies : 1) *
+                                               sizeof *r->copies);
+    r->copies[r->n_copies++] = (struct sb_sim_copy){p, a, b, begin, end, bytes};
+}
+
 static double transfer(struct sim_state *S, uint32_t p, uint32_t b, struct sb_sim_result *r)
 {
     const struct sb_graph_view *g = S->g;
@@ -389,6 +399,8 @@ static double transfer(struct sim_state *S, uint32_t p, uint32_t b, struct sb_si
     double end = begin + g->machine->link_lat_us[L] + (double)bytes / (g->machine->link_gbps[L] * 1e3);
     S->link_free[L] = end;
     *ready = end;
+    if (S->rec)
+        record_copy(S->rec, p, a, b, begin, end, bytes);
     r->transfer_bytes += bytes;
     r->n_transfers++;
     return end;
@@ -515,6 +527,13 @@ static void mem_devices(const struct sb_graph_view *g, const struct sb_schedule 
         cur[top] += delta[(size_t)i * nd + top];
         r->mem_bytes[i] = (uint64_t)cur[top];
     }
+    if (r->dev_mem_bytes) { /* recording: every device's profile */
+        memset(cur, 0, nd * sizeof *cur);
+        for (size_t k = 0; k < (size_t)n * nd; k++) {
+            cur[k % nd] += delta[k];
+            r->dev_mem_bytes[k] = (uint64_t)cur[k % nd];
+        }
+    }
     free(cur);
     free(peak_pos);
     free(delta);
@@ -640,8 +659,14 @@ void sb_sim_run(const struct sb_graph *G, const struct sb_schedule *s,
                                            &r->peak_pos);
         r->dev_peak_bytes[0] = r->peak_mem_bytes;
     } else {
+        if (c->record)
+            r->dev_mem_bytes = sb_xmalloc((size_t)r->n_pos * nd * sizeof *r->dev_mem_bytes);
         run_devices(&S, s, r);
         r->makespan_lb_us = sb_sim_lower_bound(g, c);
+    }
+    if (c->record && nd == 1) { /* one device: its profile is mem_bytes */
+        r->dev_mem_bytes = sb_xmalloc((size_t)r->n_pos * sizeof *r->dev_mem_bytes);
+        memcpy(r->dev_mem_bytes, r->mem_bytes, (size_t)r->n_pos * sizeof *r->mem_bytes);
     }
     sum_durations(g, s, r);
     count_devices(g, s, r);
@@ -666,5 +691,7 @@ void sb_sim_result_free(struct sb_sim_result *r)
     free(r->coll_end_us);
     free(r->coll_lane);
     free(r->dev_peak_bytes);
+    free(r->dev_mem_bytes);
+    free(r->copies);
     memset(r, 0, sizeof *r);
 }
