@@ -818,7 +818,7 @@ static inline int hp_res_need(const struct hp_heft *H, uint32_t v, uint32_t a, u
 static inline double hp_slot(const struct hp_heft *H, uint32_t v, uint32_t a, double ready,
                              double w, double kmin, struct lane_pos *at, double *key)
 {
-    const struct lane *L = &H->lane[(size_t)a * H->ns + H->g->stream[v]];
+    const struct lane *L = &H->lane[(size_t)a * H->ns + sb_lane(H->g, v, a)];
     uint32_t need[SB_MAX_RES];
     if (!hp_res_need(H, v, a, need))
         return hp_lane_slot(H, L, ready, w, kmin, at, key);
@@ -895,7 +895,7 @@ static inline double hp_mem_need(const struct hp_heft *H, uint32_t v, uint32_t a
 static inline int hp_place(struct hp_heft *H, uint32_t v)
 {
     const struct sb_graph_view *g = H->g;
-    uint32_t lo = 0, hi = H->nd, best = 0, st = g->stream[v];
+    uint32_t lo = 0, hi = H->nd, best = 0;
     struct lane_pos best_at = {0, 0};
     double best_eft = INFINITY, best_est = 0, best_key = 0, ready, kmin;
     if (g->device[v] >= 0)
@@ -951,7 +951,7 @@ static inline int hp_place(struct hp_heft *H, uint32_t v)
             return -1;
         best_est = best_eft = ready;
         best_key = ready > kmin ? ready : kmin;
-    } else if (lane_insert(&H->lane[(size_t)best * H->ns + st], best_at, best_est,
+    } else if (lane_insert(&H->lane[(size_t)best * H->ns + sb_lane(g, v, best)], best_at, best_est,
                            best_est + hp_t_on(H, v, best), v)) {
         return -1;
     }

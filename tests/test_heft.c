@@ -387,9 +387,10 @@ static struct sb_machine *random_machine(uint32_t nd, const char *path, int with
         return NULL;
     fprintf(f, "devices:\n");
     for (uint32_t d = 0; d < nd; d++)
-        fprintf(f, "  - {name: d%u, speed: %s, mem_bytes: %uB%s}\n", d, speed[rnd(4)],
+        fprintf(f, "  - {name: d%u, speed: %s, mem_bytes: %uB%s%s}\n", d, speed[rnd(4)],
                 rnd(2) ? 1000000 : 10000 + 1000 * rnd(60), /* often tight */
-                !with_res ? "" : rnd(2) ? ", resources: {sms: 4}" : ", resources: {sms: 6}");
+                !with_res ? "" : rnd(2) ? ", resources: {sms: 4}" : ", resources: {sms: 6}",
+                with_res && d % 2 ? ", streams: 2" : ""); /* odd devices fold stream 2 */
     if (nd > 1)
         fprintf(f, "links:\n  default: {gbps: %u, latency_us: %u}\n  pairs:\n"
                    "    - {from: d1, to: d0, gbps: %u, latency_us: %u}\n",

@@ -174,7 +174,9 @@ static void ref_run(const struct sb_graph_view *g, const struct sb_schedule *s,
         if (g->kind[v] == SB_KIND_INPUT) {
             fin[v] = 0;
         } else {
-            double *lane = &stream_free[d][g->stream[v]];
+            /* a device with N streams runs stream s on s mod N */
+            uint32_t ns = g->machine->dev_streams ? g->machine->dev_streams[d] : 0;
+            double *lane = &stream_free[d][ns ? g->stream[v] % ns : g->stream[v]];
             if (*lane > t)
                 t = *lane;
             if (barrier_t > t)
@@ -475,8 +477,11 @@ static struct sb_machine *random_machine(uint32_t nd, int with_res)
             snprintf(res, sizeof res, ", resources: {sms: %u, cores: %u}", 2 + rnd(3), 4 + rnd(5));
         else if (with_res && pick == 1)
             snprintf(res, sizeof res, ", resources: {sms: %u}", 2 + rnd(3));
-        len += (size_t)snprintf(buf + len, sizeof buf - len, "  - {name: d%u, speed: %s%s}\n",
-                                d, speed[rnd(4)], res);
+        char streams[24] = ""; /* from the second generator: the graphs stay as they were */
+        if (with_res && rnd2(2) == 0)
+            snprintf(streams, sizeof streams, ", streams: %u", 1 + rnd2(2));
+        len += (size_t)snprintf(buf + len, sizeof buf - len, "  - {name: d%u, speed: %s%s%s}\n",
+                                d, speed[rnd(4)], res, streams);
     }
     if (nd > 1) {
         len += (size_t)snprintf(buf + len, sizeof buf - len,

@@ -142,6 +142,15 @@ struct sb_graph_view {
 /* What node v holds of resource k on device a while it runs: 0 where the
  * device does not limit k, and only compute nodes hold anything (a nop, a
  * start, a done or an input takes no resource). */
+/* The stream node v runs on when placed on device a: its own, folded onto
+ * the device's streams when the machine says how many it has. */
+static inline uint32_t sb_lane(const struct sb_graph_view *g, uint32_t v, uint32_t a)
+{
+    const uint32_t *ns = g->machine ? g->machine->dev_streams : NULL;
+    uint32_t s = g->stream[v];
+    return ns && ns[a] ? s % ns[a] : s;
+}
+
 static inline uint32_t sb_res_need(const struct sb_graph_view *g, uint32_t v, uint32_t a,
                                    uint32_t k)
 {

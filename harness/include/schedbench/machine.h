@@ -46,6 +46,11 @@ struct sb_machine_view {
     uint32_t n_res;
     const char *const *res_name; /* [n_res] */
     const uint32_t *res_limit;   /* [n_devices * n_res] */
+    /* Streams (appended; docs/machines.md, `streams`): [n_devices], how many
+     * streams device a has, 0 where the machine does not say (each stream
+     * the graph names is one).  A node on stream s of a device with N > 0
+     * streams runs on stream s mod N.  NULL on hosts older than the field. */
+    const uint32_t *dev_streams;
 };
 
 #define SB_MAX_RES 16          /* resource names of one machine */

@@ -283,6 +283,12 @@ static int read_device(struct mload *L, yaml_node_t *n, uint32_t d)
                 rc = read_limit(L, val, "units", d);
         } else if (!strcmp(key, "resources")) {
             rc = read_resources(L, val, d);
+        } else if (!strcmp(key, "streams")) {
+            if (!(rc = num(L, val, "streams", -INFINITY, &x)) &&
+                (x != floor(x) || x < 1 || x > 1024))
+                rc = failn(L, val, "%s", "streams must be an integer in 1..1024");
+            if (!rc)
+                m->streams[d] = (uint32_t)x;
         } else if (!strcmp(key, "ops")) {
             rc = str_list(L, val, "ops", &m->n_ops[d], &m->ops[d]);
         } else if (!strcmp(key, "peak_tflops")) {
@@ -295,7 +301,7 @@ static int read_device(struct mload *L, yaml_node_t *n, uint32_t d)
         } else {
             rc = failn(L, get(L, p, 1),
                        "unknown device key '%s' (name, kind, speed, mem_bytes, units, "
-                       "resources, ops, peak_tflops, hbm_gbps, launch_us)", key);
+                       "resources, streams, ops, peak_tflops, hbm_gbps, launch_us)", key);
         }
         if (rc)
             return -1;
@@ -312,6 +318,7 @@ static void alloc_devices(struct sb_machine *m, uint32_t nd)
     m->kind = sb_xcalloc(nd, sizeof *m->kind);
     m->cap = sb_xcalloc(nd, sizeof *m->cap);
     m->units = sb_xcalloc(nd, sizeof *m->units);
+    m->streams = sb_xcalloc(nd, sizeof *m->streams);
     m->speed = sb_xcalloc(nd, sizeof *m->speed);
     m->n_op_speed = sb_xcalloc(nd, sizeof *m->n_op_speed);
     m->op_speed_name = sb_xcalloc(nd, sizeof *m->op_speed_name);
@@ -482,6 +489,7 @@ static void fill_machine_view(struct sb_machine *m)
     v->link_gbps = m->gbps;
     v->link_lat_us = m->lat_us;
     v->can_read = m->can_read;
+    v->dev_streams = m->streams;
     uint32_t nd = v->n_devices, K = m->n_res;
     m->res_limit = sb_xcalloc((size_t)nd * K + 1, sizeof *m->res_limit);
     for (uint32_t a = 0; a < nd; a++)
@@ -548,6 +556,7 @@ void sb_machine_free(struct sb_machine *m)
     free(m->kind);
     free(m->cap);
     free(m->units);
+    free(m->streams);
     free(m->roof);
     free(m->has_roof);
     free(m->speed);

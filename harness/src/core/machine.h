@@ -35,6 +35,7 @@ struct sb_machine {
     char *res_name[SB_MAX_RES];
     uint32_t *res_decl;  /* [n_alloc * SB_MAX_RES], 0 = not declared */
     uint32_t *res_limit; /* [n_devices * n_res], the view's */
+    uint32_t *streams;   /* appended: [n_alloc], the `streams` key, 0 = not given */
 };
 
 /* On error returns NULL with "file:line:col: problem" in e. */

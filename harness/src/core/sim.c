@@ -286,7 +286,7 @@ static void run_order(struct sim_state *S, const struct sb_schedule *s,
     for (uint32_t i = 0; i < s->n_nodes; i++) {
         uint32_t v = s->order[i], d = (uint32_t)s->device[v];
         double t = inputs_ready(S, v, d, r);
-        double *lane = &S->stream[(size_t)d * g->n_streams + g->stream[v]];
+        double *lane = &S->stream[(size_t)d * g->n_streams + sb_lane(g, v, d)];
         if (t < *lane)
             t = *lane;
         if (t < S->barrier_t)
