@@ -961,7 +961,7 @@ static int check_capacity(const struct sb_graph_view *g, struct sb_schedule *out
     if (!limited)
         return 0;
     uint64_t *peak = malloc(nd * sizeof *peak);
-    uint32_t *root = malloc(((size_t)n + 1) * sizeof *root);
+    uint32_t *root = calloc((size_t)n + 1, sizeof *root);
     int rc = 0;
     if (!peak || !root) {
         rc = sb_plugin_fail(out->err, out->n_err, "dp: out of memory");
@@ -1702,7 +1702,8 @@ static int improve(const struct sb_graph_view *g, struct sb_schedule *out, uint6
     for (uint32_t a = 0; a < nd; a++)
         limited |= g->machine->mem_cap_bytes[a] != SB_MEM_UNLIMITED;
     I.capacity = capacity && limited;
-    I.root = malloc(((size_t)n + 1) * sizeof *I.root);
+    /* zeroed: gcc -O2 cannot see that the loop below fills [0, n) */
+    I.root = calloc((size_t)n + 1, sizeof *I.root);
     I.order = malloc(((size_t)n + 1) * sizeof *I.order);
     I.pos = malloc(((size_t)n + 1) * sizeof *I.pos);
     I.tmp = malloc(((size_t)n + 1) * sizeof *I.tmp);
@@ -1768,7 +1769,7 @@ out:
 double sb_dp_simulate(const struct sb_graph_view *g, const uint32_t *order, const int32_t *dev)
 {
     uint32_t n = g->n_nodes;
-    uint32_t *root = malloc(((size_t)n + 1) * sizeof *root);
+    uint32_t *root = calloc((size_t)n + 1, sizeof *root);
     struct dp_ls L;
     double t = -1;
     if (!root)
