@@ -1140,6 +1140,14 @@ out:
  * rules (place_dev_peaks) still find a device over its capacity, plan again
  * with that device's budget cut by its excess, a few times, then give up and
  * say so (the row's status). */
+static inline int hp_fits(const struct sb_machine_view *m, const uint64_t *peak)
+{
+    for (uint32_t a = 0; a < m->n_devices; a++)
+        if (peak[a] > m->mem_cap_bytes[a])
+            return 0;
+    return 1;
+}
+
 static inline int hp_plan_capacity(const struct sb_graph_view *g, struct sb_schedule *out,
                                    double *predicted_us, int capacity)
 {
@@ -1180,12 +1188,21 @@ static inline int hp_plan_capacity(const struct sb_graph_view *g, struct sb_sche
             rc = 0;
             goto out;
         }
-        if (attempt == 5)
+        if (attempt == 5) {
+            uint64_t need = peak[worst];
+            /* the steering can miss where HEFT's own placement fits */
+            if (hp_plan(g, out, predicted_us, NULL) == 0 &&
+                place_dev_peaks(g, out->order, out->device, root, peak) == 0 &&
+                hp_fits(m, peak)) {
+                rc = 0;
+                goto out;
+            }
             sb_plugin_fail(out->err, out->n_err,
                            "heft: no placement within device memory found: %s needs %llu "
                            "bytes, capacity %llu (capacity=0 ignores memory)",
-                           m->dev_name[worst], (unsigned long long)peak[worst],
+                           m->dev_name[worst], (unsigned long long)need,
                            (unsigned long long)m->mem_cap_bytes[worst]);
+        }
     }
 out:
     free(cap), free(peak), free(root);
