@@ -66,16 +66,20 @@ static double run_spec(const struct sb_graph *G, const char *spec, struct sb_sch
     return t;
 }
 
-/* dp's placer on a device with resources (docs/dp.md, "Packing"): one GPU of
- * 4 sms, a and b independent, 10 us, 2 sms each, streams 0 and 1.  2 + 2 <= 4
- * and the streams differ, so both run 0..10: makespan 10, under the default
- * (skyline), the note's placer and the grouped search alone (sync=1), whose
- * single group {a, b} the placer packs side by side (before packing it ran
- * them one after the other: 20). */
+/* dp's placer on a device with resources (docs/dp.md, "Packing"): g0 of 4
+ * sms, g1 of 4 sms at speed 0.8; a and b independent, 10 us, 2 sms each,
+ * streams 0 and 1.  On g0, 2 + 2 <= 4 and the streams differ, so both run
+ * 0..10: makespan 10, under the default (skyline), the note's placer and the
+ * grouped search alone (sync=1).  A placer that treated g0 as serial would
+ * see b finish at 20 there and at 10 / 0.8 = 12.5 on g1, put it on g1 and
+ * end at 12.5 (the simulator cannot undo a placement), so sync=1 checks the
+ * packing itself; the default also has heft's plan, which packs too. */
 static void dp_packs(void)
 {
     struct sb_err e;
-    struct sb_machine *m = machine("devices:\n  - {name: g0, resources: {sms: 4}}\n");
+    struct sb_machine *m = machine("devices:\n  - {name: g0, resources: {sms: 4}}\n"
+                                   "  - {name: g1, speed: 0.8, resources: {sms: 4}}\n"
+                                   "links:\n  default: {gbps: 100, latency_us: 1}\n");
     CHECK(m != NULL);
     if (!m)
         return;
