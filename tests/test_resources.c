@@ -6,6 +6,7 @@
  * beat, nor go below the lower bound. */
 #include <stdlib.h>
 
+#include "../schedulers/dp-impl.h"
 #include "../schedulers/heft-impl.h"
 #include "check.h"
 #include "core/core.h"
@@ -411,6 +412,35 @@ static void brute_force(uint32_t n_graphs)
             if (t / best > dworst[i])
                 dworst[i] = t / best;
             d_le_heft[i] += t <= r.makespan_us + 1e-9 * r.makespan_us;
+        }
+        /* dp's placer, the whole graph as one group (closed: every node is a
+         * task): the end it predicts is what the simulator makes of the order
+         * and devices it emits, with either placer. */
+        for (int pl = 0; pl < 2; pl++) {
+            struct dp_ctx dc;
+            CHECK(sb_dp_ctx_init(&dc, g) == 0);
+            dc.placer = pl;
+            struct dp_state *s0 = sb_dp_initial(&dc, 1), *s1 = NULL;
+            uint32_t grp[8];
+            for (uint32_t v = 0; v < n; v++)
+                grp[v] = v;
+            double pred = s0 ? sb_dp_plan(&dc, s0, grp, n, &s1, 1) : -1;
+            CHECK(pred > 0 && s1 != NULL);
+            if (s1) {
+                struct sb_schedule ps;
+                sb_schedule_init(&ps, G, nd);
+                for (uint32_t i = 0; i < n; i++)
+                    ps.order[i] = s1->group[i], ps.device[s1->group[i]] = s1->gdev[i];
+                struct sb_sim_result pr;
+                sb_sim_run(G, &ps, &c, &pr);
+                CHECK_NEAR(pr.makespan_us, pred);
+                CHECK(pred >= best - 1e-9 * best);
+                sb_sim_result_free(&pr);
+                sb_schedule_free(&ps);
+            }
+            sb_dp_state_free(s1);
+            sb_dp_state_free(s0);
+            sb_dp_ctx_free(&dc);
         }
         sum += ratio, counted++;
         n_eq += ratio < 1 + 1e-9;
