@@ -9,6 +9,13 @@
 #include "schedbench/plugin.h"
 
 /* Graph-wide facts computed once per run. */
+/* A node booked on a device in the current group (named resources). */
+struct dp_iv {
+    uint32_t dev, lane;
+    double st, en;
+    uint32_t need[SB_MAX_RES];
+};
+
 struct dp_ctx {
     const struct sb_graph_view *g;
     uint32_t n, nd;
@@ -30,6 +37,16 @@ struct dp_ctx {
      * copies a plan records are listed here so that it can be undone. */
     int journal;
     size_t *jcopy, n_jcopy; /* [n_edges + 1] indices into copy */
+    /* Named resources (docs/resources.md, docs/dp.md "Packing"): with `pack`
+     * the group's nodes are booked as the simulator books them (earliest
+     * time inputs, lane and resources allow, beside earlier bookings).
+     * placer 0 = skyline, 1 = the note's time slots (device choice). */
+    int pack, placer;
+    struct dp_iv *iv;
+    uint32_t n_iv;
+    uint32_t *slot_first; /* [nd] first booking of the device's open slot (note) */
+    double *slot_start, *slot_end;
+    double ready; /* inputs-ready time of the last try_on */
 };
 
 /* Done nodes that an unfinished node still reads, sorted by node. */

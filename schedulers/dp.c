@@ -33,7 +33,7 @@ enum { ORD_ORIGINAL, ORD_BFS, ORD_DFS, ORD_CRITICAL, N_ORDERS };
 
 enum {
     P_MIN_GROUP, P_MAX_GROUP, P_BEAM, P_MAX_PLANS, P_TIME_MS, P_EXHAUSTIVE, P_CAPACITY,
-    P_SYNC, P_BUDGET, P_COUNT
+    P_SYNC, P_BUDGET, P_PLACER, P_COUNT
 };
 
 static const struct sb_param dp_params[] = {
@@ -61,10 +61,14 @@ static const struct sb_param dp_params[] = {
      "work of the search from the incumbent (sync=0), in millions of node-steps: a "
      "simulation costs nodes + edges, a list schedule that times the devices; 0: none; "
      "deterministic"},
+    {"placer", SB_PARAM_ENUM, 0, 0, 0, "skyline|note",
+     "on devices with named resources: skyline = longest ready task first, each at "
+     "its earliest fit in the device's resource profile on the device where it "
+     "finishes first; note = the design note's time slots choose the device"},
 };
 
 struct dp_conf {
-    uint32_t min_group, max_group, beam, exhaustive, capacity, sync;
+    uint32_t min_group, max_group, beam, exhaustive, capacity, sync, placer;
     uint64_t max_plans, budget;
     double time_ms;
 };
@@ -138,6 +142,17 @@ int sb_dp_ctx_init(struct dp_ctx *c, const struct sb_graph_view *g)
     c->res = malloc(nd * sizeof *c->res);
     c->link = malloc((size_t)nd * nd * sizeof *c->link);
     c->jcopy = malloc(((size_t)g->n_edges + 1) * sizeof *c->jcopy);
+    c->pack = g->res_use && g->machine->n_res;
+    if (c->pack) {
+        c->iv = malloc(((size_t)n + 1) * sizeof *c->iv);
+        c->slot_first = malloc(nd * sizeof *c->slot_first);
+        c->slot_start = malloc(nd * sizeof *c->slot_start);
+        c->slot_end = malloc(nd * sizeof *c->slot_end);
+        if (!c->iv || !c->slot_first || !c->slot_start || !c->slot_end) {
+            sb_dp_ctx_free(c);
+            return -1;
+        }
+    }
     if (!c->jcopy || !c->root || !c->rank || !c->stamp || !c->dev || !c->fin || !c->cend || !c->copy ||
         !c->sorted || !c->newin || !c->stream || !c->res || !c->link) {
         sb_dp_ctx_free(c);
@@ -158,6 +173,7 @@ void sb_dp_ctx_free(struct dp_ctx *c)
     free(c->cend), free(c->copy), free(c->sorted), free(c->newin), free(c->stream);
     free(c->res);
     free(c->link), free(c->jcopy);
+    free(c->iv), free(c->slot_first), free(c->slot_start), free(c->slot_end);
     memset(c, 0, sizeof *c);
 }
 
@@ -278,6 +294,107 @@ static double arrival(struct dp_ctx *c, uint32_t p, uint32_t b, double *lf, int 
     return end;
 }
 
+/* ---- named resources: booking as the simulator books -------------------- */
+
+/* What v holds on device b (need[]); 0 when nothing. */
+static int pack_need(const struct dp_ctx *c, uint32_t v, uint32_t b, uint32_t *need)
+{
+    int any = 0;
+    for (uint32_t k = 0; k < c->g->machine->n_res; k++)
+        any |= (need[k] = sb_res_need(c->g, v, b, k)) != 0;
+    return any;
+}
+
+/* Whether [t, t + w) on device b, holding need[], stays within the limits at
+ * every instant beside this group's bookings.  Returns 1 when it fits, else 0
+ * with *next = the first booking end after t (where to try again). */
+static int pack_fits(const struct dp_ctx *c, uint32_t b, const uint32_t *need, double t,
+                     double w, double *next)
+{
+    const struct sb_machine_view *m = c->g->machine;
+    uint32_t K = m->n_res;
+    const uint32_t *lim = &m->res_limit[(size_t)b * K];
+    int ok = 1;
+    *next = INFINITY;
+    for (uint32_t i = 0; i < c->n_iv; i++) {
+        const struct dp_iv *x = &c->iv[i];
+        if (x->dev != b || !(x->en > t))
+            continue;
+        if (x->en < *next)
+            *next = x->en;
+        if (!(x->st < t + w))
+            continue;
+        /* the use at the instant x starts (or at t), over every booking */
+        double at = x->st > t ? x->st : t;
+        for (uint32_t k = 0; k < K && ok; k++) {
+            if (!need[k])
+                continue;
+            uint64_t sum = need[k];
+            for (uint32_t j = 0; j < c->n_iv; j++) {
+                const struct dp_iv *y = &c->iv[j];
+                if (y->dev == b && y->st <= at && y->en > at)
+                    sum += y->need[k];
+            }
+            if (lim[k] && sum > lim[k])
+                ok = 0;
+        }
+    }
+    return ok;
+}
+
+/* The earliest start >= t of v (duration w) on device b: after the last
+ * booking of its lane (a stream runs its nodes in order, as in sim.c), then
+ * where its resources fit. */
+static double pack_start(const struct dp_ctx *c, uint32_t v, uint32_t b, double t, double w)
+{
+    uint32_t need[SB_MAX_RES], lane = sb_lane(c->g, v, b);
+    for (uint32_t i = 0; i < c->n_iv; i++)
+        if (c->iv[i].dev == b && c->iv[i].lane == lane && c->iv[i].en > t)
+            t = c->iv[i].en;
+    if (c->g->kind[v] != SB_KIND_COMPUTE || !pack_need(c, v, b, need))
+        return t;
+    double next;
+    while (!pack_fits(c, b, need, t, w, &next) && isfinite(next))
+        t = next;
+    return t;
+}
+
+static void pack_book(struct dp_ctx *c, uint32_t v, uint32_t b, double st, double en)
+{
+    struct dp_iv *x = &c->iv[c->n_iv++];
+    x->dev = b, x->lane = sb_lane(c->g, v, b), x->st = st, x->en = en;
+    pack_need(c, v, b, x->need);
+}
+
+/* The note's heuristic on device b: the group's tasks, longest first, fill the
+ * device's open time slot while every resource stays within its limit (and
+ * its lane is free in the slot); otherwise a new slot opens when the open one
+ * ends.  The finish it predicts for v with inputs ready at `ready`; *opens
+ * says whether v opens a new slot. */
+static double note_finish(const struct dp_ctx *c, uint32_t v, uint32_t b, double ready,
+                          double w, int *opens)
+{
+    const struct sb_machine_view *m = c->g->machine;
+    uint32_t need[SB_MAX_RES], K = m->n_res, lane = sb_lane(c->g, v, b);
+    pack_need(c, v, b, need);
+    int fits = c->slot_first[b] < c->n_iv || c->slot_end[b] > c->slot_start[b];
+    for (uint32_t k = 0; k < K && fits; k++) {
+        uint64_t sum = need[k];
+        for (uint32_t i = c->slot_first[b]; i < c->n_iv; i++)
+            if (c->iv[i].dev == b)
+                sum += c->iv[i].need[k];
+        uint32_t lim = m->res_limit[(size_t)b * K + k];
+        if (lim && sum > lim)
+            fits = 0;
+    }
+    for (uint32_t i = c->slot_first[b]; i < c->n_iv && fits; i++)
+        if (c->iv[i].dev == b && c->iv[i].lane == lane)
+            fits = 0;
+    double st = fits ? c->slot_start[b] : c->slot_end[b];
+    *opens = !fits;
+    return (ready > st ? ready : st) + w;
+}
+
 /* Finish (and start) of v on device b; INFINITY when b cannot take it. */
 static double try_on(struct dp_ctx *c, uint32_t v, uint32_t b, double barrier, int commit,
                      double *start)
@@ -295,7 +412,13 @@ static double try_on(struct dp_ctx *c, uint32_t v, uint32_t b, double barrier, i
     if (commit)
         for (uint32_t a = 0; a < c->nd; a++)
             c->link[(size_t)a * c->nd + b] = lf[a];
-    if (t < c->stream[b])
+    if (c->pack) {
+        if (t < barrier)
+            t = barrier;
+        c->ready = t;
+        double w = g->kind[v] == SB_KIND_COMPUTE ? g->dev_dur_us[(size_t)v * c->nd + b] : 0;
+        t = pack_start(c, v, b, t, w);
+    } else if (t < c->stream[b])
         t = c->stream[b];
     if (t < barrier)
         t = barrier;
@@ -337,6 +460,10 @@ static int32_t best_device(struct dp_ctx *c, uint32_t v, double barrier)
         if (!allowed(c, v, b))
             continue;
         double end = try_on(c, v, b, barrier, 0, &st);
+        if (c->pack && c->placer == 1 && g->kind[v] == SB_KIND_COMPUTE && isfinite(end)) {
+            int opens;
+            end = note_finish(c, v, b, c->ready, g->dev_dur_us[(size_t)v * c->nd + b], &opens);
+        }
         if (end < best_end)
             best_end = end, best = (int32_t)b;
     }
@@ -454,8 +581,31 @@ static double place_group(struct dp_ctx *c, double t0, const uint32_t *group, ui
     for (uint32_t i = 0; i < k; i++)
         r[i] = (struct rk){c->rank[group[i]], group[i]};
     qsort(r, k, sizeof *r, by_rank);
+    if (c->pack) {
+        c->n_iv = 0;
+        for (uint32_t a = 0; a < c->nd; a++)
+            c->slot_first[a] = 0, c->slot_start[a] = c->slot_end[a] = t0;
+    }
     double end_all = t0;
     for (uint32_t i = 0; i < k; i++) {
+        if (c->pack) { /* the longest ready task next (ties: rank order) */
+            uint32_t pick = k;
+            double longest = -1;
+            for (uint32_t j = i; j < k; j++) {
+                uint32_t u = r[j].v, ready = 1;
+                for (uint32_t e = g->pred_off[u]; e < g->pred_off[u + 1] && ready; e++)
+                    ready = g->kind[g->pred[e]] == SB_KIND_INPUT || known(c, g->pred[e]);
+                if (ready && mean_cost(c, u) > longest)
+                    longest = mean_cost(c, u), pick = j;
+            }
+            if (pick == k) { /* cannot happen on a closed group */
+                free(r);
+                return -1;
+            }
+            struct rk t = r[pick];
+            memmove(&r[i + 1], &r[i], (size_t)(pick - i) * sizeof *r);
+            r[i] = t;
+        }
         uint32_t v = r[i].v;
         c->sorted[i] = v;
         c->n_sorted = i + 1;
@@ -465,6 +615,19 @@ static double place_group(struct dp_ctx *c, double t0, const uint32_t *group, ui
             return -1;
         }
         double st, end = try_on(c, v, (uint32_t)d, t0, 1, &st);
+        if (c->pack) {
+            if (c->placer == 1 && g->kind[v] == SB_KIND_COMPUTE) {
+                int opens;
+                double w = g->dev_dur_us[(size_t)v * c->nd + (uint32_t)d];
+                double nf = note_finish(c, v, (uint32_t)d, c->ready, w, &opens);
+                if (opens)
+                    c->slot_first[d] = c->n_iv, c->slot_start[d] = nf - w, c->slot_end[d] = nf;
+                else if (nf > c->slot_end[d])
+                    c->slot_end[d] = nf;
+            }
+            /* the lane is held until its finish (a start's is its issue) */
+            pack_book(c, v, (uint32_t)d, st, g->kind[v] == SB_KIND_START ? st : end);
+        }
         /* inputs nobody placed yet go with this consumer */
         for (uint32_t e = g->pred_off[v]; e < g->pred_off[v + 1]; e++)
             if (!known(c, g->pred[e])) {
@@ -1860,6 +2023,7 @@ static int dp_init(const double *p, void **state, char *err, size_t n_err)
     c->capacity = (uint32_t)p[P_CAPACITY];
     c->sync = (uint32_t)p[P_SYNC];
     c->budget = (uint64_t)p[P_BUDGET];
+    c->placer = (uint32_t)p[P_PLACER];
     *state = c;
     return 0;
 }

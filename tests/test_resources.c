@@ -1,11 +1,12 @@
 /* Resources on a device (issue 28; docs/machines.md, "Resources"): cases small
  * enough to time by hand, then a brute-force optimum (every placement x every
  * topological order, each replayed by the simulator) on random 5-8-node
- * graphs with resources, against which heft's makespan is reported (mean and
- * max ratio) and which no schedule, heft's included, may beat, nor go below
- * the lower bound. */
+ * graphs with resources, against which heft's and dp's makespans are reported
+ * (mean and max ratio) and which no schedule, heft's and dp's included, may
+ * beat, nor go below the lower bound. */
 #include <stdlib.h>
 
+#include "../schedulers/dp-impl.h"
 #include "../schedulers/heft-impl.h"
 #include "check.h"
 #include "core/core.h"
@@ -42,6 +43,62 @@ static struct sb_graph *graph_on(struct sb_machine *m, const char *csv, struct s
         return NULL;
     }
     return G;
+}
+
+/* Simulated makespan of a policy's schedule (s is left initialised; the
+ * caller frees it); -1 when it fails or is invalid. */
+static double run_spec(const struct sb_graph *G, const char *spec, struct sb_schedule *s)
+{
+    struct sb_err e;
+    struct sb_sched sched;
+    struct sb_sim_config sc;
+    struct sb_sim_result r;
+    sb_schedule_init(s, G, G->v.machine->n_devices);
+    if (sb_sched_parse(&sched, spec, &e))
+        return fprintf(stderr, "%s\n", e.msg), -1;
+    int rc = sb_sched_run(&sched, G, s, &e);
+    sb_sched_free(&sched);
+    if (rc || sb_schedule_validate(&G->v, s, &e))
+        return fprintf(stderr, "%s: %s\n", spec, e.msg), -1;
+    sb_sim_defaults(&sc);
+    sb_sim_run(G, s, &sc, &r);
+    double t = r.makespan_us;
+    sb_sim_result_free(&r);
+    return t;
+}
+
+/* dp's placer on a device with resources (docs/dp.md, "Packing"): g0 of 4
+ * sms, g1 of 4 sms at speed 0.8; a and b independent, 10 us, 2 sms each,
+ * streams 0 and 1.  On g0, 2 + 2 <= 4 and the streams differ, so both run
+ * 0..10: makespan 10, under the default (skyline), the note's placer and the
+ * grouped search alone (sync=1).  A placer that treated g0 as serial would
+ * see b finish at 20 there and at 10 / 0.8 = 12.5 on g1, put it on g1 and
+ * end at 12.5 (the simulator cannot undo a placement), so sync=1 checks the
+ * packing itself; the default also has heft's plan, which packs too. */
+static void dp_packs(void)
+{
+    struct sb_err e;
+    struct sb_machine *m = machine("devices:\n  - {name: g0, resources: {sms: 4}}\n"
+                                   "  - {name: g1, speed: 0.8, resources: {sms: 4}}\n"
+                                   "links:\n  default: {gbps: 100, latency_us: 1}\n");
+    CHECK(m != NULL);
+    if (!m)
+        return;
+    struct sb_graph *G = graph_on(m,
+                                  "id,name,kind,inputs,op,cost_us,stream,res.sms\n"
+                                  "0,a,compute,,mm,10,0,2\n"
+                                  "1,b,compute,,mm,10,1,2\n",
+                                  &e);
+    CHECK(G != NULL);
+    static const char *const spec[] = {"dp", "dp:placer=note", "dp:sync=1",
+                                       "dp:sync=1,placer=note"};
+    for (uint32_t i = 0; G && i < 4; i++) {
+        struct sb_schedule s;
+        CHECK_NEAR(run_spec(G, spec[i], &s), 10);
+        sb_schedule_free(&s);
+    }
+    sb_graph_free(G);
+    sb_machine_free(m);
 }
 
 /* The original order on device 0; begin/end of each node recorded. */
@@ -267,6 +324,14 @@ static void brute_force(uint32_t n_graphs)
 {
     double sum = 0, worst = 0;
     uint32_t counted = 0, n_eq = 0;
+    /* dp's specs: the default, the note's placer, and the grouped search alone
+     * with each placer (where the packing shows: the default keeps the better
+     * of the grouped schedule and heft's) */
+    static const char *const dspec[] = {"dp", "dp:placer=note", "dp:sync=1",
+                                        "dp:sync=1,placer=note"};
+    enum { N_DP = 4 };
+    double dsum[N_DP] = {0}, dworst[N_DP] = {0};
+    uint32_t d_le_heft[N_DP] = {0};
     struct sb_machine *m1 = machine("devices:\n  - {name: g0, resources: {sms: 4}}\n");
     struct sb_machine *m2 = machine("devices:\n  - {name: g0, resources: {sms: 4}}\n"
                                     "  - {name: g1, speed: 0.5, resources: {sms: 2}}\n"
@@ -338,6 +403,45 @@ static void brute_force(uint32_t n_graphs)
         CHECK(r.makespan_us >= best - 1e-9 * best);
         CHECK(lb <= best + 1e-9 * best);
         CHECK_NEAR(r.makespan_us, planned);
+        for (uint32_t i = 0; i < N_DP; i++) {
+            struct sb_schedule ds;
+            double t = run_spec(G, dspec[i], &ds);
+            sb_schedule_free(&ds);
+            CHECK(t >= best - 1e-9 * best); /* nothing beats the optimum */
+            dsum[i] += t / best;
+            if (t / best > dworst[i])
+                dworst[i] = t / best;
+            d_le_heft[i] += t <= r.makespan_us + 1e-9 * r.makespan_us;
+        }
+        /* dp's placer, the whole graph as one group (closed: every node is a
+         * task): the end it predicts is what the simulator makes of the order
+         * and devices it emits, with either placer. */
+        for (int pl = 0; pl < 2; pl++) {
+            struct dp_ctx dc;
+            CHECK(sb_dp_ctx_init(&dc, g) == 0);
+            dc.placer = pl;
+            struct dp_state *s0 = sb_dp_initial(&dc, 1), *s1 = NULL;
+            uint32_t grp[8];
+            for (uint32_t v = 0; v < n; v++)
+                grp[v] = v;
+            double pred = s0 ? sb_dp_plan(&dc, s0, grp, n, &s1, 1) : -1;
+            CHECK(pred > 0 && s1 != NULL);
+            if (s1) {
+                struct sb_schedule ps;
+                sb_schedule_init(&ps, G, nd);
+                for (uint32_t i = 0; i < n; i++)
+                    ps.order[i] = s1->group[i], ps.device[s1->group[i]] = s1->gdev[i];
+                struct sb_sim_result pr;
+                sb_sim_run(G, &ps, &c, &pr);
+                CHECK_NEAR(pr.makespan_us, pred);
+                CHECK(pred >= best - 1e-9 * best);
+                sb_sim_result_free(&pr);
+                sb_schedule_free(&ps);
+            }
+            sb_dp_state_free(s1);
+            sb_dp_state_free(s0);
+            sb_dp_ctx_free(&dc);
+        }
         sum += ratio, counted++;
         n_eq += ratio < 1 + 1e-9;
         if (ratio > worst)
@@ -349,6 +453,11 @@ static void brute_force(uint32_t n_graphs)
     printf("resources: brute force on %u random graphs of 5-8 nodes (1 or 2 devices): heft / "
            "optimum mean %.4f, max %.4f; heft optimal on %u\n", counted,
            counted ? sum / counted : 0, worst, n_eq);
+    CHECK(d_le_heft[0] == counted); /* dp keeps the better of its own and heft's */
+    CHECK(d_le_heft[1] == counted);
+    for (uint32_t i = 0; i < N_DP; i++)
+        printf("resources: %s / optimum mean %.4f, max %.4f; <= heft on %u of %u\n", dspec[i],
+               counted ? dsum[i] / counted : 0, dworst[i], d_le_heft[i], counted);
     CHECK(counted >= n_graphs / 2);
     sb_machine_free(m1);
     sb_machine_free(m2);
@@ -395,11 +504,14 @@ static void device_streams(void)
 int main(void)
 {
     snprintf(machine_path, sizeof machine_path, "%s/res_machine.yaml", SB_TEST_TMP);
+    sb_registry_add_builtins();
     by_hand();
+    dp_packs();
     device_streams();
     round_trip();
     const char *env = getenv("SB_RES_N");
     brute_force(env && atoi(env) > 0 ? (uint32_t)atoi(env) : 40);
     remove(machine_path);
+    sb_registry_clear();
     return check_report();
 }
