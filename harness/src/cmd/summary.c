@@ -72,6 +72,25 @@ static double field_num(const char *f)
     return *f && !*end && isfinite(v) ? v : NAN;
 }
 
+/* The value of column c nearest to what the user typed (a workload or a
+ * policy that has no rows), for a "did you mean"; NULL when none is near.
+ * The name points into the table. */
+static const char *nearest_in_column(const struct summary *S, int c, const char *want)
+{
+    const char **names = sb_xcalloc(S->t.n_rows + 1, sizeof *names);
+    uint32_t n = 0;
+    for (uint32_t r = 0; r < S->t.n_rows; r++) {
+        uint32_t k = 0;
+        while (k < n && strcmp(names[k], G(S, r, c)))
+            k++;
+        if (k == n)
+            names[n++] = G(S, r, c);
+    }
+    const char *near = sb_did_you_mean(want, names, n);
+    free(names);
+    return near;
+}
+
 static void summary_free(struct summary *S);
 
 static int summary_load(struct summary *S, const struct sum_opts *o, struct sb_err *e)
@@ -119,19 +138,9 @@ static int summary_load(struct summary *S, const struct sum_opts *o, struct sb_e
         x->ok = x->ok && !isnan(x->span);
     }
     if (o->workload && !S->n_wl) {
-        const char **names = sb_xcalloc(S->t.n_rows + 1, sizeof *names);
-        uint32_t n = 0;
-        for (uint32_t r = 0; r < S->t.n_rows; r++) {
-            uint32_t k = 0;
-            while (k < n && strcmp(names[k], G(S, r, c->w)))
-                k++;
-            if (k == n)
-                names[n++] = G(S, r, c->w);
-        }
-        const char *near = sb_did_you_mean(o->workload, names, n);
+        const char *near = nearest_in_column(S, c->w, o->workload);
         sb_errf(e, "%s: no rows for workload '%s'%s%s%s", o->results, o->workload,
                 near ? " (did you mean '" : "", near ? near : "", near ? "'?)" : "");
-        free(names);
         summary_free(S);
         return -1;
     }
@@ -166,19 +175,9 @@ static int summary_load(struct summary *S, const struct sum_opts *o, struct sb_e
         }
     }
     if (o->vs && !any_ref) {
-        const char **names = sb_xcalloc(S->t.n_rows + 1, sizeof *names);
-        uint32_t n = 0;
-        for (uint32_t r = 0; r < S->t.n_rows; r++) {
-            uint32_t k = 0;
-            while (k < n && strcmp(names[k], G(S, r, c->s)))
-                k++;
-            if (k == n)
-                names[n++] = G(S, r, c->s);
-        }
-        const char *near = sb_did_you_mean(o->vs, names, n);
+        const char *near = nearest_in_column(S, c->s, o->vs);
         sb_errf(e, "%s: --vs '%s': no ok row of that policy%s%s%s", o->results, o->vs,
                 near ? " (did you mean '" : "", near ? near : "", near ? "'?)" : "");
-        free(names);
         summary_free(S);
         return -1;
     }
