@@ -80,6 +80,15 @@ static int is_view(const struct sb_graph_view *g, uint32_t v)
     return (g->flags[v] & SB_FLAG_ALIAS) || g->kind[v] == SB_KIND_DONE;
 }
 
+/* root[v]: the node owning the buffer v views (a view's first input's
+ * root), v itself for every other node. */
+static void view_roots(const struct sb_graph_view *g, uint32_t *root)
+{
+    for (uint32_t v = 0; v < g->n_nodes; v++)
+        root[v] = is_view(g, v) && g->pred_off[v] < g->pred_off[v + 1]
+                      ? root[g->pred[g->pred_off[v]]] : v;
+}
+
 static double mean_cost(const struct dp_ctx *c, uint32_t v)
 {
     if (c->g->kind[v] != SB_KIND_COMPUTE)
@@ -158,11 +167,9 @@ int sb_dp_ctx_init(struct dp_ctx *c, const struct sb_graph_view *g)
         sb_dp_ctx_free(c);
         return -1;
     }
-    for (uint32_t v = 0; v < n; v++) {
-        c->root[v] = is_view(g, v) && g->pred_off[v] < g->pred_off[v + 1]
-                         ? c->root[g->pred[g->pred_off[v]]] : v;
+    view_roots(g, c->root);
+    for (uint32_t v = 0; v < n; v++)
         c->n_tasks += g->kind[v] != SB_KIND_INPUT;
-    }
     upward_rank(c);
     return 0;
 }
@@ -1881,9 +1888,7 @@ static int improve(const struct sb_graph_view *g, struct sb_schedule *out, uint6
     if (!I.root || !I.order || !I.pos || !I.tmp || !I.dev || !I.key || !I.kt || !I.heap || !I.indeg || !I.path || !I.on_path ||
         !I.peak)
         goto out;
-    for (uint32_t v = 0; v < n; v++)
-        I.root[v] = is_view(g, v) && g->pred_off[v] < g->pred_off[v + 1]
-                        ? I.root[g->pred[g->pred_off[v]]] : v;
+    view_roots(g, I.root);
     if (ls_init(&I.L, g, I.root))
         goto out;
     memcpy(I.order, out->order, (size_t)n * sizeof *I.order);
@@ -1937,9 +1942,7 @@ double sb_dp_simulate(const struct sb_graph_view *g, const uint32_t *order, cons
     double t = -1;
     if (!root)
         return -1;
-    for (uint32_t v = 0; v < n; v++)
-        root[v] = is_view(g, v) && g->pred_off[v] < g->pred_off[v + 1]
-                      ? root[g->pred[g->pred_off[v]]] : v;
+    view_roots(g, root);
     if (ls_init(&L, g, root) == 0) {
         t = ls_eval(&L, order, dev);
         ls_free(&L);
