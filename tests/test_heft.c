@@ -258,6 +258,9 @@ static void capacity_by_hand(void)
         sb_schedule_init(&s, g, 2);
         CHECK(sb_sched_run(&sched, g, &s, &e) != 0);
         CHECK(strstr(e.msg, "no placement within device memory") != NULL);
+        /* the message gives HEFT's own plan: the links are those of
+         * heft-mem.yaml, so it is capacity=0's above, all on g0: 1300 bytes */
+        CHECK(strstr(e.msg, "g0 needs 1300 bytes, capacity 500") != NULL);
         sb_schedule_free(&s);
         sb_sched_free(&sched);
         CHECK(sb_sched_parse(&sched, "heft:capacity=0", &e) == 0);
