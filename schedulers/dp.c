@@ -1155,6 +1155,88 @@ out:
     return rc;
 }
 
+/* ---- placements built for memory --------------------------------------------
+ *
+ * When neither the grouped search nor heft finds a placement within device
+ * memory, that does not mean none exists: heft and the grouped search both
+ * keep an order that overlaps work, and an order that overlaps holds many
+ * buffers at once.  The plainest placement that spreads memory is a pipeline
+ * split: the file's order (topological) cut into one contiguous stretch per
+ * device, each stretch's share in proportion to its device's memory.  Two
+ * such cuts are tried, by the bytes the nodes own and by their time; the
+ * shorter one within memory is kept and stage 3 improves it (keeping only
+ * candidates that fit).  `llama-h8192-...` on four 40 GB GPUs: heft's own
+ * plan needs 90 GB on one device; both cuts fit at 24 to 26 GB each. */
+static double split_share(const struct sb_machine_view *m, uint32_t a, double largest)
+{
+    return m->mem_cap_bytes[a] == SB_MEM_UNLIMITED ? largest : (double)m->mem_cap_bytes[a];
+}
+
+static void split_place(const struct sb_graph_view *g, int by_time, int32_t *dev)
+{
+    const struct sb_machine_view *m = g->machine;
+    uint32_t n = g->n_nodes, nd = m->n_devices;
+    double total = 0, largest = 0, shares = 0, acc = 0;
+    for (uint32_t a = 0; a < nd; a++)
+        if (m->mem_cap_bytes[a] != SB_MEM_UNLIMITED && (double)m->mem_cap_bytes[a] > largest)
+            largest = (double)m->mem_cap_bytes[a];
+    for (uint32_t a = 0; a < nd; a++)
+        shares += split_share(m, a, largest);
+    for (uint32_t v = 0; v < n; v++)
+        total += by_time ? g->dur_us[v] : (double)g->out_bytes[v];
+    uint32_t a = 0;
+    double end = total * split_share(m, 0, largest) / shares;
+    for (uint32_t v = 0; v < n; v++) {
+        while (a + 1 < nd && acc >= end && total > 0)
+            a++, end += total * split_share(m, a, largest) / shares;
+        acc += by_time ? g->dur_us[v] : (double)g->out_bytes[v];
+        uint32_t d = a;
+        /* a compute that cannot run on its stretch's device: the next that can */
+        for (uint32_t k = 0; k < nd && g->kind[v] == SB_KIND_COMPUTE &&
+                             !isfinite(g->dev_dur_us[(size_t)v * nd + d]); k++)
+            d = (d + 1) % nd;
+        if (g->device[v] >= 0)
+            d = (uint32_t)g->device[v];
+        else if (g->kind[v] == SB_KIND_DONE)
+            d = (uint32_t)dev[g->partner[v]];
+        else if (is_view(g, v))
+            d = (uint32_t)dev[g->pred[g->pred_off[v]]];
+        dev[v] = (int32_t)d;
+    }
+}
+
+/* Returns 0 when a cut fits (out then holds it), -1 otherwise. */
+static int split_fallback(const struct sb_graph_view *g, struct sb_schedule *out)
+{
+    uint32_t n = g->n_nodes;
+    int32_t *dev = malloc(((size_t)n + 1) * sizeof *dev);
+    int32_t *keep = malloc(((size_t)n + 1) * sizeof *keep);
+    double best = INFINITY;
+    int rc = -1;
+    if (!dev || !keep)
+        goto out;
+    for (uint32_t v = 0; v < n; v++)
+        out->order[v] = v;
+    if (out->barrier)
+        memset(out->barrier, 0, n);
+    for (int by_time = 0; by_time < 2; by_time++) {
+        split_place(g, by_time, dev);
+        memcpy(out->device, dev, (size_t)n * sizeof *dev);
+        if (check_capacity(g, out))
+            continue;
+        double t = sb_dp_simulate(g, out->order, dev);
+        if (t < best)
+            best = t, memcpy(keep, dev, (size_t)n * sizeof *dev);
+    }
+    if (isfinite(best)) {
+        memcpy(out->device, keep, (size_t)n * sizeof *keep);
+        rc = 0;
+    }
+out:
+    free(dev), free(keep);
+    return rc;
+}
+
 /* HEFT's schedule as the incumbent (sync=0): heft plans with the
  * simulator's rules, so its predicted makespan is the simulated one, as dp's
  * is; it replaces dp's schedule when it is shorter, or when dp's does not fit
@@ -2010,8 +2092,18 @@ static int dp_run(void *state, const struct sb_graph_view *g, struct sb_schedule
         return fits ? 0 : -1;
     if (incumbent(g, out, dp_us, fits, S.conf.capacity) == 0)
         fits = 1; /* HEFT's schedule, within memory when capacity is on */
-    if (!fits)
-        return -1;
+    if (!fits) {
+        /* keep the grouped search's message when no cut fits either */
+        char *why = out->err && out->n_err ? malloc(out->n_err) : NULL;
+        if (why)
+            memcpy(why, out->err, out->n_err);
+        fits = split_fallback(g, out) == 0;
+        if (!fits && why)
+            memcpy(out->err, why, out->n_err);
+        free(why);
+        if (!fits)
+            return -1;
+    }
     if (S.conf.budget && g->machine->n_devices > 1 && scored_exactly(g) &&
         improve(g, out, S.conf.budget, S.conf.capacity))
         return sb_plugin_fail(out->err, out->n_err, "dp: out of memory");

@@ -583,12 +583,64 @@ static void capacity(void)
     sb_machine_free(m);
 }
 
+/* A workload that fits only when spread for memory: llama-h8192-... (30 B
+ * parameters, 4-byte sharded weights) on gpu4-nvlink.yaml, four 40 GB GPUs.
+ * HEFT's order overlaps layers and holds 136 GB on one device, and its
+ * steered plans keep that order, so heft reports that it found nothing;
+ * dp's grouped search does not fit either.  The file's order cut into four
+ * stretches of equal bytes is a pipeline in which each device holds its own
+ * layers' weights and activations, a quarter of the one-device profile
+ * (about 98 GB) plus the copies at the cuts, so dp must return a placement
+ * within 40 GB on every device, and no shorter than the lower bound. */
+static void capacity_split(void)
+{
+    struct sb_err e;
+    struct sb_cost_params c;
+    struct sb_machine *m = sb_machine_load(SB_MACHINES "/gpu4-nvlink.yaml", &e);
+    struct sb_graph *g =
+        m ? sb_graph_load(SB_CORPUS "/llama-h8192-32l-b2-bwd-r64-extloss-sac-fp32.csv", &e)
+          : NULL;
+    CHECK(g != NULL);
+    if (g) {
+        static const char *const spec[] = {"heft", "dp"};
+        sb_cost_defaults(&c);
+        sb_cost_apply(&c, g);
+        CHECK(sb_machine_apply(m, g, &e) == 0);
+        for (int k = 0; k < 2; k++) {
+            struct sb_sched sched;
+            struct sb_schedule s;
+            struct sb_sim_config sc;
+            struct sb_sim_result r;
+            CHECK(sb_sched_parse(&sched, spec[k], &e) == 0);
+            sb_schedule_init(&s, g, 4);
+            int rc = sb_sched_run(&sched, g, &s, &e);
+            if (k == 0) {
+                CHECK(rc != 0 && strstr(e.msg, "no placement within device memory") != NULL);
+            } else {
+                CHECK(rc == 0);
+                sb_sim_defaults(&sc);
+                sb_sim_run(g, &s, &sc, &r);
+                CHECK_EQ_U(r.over_capacity, 0);
+                for (uint32_t a = 0; a < 4; a++)
+                    CHECK(r.dev_peak_bytes[a] > 0 && r.dev_peak_bytes[a] <= 40000000000ull);
+                CHECK(r.makespan_us >= r.makespan_lb_us);
+                sb_sim_result_free(&r);
+            }
+            sb_schedule_free(&s);
+            sb_sched_free(&sched);
+        }
+    }
+    sb_graph_free(g);
+    sb_machine_free(m);
+}
+
 int main(void)
 {
     struct sb_err e;
     sb_registry_add_builtins();
     hand();
     capacity();
+    capacity_split();
     struct sb_machine *m = sb_machine_load(SB_TEST_DATA "/dp2.yaml", &e);
     CHECK(m != NULL);
     if (m) {
