@@ -167,6 +167,50 @@ static void test_one_fast_device(void)
     sb_machine_free(m);
 }
 
+/* Several devices: the head + work / slots + tail term over every device's
+ * slots.  two_dev.yaml: gpu1 twice as fast, so a takes 10 / 2 = 5 at best;
+ * three all_gathers of 20 us wait for it, one collective at a time per device
+ * (the default), so two slots.  Head 5, work 60 over 2 slots, tail 0: 35.
+ * Without the term: critical path 5 + 20 = 25, compute 5 / 2, collectives
+ * 60 / 2 = 30.  Any placement runs the three after 5 on two lanes, one lane
+ * twice: at least 5 + 40 = 45 (copies only add), above 35. */
+static void test_spread_head(void)
+{
+    struct sb_err e;
+    struct sb_machine *m = sb_machine_load(SB_TEST_DATA "/two_dev.yaml", &e);
+    struct sb_graph *g = graph(HDR "0,a,compute,,mm,10,1,,\n"
+                                   "1,s1,start,0,ag,,1,all_gather,20\n"
+                                   "2,s2,start,0,ag,,1,all_gather,20\n"
+                                   "3,s3,start,0,ag,,1,all_gather,20\n"
+                                   "4,d1,done,1,,,,,\n"
+                                   "5,d2,done,2,,,,,\n"
+                                   "6,d3,done,3,,,,,\n");
+    CHECK(m && g && sb_machine_apply(m, g, &e) == 0);
+    if (m && g) {
+        struct sb_sim_config c;
+        sb_sim_defaults(&c);
+        CHECK_NEAR(sb_sim_lower_bound(&g->v, &c), 35);
+        for (uint32_t mask = 0; mask < 16; mask++) { /* every placement of a, s1..s3 */
+            struct sb_schedule s;
+            struct sb_sim_result r;
+            sb_schedule_init(&s, g, 2);
+            for (uint32_t i = 0; i < g->v.n_nodes; i++)
+                s.order[i] = i;
+            for (uint32_t i = 0; i < 4; i++)
+                s.device[i] = (int32_t)((mask >> i) & 1);
+            for (uint32_t i = 4; i < 7; i++)
+                s.device[i] = s.device[i - 3];
+            CHECK(sb_schedule_validate(&g->v, &s, &e) == 0);
+            sb_sim_run(g, &s, &c, &r);
+            CHECK(r.makespan_us >= 45 - 1e-9);
+            sb_sim_result_free(&r);
+            sb_schedule_free(&s);
+        }
+    }
+    sb_graph_free(g);
+    sb_machine_free(m);
+}
+
 /* ---- no schedule beats the bound ------------------------------------------ */
 
 static uint64_t rng_next(uint64_t *s)
@@ -338,6 +382,7 @@ int main(void)
     test_compute_tail();
     test_latency();
     test_one_fast_device();
+    test_spread_head();
     test_corpus();
     sb_registry_clear();
     return check_report();

@@ -135,9 +135,11 @@ static void backward(const struct sb_graph_view *g, double lat, double *after)
     }
 }
 
-/* Collectives of one resource (type t, or all when shared), one device. */
+/* Collectives of one resource (type t, or all when shared), on each of `nd`
+ * devices. */
 static double comm_bound(const struct sb_graph_view *g, const struct sb_sim_config *c,
-                         const double *fin, const double *after, struct job *j, int t)
+                         const double *fin, const double *after, struct job *j, int t,
+                         uint32_t nd)
 {
     uint32_t n = 0;
     for (uint32_t v = 0; v < g->n_nodes; v++) {
@@ -145,7 +147,7 @@ static double comm_bound(const struct sb_graph_view *g, const struct sb_sim_conf
             continue;
         j[n++] = (struct job){fin[v], g->dur_us[v], after[g->partner[v]]};
     }
-    return resource_bound(j, n, c->shared ? c->limit[0] : c->limit[t]);
+    return resource_bound(j, n, (double)nd * (c->shared ? c->limit[0] : c->limit[t]));
 }
 
 static double max2(double a, double b)
@@ -153,9 +155,10 @@ static double max2(double a, double b)
     return a > b ? a : b;
 }
 
-/* Each stream runs one compute node at a time (streams run at once). */
+/* Each stream runs one compute node at a time on each of `nd` devices
+ * (streams run at once). */
 static double compute_bound(const struct sb_graph_view *g, const double *fin,
-                            const double *after, struct job *j)
+                            const double *after, struct job *j, uint32_t nd)
 {
     double best = 0;
     for (uint32_t s = 0; s < g->n_streams; s++) {
@@ -163,7 +166,7 @@ static double compute_bound(const struct sb_graph_view *g, const double *fin,
         for (uint32_t v = 0; v < g->n_nodes; v++)
             if (g->kind[v] == SB_KIND_COMPUTE && g->stream[v] == s)
                 j[n++] = (struct job){fin[v] - g->dur_us[v], g->dur_us[v], after[v]};
-        best = max2(best, resource_bound(j, n, 1));
+        best = max2(best, resource_bound(j, n, nd));
     }
     return best;
 }
@@ -228,6 +231,32 @@ double sb_sim_device_bound(const struct sb_graph_view *g, double edge_lat_us)
     return cp > spread ? cp : spread;
 }
 
+/* Several devices: the one-device head + work / slots + tail terms with each
+ * compute node at its fastest device's time, and slots over every device (a
+ * stream's nodes one at a time per device, a collective resource `limit` per
+ * device).  Where work becomes ready late (the reduce-scatters at the end of a
+ * backward pass) or must end early (the all-gathers the first layers wait
+ * for), this is above the work alone over the slots. */
+static double spread_bound(const struct sb_graph_view *g, const struct sb_sim_config *c,
+                           uint32_t nd)
+{
+    struct sb_graph_view f = *g;
+    double *dur = sb_xmalloc(((size_t)g->n_nodes + 1) * sizeof *dur);
+    double *fin = sb_xcalloc((size_t)g->n_nodes + 1, sizeof *fin);
+    double *after = sb_xcalloc((size_t)g->n_nodes + 1, sizeof *after);
+    struct job *j = sb_xmalloc(((size_t)g->n_nodes + 1) * sizeof *j);
+    for (uint32_t v = 0; v < g->n_nodes; v++)
+        dur[v] = g->kind[v] == SB_KIND_COMPUTE ? fastest(g, v) : g->dur_us[v];
+    f.dur_us = dur;
+    double best = forward(&f, c->edge_lat_us, fin);
+    backward(&f, c->edge_lat_us, after);
+    best = max2(best, compute_bound(&f, fin, after, j, nd));
+    for (int t = 0; t < (c->shared ? 1 : SB_COLL_COUNT); t++)
+        best = max2(best, comm_bound(&f, c, fin, after, j, t, nd));
+    free(dur), free(fin), free(after), free(j);
+    return best;
+}
+
 /* Resources (docs/machines.md, "Resources"): device a can hold at most
  * M_k(a) of resource k at any instant, so the nodes placed on a finish no
  * sooner than sum r_k(v) t(v, a) / M_k(a).  One device: per resource, that
@@ -289,6 +318,7 @@ double sb_sim_lower_bound(const struct sb_graph_view *g, const struct sb_sim_con
     if (nd > 1) {
         best = sb_sim_device_bound(g, lat);
         best = max2(best, res_bound(g, NULL, NULL, NULL));
+        best = max2(best, spread_bound(g, c, nd));
         return max2(best, comm_spread(g, c, nd));
     }
     /* one device: a compute node takes t(v, 0) (dev_dur_us, the device's
@@ -309,10 +339,10 @@ double sb_sim_lower_bound(const struct sb_graph_view *g, const struct sb_sim_con
     struct job *j = sb_xmalloc(((size_t)g->n_nodes + 1) * sizeof *j);
     best = forward(g, lat, fin);
     backward(g, lat, after);
-    best = max2(best, compute_bound(g, fin, after, j));
+    best = max2(best, compute_bound(g, fin, after, j, 1));
     best = max2(best, res_bound(g, fin, after, j));
     for (int t = 0; t < (c->shared ? 1 : SB_COLL_COUNT); t++)
-        best = max2(best, comm_bound(g, c, fin, after, j, t));
+        best = max2(best, comm_bound(g, c, fin, after, j, t, 1));
     free(fin);
     free(after);
     free(j);
