@@ -2,7 +2,8 @@
 // nodes, with the time per node and the fitted growth exponent.
 //
 //   llama  gen llama-bwd --layers 40 / 400 / 4096 (9,955 / 98,875 / 1,011,787
-//          nodes), one device: load, simulate (file order), every policy;
+//          nodes), one device: load, simulate (file order), every policy,
+//          and libcsv alone on the same text (the floor under load);
 //   dag    gen dag --nodes 10000 / 100000 / 1000000 --layers nodes/50 on
 //          workloads/machines/gpu8-nvswitch.yaml: the placers (heft with
 //          capacity=0, see main; dp).
@@ -18,6 +19,7 @@
 // counts other users' load).  Read ratios within one run; absolute times are
 // noisy.
 #include <benchmark/benchmark.h>
+#include <csv.h>
 
 #include <algorithm>
 #include <cmath>
@@ -140,6 +142,39 @@ void BM_Load(benchmark::State &st, std::string path)
         sb_graph_free(g);
     }
     st.counters["nodes"] = n;
+}
+
+// libcsv alone on the same file (the text in memory, callbacks that only
+// count), the floor under load/llama: their ratio in one run says how much
+// of the loader is libcsv and how much is ours.
+void csv_count_field(void *, size_t, void *data) { ++*static_cast<size_t *>(data); }
+void csv_count_row(int, void *data) { ++static_cast<size_t *>(data)[1]; }
+
+void BM_Libcsv(benchmark::State &st, std::string path)
+{
+    std::string text;
+    if (FILE *f = std::fopen(path.c_str(), "rb")) {
+        char buf[1 << 16];
+        size_t n;
+        while ((n = std::fread(buf, 1, sizeof buf, f)) > 0)
+            text.append(buf, n);
+        std::fclose(f);
+    }
+    size_t count[2] = {0, 0};
+    for (auto _ : st) {
+        struct csv_parser p;
+        count[0] = count[1] = 0;
+        if (csv_init(&p, CSV_APPEND_NULL) != 0) {
+            st.SkipWithError("csv_init failed");
+            return;
+        }
+        csv_parse(&p, text.data(), text.size(), csv_count_field, csv_count_row, count);
+        csv_fini(&p, csv_count_field, csv_count_row, count);
+        csv_free(&p);
+        benchmark::DoNotOptimize(count[0]);
+    }
+    // rows less the header: within a few of the node count
+    st.counters["nodes"] = count[1] > 0 ? (double)(count[1] - 1) : 0;
 }
 
 void BM_Simulate(benchmark::State &st, std::string path)
@@ -319,6 +354,7 @@ int main(int argc, char **argv)
                 ->MinTime(0.2);
         };
         reg("load/llama", BM_Load, L);
+        reg("libcsv-only/llama", BM_Libcsv, L);
         reg("simulate/llama", BM_Simulate, L);
         for (uint32_t i = 0; i < sb_registry_count(); i++) {
             std::string name = sb_registry_at(i)->name;
