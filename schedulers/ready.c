@@ -61,6 +61,60 @@ static uint32_t ids_pop(struct ids *h)
     return top;
 }
 
+/* ---- a set of small integers, the smallest first --------------------------- */
+
+/* One bit per member, and above each level a bit per nonzero word of the
+ * level below, up to a single word: adding, and taking the smallest, touch
+ * one word per level (4 levels for 2^24 members). */
+struct idset {
+    uint64_t *w;        /* the levels' words, level 0 first */
+    uint32_t off[7];    /* first word of each level */
+    uint32_t n_levels;
+    uint32_t n;         /* members */
+};
+
+static int idset_init(struct idset *s, uint32_t cap)
+{
+    uint32_t words = cap / 64 + 1, total = 0;
+    s->n_levels = 0, s->n = 0;
+    for (;;) {
+        s->off[s->n_levels++] = total;
+        total += words;
+        if (words == 1)
+            break;
+        words = (words + 63) / 64;
+    }
+    s->w = calloc(total, sizeof *s->w);
+    return s->w ? 0 : -1;
+}
+
+static void idset_add(struct idset *s, uint32_t i)
+{
+    s->n++;
+    for (uint32_t k = 0; k < s->n_levels; k++, i /= 64) {
+        uint64_t *w = &s->w[s->off[k] + i / 64];
+        int had = *w != 0;
+        *w |= 1ull << (i % 64);
+        if (had) /* the levels above know this word already */
+            break;
+    }
+}
+
+static uint32_t idset_take_min(struct idset *s)
+{
+    uint32_t i = 0;
+    for (uint32_t k = s->n_levels; k-- > 0;)
+        i = i * 64 + (uint32_t)__builtin_ctzll(s->w[s->off[k] + i]);
+    s->n--;
+    for (uint32_t k = 0, j = i; k < s->n_levels; k++, j /= 64) {
+        uint64_t *w = &s->w[s->off[k] + j / 64];
+        *w &= ~(1ull << (j % 64));
+        if (*w)
+            break;
+    }
+    return i;
+}
+
 /* ---- a binary min-heap of (time, id): running nodes, lane heads ------------ */
 
 struct event {
@@ -124,13 +178,16 @@ struct replay {
     const int32_t *dev;
     uint32_t nd;
     double *t_key;   /* [n] a start's issue time; a nop's or done's end */
-    uint32_t *slot;  /* [n] lane index: a compute's own; a nop's or done's first
-                      * compute beginning at or after its end */
+    uint32_t *slot;  /* [n] lane index: a compute's own (before it is issued, its
+                      * index among its device's computes by id); a nop's or
+                      * done's first compute beginning at or after its end */
     uint32_t *left;  /* [n] inputs not done yet */
     uint32_t *now;   /* [n] stack: nodes done at the current time (no duration) */
     uint32_t n_now;
     struct events events;           /* running computes and collectives by end */
-    struct ids *comp, *comm;        /* [nd] ready computes / collectives by id */
+    struct idset *comp;             /* [nd] ready computes by slot (= by id) */
+    uint32_t *comp_v;               /* [n_computes] CSR by device: computes by id */
+    struct ids *comm;               /* [nd] ready collectives by id */
     uint8_t *comp_busy, *comm_busy; /* [nd] */
     struct lanes L;
 };
@@ -148,7 +205,7 @@ static void becomes_ready(struct replay *R, uint32_t v)
     uint32_t d = (uint32_t)R->dev[v];
     switch (R->g->kind[v]) {
     case SB_KIND_COMPUTE:
-        ids_push(&R->comp[d], v);
+        idset_add(&R->comp[d], R->slot[v]);
         break;
     case SB_KIND_START:
         ids_push(&R->comm[d], v);
@@ -193,7 +250,8 @@ static void issue(struct replay *R, double t)
     struct lanes *L = &R->L;
     for (uint32_t d = 0; d < R->nd; d++) {
         if (!R->comp_busy[d] && R->comp[d].n) {
-            uint32_t v = ids_pop(&R->comp[d]), i = L->off[d] + L->n[d];
+            uint32_t v = R->comp_v[L->off[d] + idset_take_min(&R->comp[d])];
+            uint32_t i = L->off[d] + L->n[d];
             R->comp_busy[d] = 1;
             L->n_at[d] = L->n[d] && L->begin[i - 1] == t ? L->n_at[d] + 1 : 1;
             L->v[i] = v, L->begin[i] = t;
@@ -327,13 +385,21 @@ static int rank_begins(const struct replay *R, uint32_t *rank, uint32_t *r_inf)
 
 /* The order of the keys (slot time, 0 before the slot's compute / 1 the
  * compute, the node's own time, id), where the slot time is -infinity for
- * inputs, a compute's begin, or +infinity: as (rank of the slot time, the
- * rest as one uint64, id), sorted by a counting sort on the rank, then by
- * the rest within each rank. */
+ * inputs, a compute's begin, or +infinity: as (r0, the rank of the slot time;
+ * the rest as one uint64; id), sorted by a counting sort on r0 (ids ascend in
+ * each rank), then by the rest within each rank. */
 struct rest {
     uint64_t k;
     uint32_t v;
 };
+
+static uint64_t rest_of(const struct replay *R, uint32_t v)
+{
+    uint8_t kind = R->g->kind[v];
+    return kind == SB_KIND_COMPUTE ? UINT64_MAX
+           : kind == SB_KIND_INPUT ? ordered(0)
+                                   : ordered(R->t_key[v]);
+}
 
 static int rest_less(struct rest a, struct rest b)
 {
@@ -346,17 +412,24 @@ static int cmp_rest(const void *a, const void *b)
     return rest_less(*x, *y) ? -1 : rest_less(*y, *x);
 }
 
-static int sort_keys(const struct replay *R, uint32_t *sorted)
+/* key(a) < key(b) */
+static int key_less(const struct replay *R, const uint32_t *r0, uint32_t a, uint32_t b)
+{
+    if (r0[a] != r0[b])
+        return r0[a] < r0[b];
+    return rest_less((struct rest){rest_of(R, a), a}, (struct rest){rest_of(R, b), b});
+}
+
+static int sort_keys(const struct replay *R, uint32_t *r0, uint32_t *sorted)
 {
     const struct sb_graph_view *g = R->g;
     const struct lanes *L = &R->L;
-    uint32_t n = g->n_nodes, nc = L->off[R->nd], r_inf;
+    uint32_t n = g->n_nodes, nc = L->off[R->nd], r_inf, most = 0;
     uint32_t *rank = malloc(((size_t)nc + 1) * sizeof *rank);
-    uint32_t *r0 = malloc(((size_t)n + 1) * sizeof *r0);
-    struct rest *rest = malloc(((size_t)n + 1) * sizeof *rest);
     uint32_t *cnt = NULL;
+    struct rest *tmp = NULL;
     int rc = -1;
-    if (!rank || !r0 || !rest || rank_begins(R, rank, &r_inf))
+    if (!rank || rank_begins(R, rank, &r_inf))
         goto out;
     if (!(cnt = calloc((size_t)r_inf + 2, sizeof *cnt)))
         goto out;
@@ -379,63 +452,67 @@ static int sort_keys(const struct replay *R, uint32_t *sorted)
         }
         cnt[r0[v] + 1]++;
     }
-    for (uint32_t r = 0; r <= r_inf; r++)
+    for (uint32_t r = 0; r <= r_inf; r++) {
+        most = cnt[r + 1] > most ? cnt[r + 1] : most;
         cnt[r + 1] += cnt[r];
-    for (uint32_t v = 0; v < n; v++) { /* stable: ids ascend in each rank */
-        uint64_t k = g->kind[v] == SB_KIND_COMPUTE ? UINT64_MAX
-                     : g->kind[v] == SB_KIND_INPUT ? ordered(0)
-                                                   : ordered(R->t_key[v]);
-        rest[cnt[r0[v]]++] = (struct rest){k, v};
     }
+    for (uint32_t v = 0; v < n; v++)
+        sorted[cnt[r0[v]]++] = v;
+    if (!(tmp = malloc(((size_t)most + 1) * sizeof *tmp)))
+        goto out;
     /* cnt[r] is now where rank r + 1 begins */
     for (uint32_t r = 0, lo = 0; r <= r_inf; lo = cnt[r++]) {
-        uint32_t hi = cnt[r];
-        if (hi - lo > 16) {
-            qsort(rest + lo, hi - lo, sizeof *rest, cmp_rest);
+        uint32_t m = cnt[r] - lo;
+        if (m < 2)
+            continue;
+        for (uint32_t i = 0; i < m; i++)
+            tmp[i] = (struct rest){rest_of(R, sorted[lo + i]), sorted[lo + i]};
+        if (m > 16) {
+            qsort(tmp, m, sizeof *tmp, cmp_rest);
         } else {
-            for (uint32_t i = lo + 1; i < hi; i++) {
-                struct rest x = rest[i];
+            for (uint32_t i = 1; i < m; i++) {
+                struct rest x = tmp[i];
                 uint32_t j = i;
-                for (; j > lo && rest_less(x, rest[j - 1]); j--)
-                    rest[j] = rest[j - 1];
-                rest[j] = x;
+                for (; j > 0 && rest_less(x, tmp[j - 1]); j--)
+                    tmp[j] = tmp[j - 1];
+                tmp[j] = x;
             }
         }
+        for (uint32_t i = 0; i < m; i++)
+            sorted[lo + i] = tmp[i].v;
     }
-    for (uint32_t i = 0; i < n; i++)
-        sorted[i] = rest[i].v;
     rc = 0;
 out:
-    free(rank), free(r0), free(rest), free(cnt);
+    free(rank), free(cnt), free(tmp);
     return rc;
 }
 
 /* Kahn's algorithm taking the smallest key among the nodes whose inputs are
- * placed: the keys' order wherever it is topological.  When all of it is,
- * that order is the answer (the smallest unplaced node is always ready);
- * else a heap of positions in it. */
-static int place(const struct sb_graph_view *g, const uint32_t *sorted, uint32_t *order)
+ * placed: the keys' order wherever it is topological.  When all of it is
+ * (every edge goes from a smaller key to a larger one), that order is the
+ * answer (the smallest unplaced node is always ready); else a heap of
+ * positions in it. */
+static int place(const struct replay *R, const uint32_t *r0, const uint32_t *sorted,
+                 uint32_t *order)
 {
+    const struct sb_graph_view *g = R->g;
     uint32_t n = g->n_nodes, k = 0, topo = 1;
-    uint32_t *pos = malloc(((size_t)n + 1) * sizeof *pos);
-    if (!pos)
-        return -1;
-    for (uint32_t i = 0; i < n; i++)
-        pos[sorted[i]] = i;
     for (uint32_t v = 0; v < n && topo; v++)
-        for (uint32_t e = g->succ_off[v]; e < g->succ_off[v + 1]; e++)
-            topo &= pos[v] < pos[g->succ[e]];
+        for (uint32_t e = g->succ_off[v]; e < g->succ_off[v + 1] && topo; e++)
+            topo = key_less(R, r0, v, g->succ[e]);
     if (topo) {
         memcpy(order, sorted, (size_t)n * sizeof *order);
-        free(pos);
         return 0;
     }
+    uint32_t *pos = malloc(((size_t)n + 1) * sizeof *pos);
     uint32_t *left = malloc(((size_t)n + 1) * sizeof *left);
     struct ids h = {malloc(((size_t)n + 1) * sizeof *h.a), 0};
-    if (!left || !h.a) {
+    if (!pos || !left || !h.a) {
         free(pos), free(left), free(h.a);
         return -1;
     }
+    for (uint32_t i = 0; i < n; i++)
+        pos[sorted[i]] = i;
     for (uint32_t v = 0; v < n; v++) {
         left[v] = g->pred_off[v + 1] - g->pred_off[v];
         if (!left[v])
@@ -478,30 +555,34 @@ static int ready_run(void *state, const struct sb_graph_view *g, struct sb_sched
         goto out;
     for (uint32_t v = 0; v < n; v++)
         if (g->kind[v] == SB_KIND_COMPUTE)
-            L->off[out->device[v] + 1]++, nc++;
+            R.slot[v] = L->off[out->device[v] + 1]++, nc++;
         else if (g->kind[v] == SB_KIND_START)
             R.comm[out->device[v]].n++; /* counted here, emptied below */
     for (uint32_t d = 0; d < nd; d++) {
-        R.comp[d].a = malloc(((size_t)L->off[d + 1] + 1) * sizeof *R.comp[d].a);
         R.comm[d].a = malloc(((size_t)R.comm[d].n + 1) * sizeof *R.comm[d].a);
         R.comm[d].n = 0;
-        L->off[d + 1] += L->off[d];
-        if (!R.comp[d].a || !R.comm[d].a)
+        if (idset_init(&R.comp[d], L->off[d + 1]) || !R.comm[d].a)
             goto out;
+        L->off[d + 1] += L->off[d];
     }
+    R.comp_v = malloc(((size_t)nc + 1) * sizeof *R.comp_v);
     L->v = malloc(((size_t)nc + 1) * sizeof *L->v);
     L->begin = malloc(((size_t)nc + 1) * sizeof *L->begin);
     L->end = malloc(((size_t)nc + 1) * sizeof *L->end);
     sorted = malloc(n1 * sizeof *sorted);
-    if (!L->v || !L->begin || !L->end || !sorted)
+    if (!R.comp_v || !L->v || !L->begin || !L->end || !sorted)
         goto out;
+    for (uint32_t v = 0; v < n; v++)
+        if (g->kind[v] == SB_KIND_COMPUTE)
+            R.comp_v[L->off[out->device[v]] + R.slot[v]] = v;
     run_replay(&R);
     sort_lanes(&R);
-    rc = sort_keys(&R, sorted) || place(g, sorted, out->order) ? -1 : 0;
+    /* the slot ranks reuse left[], which the replay has brought to 0 */
+    rc = sort_keys(&R, R.left, sorted) || place(&R, R.left, sorted, out->order) ? -1 : 0;
 out:
     for (uint32_t d = 0; d < nd && R.comp && R.comm; d++)
-        free(R.comp[d].a), free(R.comm[d].a);
-    free(R.comp), free(R.comm), free(R.comp_busy), free(R.comm_busy);
+        free(R.comp[d].w), free(R.comm[d].a);
+    free(R.comp), free(R.comp_v), free(R.comm), free(R.comp_busy), free(R.comm_busy);
     free(R.t_key), free(R.slot), free(R.left), free(R.now), free(R.events.a);
     free(L->off), free(L->n), free(L->n_at), free(L->v), free(L->begin), free(L->end);
     free(sorted);
