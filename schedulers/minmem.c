@@ -189,23 +189,30 @@ static int heap_push(struct heap *h, double s, uint32_t v, uint32_t ver)
     return 0;
 }
 
+/* Takes the top: its hole goes down to a leaf along the better children,
+ * then the last entry fills it and climbs back (it rarely climbs far), which
+ * saves comparing it at every level. */
 static struct entry heap_pop(struct heap *h)
 {
     struct entry top = h->e[0], x = h->e[--h->n];
     size_t i = 0;
+    if (!h->n)
+        return top;
     for (;;) {
-        size_t c = 4 * i + 1, m = i;
-        const struct entry *best = &x;
-        for (size_t k = c; k < c + 4 && k < h->n; k++)
-            if (before(h, &h->e[k], best))
-                best = &h->e[k], m = k;
-        if (m == i)
+        size_t c = 4 * i + 1, m = c;
+        if (c >= h->n)
             break;
+        for (size_t k = c + 1; k < c + 4 && k < h->n; k++)
+            if (before(h, &h->e[k], &h->e[m]))
+                m = k;
         h->e[i] = h->e[m];
         i = m;
     }
-    if (h->n)
-        h->e[i] = x;
+    while (i > 0 && before(h, &x, &h->e[(i - 1) / 4])) {
+        h->e[i] = h->e[(i - 1) / 4];
+        i = (i - 1) / 4;
+    }
+    h->e[i] = x;
     return top;
 }
 
