@@ -23,10 +23,12 @@
 #include <string.h>
 
 /* Layout (issue 25): at a million nodes the ready sets hold tens of thousands
- * of nodes (computes that read only weights are ready at time 0), so every
- * heap here is small per entry: node ids alone where the id is the key, and
- * the final pass sorts and heaps uint32 ranks instead of tuples of doubles.
- * Nodes that take no time never enter the event heap. */
+ * of nodes (computes that read only weights are ready at time 0), so nothing
+ * here keeps them as tuples of doubles: ready computes are a bitset per
+ * device, ready collectives a heap of ids, and nodes that take no time never
+ * enter the event heap; the final pass sorts node ids by a counting sort on
+ * ranks, and heaps uint32 positions only when the keys' order is not
+ * topological (docs/ready.md, "Speed"). */
 
 /* ---- a 4-ary min-heap of uint32 keys --------------------------------------- */
 
