@@ -52,8 +52,33 @@ struct ggml_result {
     uint32_t grow_from[64], grow_to[64];
 };
 
+/* The same problem as arrays, the layout the passes read (at a million
+ * tensors they stream through them several times: one 64-byte ggml_t each is
+ * most of their time).  sb_ggml_split_graph converts a ggml_problem to it;
+ * schedulers/ggml.c builds it directly.  [n = n_leafs + n_nodes] unless noted. */
+enum { GGML_F_VIEW = 1, GGML_F_EXEMPT = 2, GGML_F_INPUT = 4 };
+
+struct ggml_arrays {
+    uint32_t n_backends, n_bufts;
+    const int32_t *backend_buft; /* [n_backends] */
+    const uint8_t *reads;        /* [n_backends * n_bufts] */
+    int op_offload;
+    uint32_t cap0;
+    uint32_t n_leafs, n_nodes;
+    const uint8_t *flags;     /* GGML_F_* bits: ggml_t's view, exempt, input */
+    const int32_t *view_src;  /* tensor index, or GGML_NONE */
+    const int32_t *buft;      /* its own buffer's type, or GGML_NONE */
+    const uint8_t *usage;     /* enum ggml_usage */
+    const int32_t *pin;       /* or GGML_NONE */
+    const uint8_t *supports;  /* [n * n_backends], tensor-major */
+    const uint8_t *offload;   /* [n * n_backends], tensor-major */
+    const uint32_t *src_off;  /* [n + 1], CSR of the sources by tensor */
+    const int32_t *src;       /* [src_off[n]] tensor indices, GGML_NONE for holes */
+};
+
 /* Returns 0, or -1 when out of memory. */
 int sb_ggml_split_graph(const struct ggml_problem *p, struct ggml_result *r);
+int sb_ggml_split_arrays(const struct ggml_arrays *p, struct ggml_result *r);
 void sb_ggml_result_free(struct ggml_result *r);
 
 #endif

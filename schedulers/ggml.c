@@ -26,51 +26,56 @@
 #include "schedbench/plugin.h"
 
 struct st {
-    const struct ggml_problem *p;
+    const struct ggml_arrays *p;
     int32_t *a;      /* backend of each tensor */
     uint8_t *copied; /* [n * n_backends] a copy of tensor t on backend b exists */
 };
 
 /* b is -1 for a node no backend can run (ggml asserts there; we answer no) */
-static int reads(const struct ggml_problem *p, int32_t b, int32_t buft)
+static int reads(const struct ggml_arrays *p, int32_t b, int32_t buft)
 {
     return b >= 0 && (uint32_t)b < p->n_backends && buft >= 0 &&
            (uint32_t)buft < p->n_bufts && p->reads[(size_t)b * p->n_bufts + (uint32_t)buft];
 }
 
-/* ggml_backend_sched_backend_from_buffer: the tensor's own buffer */
-static int32_t from_buffer(const struct ggml_problem *p, uint32_t t, uint32_t op)
+static int supports(const struct ggml_arrays *p, uint32_t t, uint32_t b)
 {
-    int32_t buft = p->t[t].buft;
+    return p->supports[(size_t)t * p->n_backends + b];
+}
+
+/* ggml_backend_sched_backend_from_buffer: the tensor's own buffer */
+static int32_t from_buffer(const struct ggml_arrays *p, uint32_t t, uint32_t op)
+{
+    int32_t buft = p->buft[t];
     if (buft < 0)
         return GGML_NONE;
     for (uint32_t b = 0; b < p->n_backends; b++)
-        if (reads(p, (int32_t)b, buft) && p->t[op].supports[b])
+        if (reads(p, (int32_t)b, buft) && supports(p, op, b))
             return (int32_t)b;
     return GGML_NONE;
 }
 
 /* ggml_backend_sched_backend_id_from_cur (pass 1) */
-static int32_t from_cur(const struct ggml_problem *p, uint32_t t)
+static int32_t from_cur(const struct ggml_arrays *p, uint32_t t)
 {
-    const struct ggml_t *x = &p->t[t];
-    int32_t b = from_buffer(p, t, t);
+    int32_t b = from_buffer(p, t, t), vs = p->view_src[t];
     if (b != GGML_NONE)
         return b;
-    if (x->view_src != GGML_NONE && (b = from_buffer(p, (uint32_t)x->view_src, t)) != GGML_NONE)
+    if (vs != GGML_NONE && (b = from_buffer(p, (uint32_t)vs, t)) != GGML_NONE)
         return b;
-    if (x->input)
+    if (p->flags[t] & GGML_F_INPUT)
         return (int32_t)p->n_backends - 1; /* the last backend, assumed the CPU */
-    if (x->exempt)
+    if (p->flags[t] & GGML_F_EXEMPT)
         return GGML_NONE;
-    for (uint32_t j = 0; j < x->n_src; j++) {
-        int32_t s = x->src[j];
-        if (s == GGML_NONE || p->t[s].buft < 0 || p->t[s].usage != GGML_USAGE_WEIGHTS)
+    for (uint32_t j = p->src_off[t]; j < p->src_off[t + 1]; j++) {
+        int32_t s = p->src[j];
+        if (s == GGML_NONE || p->buft[s] < 0 || p->usage[s] != GGML_USAGE_WEIGHTS)
             continue;
         int32_t sb = from_buffer(p, (uint32_t)s, t);
         if (p->op_offload && sb == (int32_t)p->n_backends - 1)
             for (int32_t c = 0; c < sb; c++)
-                if (x->supports[c] && x->offload[c])
+                if (supports(p, t, (uint32_t)c) &&
+                    p->offload[(size_t)t * p->n_backends + (uint32_t)c])
                     return c;
         return sb;
     }
@@ -80,9 +85,9 @@ static int32_t from_cur(const struct ggml_problem *p, uint32_t t)
 /* ggml_backend_sched_buffer_supported */
 static int buffer_supported(const struct st *S, uint32_t t, int32_t b)
 {
-    const struct ggml_problem *p = S->p;
-    int32_t vs = p->t[t].view_src;
-    int32_t buft = vs != GGML_NONE ? p->t[vs].buft : p->t[t].buft;
+    const struct ggml_arrays *p = S->p;
+    int32_t vs = p->view_src[t];
+    int32_t buft = vs != GGML_NONE ? p->buft[vs] : p->buft[t];
     if (buft < 0) {
         int32_t id = S->a[t];
         if (id == GGML_NONE && vs != GGML_NONE)
@@ -94,37 +99,37 @@ static int buffer_supported(const struct st *S, uint32_t t, int32_t b)
 
 static void sweep(struct st *S, int down, int skip_cpu)
 {
-    const struct ggml_problem *p = S->p;
+    const struct ggml_arrays *p = S->p;
     int32_t cur = GGML_NONE;
     for (uint32_t k = 0; k < p->n_nodes; k++) {
         uint32_t t = p->n_leafs + (down ? k : p->n_nodes - 1 - k);
-        if (p->t[t].view)
+        if (p->flags[t] & GGML_F_VIEW)
             continue;
         if (S->a[t] != GGML_NONE)
             cur = skip_cpu && S->a[t] == (int32_t)p->n_backends - 1 ? GGML_NONE : S->a[t];
-        else if (cur != GGML_NONE && p->t[t].supports[cur])
+        else if (cur != GGML_NONE && supports(p, t, (uint32_t)cur))
             S->a[t] = cur;
     }
 }
 
 static void pass3(struct st *S)
 {
-    const struct ggml_problem *p = S->p;
+    const struct ggml_arrays *p = S->p;
     for (uint32_t t = p->n_leafs; t < p->n_leafs + p->n_nodes; t++) {
-        const struct ggml_t *x = &p->t[t];
-        if (x->view)
+        if (p->flags[t] & GGML_F_VIEW)
             continue;
+        uint32_t j0 = p->src_off[t], j1 = p->src_off[t + 1];
         if (S->a[t] == GGML_NONE) { /* the backend reading most of its sources */
             int best = -1;
             for (uint32_t b = 0; b < p->n_backends; b++) {
-                if (!x->supports[b])
+                if (!supports(p, t, b))
                     continue;
                 int n = 0;
-                for (uint32_t j = 0; j < x->n_src; j++) {
-                    int32_t s = x->src[j];
+                for (uint32_t j = j0; j < j1; j++) {
+                    int32_t s = p->src[j];
                     if (s == GGML_NONE)
                         continue;
-                    int32_t vs = p->t[s].view_src;
+                    int32_t vs = p->view_src[s];
                     if ((S->a[s] != GGML_NONE || (vs != GGML_NONE && S->a[vs] != GGML_NONE)) &&
                         buffer_supported(S, (uint32_t)s, (int32_t)b))
                         n++;
@@ -134,11 +139,11 @@ static void pass3(struct st *S)
             }
         } else { /* upgrade to a higher priority sharing the buffer type */
             for (int32_t b = 0; b < S->a[t]; b++) {
-                if (p->backend_buft[b] != p->backend_buft[S->a[t]] || !x->supports[b])
+                if (p->backend_buft[b] != p->backend_buft[S->a[t]] || !supports(p, t, (uint32_t)b))
                     continue;
                 int ok = 1;
-                for (uint32_t j = 0; j < x->n_src && ok; j++)
-                    ok = x->src[j] == GGML_NONE || buffer_supported(S, (uint32_t)x->src[j], b);
+                for (uint32_t j = j0; j < j1 && ok; j++)
+                    ok = p->src[j] == GGML_NONE || buffer_supported(S, (uint32_t)p->src[j], b);
                 if (ok) {
                     S->a[t] = b;
                     break;
@@ -150,16 +155,15 @@ static void pass3(struct st *S)
 
 static void pass4(struct st *S)
 {
-    const struct ggml_problem *p = S->p;
+    const struct ggml_arrays *p = S->p;
     for (uint32_t t = p->n_leafs; t < p->n_leafs + p->n_nodes; t++) {
-        const struct ggml_t *x = &p->t[t];
-        if (x->view_src != GGML_NONE && S->a[t] == GGML_NONE)
-            S->a[t] = S->a[x->view_src];
-        for (uint32_t j = 0; j < x->n_src; j++) {
-            int32_t s = x->src[j];
+        if (p->view_src[t] != GGML_NONE && S->a[t] == GGML_NONE)
+            S->a[t] = S->a[p->view_src[t]];
+        for (uint32_t j = p->src_off[t]; j < p->src_off[t + 1]; j++) {
+            int32_t s = p->src[j];
             if (s == GGML_NONE || S->a[s] != GGML_NONE)
                 continue;
-            int32_t vs = p->t[s].view_src;
+            int32_t vs = p->view_src[s];
             S->a[s] = vs != GGML_NONE ? S->a[vs] : S->a[t];
         }
     }
@@ -198,17 +202,16 @@ static int add_input(struct ggml_result *r, struct ggml_split *sp, uint32_t t, u
  * backend and the split already has an input. */
 static int need_cut(const struct st *S, const struct ggml_split *sp, uint32_t t)
 {
-    const struct ggml_problem *p = S->p;
-    const struct ggml_t *x = &p->t[t];
+    const struct ggml_arrays *p = S->p;
     int32_t cur = sp->backend;
     if (S->a[t] != cur || sp->n_inputs == 0 || cur < 0)
         return 0;
-    for (uint32_t j = 0; j < x->n_src; j++) {
-        int32_t s = x->src[j];
+    for (uint32_t j = p->src_off[t]; j < p->src_off[t + 1]; j++) {
+        int32_t s = p->src[j];
         if (s == GGML_NONE)
             continue;
         /* a weight elsewhere that cur cannot read: ignores existing copies */
-        if (p->t[s].buft >= 0 && p->t[s].usage == GGML_USAGE_WEIGHTS && S->a[s] != cur &&
+        if (p->buft[s] >= 0 && p->usage[s] == GGML_USAGE_WEIGHTS && S->a[s] != cur &&
             !buffer_supported(S, (uint32_t)s, cur))
             return 1;
         /* a full split would need another copy (cuts only when exactly full) */
@@ -222,9 +225,9 @@ static int need_cut(const struct st *S, const struct ggml_split *sp, uint32_t t)
 
 static int pass5(struct st *S, struct ggml_result *r)
 {
-    const struct ggml_problem *p = S->p;
+    const struct ggml_arrays *p = S->p;
     uint32_t i = 0;
-    while (i < p->n_nodes && p->t[p->n_leafs + i].view)
+    while (i < p->n_nodes && (p->flags[p->n_leafs + i] & GGML_F_VIEW))
         i++;
     struct ggml_split *sp =
         new_split(r, i < p->n_nodes ? S->a[p->n_leafs + i] : GGML_NONE, 0);
@@ -232,8 +235,7 @@ static int pass5(struct st *S, struct ggml_result *r)
         return -1;
     for (; i < p->n_nodes; i++) {
         uint32_t t = p->n_leafs + i;
-        const struct ggml_t *x = &p->t[t];
-        if (x->view)
+        if (p->flags[t] & GGML_F_VIEW)
             continue;
         if (S->a[t] != sp->backend || need_cut(S, sp, t)) {
             sp->end = i;
@@ -242,8 +244,8 @@ static int pass5(struct st *S, struct ggml_result *r)
         }
         int32_t cur = sp->backend;
         /* a node no backend runs (ggml asserts): no copies for it */
-        for (uint32_t j = 0; cur >= 0 && j < x->n_src; j++) {
-            int32_t s = x->src[j];
+        for (uint32_t j = p->src_off[t]; cur >= 0 && j < p->src_off[t + 1]; j++) {
+            int32_t s = p->src[j];
             if (s == GGML_NONE || S->a[s] == cur || buffer_supported(S, (uint32_t)s, cur))
                 continue;
             uint8_t *c = &S->copied[(size_t)s * p->n_backends + (uint32_t)cur];
@@ -258,7 +260,7 @@ static int pass5(struct st *S, struct ggml_result *r)
     return 0;
 }
 
-int sb_ggml_split_graph(const struct ggml_problem *p, struct ggml_result *r)
+int sb_ggml_split_arrays(const struct ggml_arrays *p, struct ggml_result *r)
 {
     uint32_t n = p->n_leafs + p->n_nodes;
     struct st S = {.p = p};
@@ -270,11 +272,11 @@ int sb_ggml_split_graph(const struct ggml_problem *p, struct ggml_result *r)
         return -1;
     }
     S.a = r->backend;
-    for (uint32_t t = 0; t < n; t++) /* pins are never overwritten */
-        S.a[t] = p->t[t].pin;
-    for (uint32_t t = 0; t < n; t++)
+    for (uint32_t t = 0; t < n; t++) { /* pins are never overwritten */
+        S.a[t] = p->pin[t];
         if (S.a[t] == GGML_NONE)
             S.a[t] = from_cur(p, t);
+    }
     sweep(&S, 1, 1);
     sweep(&S, 0, 1);
     sweep(&S, 1, 0);
@@ -283,6 +285,45 @@ int sb_ggml_split_graph(const struct ggml_problem *p, struct ggml_result *r)
     pass4(&S);
     int rc = pass5(&S, r);
     free(S.copied);
+    return rc;
+}
+
+/* ggml_t records to arrays */
+int sb_ggml_split_graph(const struct ggml_problem *q, struct ggml_result *r)
+{
+    uint32_t n = q->n_leafs + q->n_nodes, nb = q->n_backends, n_src = 0;
+    for (uint32_t t = 0; t < n; t++)
+        n_src += q->t[t].n_src;
+    uint8_t *flags = malloc((size_t)n + 1), *usage = malloc((size_t)n + 1);
+    int32_t *view_src = malloc(((size_t)n + 1) * sizeof *view_src);
+    int32_t *buft = malloc(((size_t)n + 1) * sizeof *buft);
+    int32_t *pin = malloc(((size_t)n + 1) * sizeof *pin);
+    uint8_t *sup = malloc((size_t)n * nb + 1), *off = malloc((size_t)n * nb + 1);
+    uint32_t *src_off = malloc(((size_t)n + 1) * sizeof *src_off);
+    int32_t *src = malloc(((size_t)n_src + 1) * sizeof *src);
+    int rc = -1;
+    if (flags && usage && view_src && buft && pin && sup && off && src_off && src) {
+        src_off[0] = 0;
+        for (uint32_t t = 0; t < n; t++) {
+            const struct ggml_t *x = &q->t[t];
+            flags[t] = (uint8_t)((x->view ? GGML_F_VIEW : 0) | (x->exempt ? GGML_F_EXEMPT : 0) |
+                                 (x->input ? GGML_F_INPUT : 0));
+            usage[t] = x->usage, view_src[t] = x->view_src, buft[t] = x->buft, pin[t] = x->pin;
+            if (nb) {
+                memcpy(sup + (size_t)t * nb, x->supports, nb);
+                memcpy(off + (size_t)t * nb, x->offload, nb);
+            }
+            if (x->n_src)
+                memcpy(src + src_off[t], x->src, x->n_src * sizeof *src);
+            src_off[t + 1] = src_off[t] + x->n_src;
+        }
+        struct ggml_arrays a = {nb, q->n_bufts, q->backend_buft, q->reads, q->op_offload,
+                                q->cap0, q->n_leafs, q->n_nodes, flags, view_src, buft, usage,
+                                pin, sup, off, src_off, src};
+        rc = sb_ggml_split_arrays(&a, r);
+    }
+    free(flags), free(usage), free(view_src), free(buft), free(pin);
+    free(sup), free(off), free(src_off), free(src);
     return rc;
 }
 
@@ -325,18 +366,19 @@ static int ci_equal(const char *a, const char *b)
 }
 
 struct built {
-    struct ggml_problem p;
-    struct ggml_t *t;
+    struct ggml_arrays p;
     uint32_t *tensor_of;   /* [n] our node -> tensor index */
     uint32_t *node_of;     /* [L + N] tensor index -> our node */
-    int32_t *srcs, *bb;
-    uint8_t *ans, *reads;
+    uint8_t *flags, *usage, *sup, *off, *reads, *exempt_op;
+    int32_t *view_src, *buft, *pin, *src, *bb;
+    uint32_t *src_off;
 };
 
 static void built_free(struct built *B)
 {
-    free(B->t), free(B->tensor_of), free(B->node_of), free(B->srcs), free(B->bb);
-    free(B->ans), free(B->reads);
+    free(B->tensor_of), free(B->node_of), free(B->flags), free(B->usage), free(B->sup);
+    free(B->off), free(B->reads), free(B->exempt_op), free(B->view_src), free(B->buft);
+    free(B->pin), free(B->src), free(B->bb), free(B->src_off);
 }
 
 static uint32_t root_of(const struct sb_graph_view *g, uint32_t v)
@@ -350,20 +392,29 @@ static uint32_t root_of(const struct sb_graph_view *g, uint32_t v)
 /* Leafs are our inputs, nodes everything else, both in id order; devices are
  * backends in priority order with one buffer type each; weights live on their
  * pre-assigned device (the last, the CPU, when none); pre-assigned compute is
- * pinned. */
+ * pinned.  Written straight into the arrays the passes read. */
 static int build(const struct sb_graph_view *g, const struct conf *cf, struct built *B)
 {
-    uint32_t n = g->n_nodes, nd = g->machine->n_devices, L = 0;
+    uint32_t n = g->n_nodes, nd = g->machine->n_devices, L = 0, e_leafs = 0;
+    size_t n1 = (size_t)n + 1;
     for (uint32_t v = 0; v < n; v++)
-        L += g->kind[v] == SB_KIND_INPUT;
-    B->t = calloc((size_t)n + 1, sizeof *B->t);
-    B->tensor_of = malloc(((size_t)n + 1) * sizeof *B->tensor_of);
-    B->node_of = malloc(((size_t)n + 1) * sizeof *B->node_of);
-    B->srcs = malloc(((size_t)g->n_edges + 1) * sizeof *B->srcs);
-    B->bb = malloc((size_t)nd * sizeof *B->bb);
-    B->ans = calloc((size_t)n * 2 * nd + 1, 1);
+        if (g->kind[v] == SB_KIND_INPUT)
+            L++, e_leafs += g->pred_off[v + 1] - g->pred_off[v];
+    B->tensor_of = malloc(n1 * sizeof *B->tensor_of);
+    B->node_of = malloc(n1 * sizeof *B->node_of);
+    B->flags = malloc(n1), B->usage = malloc(n1);
+    B->sup = malloc((size_t)n * nd + 1), B->off = calloc((size_t)n * nd + 1, 1);
     B->reads = malloc((size_t)nd * nd);
-    if (!B->t || !B->tensor_of || !B->node_of || !B->srcs || !B->bb || !B->ans || !B->reads)
+    B->exempt_op = malloc((size_t)g->n_ops + 1);
+    B->view_src = malloc(n1 * sizeof *B->view_src);
+    B->buft = malloc(n1 * sizeof *B->buft);
+    B->pin = malloc(n1 * sizeof *B->pin);
+    B->src = malloc(((size_t)g->n_edges + 1) * sizeof *B->src);
+    B->bb = malloc((size_t)nd * sizeof *B->bb);
+    B->src_off = malloc((n1 + 1) * sizeof *B->src_off);
+    if (!B->tensor_of || !B->node_of || !B->flags || !B->usage || !B->sup || !B->off ||
+        !B->reads || !B->exempt_op || !B->view_src || !B->buft || !B->pin || !B->src ||
+        !B->bb || !B->src_off)
         return -1;
     uint32_t li = 0, ni = L;
     for (uint32_t v = 0; v < n; v++) {
@@ -375,37 +426,46 @@ static int build(const struct sb_graph_view *g, const struct conf *cf, struct bu
         for (uint32_t f = 0; f < nd; f++)
             B->reads[(size_t)b * nd + f] = g->machine->can_read[(size_t)b * nd + f];
     }
-    uint32_t e = 0;
+    for (uint32_t o = 0; o < g->n_ops; o++)
+        B->exempt_op[o] = ci_equal(g->op_names[o], "rope") ||
+                          ci_equal(g->op_names[o], "flash_attn_ext");
+    /* sources by tensor: the leafs' first, then the nodes', each in id order */
+    uint32_t e_leaf = 0, e_node = e_leafs;
     for (uint32_t v = 0; v < n; v++) {
-        struct ggml_t *x = &B->t[B->tensor_of[v]];
-        uint8_t *a = &B->ans[(size_t)B->tensor_of[v] * 2 * nd];
-        const char *op = g->op_names[g->op[v]];
+        uint32_t t = B->tensor_of[v];
         int is_input = g->kind[v] == SB_KIND_INPUT;
-        x->view = !is_input && ((g->flags[v] & SB_FLAG_ALIAS) || g->kind[v] == SB_KIND_DONE);
-        x->exempt = ci_equal(op, "rope") || ci_equal(op, "flash_attn_ext");
-        x->view_src = x->view ? (int32_t)B->tensor_of[root_of(g, v)] : GGML_NONE;
-        x->pin = GGML_NONE, x->buft = GGML_NONE;
+        int view = !is_input && ((g->flags[v] & SB_FLAG_ALIAS) || g->kind[v] == SB_KIND_DONE);
+        uint8_t fl = (uint8_t)((view ? GGML_F_VIEW : 0) |
+                               (B->exempt_op[g->op[v]] ? GGML_F_EXEMPT : 0));
+        int32_t buft = GGML_NONE, pin = GGML_NONE;
+        uint8_t usage = GGML_USAGE_NONE;
         if (is_input && (g->flags[v] & SB_FLAG_WEIGHT)) {
-            x->buft = g->device[v] >= 0 ? g->device[v] : (int32_t)nd - 1;
-            x->usage = GGML_USAGE_WEIGHTS;
+            buft = g->device[v] >= 0 ? g->device[v] : (int32_t)nd - 1;
+            usage = GGML_USAGE_WEIGHTS;
         } else if (is_input && g->device[v] >= 0) {
-            x->buft = g->device[v], x->usage = GGML_USAGE_ANY;
+            buft = g->device[v], usage = GGML_USAGE_ANY;
         } else if (is_input) {
-            x->input = 1;
+            fl |= GGML_F_INPUT;
         } else if (g->device[v] >= 0) {
-            x->pin = g->device[v];
+            pin = g->device[v];
         }
+        B->flags[t] = fl, B->usage[t] = usage, B->buft[t] = buft, B->pin[t] = pin;
+        B->view_src[t] = view ? (int32_t)B->tensor_of[root_of(g, v)] : GGML_NONE;
         for (uint32_t b = 0; b < nd; b++) {
-            a[b] = g->kind[v] != SB_KIND_COMPUTE || g->dev_dur_us[(size_t)v * nd + b] < 1e300;
-            a[nd + b] = g->dev_offload ? g->dev_offload[(size_t)v * nd + b] : 0;
+            B->sup[(size_t)t * nd + b] =
+                g->kind[v] != SB_KIND_COMPUTE || g->dev_dur_us[(size_t)v * nd + b] < 1e300;
+            if (g->dev_offload)
+                B->off[(size_t)t * nd + b] = g->dev_offload[(size_t)v * nd + b];
         }
-        x->supports = a, x->offload = a + nd;
-        x->src = B->srcs + e;
-        x->n_src = g->pred_off[v + 1] - g->pred_off[v];
+        uint32_t *e = is_input ? &e_leaf : &e_node;
+        B->src_off[t] = *e;
         for (uint32_t k = g->pred_off[v]; k < g->pred_off[v + 1]; k++)
-            B->srcs[e++] = (int32_t)B->tensor_of[g->pred[k]];
+            B->src[(*e)++] = (int32_t)B->tensor_of[g->pred[k]];
     }
-    B->p = (struct ggml_problem){nd, nd, B->bb, B->reads, cf->op_offload, cf->cap0, L, n - L, B->t};
+    B->src_off[n] = g->n_edges;
+    B->p = (struct ggml_arrays){nd, nd, B->bb, B->reads, cf->op_offload, cf->cap0, L, n - L,
+                                B->flags, B->view_src, B->buft, B->usage, B->pin, B->sup,
+                                B->off, B->src_off, B->src};
     return 0;
 }
 
@@ -419,7 +479,7 @@ static int ggml_run(void *state, const struct sb_graph_view *g, struct sb_schedu
             return sb_plugin_fail(out->err, out->n_err, "ggml: node %u is pre-assigned to "
                                   "device %d; the machine has %u", v, g->device[v],
                                   g->machine->n_devices);
-    if (build(g, cf, &B) || sb_ggml_split_graph(&B.p, &r)) {
+    if (build(g, cf, &B) || sb_ggml_split_arrays(&B.p, &r)) {
         built_free(&B);
         return sb_plugin_fail(out->err, out->n_err, "ggml: out of memory");
     }

@@ -21,7 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Both greedy passes keep their candidates in a binary heap (as XLA's
+/* Both greedy passes keep their candidates in a 4-ary heap (as XLA's
  * ListMemoryScheduler keeps its ready list by priority) instead of rescanning
  * every ready node per step.  A candidate's score depends only on the use
  * counts of the buffers it reads, so it is recomputed, and pushed again with a
@@ -29,12 +29,16 @@
  * stale entries are dropped when they surface.  The picks are therefore the
  * ones a full rescan would make (the same score, the same tie-break), in
  * O((n + E) log n) for graphs whose nodes read each buffer a bounded number of
- * times. */
+ * times.
+ *
+ * Layout (issue 25): what a step reads about a node or a buffer is one 32-byte
+ * record (struct node), and each node's uses are listed once, in a CSR, rather
+ * than gathered again from its inputs' roots at every score. */
 
 struct entry {
     double s;     /* score: larger first */
     uint32_t v;   /* node; ties by id (forward: smaller first, reverse: larger) */
-    uint32_t ver; /* == ver[v] while current */
+    uint32_t ver; /* == ver of v while current */
 };
 
 struct heap {
@@ -43,22 +47,31 @@ struct heap {
     int later_first; /* ties: larger id first (the reverse pass) */
 };
 
+/* bits of node.bits */
+enum { N_OWNS = 1, N_WEIGHT = 2, N_OUTPUT = 4, N_INPUT = 8 };
+
+/* A node, and the buffer it owns (buffers are named by their owner). */
+struct node {
+    double bytes;     /* (double)out_bytes */
+    uint32_t uses;    /* as a buffer: forward, uses left; reverse, uses placed */
+    uint32_t cnt;     /* forward: unplaced preds; reverse: unplaced succs */
+    uint32_t mult;    /* scratch, zero between calls: occurrences of a buffer */
+    uint32_t maxmine; /* most uses of the buffer any one reader holds */
+    uint32_t ver;     /* version of the node's current heap entry */
+    uint8_t state;    /* 0 waiting, 1 candidate, 2 placed */
+    uint8_t bits;     /* N_* */
+};
+
 struct mm {
     const struct sb_graph_view *g;
     uint32_t n;
-    uint32_t *root;   /* buffer a node's output lives in (views share their source's) */
-    uint32_t *uses;   /* [n] forward: remaining uses of each buffer; reverse: placed uses */
-    uint32_t *cnt;    /* [n] forward: unplaced preds; reverse: unplaced succs */
-    uint32_t *mult;   /* [n] scratch, zero between calls: occurrences of a buffer */
+    struct node *x;   /* [n] */
+    uint32_t *use_off; /* [n + 1] CSR by node: the buffers it uses */
+    uint32_t *use;    /* [n_uses] each input's buffer; for a done, its start's too */
     uint32_t *rd_off; /* [n + 1] CSR by buffer: the nodes whose uses include it */
     uint32_t *rd;     /* [n_uses] each reader once per buffer */
-    uint32_t *maxmine; /* [n] most uses of the buffer any one reader holds */
-    uint32_t *ver;    /* [n] version of a node's current heap entry */
-    uint32_t *seen;   /* [n] == epoch: buffer already listed for this node */
-    uint32_t epoch;
     uint32_t *fresh;  /* [max uses] buffers whose count changed */
-    uint8_t *state;   /* [n] 0 waiting, 1 candidate, 2 placed */
-    uint32_t *buf, cap; /* [cap] scratch: one node's uses (cap = the most any has) */
+    uint32_t cap;     /* the most uses any node has */
     struct heap h;
 };
 
@@ -67,63 +80,69 @@ static int owns(const struct sb_graph_view *g, uint32_t v)
     return !(g->flags[v] & SB_FLAG_ALIAS) && g->kind[v] != SB_KIND_DONE;
 }
 
-static int never_freed(const struct sb_graph_view *g, uint32_t b)
+static int never_freed(const struct node *b)
 {
-    return (g->flags[b] & (SB_FLAG_WEIGHT | SB_FLAG_OUTPUT)) != 0;
+    return (b->bits & (N_WEIGHT | N_OUTPUT)) != 0;
 }
 
-/* The uses of buffers made by node c: each input's buffer, and for a done the
- * buffers its start reads (they stay live until the done, docs/cost-model.md). */
-static uint32_t uses_of(const struct mm *M, uint32_t c, uint32_t *out, uint32_t cap)
+/* The uses of buffers made by each node c: each input's buffer, and for a
+ * done the buffers its start reads (they stay live until the done,
+ * docs/cost-model.md); root[] is the buffer each node's output lives in
+ * (views share their source's). */
+static int build_uses(struct mm *M, const uint32_t *root)
 {
     const struct sb_graph_view *g = M->g;
-    uint32_t k = 0;
-    for (uint32_t e = g->pred_off[c]; e < g->pred_off[c + 1] && k < cap; e++)
-        out[k++] = M->root[g->pred[e]];
-    if (g->kind[c] == SB_KIND_DONE && g->partner[c] != SB_NONE) {
-        uint32_t s = g->partner[c];
-        for (uint32_t e = g->pred_off[s]; e < g->pred_off[s + 1] && k < cap; e++)
-            out[k++] = M->root[g->pred[e]];
+    uint32_t n = M->n, k = 0;
+    M->cap = 1;
+    for (int fill = 0; fill < 2; fill++) {
+        k = 0;
+        for (uint32_t c = 0; c < n; c++) {
+            uint32_t k0 = k;
+            if (fill)
+                M->use_off[c] = k;
+            for (uint32_t e = g->pred_off[c]; e < g->pred_off[c + 1]; e++, k++)
+                if (fill)
+                    M->use[k] = root[g->pred[e]];
+            if (g->kind[c] == SB_KIND_DONE && g->partner[c] != SB_NONE) {
+                uint32_t s = g->partner[c];
+                for (uint32_t e = g->pred_off[s]; e < g->pred_off[s + 1]; e++, k++)
+                    if (fill)
+                        M->use[k] = root[g->pred[e]];
+            }
+            if (k - k0 > M->cap)
+                M->cap = k - k0;
+        }
+        if (!fill && !(M->use = malloc(((size_t)k + 1) * sizeof *M->use)))
+            return -1;
     }
-    return k;
-}
-
-static uint32_t max_uses(const struct sb_graph_view *g)
-{
-    uint32_t m = 1;
-    for (uint32_t v = 0; v < g->n_nodes; v++) {
-        uint32_t d = g->pred_off[v + 1] - g->pred_off[v];
-        if (g->kind[v] == SB_KIND_DONE && g->partner[v] != SB_NONE)
-            d += g->pred_off[g->partner[v] + 1] - g->pred_off[g->partner[v]];
-        if (d > m)
-            m = d;
-    }
-    return m;
+    M->use_off[n] = k;
+    return 0;
 }
 
 /* Readers of each buffer (CSR) and, per buffer, the most uses one reader holds. */
-static int build_readers(struct mm *M, uint32_t *buf, uint32_t cap)
+static int build_readers(struct mm *M)
 {
     uint32_t n = M->n;
+    struct node *x = M->x;
     memset(M->rd_off, 0, ((size_t)n + 1) * sizeof *M->rd_off);
-    memset(M->maxmine, 0, (size_t)n * sizeof *M->maxmine);
     /* pass 1: count distinct (buffer, reader) pairs */
     for (int fill = 0; fill < 2; fill++) {
         for (uint32_t c = 0; c < n; c++) {
-            uint32_t k = uses_of(M, c, buf, cap);
+            const uint32_t *u = M->use + M->use_off[c];
+            uint32_t k = M->use_off[c + 1] - M->use_off[c];
             for (uint32_t i = 0; i < k; i++)
-                M->mult[buf[i]]++;
+                x[u[i]].mult++;
             for (uint32_t i = 0; i < k; i++) {
-                uint32_t b = buf[i];
-                if (!M->mult[b])
+                uint32_t b = u[i];
+                if (!x[b].mult)
                     continue;
                 if (fill)
                     M->rd[M->rd_off[b]++] = c;
                 else
                     M->rd_off[b + 1]++;
-                if (M->mult[b] > M->maxmine[b])
-                    M->maxmine[b] = M->mult[b];
-                M->mult[b] = 0;
+                if (x[b].mult > x[b].maxmine)
+                    x[b].maxmine = x[b].mult;
+                x[b].mult = 0;
             }
         }
         if (!fill) {
@@ -162,31 +181,38 @@ static int heap_push(struct heap *h, double s, uint32_t v, uint32_t ver)
     }
     size_t i = h->n++;
     struct entry x = {s, v, ver};
-    while (i > 0 && before(h, &x, &h->e[(i - 1) / 2])) {
-        h->e[i] = h->e[(i - 1) / 2];
-        i = (i - 1) / 2;
+    while (i > 0 && before(h, &x, &h->e[(i - 1) / 4])) {
+        h->e[i] = h->e[(i - 1) / 4];
+        i = (i - 1) / 4;
     }
     h->e[i] = x;
     return 0;
 }
 
+/* Takes the top: its hole goes down to a leaf along the better children,
+ * then the last entry fills it and climbs back (it rarely climbs far), which
+ * saves comparing it at every level. */
 static struct entry heap_pop(struct heap *h)
 {
     struct entry top = h->e[0], x = h->e[--h->n];
     size_t i = 0;
+    if (!h->n)
+        return top;
     for (;;) {
-        size_t c = 2 * i + 1;
+        size_t c = 4 * i + 1, m = c;
         if (c >= h->n)
             break;
-        if (c + 1 < h->n && before(h, &h->e[c + 1], &h->e[c]))
-            c++;
-        if (!before(h, &h->e[c], &x))
-            break;
-        h->e[i] = h->e[c];
-        i = c;
+        for (size_t k = c + 1; k < c + 4 && k < h->n; k++)
+            if (before(h, &h->e[k], &h->e[m]))
+                m = k;
+        h->e[i] = h->e[m];
+        i = m;
     }
-    if (h->n)
-        h->e[i] = x;
+    while (i > 0 && before(h, &x, &h->e[(i - 1) / 4])) {
+        h->e[i] = h->e[(i - 1) / 4];
+        i = (i - 1) / 4;
+    }
+    h->e[i] = x;
     return top;
 }
 
@@ -195,7 +221,7 @@ static uint32_t take_best(struct mm *M)
 {
     while (M->h.n) {
         struct entry t = heap_pop(&M->h);
-        if (M->state[t.v] == 1 && t.ver == M->ver[t.v])
+        if (M->x[t.v].state == 1 && t.ver == M->x[t.v].ver)
             return t.v;
     }
     return SB_NONE;
@@ -205,88 +231,90 @@ static uint32_t take_best(struct mm *M)
 
 /* Bytes v frees (buffers it is the last use of) minus bytes it allocates.
  * Buffers are summed in the order of their first use in v's list. */
-static double net_free(const struct mm *M, uint32_t v, uint32_t *buf, uint32_t cap)
+static double net_free(const struct mm *M, uint32_t v)
 {
-    const struct sb_graph_view *g = M->g;
-    uint32_t k = uses_of(M, v, buf, cap);
+    struct node *x = M->x;
+    const uint32_t *u = M->use + M->use_off[v];
+    uint32_t k = M->use_off[v + 1] - M->use_off[v];
     double freed = 0;
     for (uint32_t i = 0; i < k; i++)
-        M->mult[buf[i]]++;
+        x[u[i]].mult++;
     for (uint32_t i = 0; i < k; i++) {
-        uint32_t b = buf[i], mine = M->mult[b];
+        struct node *b = &x[u[i]];
+        uint32_t mine = b->mult;
         if (!mine) /* not the first occurrence */
             continue;
-        M->mult[b] = 0;
-        if (mine == M->uses[b] && !never_freed(g, b))
-            freed += (double)g->out_bytes[b];
+        b->mult = 0;
+        if (mine == b->uses && !never_freed(b))
+            freed += b->bytes;
     }
-    return freed - (owns(g, v) ? (double)g->out_bytes[v] : 0);
+    return freed - ((x[v].bits & N_OWNS) ? x[v].bytes : 0);
 }
 
-typedef double (*score_fn)(const struct mm *, uint32_t, uint32_t *, uint32_t);
+typedef double (*score_fn)(const struct mm *, uint32_t);
 
-static int push(struct mm *M, score_fn f, uint32_t v, uint32_t *buf, uint32_t cap)
+static int push(struct mm *M, score_fn f, uint32_t v)
 {
-    M->state[v] = 1;
-    return heap_push(&M->h, f(M, v, buf, cap), v, ++M->ver[v]);
+    M->x[v].state = 1;
+    return heap_push(&M->h, f(M, v), v, ++M->x[v].ver);
 }
 
 /* Rescore the candidates reading buffer b. */
-static int rescore_readers(struct mm *M, score_fn f, uint32_t b, uint32_t *buf, uint32_t cap)
+static int rescore_readers(struct mm *M, score_fn f, uint32_t b)
 {
     for (uint32_t i = M->rd_off[b]; i < M->rd_off[b + 1]; i++)
-        if (M->state[M->rd[i]] == 1 && push(M, f, M->rd[i], buf, cap))
+        if (M->x[M->rd[i]].state == 1 && push(M, f, M->rd[i]))
             return -1;
     return 0;
 }
 
-static int forward(struct mm *M, uint32_t *order, uint32_t *buf, uint32_t cap)
+static int forward(struct mm *M, uint32_t *order)
 {
     const struct sb_graph_view *g = M->g;
+    struct node *x = M->x;
     uint32_t pos = 0;
-    memset(M->uses, 0, M->n * sizeof *M->uses);
-    memset(M->state, 0, M->n);
     M->h.n = 0, M->h.later_first = 0;
+    /* a node's uses and inputs are earlier nodes: one pass counts them */
     for (uint32_t v = 0; v < M->n; v++) {
-        uint32_t k = uses_of(M, v, buf, cap);
-        for (uint32_t i = 0; i < k; i++)
-            M->uses[buf[i]]++;
-        M->cnt[v] = g->pred_off[v + 1] - g->pred_off[v];
-        if (g->kind[v] == SB_KIND_INPUT) {
+        x[v].uses = 0;
+        x[v].state = x[v].bits & N_INPUT ? 2 : 0;
+        if (x[v].state)
             order[pos++] = v;
-            M->state[v] = 2;
-        }
+        for (uint32_t i = M->use_off[v]; i < M->use_off[v + 1]; i++)
+            x[M->use[i]].uses++;
+        x[v].cnt = 0; /* inputs are placed already */
+        for (uint32_t e = g->pred_off[v]; e < g->pred_off[v + 1]; e++)
+            x[v].cnt += !(x[g->pred[e]].bits & N_INPUT);
     }
     for (uint32_t v = 0; v < M->n; v++)
-        if (g->kind[v] == SB_KIND_INPUT)
-            for (uint32_t e = g->succ_off[v]; e < g->succ_off[v + 1]; e++)
-                M->cnt[g->succ[e]]--;
-    for (uint32_t v = 0; v < M->n; v++)
-        if (g->kind[v] != SB_KIND_INPUT && M->cnt[v] == 0 && push(M, net_free, v, buf, cap))
+        if (!(x[v].bits & N_INPUT) && x[v].cnt == 0 && push(M, net_free, v))
             return -1;
     for (uint32_t v; (v = take_best(M)) != SB_NONE;) {
-        M->state[v] = 2;
+        x[v].state = 2;
         order[pos++] = v;
-        uint32_t k = uses_of(M, v, buf, cap), n_fresh = 0;
-        M->epoch++;
-        for (uint32_t i = 0; i < k; i++) {
-            M->uses[buf[i]]--;
-            if (M->seen[buf[i]] != M->epoch) {
-                M->seen[buf[i]] = M->epoch;
-                M->fresh[n_fresh++] = buf[i];
+        uint32_t n_fresh = 0;
+        /* each buffer once, in the order of first use (mult marks it) */
+        for (uint32_t i = M->use_off[v]; i < M->use_off[v + 1]; i++) {
+            struct node *b = &x[M->use[i]];
+            b->uses--;
+            if (!b->mult) {
+                b->mult = 1;
+                M->fresh[n_fresh++] = M->use[i];
             }
         }
+        for (uint32_t i = 0; i < n_fresh; i++)
+            x[M->fresh[i]].mult = 0;
         /* A reader's score counts buffer b's bytes when it holds all of b's
-         * remaining uses; it holds at most maxmine[b] of them, so only a count
-         * that has come down to maxmine[b] or below can change a score. */
+         * remaining uses; it holds at most maxmine of them, so only a count
+         * that has come down to maxmine or below can change a score. */
         for (uint32_t i = 0; i < n_fresh; i++) {
             uint32_t b = M->fresh[i];
-            if (!never_freed(g, b) && M->uses[b] <= M->maxmine[b] &&
-                rescore_readers(M, net_free, b, buf, cap))
+            if (!never_freed(&x[b]) && x[b].uses <= x[b].maxmine &&
+                rescore_readers(M, net_free, b))
                 return -1;
         }
         for (uint32_t e = g->succ_off[v]; e < g->succ_off[v + 1]; e++)
-            if (--M->cnt[g->succ[e]] == 0 && push(M, net_free, g->succ[e], buf, cap))
+            if (--x[g->succ[e]].cnt == 0 && push(M, net_free, g->succ[e]))
                 return -1;
     }
     return 0;
@@ -297,63 +325,62 @@ static int forward(struct mm *M, uint32_t *order, uint32_t *buf, uint32_t cap)
 /* Placing v (going backwards) ends its own buffer's life there and starts the
  * lives of the buffers it reads that nothing placed later reads.  Returns
  * bytes that stop being live minus bytes that start. */
-static double reverse_gain(const struct mm *M, uint32_t v, uint32_t *buf, uint32_t cap)
+static double reverse_gain(const struct mm *M, uint32_t v)
 {
-    const struct sb_graph_view *g = M->g;
-    double gain = owns(g, v) && M->uses[v] > 0 ? (double)g->out_bytes[v] : 0;
-    if (owns(g, v) && (g->flags[v] & SB_FLAG_OUTPUT))
-        gain = (double)g->out_bytes[v]; /* live to the end until its producer */
-    uint32_t k = uses_of(M, v, buf, cap);
+    struct node *x = M->x;
+    const uint32_t *u = M->use + M->use_off[v];
+    uint32_t k = M->use_off[v + 1] - M->use_off[v];
+    double gain = (x[v].bits & N_OWNS) && x[v].uses > 0 ? x[v].bytes : 0;
+    if ((x[v].bits & N_OWNS) && (x[v].bits & N_OUTPUT))
+        gain = x[v].bytes; /* live to the end until its producer */
     for (uint32_t i = 0; i < k; i++) {
-        uint32_t b = buf[i];
-        if (M->mult[b]) /* seen */
+        uint32_t b = u[i];
+        if (x[b].mult) /* seen */
             continue;
-        M->mult[b] = 1;
-        /* uses[] counts placed uses here: a buffer with none is not live yet */
-        if (M->uses[b] == 0 && b != v && !(g->flags[b] & SB_FLAG_WEIGHT))
-            gain -= (double)g->out_bytes[b];
+        x[b].mult = 1;
+        /* uses counts placed uses here: a buffer with none is not live yet */
+        if (x[b].uses == 0 && b != v && !(x[b].bits & N_WEIGHT))
+            gain -= x[b].bytes;
     }
     for (uint32_t i = 0; i < k; i++)
-        M->mult[buf[i]] = 0;
+        x[u[i]].mult = 0;
     return gain;
 }
 
-static int reverse(struct mm *M, uint32_t *order, uint32_t *buf, uint32_t cap)
+static int reverse(struct mm *M, uint32_t *order)
 {
     const struct sb_graph_view *g = M->g;
+    struct node *x = M->x;
     uint32_t n_in = 0, pos = M->n;
-    memset(M->uses, 0, M->n * sizeof *M->uses);
-    memset(M->state, 0, M->n);
     M->h.n = 0, M->h.later_first = 1;
+    /* v's score reads only v and earlier nodes, already reset: one pass */
     for (uint32_t v = 0; v < M->n; v++) {
-        M->cnt[v] = g->succ_off[v + 1] - g->succ_off[v];
-        if (g->kind[v] == SB_KIND_INPUT)
+        x[v].uses = 0, x[v].state = 0;
+        x[v].cnt = g->succ_off[v + 1] - g->succ_off[v];
+        if (x[v].bits & N_INPUT)
             order[n_in++] = v;
-    }
-    for (uint32_t v = 0; v < M->n; v++)
-        if (g->kind[v] != SB_KIND_INPUT && M->cnt[v] == 0 &&
-            push(M, reverse_gain, v, buf, cap))
+        else if (x[v].cnt == 0 && push(M, reverse_gain, v))
             return -1;
+    }
     for (uint32_t v; (v = take_best(M)) != SB_NONE;) {
-        M->state[v] = 2;
+        x[v].state = 2;
         order[--pos] = v;
-        uint32_t k = uses_of(M, v, buf, cap), n_fresh = 0;
-        for (uint32_t i = 0; i < k; i++)
-            if (M->uses[buf[i]]++ == 0)
-                M->fresh[n_fresh++] = buf[i];
+        uint32_t n_fresh = 0;
+        for (uint32_t i = M->use_off[v]; i < M->use_off[v + 1]; i++)
+            if (x[M->use[i]].uses++ == 0)
+                M->fresh[n_fresh++] = M->use[i];
         /* Scores read only whether a buffer has a placed use (its readers'
          * and its producer's): rescore when a count leaves 0. */
         for (uint32_t i = 0; i < n_fresh; i++) {
             uint32_t b = M->fresh[i];
-            if (M->state[b] == 1 && push(M, reverse_gain, b, buf, cap))
+            if (x[b].state == 1 && push(M, reverse_gain, b))
                 return -1;
-            if (rescore_readers(M, reverse_gain, b, buf, cap))
+            if (rescore_readers(M, reverse_gain, b))
                 return -1;
         }
         for (uint32_t e = g->pred_off[v]; e < g->pred_off[v + 1]; e++) {
             uint32_t p = g->pred[e];
-            if (--M->cnt[p] == 0 && g->kind[p] != SB_KIND_INPUT &&
-                push(M, reverse_gain, p, buf, cap))
+            if (--x[p].cnt == 0 && !(x[p].bits & N_INPUT) && push(M, reverse_gain, p))
                 return -1;
         }
     }
@@ -364,9 +391,8 @@ static int reverse(struct mm *M, uint32_t *order, uint32_t *buf, uint32_t cap)
 
 static void mm_free(struct mm *M)
 {
-    free(M->root), free(M->uses), free(M->cnt), free(M->mult), free(M->rd_off);
-    free(M->rd), free(M->maxmine), free(M->ver), free(M->seen), free(M->fresh);
-    free(M->state), free(M->h.e), free(M->buf);
+    free(M->x), free(M->use_off), free(M->use), free(M->rd_off), free(M->rd);
+    free(M->fresh), free(M->h.e);
 }
 
 static int mm_init(struct mm *M, const struct sb_graph_view *g)
@@ -374,30 +400,35 @@ static int mm_init(struct mm *M, const struct sb_graph_view *g)
     uint32_t n = g->n_nodes;
     size_t n1 = (size_t)n + 1;
     memset(M, 0, sizeof *M);
-    M->g = g, M->n = n, M->cap = max_uses(g);
-    M->root = malloc(n1 * sizeof *M->root);
-    M->uses = malloc(n1 * sizeof *M->uses);
-    M->cnt = malloc(n1 * sizeof *M->cnt);
-    M->mult = calloc(n1, sizeof *M->mult);
+    M->g = g, M->n = n;
+    M->x = calloc(n1, sizeof *M->x);
+    M->use_off = malloc(n1 * sizeof *M->use_off);
     M->rd_off = malloc((n1 + 1) * sizeof *M->rd_off);
-    M->maxmine = malloc(n1 * sizeof *M->maxmine);
-    M->ver = calloc(n1, sizeof *M->ver);
-    M->seen = calloc(n1, sizeof *M->seen);
-    M->fresh = malloc(((size_t)M->cap + 1) * sizeof *M->fresh);
-    M->state = malloc(n1);
-    M->buf = malloc(((size_t)M->cap + 1) * sizeof *M->buf);
-    if (!M->root || !M->uses || !M->cnt || !M->mult || !M->rd_off || !M->maxmine ||
-        !M->ver || !M->seen || !M->fresh || !M->state || !M->buf)
+    uint32_t *root = malloc(n1 * sizeof *root);
+    if (!M->x || !M->use_off || !M->rd_off || !root) {
+        free(root);
         return -1;
-    for (uint32_t v = 0; v < n; v++)
-        M->root[v] = owns(g, v) || g->pred_off[v] == g->pred_off[v + 1]
-                         ? v : M->root[g->pred[g->pred_off[v]]];
-    return build_readers(M, M->buf, M->cap);
+    }
+    for (uint32_t v = 0; v < n; v++) {
+        struct node *x = &M->x[v];
+        root[v] = owns(g, v) || g->pred_off[v] == g->pred_off[v + 1]
+                      ? v : root[g->pred[g->pred_off[v]]];
+        x->bytes = (double)g->out_bytes[v];
+        x->bits = (uint8_t)((owns(g, v) ? N_OWNS : 0) |
+                            (g->flags[v] & SB_FLAG_WEIGHT ? N_WEIGHT : 0) |
+                            (g->flags[v] & SB_FLAG_OUTPUT ? N_OUTPUT : 0) |
+                            (g->kind[v] == SB_KIND_INPUT ? N_INPUT : 0));
+    }
+    int rc = build_uses(M, root);
+    free(root);
+    if (rc || !(M->fresh = malloc(((size_t)M->cap + 1) * sizeof *M->fresh)))
+        return -1;
+    return build_readers(M);
 }
 
 static int sb_minmem_pass(struct mm *M, int reverse_pass, uint32_t *order)
 {
-    return reverse_pass ? reverse(M, order, M->buf, M->cap) : forward(M, order, M->buf, M->cap);
+    return reverse_pass ? reverse(M, order) : forward(M, order);
 }
 
 int sb_minmem_candidate(const struct sb_graph_view *g, int reverse_pass, uint32_t *order)
