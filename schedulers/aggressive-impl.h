@@ -76,10 +76,11 @@ struct lhs_graph {
     uint8_t *bits;         /* [n] LHS_* */
     double *async_key;     /* [n] async depth (bottom-up) or height (top-down) */
     double *async_depth;   /* [n] XLA GetAsyncDepth, used by kStartAtZeroDepth */
-    uint32_t *graph_depth; /* [n] */
+    uint32_t *graph_depth; /* [n], only with track_memory and depth_memory */
     uint32_t *partner;     /* [n] start <-> done, UINT32_MAX none */
     /* memory: the buffers scheduling a node makes live and those it frees, as
-     * CSR lists of buffer owners (internal ids) */
+     * CSR lists of buffer owners (internal ids); built only with track_memory */
+    int track_memory;      /* a memory_limit is set: the tracker can decide */
     uint32_t *alloc_off, *alloc;
     uint32_t *freed_off, *freed;
     uint64_t *bytes;       /* [n] size of the buffer each owner holds */

@@ -513,25 +513,29 @@ static void build_depths(struct builder *B)
 {
     const struct sb_graph_view *g = B->g;
     struct lhs_graph *G = B->G;
-    double *height = xcalloc(G->n, sizeof *height, &B->oom);
+    int td = B->c->top_down, gdepth = G->graph_depth != NULL;
+    double *height = td ? xcalloc(G->n, sizeof *height, &B->oom) : NULL;
     if (B->oom)
         return;
     for (uint32_t i = 0; i < G->n; i++) {
         uint32_t v = G->id[i];
         double d = 0;
         uint32_t gd = 0;
+        int sup_done = (G->bits[i] & LHS_SUP_DONE) != 0;
         for (uint32_t e = g->pred_off[v]; e < g->pred_off[v + 1]; e++) {
             uint32_t p = B->pos[g->pred[e]];
-            double lat = G->bits[i] & LHS_SUP_DONE ? edge_latency(B->c, g, g->pred[e], v) : 0;
+            double lat = sup_done ? edge_latency(B->c, g, g->pred[e], v) : 0;
             if (G->async_depth[p] + lat > d)
                 d = G->async_depth[p] + lat;
-            if (G->graph_depth[p] + 1 > gd)
+            if (gdepth && G->graph_depth[p] + 1 > gd)
                 gd = G->graph_depth[p] + 1;
         }
         G->async_depth[i] = d;
-        G->graph_depth[i] = gd;
+        if (gdepth)
+            G->graph_depth[i] = gd;
     }
-    for (uint32_t i = G->n; i-- > 0;) {
+    /* the async height is the key only top-down */
+    for (uint32_t i = td ? G->n : 0; i-- > 0;) {
         uint32_t v = G->id[i];
         double h = 0;
         for (uint32_t e = g->succ_off[v]; e < g->succ_off[v + 1]; e++) {
@@ -543,7 +547,7 @@ static void build_depths(struct builder *B)
         height[i] = h;
     }
     for (uint32_t i = 0; i < G->n; i++)
-        G->async_key[i] = B->c->top_down ? height[i] : G->async_depth[i];
+        G->async_key[i] = td ? height[i] : G->async_depth[i];
     free(height);
 }
 
@@ -717,9 +721,15 @@ static int build_graph(const struct sb_graph_view *g, const struct lhs_config *c
     G->bits = xcalloc(n, 1, &B.oom);
     G->async_key = xcalloc(n, sizeof *G->async_key, &B.oom);
     G->async_depth = xcalloc(n, sizeof *G->async_depth, &B.oom);
-    G->graph_depth = xcalloc(n, sizeof *G->graph_depth, &B.oom);
+    /* the memory tracker is read only under a limit (memory_active; the peak
+     * only decides a rerun, which needs a limit too): without one, neither
+     * its buffers nor the graph depth (kDepthOverLimit) are built */
+    G->track_memory = c->memory_limit != UINT64_MAX;
+    if (G->track_memory && c->depth_memory)
+        G->graph_depth = xcalloc(n, sizeof *G->graph_depth, &B.oom);
     G->partner = xcalloc(n, sizeof *G->partner, &B.oom);
-    G->bytes = xcalloc(n, sizeof *G->bytes, &B.oom);
+    if (G->track_memory)
+        G->bytes = xcalloc(n, sizeof *G->bytes, &B.oom);
     G->force = xcalloc(n, 1, &B.oom);
     G->op = xcalloc(n, sizeof *G->op, &B.oom);
     G->group = xcalloc(n, sizeof *G->group, &B.oom);
@@ -737,7 +747,7 @@ static int build_graph(const struct sb_graph_view *g, const struct lhs_config *c
     }
     if (!B.oom)
         build_depths(&B);
-    if (!B.oom) {
+    if (!B.oom && G->track_memory) {
         buffer_roots(&B);
         build_memory(&B);
     }
@@ -823,12 +833,13 @@ static void ready_take(struct lhs_state *S, uint32_t v)
 
 static void enqueue(struct lhs_state *S, uint32_t v)
 {
-    if ((S->G->bits[v] & LHS_NOP) && S->grp[v] < 0) {
+    int32_t grp = S->G->n_groups ? S->grp[v] : -1;
+    if ((S->G->bits[v] & LHS_NOP) && grp < 0) {
         S->nops[S->n_nops++] = v;
         S->where[v] = 2;
     } else {
         ready_push(S, v);
-        if (S->grp[v] >= 0 && S->grp[v] == S->ongoing)
+        if (grp >= 0 && grp == S->ongoing)
             S->ann_ready[S->n_ann_ready++] = v;
     }
 }
@@ -884,10 +895,12 @@ static int state_init(struct lhs_state *S, const struct lhs_graph *G,
     S->nops = xcalloc(n, sizeof *S->nops, &oom);
     S->next_ready.v = xcalloc(n, sizeof *S->next_ready.v, &oom);
     S->seq = xcalloc(n, sizeof *S->seq, &oom);
-    S->live = xcalloc(n, 1, &oom);
-    S->mem_stamp = xcalloc(n, sizeof *S->mem_stamp, &oom);
-    S->mem_inc = xcalloc(n, sizeof *S->mem_inc, &oom);
-    S->mem_peak_inc = xcalloc(n, sizeof *S->mem_peak_inc, &oom);
+    if (G->track_memory) {
+        S->live = xcalloc(n, 1, &oom);
+        S->mem_stamp = xcalloc(n, sizeof *S->mem_stamp, &oom);
+        S->mem_inc = xcalloc(n, sizeof *S->mem_inc, &oom);
+        S->mem_peak_inc = xcalloc(n, sizeof *S->mem_peak_inc, &oom);
+    }
     S->grp = xcalloc(n, sizeof *S->grp, &oom);
     S->holding = xcalloc(n, 1, &oom);
     S->after_target = xcalloc(n, 1, &oom);
@@ -907,11 +920,14 @@ static int state_init(struct lhs_state *S, const struct lhs_graph *G,
         S->deg[i] = (int32_t)(G->dep_off[i + 1] - G->dep_off[i]);
         S->ready[i] = DBL_MAX; /* XLA: not ready */
     }
-    for (uint32_t i = 0; i < n; i++)
-        for (uint32_t e = G->rel_off[i]; e < G->rel_off[i + 1]; e++)
-            S->rnis[i] += S->deg[G->rel[e]] == 1;
+    /* GetReadyNodesIfScheduled: the nodes t releases that wait for it alone.
+     * Counted from t's side (its one dep), a write per such node instead of
+     * a read per edge; dep and rel are each other's transpose. */
+    for (uint32_t t = 0; t < n; t++)
+        if (S->deg[t] == 1)
+            S->rnis[G->dep[G->dep_off[t]]]++;
     for (uint32_t i = 0; i < n; i++) {
-        if (!c->top_down && (G->bits[i] & LHS_PINNED)) {
+        if (!c->top_down && G->track_memory && (G->bits[i] & LHS_PINNED)) {
             S->live[i] = 1; /* harness model: never freed, so live at the bottom */
             S->mem += (int64_t)G->bytes[i];
         }
@@ -1020,7 +1036,7 @@ static double schedule_node(struct lhs_state *S, uint32_t v)
     const struct lhs_graph *G = S->G;
     S->seq[S->n_seq++] = v;
     S->where[v] = 3;
-    if (S->holding[v]) {
+    if (S->n_holding && S->holding[v]) {
         S->holding[v] = 0;
         S->n_holding--;
     }
@@ -1050,7 +1066,8 @@ static double schedule_node(struct lhs_state *S, uint32_t v)
         heap_pop(S);
     for (uint32_t e = G->rel_off[v]; e < G->rel_off[v + 1]; e++)
         release(S, G->rel[e], now);
-    update_buffers(S, v);
+    if (G->track_memory)
+        update_buffers(S, v);
     return now;
 }
 
