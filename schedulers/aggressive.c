@@ -165,6 +165,19 @@ static void *xcalloc(size_t n, size_t size, int *oom)
     return p;
 }
 
+/* The node records, one cache line each (aligned so that a record never
+ * straddles two), zeroed. */
+static struct lhs_node *node_alloc(uint32_t n, int *oom)
+{
+    size_t size = (size_t)(n ? n : 1) * sizeof(struct lhs_node);
+    struct lhs_node *p = aligned_alloc(64, size);
+    if (!p)
+        *oom = 1;
+    else
+        memset(p, 0, size);
+    return p;
+}
+
 static int is_p2p(uint8_t coll)
 {
     return coll == SB_COLL_SEND || coll == SB_COLL_RECV || coll == SB_COLL_SEND_HOST ||
@@ -334,8 +347,6 @@ static void build_edges(struct builder *B)
     uint32_t *extra, n_extra = while_recv_edges(B, &extra);
     uint32_t n = G->n, m = g->n_edges + n_extra;
     int td = B->c->top_down;
-    G->dep_off = xcalloc(n + 1, sizeof *G->dep_off, &B->oom);
-    G->rel_off = xcalloc(n + 1, sizeof *G->rel_off, &B->oom);
     G->dep = xcalloc(m, sizeof *G->dep, &B->oom);
     G->dep_lat = xcalloc(m, sizeof *G->dep_lat, &B->oom);
     G->rel = xcalloc(m, sizeof *G->rel, &B->oom);
@@ -346,8 +357,8 @@ static void build_edges(struct builder *B)
     uint32_t nd = 0, nr = 0;
     for (uint32_t i = 0; i < n; i++) {
         uint32_t v = G->id[i];
-        G->dep_off[i] = nd;
-        G->rel_off[i] = nr;
+        G->node[i].dep_off = nd;
+        G->node[i].rel_off = nr;
         /* bottom-up a node waits for its users and releases its operands */
         uint32_t k = neighbours(B, v, td, G->dep + nd);
         for (uint32_t j = 0; j < k; j++) {
@@ -365,9 +376,9 @@ static void build_edges(struct builder *B)
             if (extra[2 * x] == v)
                 G->rel[nr++] = B->pos[extra[2 * x + 1]];
         }
+        G->node[i].dep_end = nd;
+        G->node[i].rel_end = nr;
     }
-    G->dep_off[n] = nd;
-    G->rel_off[n] = nr;
     free(extra);
 }
 
@@ -379,24 +390,24 @@ static void build_nodes(struct builder *B)
     for (uint32_t i = 0; i < G->n; i++) {
         uint32_t v = G->id[i];
         uint8_t k = g->kind[v];
-        G->cost[i] = node_cost(c, g, v);
+        G->node[i].cost = node_cost(c, g, v);
         G->op[i] = g->op[v];
-        G->occ[i] = G->relr[i] = -1;
+        G->node[i].occ = G->node[i].relr = -1;
         G->partner[i] = g->partner[v] == SB_NONE ? LHS_NONE : B->pos[g->partner[v]];
-        G->bits[i] = (uint8_t)((k == SB_KIND_NOP || k == SB_KIND_INPUT ? LHS_NOP : 0) |
+        G->node[i].bits = (uint8_t)((k == SB_KIND_NOP || k == SB_KIND_INPUT ? LHS_NOP : 0) |
                                (k == SB_KIND_INPUT ? LHS_INPUT : 0));
         if (k != SB_KIND_START && k != SB_KIND_DONE)
             continue;
         int r = resource_of(c, g->coll[v]);
         /* bottom-up a done opens the window (occupies) and its start closes it */
         if ((k == SB_KIND_DONE) != c->top_down)
-            G->occ[i] = (int8_t)r;
+            G->node[i].occ = (int8_t)r;
         else
-            G->relr[i] = (int8_t)r;
+            G->node[i].relr = (int8_t)r;
         if (supported(c, g->coll[v]))
-            G->bits[i] |= k == SB_KIND_START ? LHS_SUP_START : LHS_SUP_DONE;
+            G->node[i].bits |= k == SB_KIND_START ? LHS_SUP_START : LHS_SUP_DONE;
         if (k == SB_KIND_DONE && g->coll[v] == SB_COLL_SEND_HOST)
-            G->bits[i] |= LHS_SEND_HOST_DONE;
+            G->node[i].bits |= LHS_SEND_HOST_DONE;
     }
     /* XLA HloScheduleGraph: which hints a node honours.  force_early on a
      * custom-call; force_delay on a custom-call, async-start or async-done
@@ -415,11 +426,11 @@ static void build_nodes(struct builder *B)
             G->force[i] |= LHS_FORCE_DELAY;
             G->delay_prio[i] = g->sched_priority[v];
         }
-        if ((h & SB_HINT_FORCE_DELAY_ASYNC) && (G->bits[i] & LHS_SUP_START)) {
+        if ((h & SB_HINT_FORCE_DELAY_ASYNC) && (G->node[i].bits & LHS_SUP_START)) {
             G->force[i] |= LHS_FORCE_DELAY;
             G->delay_prio[i] = g->sched_priority[v];
         }
-        if ((h & SB_HINT_FORCE_DELAY_ASYNC) && (G->bits[i] & LHS_SUP_DONE))
+        if ((h & SB_HINT_FORCE_DELAY_ASYNC) && (G->node[i].bits & LHS_SUP_DONE))
             G->force[i] |= LHS_FORCE_EARLY;
         G->any_force |= G->force[i] != 0;
         if (h & SB_HINT_KEEP_ORDER)
@@ -501,8 +512,8 @@ static void build_nodes(struct builder *B)
         const uint32_t *adj = c->top_down ? g->succ : g->pred;
         uint8_t want = c->top_down ? LHS_SUP_START : LHS_SUP_DONE;
         for (uint32_t e = off[v]; e < off[v + 1]; e++)
-            if (G->bits[B->pos[adj[e]]] & want)
-                G->bits[i] |= LHS_UNLOCK;
+            if (G->node[B->pos[adj[e]]].bits & want)
+                G->node[i].bits |= LHS_UNLOCK;
     }
 }
 
@@ -521,7 +532,7 @@ static void build_depths(struct builder *B)
         uint32_t v = G->id[i];
         double d = 0;
         uint32_t gd = 0;
-        int sup_done = (G->bits[i] & LHS_SUP_DONE) != 0;
+        int sup_done = (G->node[i].bits & LHS_SUP_DONE) != 0;
         for (uint32_t e = g->pred_off[v]; e < g->pred_off[v + 1]; e++) {
             uint32_t p = B->pos[g->pred[e]];
             double lat = sup_done ? edge_latency(B->c, g, g->pred[e], v) : 0;
@@ -540,14 +551,14 @@ static void build_depths(struct builder *B)
         double h = 0;
         for (uint32_t e = g->succ_off[v]; e < g->succ_off[v + 1]; e++) {
             uint32_t s = B->pos[g->succ[e]];
-            double lat = G->bits[i] & LHS_SUP_START ? edge_latency(B->c, g, v, g->succ[e]) : 0;
+            double lat = G->node[i].bits & LHS_SUP_START ? edge_latency(B->c, g, v, g->succ[e]) : 0;
             if (height[s] + lat > h)
                 h = height[s] + lat;
         }
         height[i] = h;
     }
     for (uint32_t i = 0; i < G->n; i++)
-        G->async_key[i] = td ? height[i] : G->async_depth[i];
+        G->node[i].async_key = td ? height[i] : G->async_depth[i];
     free(height);
 }
 
@@ -645,7 +656,7 @@ static void build_memory(struct builder *B)
         for (uint32_t k = rd_off[i]; k < rd_off[i + 1]; k++)
             last[rd[k]] = i; /* increasing i: ends as the last reader */
         if (pinned_buffer(B, v, pin) && B->root[v] == v)
-            G->bits[i] |= LHS_PINNED;
+            G->node[i].bits |= LHS_PINNED;
     }
     uint32_t na = 0, nf = 0;
     for (uint32_t i = 0; i < n; i++) {
@@ -658,14 +669,14 @@ static void build_memory(struct builder *B)
                 G->alloc[na++] = rd[k];
             /* above its producer a buffer does not exist yet, pinned or not;
              * the harness model makes inputs exist from the program's start */
-            if (own && !(B->c->memory == LHS_MEM_HARNESS && (G->bits[i] & LHS_INPUT)))
+            if (own && !(B->c->memory == LHS_MEM_HARNESS && (G->node[i].bits & LHS_INPUT)))
                 G->freed[nf++] = i;
             continue;
         }
         if (tracked(B, B->root[v]))
             G->alloc[na++] = B->pos[B->root[v]];
         for (uint32_t k = rd_off[i]; k < rd_off[i + 1]; k++)
-            if (last[rd[k]] == i && !(G->bits[rd[k]] & LHS_PINNED))
+            if (last[rd[k]] == i && !(G->node[rd[k]].bits & LHS_PINNED))
                 G->freed[nf++] = rd[k];
     }
     G->alloc_off[n] = na;
@@ -680,16 +691,10 @@ out:
 static void graph_free(struct lhs_graph *G)
 {
     free(G->id);
-    free(G->dep_off);
     free(G->dep);
     free(G->dep_lat);
-    free(G->rel_off);
     free(G->rel);
-    free(G->cost);
-    free(G->occ);
-    free(G->relr);
-    free(G->bits);
-    free(G->async_key);
+    free(G->node);
     free(G->async_depth);
     free(G->graph_depth);
     free(G->partner);
@@ -715,11 +720,7 @@ static int build_graph(const struct sb_graph_view *g, const struct lhs_config *c
     memset(G, 0, sizeof *G);
     G->n = n;
     G->id = xcalloc(n, sizeof *G->id, &B.oom);
-    G->cost = xcalloc(n, sizeof *G->cost, &B.oom);
-    G->occ = xcalloc(n, 1, &B.oom);
-    G->relr = xcalloc(n, 1, &B.oom);
-    G->bits = xcalloc(n, 1, &B.oom);
-    G->async_key = xcalloc(n, sizeof *G->async_key, &B.oom);
+    G->node = node_alloc(n, &B.oom);
     G->async_depth = xcalloc(n, sizeof *G->async_depth, &B.oom);
     /* the memory tracker is read only under a limit (memory_active; the peak
      * only decides a rerun, which needs a limit too): without one, neither
@@ -767,7 +768,7 @@ static int build_graph(const struct sb_graph_view *g, const struct lhs_config *c
  * algorithms (libstdc++'s) rather than by any priority queue. */
 static int heap_less(const struct lhs_state *S, uint32_t a, uint32_t b)
 {
-    return S->ready[a] > S->ready[b]; /* XLA ready_time_cmp */
+    return S->node[a].ready > S->node[b].ready; /* XLA ready_time_cmp */
 }
 
 static void heap_sift_up(struct lhs_state *S, uint32_t hole, uint32_t top, uint32_t v)
@@ -814,9 +815,9 @@ static void fast_remove(struct lhs_state *S, uint32_t v);
 
 static void ready_push(struct lhs_state *S, uint32_t v)
 {
-    S->ready_pos[v] = S->n_ready;
+    S->node[v].ready_pos = S->n_ready;
     S->ready_set[S->n_ready++] = v;
-    S->where[v] = 1;
+    S->node[v].where = LHS_W_READY;
     if (S->fast && fast_add(S, v))
         S->oom = 1;
 }
@@ -824,9 +825,9 @@ static void ready_push(struct lhs_state *S, uint32_t v)
 /* XLA: std::swap(*chosen, ready_set.back()); ready_set.pop_back(). */
 static void ready_take(struct lhs_state *S, uint32_t v)
 {
-    uint32_t k = S->ready_pos[v], last = S->ready_set[--S->n_ready];
+    uint32_t k = S->node[v].ready_pos, last = S->ready_set[--S->n_ready];
     S->ready_set[k] = last;
-    S->ready_pos[last] = k;
+    S->node[last].ready_pos = k;
     if (S->fast)
         fast_remove(S, v);
 }
@@ -834,9 +835,9 @@ static void ready_take(struct lhs_state *S, uint32_t v)
 static void enqueue(struct lhs_state *S, uint32_t v)
 {
     int32_t grp = S->G->n_groups ? S->grp[v] : -1;
-    if ((S->G->bits[v] & LHS_NOP) && grp < 0) {
+    if ((S->G->node[v].bits & LHS_NOP) && grp < 0) {
         S->nops[S->n_nops++] = v;
-        S->where[v] = 2;
+        S->node[v].where = LHS_W_NOP;
     } else {
         ready_push(S, v);
         if (grp >= 0 && grp == S->ongoing)
@@ -862,7 +863,7 @@ static int group_init(struct lhs_state *S)
         for (uint32_t i = 0; i < G->n; i++) {
             if (G->group[i] != (int32_t)k)
                 continue;
-            for (uint32_t e = G->dep_off[i]; e < G->dep_off[i + 1]; e++) {
+            for (uint32_t e = G->node[i].dep_off; e < G->node[i].dep_end; e++) {
                 uint32_t w = G->dep[e];
                 if (G->group[w] != (int32_t)k && mark[w] != k + 1) {
                     mark[w] = k + 1;
@@ -886,12 +887,8 @@ static int state_init(struct lhs_state *S, const struct lhs_graph *G,
     S->G = G;
     S->cfg = c;
     S->memory_limit = limit;
-    S->deg = xcalloc(n, sizeof *S->deg, &oom);
-    S->rnis = xcalloc(n, sizeof *S->rnis, &oom);
-    S->ready = xcalloc(n, sizeof *S->ready, &oom);
-    S->where = xcalloc(n, 1, &oom);
+    S->node = G->node;
     S->ready_set = xcalloc(n, sizeof *S->ready_set, &oom);
-    S->ready_pos = xcalloc(n, sizeof *S->ready_pos, &oom);
     S->nops = xcalloc(n, sizeof *S->nops, &oom);
     S->next_ready.v = xcalloc(n, sizeof *S->next_ready.v, &oom);
     S->seq = xcalloc(n, sizeof *S->seq, &oom);
@@ -917,22 +914,24 @@ static int state_init(struct lhs_state *S, const struct lhs_graph *G,
     for (int r = 0; r < LHS_R_COUNT; r++)
         S->avail[r] = c->limit[r];
     for (uint32_t i = 0; i < n; i++) {
-        S->deg[i] = (int32_t)(G->dep_off[i + 1] - G->dep_off[i]);
-        S->ready[i] = DBL_MAX; /* XLA: not ready */
+        S->node[i].deg = (int32_t)(G->node[i].dep_end - G->node[i].dep_off);
+        S->node[i].ready = DBL_MAX; /* XLA: not ready */
+        S->node[i].rnis = 0;
+        S->node[i].where = LHS_W_WAITING;
     }
     /* GetReadyNodesIfScheduled: the nodes t releases that wait for it alone.
      * Counted from t's side (its one dep), a write per such node instead of
      * a read per edge; dep and rel are each other's transpose. */
     for (uint32_t t = 0; t < n; t++)
-        if (S->deg[t] == 1)
-            S->rnis[G->dep[G->dep_off[t]]]++;
+        if (S->node[t].deg == 1)
+            S->node[G->dep[G->node[t].dep_off]].rnis++;
     for (uint32_t i = 0; i < n; i++) {
-        if (!c->top_down && G->track_memory && (G->bits[i] & LHS_PINNED)) {
+        if (!c->top_down && G->track_memory && (G->node[i].bits & LHS_PINNED)) {
             S->live[i] = 1; /* harness model: never freed, so live at the bottom */
             S->mem += (int64_t)G->bytes[i];
         }
-        if (!S->deg[i]) { /* XLA FindBottomRoots / FindTopRoots */
-            S->ready[i] = 0;
+        if (!S->node[i].deg) { /* XLA FindBottomRoots / FindTopRoots */
+            S->node[i].ready = 0;
             enqueue(S, i);
         }
     }
@@ -941,12 +940,7 @@ static int state_init(struct lhs_state *S, const struct lhs_graph *G,
 
 static void state_free(struct lhs_state *S)
 {
-    free(S->deg);
-    free(S->rnis);
-    free(S->ready);
-    free(S->where);
     free(S->ready_set);
-    free(S->ready_pos);
     free(S->nops);
     free(S->next_ready.v);
     free(S->seq);
@@ -994,8 +988,8 @@ static void fast_rnis_up(struct lhs_state *S, uint32_t v);
 static void degree_one(struct lhs_state *S, uint32_t t)
 {
     const struct lhs_graph *G = S->G;
-    for (uint32_t e = G->dep_off[t]; e < G->dep_off[t + 1]; e++) {
-        S->rnis[G->dep[e]]++;
+    for (uint32_t e = G->node[t].dep_off; e < G->node[t].dep_end; e++) {
+        S->node[G->dep[e]].rnis++;
         if (S->fast)
             fast_rnis_up(S, G->dep[e]);
     }
@@ -1005,8 +999,8 @@ static void degree_one(struct lhs_state *S, uint32_t t)
 static double dep_time(const struct lhs_state *S, uint32_t v, double t)
 {
     const struct lhs_graph *G = S->G;
-    for (uint32_t e = G->dep_off[v]; e < G->dep_off[v + 1]; e++) {
-        double x = S->ready[G->dep[e]] + G->dep_lat[e];
+    for (uint32_t e = G->node[v].dep_off; e < G->node[v].dep_end; e++) {
+        double x = S->node[G->dep[e]].ready + G->dep_lat[e];
         if (x > t)
             t = x;
     }
@@ -1016,17 +1010,17 @@ static double dep_time(const struct lhs_state *S, uint32_t v, double t)
 static void release(struct lhs_state *S, uint32_t t, double now)
 {
     const struct lhs_graph *G = S->G;
-    if (S->deg[t] != 1) {
-        if (--S->deg[t] == 1)
+    if (S->node[t].deg != 1) {
+        if (--S->node[t].deg == 1)
             degree_one(S, t);
         return;
     }
-    S->deg[t] = 0;
-    S->ready[t] = dep_time(S, t, now);
-    if (G->occ[t] >= 0)
-        S->queued[G->occ[t]]++;
+    S->node[t].deg = 0;
+    S->node[t].ready = dep_time(S, t, now);
+    if (G->node[t].occ >= 0)
+        S->queued[G->node[t].occ]++;
     enqueue(S, t);
-    if (S->where[t] == 1 && S->ready[t] > now)
+    if ((S->node[t].where & LHS_W_STATE) == LHS_W_READY && S->node[t].ready > now)
         heap_push(S, t);
 }
 
@@ -1035,7 +1029,7 @@ static double schedule_node(struct lhs_state *S, uint32_t v)
 {
     const struct lhs_graph *G = S->G;
     S->seq[S->n_seq++] = v;
-    S->where[v] = 3;
+    S->node[v].where = LHS_W_DONE;
     if (S->n_holding && S->holding[v]) {
         S->holding[v] = 0;
         S->n_holding--;
@@ -1043,28 +1037,28 @@ static double schedule_node(struct lhs_state *S, uint32_t v)
     /* XLA ScheduleNode: v is on the frontier of each other group among the
      * nodes it releases (GetPredecessorAnnotations bottom-up); a group whose
      * whole frontier is scheduled becomes ready */
-    for (uint32_t e = G->rel_off[v]; G->n_groups && e < G->rel_off[v + 1]; e++) {
+    for (uint32_t e = G->node[v].rel_off; G->n_groups && e < G->node[v].rel_end; e++) {
         int32_t k = S->grp[G->rel[e]];
         int seen = k == S->grp[v];
-        for (uint32_t f = G->rel_off[v]; f < e && !seen; f++)
+        for (uint32_t f = G->node[v].rel_off; f < e && !seen; f++)
             seen = S->grp[G->rel[f]] == k;
         if (seen || k < 0)
             continue;
         if (++S->grp_seen[k] == S->grp_all[k])
             S->ready_groups[S->n_ready_groups++] = (uint32_t)k;
     }
-    if (G->relr[v] >= 0)
-        S->avail[G->relr[v]]++;
-    if (G->occ[v] >= 0) {
-        S->avail[G->occ[v]]--;
-        S->queued[G->occ[v]]--;
+    if (G->node[v].relr >= 0)
+        S->avail[G->node[v].relr]++;
+    if (G->node[v].occ >= 0) {
+        S->avail[G->node[v].occ]--;
+        S->queued[G->node[v].occ]--;
     }
     double at = dep_time(S, v, S->now);
-    S->ready[v] = at;
-    double now = at + G->cost[v];
-    while (S->next_ready.n && S->ready[S->next_ready.v[0]] < now)
+    S->node[v].ready = at;
+    double now = at + G->node[v].cost;
+    while (S->next_ready.n && S->node[S->next_ready.v[0]].ready < now)
         heap_pop(S);
-    for (uint32_t e = G->rel_off[v]; e < G->rel_off[v + 1]; e++)
+    for (uint32_t e = G->node[v].rel_off; e < G->node[v].rel_end; e++)
         release(S, G->rel[e], now);
     if (G->track_memory)
         update_buffers(S, v);
@@ -1109,8 +1103,8 @@ static void mem_change(struct lhs_state *S, uint32_t v, int64_t *inc, int64_t *p
     if (S->mem_stamp[v] != S->step) {
         int64_t a, b;
         mem_diff(S, v, &a, &b);
-        if (!S->cfg->top_down && (G->bits[v] & LHS_SUP_DONE) &&
-            (G->bits[G->partner[v]] & LHS_SUP_START)) {
+        if (!S->cfg->top_down && (G->node[v].bits & LHS_SUP_DONE) &&
+            (G->node[G->partner[v]].bits & LHS_SUP_START)) {
             int64_t sa, sb;
             mem_diff(S, G->partner[v], &sa, &sb);
             a = sa < a ? sa : a;
@@ -1157,7 +1151,7 @@ static int memory_policy(struct lhs_state *S, uint32_t a, uint32_t b)
 
 static int resource_of_node(const struct lhs_graph *G, uint32_t v)
 {
-    return G->occ[v] >= 0 ? G->occ[v] : G->relr[v];
+    return G->node[v].occ >= 0 ? G->node[v].occ : G->node[v].relr;
 }
 
 /* XLA IsResourceConstrained: its resource is used up and nodes wanting it wait. */
@@ -1167,7 +1161,7 @@ static int constrained(const struct lhs_state *S, uint32_t v)
     return r >= 0 && S->avail[r] <= 0 && S->queued[r] > 0;
 }
 
-static int releases(const struct lhs_graph *G, uint32_t v) { return G->relr[v] >= 0; }
+static int releases(const struct lhs_graph *G, uint32_t v) { return G->node[v].relr >= 0; }
 
 /* XLA AsyncDepth0CandidateCondition. */
 static int not_zero_depth_start(const struct lhs_state *S, uint32_t v)
@@ -1180,19 +1174,19 @@ static int not_zero_depth_start(const struct lhs_state *S, uint32_t v)
 static int delay_send_host_done(const struct lhs_state *S, uint32_t v)
 {
     const struct lhs_graph *G = S->G;
-    if (S->cfg->top_down || !(G->bits[v] & LHS_SEND_HOST_DONE) ||
-        G->occ[v] != LHS_R_SEND_HOST)
+    if (S->cfg->top_down || !(G->node[v].bits & LHS_SEND_HOST_DONE) ||
+        G->node[v].occ != LHS_R_SEND_HOST)
         return 0;
     uint32_t s = G->partner[v];
     double latency = 0, est = 0;
-    for (uint32_t e = G->dep_off[s]; e < G->dep_off[s + 1]; e++) {
+    for (uint32_t e = G->node[s].dep_off; e < G->node[s].dep_end; e++) {
         uint32_t w = G->dep[e];
-        if (S->ready[w] >= DBL_MAX)
+        if (S->node[w].ready >= DBL_MAX)
             return 0;
         if (w == v)
             latency = G->dep_lat[e];
-        if (G->dep_lat[e] + S->ready[w] > est)
-            est = G->dep_lat[e] + S->ready[w];
+        if (G->dep_lat[e] + S->node[w].ready > est)
+            est = G->dep_lat[e] + S->node[w].ready;
     }
     return est - S->now > latency;
 }
@@ -1202,18 +1196,18 @@ static int opens_window(const struct lhs_state *S, uint32_t v)
 {
     const struct lhs_graph *G = S->G;
     if (S->cfg->top_down)
-        return (G->bits[v] & LHS_SUP_START) && G->occ[v] >= 0;
+        return (G->node[v].bits & LHS_SUP_START) && G->node[v].occ >= 0;
     if (G->force[v] & LHS_WHILE_RES) /* DoesOccupyAnyResource */
         return 1;
-    return G->occ[v] >= 0 && !delay_send_host_done(S, v);
+    return G->node[v].occ >= 0 && !delay_send_host_done(S, v);
 }
 
 /* XLA ReleaseStartPolicy; -1 when it does not decide. */
 static int release_start_policy(const struct lhs_state *S, uint32_t a, uint32_t b)
 {
-    double ai = S->ready[a] - S->now, bi = S->ready[b] - S->now;
-    int ar = ai <= 0 && S->G->relr[a] == LHS_R_COLLECTIVE_PERMUTE;
-    int br = bi <= 0 && S->G->relr[b] == LHS_R_COLLECTIVE_PERMUTE;
+    double ai = S->node[a].ready - S->now, bi = S->node[b].ready - S->now;
+    int ar = ai <= 0 && S->G->node[a].relr == LHS_R_COLLECTIVE_PERMUTE;
+    int br = bi <= 0 && S->G->node[b].relr == LHS_R_COLLECTIVE_PERMUTE;
     if (ar != br)
         return ar;
     if (ar && br && ai != bi)
@@ -1225,9 +1219,9 @@ static int release_start_policy(const struct lhs_state *S, uint32_t a, uint32_t 
 static int avoid_waste(const struct lhs_state *S, uint32_t a, uint32_t b)
 {
     const struct lhs_graph *G = S->G;
-    double latest = S->ready[S->next_ready.v[0]];
-    double ad = fabs(latest - S->now - G->cost[a]);
-    double bd = fabs(latest - S->now - G->cost[b]);
+    double latest = S->node[S->next_ready.v[0]].ready;
+    double ad = fabs(latest - S->now - G->node[a].cost);
+    double bd = fabs(latest - S->now - G->node[b].cost);
     int aw = !releases(G, a) && ad < bd, bw = !releases(G, b) && bd < ad;
     return aw != bw ? aw : -1;
 }
@@ -1243,16 +1237,16 @@ static int better_tail(struct lhs_state *S, uint32_t a, uint32_t b, int mem_on)
     CMP(releases(G, a) && constrained(S, a), /* kFreeBackedupResource */
         releases(G, b) && constrained(S, b));
     if (c->aggressive) {
-        CMP(G->async_key[a], G->async_key[b]); /* kAsyncDepth / kAsyncHeight */
+        CMP(G->node[a].async_key, G->node[b].async_key); /* kAsyncDepth / kAsyncHeight */
         if (S->next_ready.n) {
             int w = avoid_waste(S, a, b); /* kAvoidWaste */
             if (w >= 0)
                 return w;
         }
     }
-    CMP((G->bits[a] & LHS_UNLOCK) != 0, (G->bits[b] & LHS_UNLOCK) != 0); /* kUnlockDone */
+    CMP((G->node[a].bits & LHS_UNLOCK) != 0, (G->node[b].bits & LHS_UNLOCK) != 0); /* kUnlockDone */
     if (c->aggressive)
-        CMP(S->rnis[a], S->rnis[b]); /* kCreatesMoreReadyNodes */
+        CMP(S->node[a].rnis, S->node[b].rnis); /* kCreatesMoreReadyNodes */
     if (mem_on) {
         int64_t ai, ap, bi, bp;
         mem_change(S, a, &ai, &ap);
@@ -1287,11 +1281,11 @@ static int better(struct lhs_state *S, uint32_t a, uint32_t b)
         CMP_DIR(S->after_target[a], S->after_target[b]);
     if (c->by_structure) { /* kDelayAsyncStartOfSamePreference / ...Done... */
         uint8_t bit = c->top_down ? LHS_SUP_DONE : LHS_SUP_START;
-        int ax = (G->bits[a] & bit) != 0, bx = (G->bits[b] & bit) != 0;
+        int ax = (G->node[a].bits & bit) != 0, bx = (G->node[b].bits & bit) != 0;
         CMP(!ax && bx, ax && !bx);
     }
     CMP(opens_window(S, a), opens_window(S, b)); /* kScheduleDone / kScheduleAsyncStart */
-    if (G->any_force && (G->bits[a] & LHS_SUP_DONE) && (G->bits[b] & LHS_SUP_DONE) &&
+    if (G->any_force && (G->node[a].bits & LHS_SUP_DONE) && (G->node[b].bits & LHS_SUP_DONE) &&
         G->op[a] == G->op[b]) { /* kDelayDoneOfForceDelayedAsyncStart */
         uint32_t sa = G->partner[a], sb = G->partner[b];
         if (sa != LHS_NONE && sb != LHS_NONE)
@@ -1304,8 +1298,8 @@ static int better(struct lhs_state *S, uint32_t a, uint32_t b)
     }
     if (c->aggressive && c->depth_over_stall) /* kStartAtZeroDepth, early */
         CMP(not_zero_depth_start(S, a), not_zero_depth_start(S, b));
-    if (S->ready[a] != S->ready[b]) { /* kLessStall */
-        double ai = S->ready[a] - S->now, bi = S->ready[b] - S->now;
+    if (S->node[a].ready != S->node[b].ready) { /* kLessStall */
+        double ai = S->node[a].ready - S->now, bi = S->node[b].ready - S->now;
         ai = ai > 0 ? ai : 0;
         bi = bi > 0 ? bi : 0;
         CMP(ai < bi, bi < ai);
@@ -1317,7 +1311,7 @@ static int better(struct lhs_state *S, uint32_t a, uint32_t b)
  * no free slot is skipped. */
 static int crosses_limit(const struct lhs_state *S, uint32_t v)
 {
-    int r = S->G->occ[v];
+    int r = S->G->node[v].occ;
     if (r >= 0 && S->avail[r] < 1)
         return 1;
     /* a node calling computations: what they hold must fit */
@@ -1375,11 +1369,11 @@ static void group_needs(const struct lhs_state *S, uint32_t k, int use_max, int6
         for (uint32_t i = G->n; i-- > 0;) {
             if (G->group[i] != (int32_t)k)
                 continue;
-            uint32_t d = (G->bits[i] & LHS_SUP_START) ? G->partner[i] : i;
-            int r = d == LHS_NONE ? -1 : G->occ[d] >= 0 ? G->occ[d] : G->relr[d];
-            if (r < 0 || !(G->bits[d] & LHS_SUP_DONE))
+            uint32_t d = (G->node[i].bits & LHS_SUP_START) ? G->partner[i] : i;
+            int r = d == LHS_NONE ? -1 : G->node[d].occ >= 0 ? G->node[d].occ : G->node[d].relr;
+            if (r < 0 || !(G->node[d].bits & LHS_SUP_DONE))
                 continue;
-            cur[r] += ((G->bits[i] & LHS_SUP_START) != 0) == td ? 1 : -1;
+            cur[r] += ((G->node[i].bits & LHS_SUP_START) != 0) == td ? 1 : -1;
             for (int q = 0; q < LHS_R_COUNT; q++)
                 if (cur[q] > need[q])
                     need[q] = cur[q];
@@ -1391,9 +1385,9 @@ static void group_needs(const struct lhs_state *S, uint32_t k, int use_max, int6
             if (G->need[(size_t)i * LHS_R_COUNT + q] > need[q])
                 need[q] = G->need[(size_t)i * LHS_R_COUNT + q];
     for (uint32_t i = 0; i < G->n; i++) {
-        if (G->group[i] != (int32_t)k || !(G->bits[i] & LHS_SUP_DONE))
+        if (G->group[i] != (int32_t)k || !(G->node[i].bits & LHS_SUP_DONE))
             continue;
-        int r = G->occ[i] >= 0 ? G->occ[i] : G->relr[i];
+        int r = G->node[i].occ >= 0 ? G->node[i].occ : G->node[i].relr;
         if (r < 0)
             continue;
         uint32_t s = G->partner[i];
@@ -1414,10 +1408,10 @@ static int annotated_better(const struct lhs_state *S, uint32_t a, uint32_t b)
     if ((G->force[a] & LHS_KEEP_ORDER) && (G->force[b] & LHS_KEEP_ORDER))
         return a > b; /* kOriginalSequenceOrder */
     int aw = (G->force[a] & LHS_WHILE_RES) != 0, bw = (G->force[b] & LHS_WHILE_RES) != 0;
-    int ao = G->occ[a] >= 0 || aw, bo = G->occ[b] >= 0 || bw;
+    int ao = G->node[a].occ >= 0 || aw, bo = G->node[b].occ >= 0 || bw;
     if (ao != bo)
         return ao; /* kAnnotatedAsyncDone */
-    int ar = G->relr[a] >= 0 || aw, br = G->relr[b] >= 0 || bw;
+    int ar = G->node[a].relr >= 0 || aw, br = G->node[b].relr >= 0 || bw;
     if (ar != br)
         return br; /* kAnnotatedNotAsyncStart */
     return 1;      /* kAnnotatedNoReason */
@@ -1447,7 +1441,7 @@ static void schedule_group(struct lhs_state *S, uint32_t k)
             break; /* every ready member waits for a resource: the rest lose the group */
         uint32_t v = S->ann_ready[best];
         S->ann_ready[best] = S->ann_ready[--S->n_ann_ready];
-        if (S->cfg->flexible && done == S->grp_size[k] - 1 && (G->bits[v] & LHS_SUP_START)) {
+        if (S->cfg->flexible && done == S->grp_size[k] - 1 && (G->node[v].bits & LHS_SUP_START)) {
             given_back++; /* flexible: the last start goes back to the ready set */
             S->grp[v] = -1;
             if (S->cfg->flexible_aggressive)
@@ -1463,7 +1457,7 @@ static void schedule_group(struct lhs_state *S, uint32_t k)
     S->ongoing = -1;
     if (done < S->grp_size[k] - given_back)
         for (uint32_t i = 0; i < G->n; i++)
-            if (S->grp[i] == (int32_t)k && S->where[i] != 3) {
+            if (S->grp[i] == (int32_t)k && (S->node[i].where & LHS_W_STATE) != LHS_W_DONE) {
                 S->grp[i] = -1;
                 if (!S->holding[i]) {
                     S->holding[i] = 1;
@@ -1612,11 +1606,11 @@ static int lhs_run(void *state, const struct sb_graph_view *g, struct sb_schedul
  * zero or positive async depth; each split by supported or not. */
 static uint16_t class_of(const struct lhs_graph *G, uint32_t v)
 {
-    int sup = (G->bits[v] & (LHS_SUP_START | LHS_SUP_DONE)) != 0;
-    if (G->occ[v] >= 0)
-        return (uint16_t)(1 + (G->occ[v] * 2 + 0) * 2 + sup);
-    if (G->relr[v] >= 0)
-        return (uint16_t)(1 + (G->relr[v] * 2 + 1) * 2 + sup + 2 * LHS_R_COUNT * 2 *
+    int sup = (G->node[v].bits & (LHS_SUP_START | LHS_SUP_DONE)) != 0;
+    if (G->node[v].occ >= 0)
+        return (uint16_t)(1 + (G->node[v].occ * 2 + 0) * 2 + sup);
+    if (G->node[v].relr >= 0)
+        return (uint16_t)(1 + (G->node[v].relr * 2 + 1) * 2 + sup + 2 * LHS_R_COUNT * 2 *
                           (G->async_depth[v] != 0));
     return 0;
 }
@@ -1633,18 +1627,18 @@ static int pq_before(const struct lhs_state *S, enum pq_kind k, uint32_t a, uint
     const struct lhs_group *grp = S->fast->grp;
     switch (k) {
     case PQ_MEMBERS: {
-        int ua = (G->bits[a] & LHS_UNLOCK) != 0, ub = (G->bits[b] & LHS_UNLOCK) != 0;
+        int ua = (G->node[a].bits & LHS_UNLOCK) != 0, ub = (G->node[b].bits & LHS_UNLOCK) != 0;
         if (ua != ub) /* kUnlockDone */
             return ua > ub;
-        if (S->cfg->aggressive && S->rnis[a] != S->rnis[b]) /* kCreatesMoreReadyNodes */
-            return S->rnis[a] > S->rnis[b];
+        if (S->cfg->aggressive && S->node[a].rnis != S->node[b].rnis) /* kCreatesMoreReadyNodes */
+            return S->node[a].rnis > S->node[b].rnis;
         return S->cfg->top_down ? a < b : a > b; /* kOriginalOrder */
     }
     case PQ_FUTURE:
-        if (S->ready[a] != S->ready[b])
-            return S->ready[a] < S->ready[b];
-        if (G->async_key[a] != G->async_key[b])
-            return G->async_key[a] > G->async_key[b];
+        if (S->node[a].ready != S->node[b].ready)
+            return S->node[a].ready < S->node[b].ready;
+        if (G->node[a].async_key != G->node[b].async_key)
+            return G->node[a].async_key > G->node[b].async_key;
         return a < b; /* any fixed order: tied nodes are all read */
     default:
         return grp[a].key > grp[b].key;
@@ -1658,7 +1652,7 @@ static void pq_set(struct lhs_state *S, enum pq_kind k, struct lhs_pq *q, uint32
     if (k == PQ_GROUPS)
         S->fast->grp[v].slot = i;
     else
-        S->fast->slot[v] = i;
+        S->node[v].slot = i;
 }
 
 static void pq_up(struct lhs_state *S, enum pq_kind k, struct lhs_pq *q, uint32_t i)
@@ -1710,7 +1704,7 @@ static void pq_remove(struct lhs_state *S, enum pq_kind k, struct lhs_pq *q, uin
         return;
     pq_set(S, k, q, i, last);
     pq_down(S, k, q, i);
-    pq_up(S, k, q, k == PQ_GROUPS ? S->fast->grp[last].slot : S->fast->slot[last]);
+    pq_up(S, k, q, k == PQ_GROUPS ? S->fast->grp[last].slot : S->node[last].slot);
 }
 
 static uint32_t group_hash(uint16_t cls, double key, uint32_t n_bucket)
@@ -1757,15 +1751,15 @@ static void mark_class(struct lhs_fast *F, uint16_t c)
 static int due_add(struct lhs_state *S, uint32_t v)
 {
     struct lhs_fast *F = S->fast;
-    double key = S->cfg->aggressive ? S->G->async_key[v] : 0;
+    double key = S->cfg->aggressive ? S->G->node[v].async_key : 0;
     uint32_t g = group_get(S, F->cls[v], key);
     if (g == LHS_NONE)
         return -1;
-    F->group[v] = g;
-    F->in_future[v] = 0;
+    S->node[v].group = g;
+    S->node[v].where &= (uint8_t)~LHS_W_FUTURE;
     if (!F->grp[g].nodes.n)
-        F->grp[g].cost_ref = S->G->cost[v];
-    F->grp[g].n_diff += S->G->cost[v] != F->grp[g].cost_ref;
+        F->grp[g].cost_ref = S->G->node[v].cost;
+    F->grp[g].n_diff += S->G->node[v].cost != F->grp[g].cost_ref;
     if (pq_push(S, PQ_MEMBERS, &F->grp[g].nodes, v))
         return -1;
     if (F->grp[g].nodes.n == 1 && pq_push(S, PQ_GROUPS, &F->groups[F->grp[g].cls], g))
@@ -1777,9 +1771,9 @@ static int due_add(struct lhs_state *S, uint32_t v)
 static int fast_add(struct lhs_state *S, uint32_t v)
 {
     struct lhs_fast *F = S->fast;
-    if (S->ready[v] <= S->now)
+    if (S->node[v].ready <= S->now)
         return due_add(S, v);
-    F->in_future[v] = 1;
+    S->node[v].where |= LHS_W_FUTURE;
     if (pq_push(S, PQ_FUTURE, &F->future[F->cls[v]], v))
         return -1;
     mark_class(F, F->cls[v]);
@@ -1789,12 +1783,12 @@ static int fast_add(struct lhs_state *S, uint32_t v)
 static void fast_remove(struct lhs_state *S, uint32_t v)
 {
     struct lhs_fast *F = S->fast;
-    if (F->in_future[v]) {
-        pq_remove(S, PQ_FUTURE, &F->future[F->cls[v]], F->slot[v]);
+    if (S->node[v].where & LHS_W_FUTURE) {
+        pq_remove(S, PQ_FUTURE, &F->future[F->cls[v]], S->node[v].slot);
     } else {
-        struct lhs_group *g = &F->grp[F->group[v]];
-        pq_remove(S, PQ_MEMBERS, &g->nodes, F->slot[v]);
-        g->n_diff -= S->G->cost[v] != g->cost_ref;
+        struct lhs_group *g = &F->grp[S->node[v].group];
+        pq_remove(S, PQ_MEMBERS, &g->nodes, S->node[v].slot);
+        g->n_diff -= S->G->node[v].cost != g->cost_ref;
         if (!g->nodes.n)
             pq_remove(S, PQ_GROUPS, &F->groups[g->cls], g->slot);
     }
@@ -1805,15 +1799,15 @@ static void fast_remove(struct lhs_state *S, uint32_t v)
 static void fast_rnis_up(struct lhs_state *S, uint32_t v)
 {
     struct lhs_fast *F = S->fast;
-    if (S->where[v] == 1 && !F->in_future[v])
-        pq_up(S, PQ_MEMBERS, &F->grp[F->group[v]].nodes, F->slot[v]);
+    if (S->node[v].where == LHS_W_READY) /* and not in the future heap */
+        pq_up(S, PQ_MEMBERS, &F->grp[S->node[v].group].nodes, S->node[v].slot);
 }
 
 /* Nodes whose ready time has come move to their class's groups. */
 static int fast_advance(struct lhs_state *S, int c)
 {
     struct lhs_pq *f = &S->fast->future[c];
-    while (f->n && S->ready[f->v[0]] <= S->now) {
+    while (f->n && S->node[f->v[0]].ready <= S->now) {
         uint32_t v = f->v[0];
         pq_remove(S, PQ_FUTURE, f, 0);
         if (due_add(S, v))
@@ -1839,7 +1833,7 @@ static void class_key(const struct lhs_state *S, int c, uint32_t any, struct cla
     k->nzd_early = cfg->aggressive && cfg->depth_over_stall ? nzd : 0;
     k->nzd = cfg->aggressive && !cfg->depth_over_stall ? nzd : 0;
     k->backed_up = releases(S->G, any) && constrained(S, any);
-    k->stall = F->groups[c].n ? 0 : S->ready[F->future[c].v[0]] - S->now;
+    k->stall = F->groups[c].n ? 0 : S->node[F->future[c].v[0]].ready - S->now;
 }
 
 /* -1, 0, 1: a worse, tied, better than b. */
@@ -1894,7 +1888,7 @@ static int best_classes(struct lhs_state *S, int *win)
 
 static void tie_add(struct lhs_fast *F, const struct lhs_state *S, uint32_t v)
 {
-    F->tie[F->n_tie++] = (uint64_t)S->ready_pos[v] << 32 | v;
+    F->tie[F->n_tie++] = (uint64_t)S->node[v].ready_pos << 32 | v;
 }
 
 /* Future nodes of a class tied with its top on ready time and on `key`
@@ -1905,20 +1899,20 @@ static void future_ties(struct lhs_state *S, const struct lhs_pq *q, int any_key
     struct lhs_fast *F = S->fast;
     const struct lhs_graph *G = S->G;
     uint32_t top = q->v[0], start = F->n_tie;
-    if (!any_key && G->async_key[top] != key)
+    if (!any_key && G->node[top].async_key != key)
         return;
     F->tie[F->n_tie++] = 0; /* heap indices first, replaced by nodes below */
     for (uint32_t k = start; k < F->n_tie; k++) {
         uint32_t i = (uint32_t)F->tie[k];
         for (uint32_t c = 2 * i + 1; c <= 2 * i + 2 && c < q->n; c++) {
             uint32_t v = q->v[c];
-            if (S->ready[v] == S->ready[top] && (any_key || G->async_key[v] == key))
+            if (S->node[v].ready == S->node[top].ready && (any_key || G->node[v].async_key == key))
                 F->tie[F->n_tie++] = c;
         }
     }
     for (uint32_t k = start; k < F->n_tie; k++) {
         uint32_t v = q->v[(uint32_t)F->tie[k]];
-        F->tie[k] = (uint64_t)S->ready_pos[v] << 32 | v;
+        F->tie[k] = (uint64_t)S->node[v].ready_pos << 32 | v;
     }
 }
 
@@ -1988,7 +1982,7 @@ static uint32_t select_fast(struct lhs_state *S)
     for (int k = 0; k < n && S->cfg->aggressive; k++) { /* kAsyncDepth */
         int c = win[k];
         double kk = F->groups[c].n ? F->grp[F->groups[c].v[0]].key
-                                   : S->G->async_key[F->future[c].v[0]];
+                                   : S->G->node[F->future[c].v[0]].async_key;
         if (kk > key)
             key = kk;
     }
@@ -2031,13 +2025,10 @@ static int fast_init(struct lhs_state *S)
         F->n_bucket *= 2;
     F->bucket = xcalloc(F->n_bucket, sizeof *F->bucket, &oom);
     F->cls = xcalloc(G->n, sizeof *F->cls, &oom);
-    F->group = xcalloc(G->n, sizeof *F->group, &oom);
-    F->slot = xcalloc(G->n, sizeof *F->slot, &oom);
-    F->in_future = xcalloc(G->n, 1, &oom);
     F->tie = xcalloc(G->n, sizeof *F->tie, &oom);
     for (uint32_t v = 0; v < G->n && !oom; v++) {
         F->cls[v] = class_of(G, v);
-        F->any_send_host |= !S->cfg->top_down && (G->bits[v] & LHS_SEND_HOST_DONE);
+        F->any_send_host |= !S->cfg->top_down && (G->node[v].bits & LHS_SEND_HOST_DONE);
     }
     for (uint32_t k = 0; k < S->n_ready && !oom; k++) /* the roots */
         oom = fast_add(S, S->ready_set[k]) != 0;
@@ -2057,9 +2048,6 @@ static void fast_free(struct lhs_fast *F)
     free(F->grp);
     free(F->bucket);
     free(F->cls);
-    free(F->group);
-    free(F->slot);
-    free(F->in_future);
     free(F->tie);
     free(F);
 }
