@@ -100,7 +100,8 @@ _Static_assert(sizeof(struct lhs_node) == 64, "one node record, one cache line")
 struct lhs_graph {
     uint32_t n;
     uint32_t *id;          /* [n] view id of each internal node */
-    struct lhs_node *node; /* [n], 64-byte aligned */
+    struct lhs_node *node; /* [n], 64-byte aligned, in node_mem */
+    void *node_mem;
     uint32_t *dep;            /* [edges] CSR by node: nodes that must be scheduled first */
     double *dep_lat;          /* [edges] latency on that edge */
     uint32_t *rel;            /* [edges] CSR by node: nodes it releases, XLA's edge order */

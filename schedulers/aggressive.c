@@ -165,17 +165,30 @@ static void *xcalloc(size_t n, size_t size, int *oom)
     return p;
 }
 
-/* The node records, one cache line each (aligned so that a record never
- * straddles two), zeroed. */
-static struct lhs_node *node_alloc(uint32_t n, int *oom)
+/* For arrays written before they are read: no zeroing, so the part a run
+ * does not reach is not touched (calloc clears reused heap memory, and a
+ * cleared page the run never needed is a page fault for nothing). */
+static void *xmalloc(size_t n, size_t size, int *oom)
 {
-    size_t size = (size_t)(n ? n : 1) * sizeof(struct lhs_node);
-    struct lhs_node *p = aligned_alloc(64, size);
+    void *p = malloc((n ? n : 1) * size);
     if (!p)
         *oom = 1;
-    else
-        memset(p, 0, size);
     return p;
+}
+
+/* The node records, zeroed, one cache line each: aligned by hand so that a
+ * record never straddles two.  calloc rather than aligned_alloc: glibc
+ * serves a large aligned request from fresh pages each time (a page fault
+ * per 4 KB, 15.7 k of them at a million nodes), calloc reuses the heap. */
+static struct lhs_node *node_alloc(struct lhs_graph *G, uint32_t n, int *oom)
+{
+    G->node_mem = calloc((size_t)n + 2, sizeof(struct lhs_node));
+    if (!G->node_mem) {
+        *oom = 1;
+        return NULL;
+    }
+    uintptr_t at = ((uintptr_t)G->node_mem + 63) & ~(uintptr_t)63;
+    return (struct lhs_node *)at;
 }
 
 static int is_p2p(uint8_t coll)
@@ -347,9 +360,9 @@ static void build_edges(struct builder *B)
     uint32_t *extra, n_extra = while_recv_edges(B, &extra);
     uint32_t n = G->n, m = g->n_edges + n_extra;
     int td = B->c->top_down;
-    G->dep = xcalloc(m, sizeof *G->dep, &B->oom);
-    G->dep_lat = xcalloc(m, sizeof *G->dep_lat, &B->oom);
-    G->rel = xcalloc(m, sizeof *G->rel, &B->oom);
+    G->dep = xmalloc(m, sizeof *G->dep, &B->oom);
+    G->dep_lat = xmalloc(m, sizeof *G->dep_lat, &B->oom);
+    G->rel = xmalloc(m, sizeof *G->rel, &B->oom);
     if (B->oom) {
         free(extra);
         return;
@@ -694,7 +707,7 @@ static void graph_free(struct lhs_graph *G)
     free(G->dep);
     free(G->dep_lat);
     free(G->rel);
-    free(G->node);
+    free(G->node_mem);
     free(G->async_depth);
     free(G->graph_depth);
     free(G->partner);
@@ -719,25 +732,26 @@ static int build_graph(const struct sb_graph_view *g, const struct lhs_config *c
     uint32_t n = g->n_nodes;
     memset(G, 0, sizeof *G);
     G->n = n;
-    G->id = xcalloc(n, sizeof *G->id, &B.oom);
-    G->node = node_alloc(n, &B.oom);
-    G->async_depth = xcalloc(n, sizeof *G->async_depth, &B.oom);
+    G->id = xmalloc(n, sizeof *G->id, &B.oom);
+    G->node = node_alloc(G, n, &B.oom);
+    G->async_depth = xmalloc(n, sizeof *G->async_depth, &B.oom);
     /* the memory tracker is read only under a limit (memory_active; the peak
      * only decides a rerun, which needs a limit too): without one, neither
      * its buffers nor the graph depth (kDepthOverLimit) are built */
     G->track_memory = c->memory_limit != UINT64_MAX;
     if (G->track_memory && c->depth_memory)
         G->graph_depth = xcalloc(n, sizeof *G->graph_depth, &B.oom);
-    G->partner = xcalloc(n, sizeof *G->partner, &B.oom);
+    G->partner = xmalloc(n, sizeof *G->partner, &B.oom);
     if (G->track_memory)
         G->bytes = xcalloc(n, sizeof *G->bytes, &B.oom);
     G->force = xcalloc(n, 1, &B.oom);
-    G->op = xcalloc(n, sizeof *G->op, &B.oom);
-    G->group = xcalloc(n, sizeof *G->group, &B.oom);
+    G->op = xmalloc(n, sizeof *G->op, &B.oom);
+    G->group = xmalloc(n, sizeof *G->group, &B.oom);
     G->delay_prio = xcalloc(n, sizeof *G->delay_prio, &B.oom);
-    B.pos = xcalloc(n, sizeof *B.pos, &B.oom);
+    B.pos = xmalloc(n, sizeof *B.pos, &B.oom);
     B.mark = xcalloc(n, sizeof *B.mark, &B.oom);
-    B.root = xcalloc(n, sizeof *B.root, &B.oom);
+    if (G->track_memory)
+        B.root = xmalloc(n, sizeof *B.root, &B.oom);
     if (!B.oom) {
         for (uint32_t i = 0; i < n; i++) {
             G->id[i] = order[i];
@@ -854,7 +868,7 @@ static int group_init(struct lhs_state *S)
     uint32_t *mark = G->n_groups ? calloc(G->n, sizeof *mark) : NULL;
     if (G->n_groups && !mark)
         return -1;
-    for (uint32_t i = 0; i < G->n; i++) {
+    for (uint32_t i = 0; G->n_groups && i < G->n; i++) {
         S->grp[i] = G->group[i];
         if (G->group[i] >= 0)
             S->grp_size[G->group[i]]++;
@@ -888,20 +902,22 @@ static int state_init(struct lhs_state *S, const struct lhs_graph *G,
     S->cfg = c;
     S->memory_limit = limit;
     S->node = G->node;
-    S->ready_set = xcalloc(n, sizeof *S->ready_set, &oom);
-    S->nops = xcalloc(n, sizeof *S->nops, &oom);
-    S->next_ready.v = xcalloc(n, sizeof *S->next_ready.v, &oom);
-    S->seq = xcalloc(n, sizeof *S->seq, &oom);
+    S->ready_set = xmalloc(n, sizeof *S->ready_set, &oom);
+    S->nops = xmalloc(n, sizeof *S->nops, &oom);
+    S->next_ready.v = xmalloc(n, sizeof *S->next_ready.v, &oom);
+    S->seq = xmalloc(n, sizeof *S->seq, &oom);
     if (G->track_memory) {
         S->live = xcalloc(n, 1, &oom);
         S->mem_stamp = xcalloc(n, sizeof *S->mem_stamp, &oom);
         S->mem_inc = xcalloc(n, sizeof *S->mem_inc, &oom);
         S->mem_peak_inc = xcalloc(n, sizeof *S->mem_peak_inc, &oom);
     }
-    S->grp = xcalloc(n, sizeof *S->grp, &oom);
-    S->holding = xcalloc(n, 1, &oom);
-    S->after_target = xcalloc(n, 1, &oom);
-    S->ann_ready = xcalloc(n, sizeof *S->ann_ready, &oom);
+    if (G->n_groups) { /* annotation state: read only when there are groups */
+        S->grp = xcalloc(n, sizeof *S->grp, &oom);
+        S->holding = xcalloc(n, 1, &oom);
+        S->after_target = xcalloc(n, 1, &oom);
+        S->ann_ready = xmalloc(n, sizeof *S->ann_ready, &oom);
+    }
     S->grp_all = xcalloc(G->n_groups + 1, sizeof *S->grp_all, &oom);
     S->grp_seen = xcalloc(G->n_groups + 1, sizeof *S->grp_seen, &oom);
     S->grp_size = xcalloc(G->n_groups + 1, sizeof *S->grp_size, &oom);
@@ -1329,7 +1345,7 @@ static uint32_t select_scan(struct lhs_state *S)
     uint32_t best = LHS_NONE;
     for (uint32_t k = 0; k < S->n_ready; k++) {
         uint32_t v = S->ready_set[k];
-        if (S->grp[v] >= 0 || crosses_limit(S, v)) /* kAnnotationGroupNotReady */
+        if ((S->G->n_groups && S->grp[v] >= 0) || crosses_limit(S, v)) /* kAnnotationGroupNotReady */
             continue;
         if (best == LHS_NONE || better(S, v, best))
             best = v;
@@ -1716,6 +1732,25 @@ static uint32_t group_hash(uint16_t cls, double key, uint32_t n_bucket)
     return (uint32_t)(bits >> 32) & (n_bucket - 1);
 }
 
+/* Twice the buckets, the chains rebuilt: lookups find the same groups (one
+ * per class and key), only the chains' order changes. */
+static int group_rehash(struct lhs_fast *F)
+{
+    uint32_t n = F->n_bucket * 2;
+    uint32_t *b = calloc(n, sizeof *b);
+    if (!b)
+        return -1;
+    free(F->bucket);
+    F->bucket = b;
+    F->n_bucket = n;
+    for (uint32_t g = 0; g < F->n_grp; g++) {
+        uint32_t h = group_hash(F->grp[g].cls, F->grp[g].key, n);
+        F->grp[g].next = b[h] - 1;
+        b[h] = g + 1;
+    }
+    return 0;
+}
+
 /* The group of (class, key), created on first use. */
 static uint32_t group_get(struct lhs_state *S, uint16_t cls, double key)
 {
@@ -1738,6 +1773,8 @@ static uint32_t group_get(struct lhs_state *S, uint16_t cls, double key)
     g->key = key;
     g->next = F->bucket[h] - 1; /* UINT32_MAX when the chain was empty */
     F->bucket[h] = ++F->n_grp;
+    if (F->n_grp > F->n_bucket / 2 && group_rehash(F))
+        return LHS_NONE;
     return F->n_grp - 1;
 }
 
@@ -2020,12 +2057,10 @@ static int fast_init(struct lhs_state *S)
     if (oom)
         return -1;
     S->fast = F;
-    F->n_bucket = 64;
-    while (F->n_bucket < G->n)
-        F->n_bucket *= 2;
+    F->n_bucket = 64; /* doubled as groups are made (group_get) */
     F->bucket = xcalloc(F->n_bucket, sizeof *F->bucket, &oom);
-    F->cls = xcalloc(G->n, sizeof *F->cls, &oom);
-    F->tie = xcalloc(G->n, sizeof *F->tie, &oom);
+    F->cls = xmalloc(G->n, sizeof *F->cls, &oom);
+    F->tie = xmalloc(G->n, sizeof *F->tie, &oom);
     for (uint32_t v = 0; v < G->n && !oom; v++) {
         F->cls[v] = class_of(G, v);
         F->any_send_host |= !S->cfg->top_down && (G->node[v].bits & LHS_SEND_HOST_DONE);
