@@ -61,7 +61,7 @@ enum {
                                  done; top-down: a user that is a supported start */
     LHS_TRACKED = 1u << 4,    /* owns a buffer the memory tracker counts */
     LHS_PINNED = 1u << 5,     /* harness model: buffer never freed */
-    LHS_INPUT = 1u << 6,      /* graph input */
+    LHS_DEPTH = 1u << 6,      /* async depth above 0 */
     LHS_SEND_HOST_DONE = 1u << 7, /* done of a send_host (ShouldDelaySendHostDone) */
 };
 
@@ -118,6 +118,8 @@ struct lhs_graph {
     uint8_t *force;        /* [n] LHS_FORCE_* bits */
     int32_t *delay_prio;   /* [n] ForceDelayPriority (scheduler_delay_priority) */
     int any_force;         /* some node has a bit: the scan decides */
+    int any_send_host;     /* bottom-up, a send_host done exists */
+    int forward;           /* no cost is negative or NaN: time never goes back */
     uint32_t *op;          /* [n] the view's opcode index */
     /* scheduling annotations (the view's sched_group), dense: group ids in
      * increasing order become 0..n_groups-1 */
@@ -216,7 +218,6 @@ struct lhs_fast {
     struct lhs_group *grp;
     uint32_t n_grp, cap_grp;
     uint32_t *bucket, n_bucket; /* hash of (class, key) -> first group + 1 */
-    uint16_t *cls;      /* [n] class of each node */
     uint64_t busy[(LHS_N_CLASSES + 63) / 64]; /* classes with ready nodes */
     uint64_t *tie;      /* [n] candidates of one step: (ready-set index << 32) | node */
     uint32_t n_tie;

@@ -404,11 +404,11 @@ static void build_nodes(struct builder *B)
         uint32_t v = G->id[i];
         uint8_t k = g->kind[v];
         G->node[i].cost = node_cost(c, g, v);
+        G->forward &= G->node[i].cost >= 0;
         G->op[i] = g->op[v];
         G->node[i].occ = G->node[i].relr = -1;
         G->partner[i] = g->partner[v] == SB_NONE ? LHS_NONE : B->pos[g->partner[v]];
-        G->node[i].bits = (uint8_t)((k == SB_KIND_NOP || k == SB_KIND_INPUT ? LHS_NOP : 0) |
-                               (k == SB_KIND_INPUT ? LHS_INPUT : 0));
+        G->node[i].bits = (uint8_t)(k == SB_KIND_NOP || k == SB_KIND_INPUT ? LHS_NOP : 0);
         if (k != SB_KIND_START && k != SB_KIND_DONE)
             continue;
         int r = resource_of(c, g->coll[v]);
@@ -419,8 +419,10 @@ static void build_nodes(struct builder *B)
             G->node[i].relr = (int8_t)r;
         if (supported(c, g->coll[v]))
             G->node[i].bits |= k == SB_KIND_START ? LHS_SUP_START : LHS_SUP_DONE;
-        if (k == SB_KIND_DONE && g->coll[v] == SB_COLL_SEND_HOST)
+        if (k == SB_KIND_DONE && g->coll[v] == SB_COLL_SEND_HOST) {
             G->node[i].bits |= LHS_SEND_HOST_DONE;
+            G->any_send_host |= !c->top_down;
+        }
     }
     /* XLA HloScheduleGraph: which hints a node honours.  force_early on a
      * custom-call; force_delay on a custom-call, async-start or async-done
@@ -555,6 +557,8 @@ static void build_depths(struct builder *B)
                 gd = G->graph_depth[p] + 1;
         }
         G->async_depth[i] = d;
+        if (d != 0)
+            G->node[i].bits |= LHS_DEPTH;
         if (gdepth)
             G->graph_depth[i] = gd;
     }
@@ -682,7 +686,7 @@ static void build_memory(struct builder *B)
                 G->alloc[na++] = rd[k];
             /* above its producer a buffer does not exist yet, pinned or not;
              * the harness model makes inputs exist from the program's start */
-            if (own && !(B->c->memory == LHS_MEM_HARNESS && (G->node[i].bits & LHS_INPUT)))
+            if (own && !(B->c->memory == LHS_MEM_HARNESS && g->kind[v] == SB_KIND_INPUT))
                 G->freed[nf++] = i;
             continue;
         }
@@ -732,6 +736,7 @@ static int build_graph(const struct sb_graph_view *g, const struct lhs_config *c
     uint32_t n = g->n_nodes;
     memset(G, 0, sizeof *G);
     G->n = n;
+    G->forward = 1;
     G->id = xmalloc(n, sizeof *G->id, &B.oom);
     G->node = node_alloc(G, n, &B.oom);
     G->async_depth = xmalloc(n, sizeof *G->async_depth, &B.oom);
@@ -929,19 +934,17 @@ static int state_init(struct lhs_state *S, const struct lhs_graph *G,
         return -1;
     for (int r = 0; r < LHS_R_COUNT; r++)
         S->avail[r] = c->limit[r];
+    /* one pass over the records, which come zeroed from build_graph (rnis 0,
+     * where LHS_W_WAITING).  GetReadyNodesIfScheduled: the nodes i releases
+     * that wait for i alone; counted from their side (their one dep), a write
+     * per such node instead of a read per edge: dep and rel are each other's
+     * transpose. */
     for (uint32_t i = 0; i < n; i++) {
-        S->node[i].deg = (int32_t)(G->node[i].dep_end - G->node[i].dep_off);
-        S->node[i].ready = DBL_MAX; /* XLA: not ready */
-        S->node[i].rnis = 0;
-        S->node[i].where = LHS_W_WAITING;
-    }
-    /* GetReadyNodesIfScheduled: the nodes t releases that wait for it alone.
-     * Counted from t's side (its one dep), a write per such node instead of
-     * a read per edge; dep and rel are each other's transpose. */
-    for (uint32_t t = 0; t < n; t++)
-        if (S->node[t].deg == 1)
-            S->node[G->dep[G->node[t].dep_off]].rnis++;
-    for (uint32_t i = 0; i < n; i++) {
+        struct lhs_node *x = &S->node[i];
+        x->deg = (int32_t)(x->dep_end - x->dep_off);
+        x->ready = DBL_MAX; /* XLA: not ready */
+        if (x->deg == 1)
+            S->node[G->dep[x->dep_off]].rnis++;
         if (!c->top_down && G->track_memory && (G->node[i].bits & LHS_PINNED)) {
             S->live[i] = 1; /* harness model: never freed, so live at the bottom */
             S->mem += (int64_t)G->bytes[i];
@@ -1069,7 +1072,11 @@ static double schedule_node(struct lhs_state *S, uint32_t v)
         S->avail[G->node[v].occ]--;
         S->queued[G->node[v].occ]--;
     }
-    double at = dep_time(S, v, S->now);
+    /* XLA recomputes the deps' latest time; the ready time holds it, taken
+     * with an earlier current time, which cannot exceed today's when no cost
+     * is negative (or NaN): time only moves forward.  Else recompute. */
+    double at = G->forward ? (S->now > S->node[v].ready ? S->now : S->node[v].ready)
+                           : dep_time(S, v, S->now);
     S->node[v].ready = at;
     double now = at + G->node[v].cost;
     while (S->next_ready.n && S->node[S->next_ready.v[0]].ready < now)
@@ -1182,7 +1189,7 @@ static int releases(const struct lhs_graph *G, uint32_t v) { return G->node[v].r
 /* XLA AsyncDepth0CandidateCondition. */
 static int not_zero_depth_start(const struct lhs_state *S, uint32_t v)
 {
-    return !(releases(S->G, v) && S->G->async_depth[v] == 0 && !constrained(S, v));
+    return !(releases(S->G, v) && !(S->G->node[v].bits & LHS_DEPTH) && !constrained(S, v));
 }
 
 /* XLA ShouldDelaySendHostDone: a send_host done waits while its start's other
@@ -1627,7 +1634,7 @@ static uint16_t class_of(const struct lhs_graph *G, uint32_t v)
         return (uint16_t)(1 + (G->node[v].occ * 2 + 0) * 2 + sup);
     if (G->node[v].relr >= 0)
         return (uint16_t)(1 + (G->node[v].relr * 2 + 1) * 2 + sup + 2 * LHS_R_COUNT * 2 *
-                          (G->async_depth[v] != 0));
+                          ((G->node[v].bits & LHS_DEPTH) != 0));
     return 0;
 }
 
@@ -1789,7 +1796,7 @@ static int due_add(struct lhs_state *S, uint32_t v)
 {
     struct lhs_fast *F = S->fast;
     double key = S->cfg->aggressive ? S->G->node[v].async_key : 0;
-    uint32_t g = group_get(S, F->cls[v], key);
+    uint32_t g = group_get(S, class_of(S->G, v), key);
     if (g == LHS_NONE)
         return -1;
     S->node[v].group = g;
@@ -1801,7 +1808,7 @@ static int due_add(struct lhs_state *S, uint32_t v)
         return -1;
     if (F->grp[g].nodes.n == 1 && pq_push(S, PQ_GROUPS, &F->groups[F->grp[g].cls], g))
         return -1;
-    mark_class(F, F->cls[v]);
+    mark_class(F, class_of(S->G, v));
     return 0;
 }
 
@@ -1811,9 +1818,9 @@ static int fast_add(struct lhs_state *S, uint32_t v)
     if (S->node[v].ready <= S->now)
         return due_add(S, v);
     S->node[v].where |= LHS_W_FUTURE;
-    if (pq_push(S, PQ_FUTURE, &F->future[F->cls[v]], v))
+    if (pq_push(S, PQ_FUTURE, &F->future[class_of(S->G, v)], v))
         return -1;
-    mark_class(F, F->cls[v]);
+    mark_class(F, class_of(S->G, v));
     return 0;
 }
 
@@ -1821,7 +1828,7 @@ static void fast_remove(struct lhs_state *S, uint32_t v)
 {
     struct lhs_fast *F = S->fast;
     if (S->node[v].where & LHS_W_FUTURE) {
-        pq_remove(S, PQ_FUTURE, &F->future[F->cls[v]], S->node[v].slot);
+        pq_remove(S, PQ_FUTURE, &F->future[class_of(S->G, v)], S->node[v].slot);
     } else {
         struct lhs_group *g = &F->grp[S->node[v].group];
         pq_remove(S, PQ_MEMBERS, &g->nodes, S->node[v].slot);
@@ -1829,7 +1836,7 @@ static void fast_remove(struct lhs_state *S, uint32_t v)
         if (!g->nodes.n)
             pq_remove(S, PQ_GROUPS, &F->groups[g->cls], g->slot);
     }
-    mark_class(F, F->cls[v]);
+    mark_class(F, class_of(S->G, v));
 }
 
 /* kCreatesMoreReadyNodes rose for v: it moves up in its group. */
@@ -2059,12 +2066,8 @@ static int fast_init(struct lhs_state *S)
     S->fast = F;
     F->n_bucket = 64; /* doubled as groups are made (group_get) */
     F->bucket = xcalloc(F->n_bucket, sizeof *F->bucket, &oom);
-    F->cls = xmalloc(G->n, sizeof *F->cls, &oom);
     F->tie = xmalloc(G->n, sizeof *F->tie, &oom);
-    for (uint32_t v = 0; v < G->n && !oom; v++) {
-        F->cls[v] = class_of(G, v);
-        F->any_send_host |= !S->cfg->top_down && (G->node[v].bits & LHS_SEND_HOST_DONE);
-    }
+    F->any_send_host = G->any_send_host;
     for (uint32_t k = 0; k < S->n_ready && !oom; k++) /* the roots */
         oom = fast_add(S, S->ready_set[k]) != 0;
     return oom ? -1 : 0;
@@ -2082,7 +2085,6 @@ static void fast_free(struct lhs_fast *F)
         free(F->grp[g].nodes.v);
     free(F->grp);
     free(F->bucket);
-    free(F->cls);
     free(F->tie);
     free(F);
 }
