@@ -257,13 +257,22 @@ struct builder {
     const struct lhs_config *c;
     struct lhs_graph *G;
     uint32_t *pos;   /* [n] view id -> internal id */
-    uint32_t *mark;  /* [n] dedupe stamps */
+    int ident;       /* internal ids are view ids (the first pass): pos unread */
+    uint32_t async_done_op; /* op index of "async-done", UINT32_MAX none */
+    uint32_t *mark;  /* [n] dedupe stamps (memory lists) */
     uint32_t *root;  /* [n] view id -> view id of the buffer it lives in */
     int oom;
 };
 
+static uint32_t internal(const struct builder *B, uint32_t w)
+{
+    return B->ident ? w : B->pos[w];
+}
+
 /* Distinct neighbours of view node v (preds or succs) as sorted internal ids.
- * XLA keeps one edge per operand->user pair, ordered by original position. */
+ * XLA keeps one edge per operand->user pair, ordered by original position.
+ * Insertion sort (lists are short, and usually come sorted); a repeated
+ * neighbour is found where it would be inserted. */
 static uint32_t neighbours(struct builder *B, uint32_t v, int preds, uint32_t *out)
 {
     const struct sb_graph_view *g = B->g;
@@ -271,19 +280,15 @@ static uint32_t neighbours(struct builder *B, uint32_t v, int preds, uint32_t *o
     const uint32_t *adj = preds ? g->pred : g->succ;
     uint32_t n = 0;
     for (uint32_t e = off[v]; e < off[v + 1]; e++) {
-        uint32_t w = adj[e];
-        if (B->mark[w] == v + 1)
-            continue;
-        B->mark[w] = v + 1;
-        uint32_t x = B->pos[w], k = n++;
-        while (k && out[k - 1] > x) { /* insertion sort: lists are short */
-            out[k] = out[k - 1];
+        uint32_t x = internal(B, adj[e]), k = n;
+        while (k && out[k - 1] > x)
             k--;
-        }
+        if (k && out[k - 1] == x)
+            continue; /* a second edge between the same pair */
+        memmove(out + k + 1, out + k, (n - k) * sizeof *out);
         out[k] = x;
+        n++;
     }
-    for (uint32_t k = 0; k < n; k++)
-        B->mark[B->G->id[out[k]]] = 0;
     return n;
 }
 
@@ -353,7 +358,88 @@ static uint32_t while_recv_edges(struct builder *B, uint32_t **out)
     return k / 2;
 }
 
-static void build_edges(struct builder *B)
+/* What node i is: cost, opcode, partner, resources and bits (all but
+ * LHS_UNLOCK, LHS_DEPTH and LHS_PINNED), no group. */
+static void node_fields(struct builder *B, uint32_t i)
+{
+    const struct sb_graph_view *g = B->g;
+    const struct lhs_config *c = B->c;
+    struct lhs_graph *G = B->G;
+    uint32_t v = G->id[i];
+    uint8_t k = g->kind[v];
+    G->node[i].cost = node_cost(c, g, v);
+    G->forward &= G->node[i].cost >= 0;
+    G->op[i] = g->op[v];
+    G->group[i] = -1;
+    if (g->op[v] == B->async_done_op)
+        G->force[i] |= LHS_ASYNC_DONE_OP;
+    G->node[i].occ = G->node[i].relr = -1;
+    G->partner[i] = g->partner[v] == SB_NONE ? LHS_NONE : internal(B, g->partner[v]);
+    G->node[i].bits = (uint8_t)(k == SB_KIND_NOP || k == SB_KIND_INPUT ? LHS_NOP : 0);
+    if (k != SB_KIND_START && k != SB_KIND_DONE)
+        return;
+    int r = resource_of(c, g->coll[v]);
+    /* bottom-up a done opens the window (occupies) and its start closes it */
+    if ((k == SB_KIND_DONE) != c->top_down)
+        G->node[i].occ = (int8_t)r;
+    else
+        G->node[i].relr = (int8_t)r;
+    if (supported(c, g->coll[v]))
+        G->node[i].bits |= k == SB_KIND_START ? LHS_SUP_START : LHS_SUP_DONE;
+    if (k == SB_KIND_DONE && g->coll[v] == SB_COLL_SEND_HOST) {
+        G->node[i].bits |= LHS_SEND_HOST_DONE;
+        G->any_send_host |= !c->top_down;
+    }
+}
+
+/* kUnlockDone: an operand is a supported done; kUnlockStart: a user is a
+ * supported start (read from the view: its kind and type). */
+static int unlocks(const struct builder *B, uint32_t v)
+{
+    const struct sb_graph_view *g = B->g;
+    int td = B->c->top_down;
+    const uint32_t *off = td ? g->succ_off : g->pred_off;
+    const uint32_t *adj = td ? g->succ : g->pred;
+    uint8_t want = td ? SB_KIND_START : SB_KIND_DONE;
+    for (uint32_t e = off[v]; e < off[v + 1]; e++)
+        if (g->kind[adj[e]] == want && supported(B->c, g->coll[adj[e]]))
+            return 1;
+    return 0;
+}
+
+/* XLA InitializeGraphAnalysis, forward half: the async depth (latency of
+ * supported start->done pairs on the longest path from a source) and the
+ * graph depth of node i, from its operands' (internal order is topological,
+ * so theirs are known). */
+static void node_depth(struct builder *B, uint32_t i)
+{
+    const struct sb_graph_view *g = B->g;
+    struct lhs_graph *G = B->G;
+    uint32_t v = G->id[i], gd = 0;
+    int gdepth = G->graph_depth != NULL;
+    double d = 0;
+    int sup_done = (G->node[i].bits & LHS_SUP_DONE) != 0;
+    for (uint32_t e = g->pred_off[v]; e < g->pred_off[v + 1]; e++) {
+        uint32_t p = internal(B, g->pred[e]);
+        double lat = sup_done ? edge_latency(B->c, g, g->pred[e], v) : 0;
+        if (G->async_depth[p] + lat > d)
+            d = G->async_depth[p] + lat;
+        if (gdepth && G->graph_depth[p] + 1 > gd)
+            gd = G->graph_depth[p] + 1;
+    }
+    G->async_depth[i] = d;
+    if (d != 0)
+        G->node[i].bits |= LHS_DEPTH;
+    if (gdepth)
+        G->graph_depth[i] = gd;
+    if (!B->c->top_down)
+        G->node[i].async_key = d; /* top-down: the height, build_heights */
+}
+
+/* One pass over the nodes in internal order: each node's fields, its edge
+ * lists and depths, so that a node's record is written while it is in cache
+ * (on a million nodes a pass over the records is a pass over 64 MB). */
+static void build_pass(struct builder *B)
 {
     const struct sb_graph_view *g = B->g;
     struct lhs_graph *G = B->G;
@@ -367,15 +453,22 @@ static void build_edges(struct builder *B)
         free(extra);
         return;
     }
+    B->async_done_op = UINT32_MAX;
+    for (uint32_t o = 0; o < g->n_ops; o++)
+        if (!strcmp(g->op_names[o], "async-done"))
+            B->async_done_op = o;
     uint32_t nd = 0, nr = 0;
     for (uint32_t i = 0; i < n; i++) {
         uint32_t v = G->id[i];
+        node_fields(B, i);
+        if (unlocks(B, v))
+            G->node[i].bits |= LHS_UNLOCK;
         G->node[i].dep_off = nd;
         G->node[i].rel_off = nr;
         /* bottom-up a node waits for its users and releases its operands */
         uint32_t k = neighbours(B, v, td, G->dep + nd);
         for (uint32_t j = 0; j < k; j++) {
-            uint32_t w = G->id[G->dep[nd + j]];
+            uint32_t w = B->ident ? G->dep[nd + j] : G->id[G->dep[nd + j]];
             G->dep_lat[nd + j] = td ? edge_latency(B->c, g, w, v) : edge_latency(B->c, g, v, w);
         }
         nd += k;
@@ -383,47 +476,26 @@ static void build_edges(struct builder *B)
         /* the added edges, after the operand ones (latency 1, as XLA's) */
         for (uint32_t x = 0; x < n_extra; x++) {
             if (extra[2 * x + 1] == v) { /* top-down the recv waits for the while */
-                G->dep[nd] = B->pos[extra[2 * x]];
+                G->dep[nd] = internal(B, extra[2 * x]);
                 G->dep_lat[nd++] = 1;
             }
             if (extra[2 * x] == v)
-                G->rel[nr++] = B->pos[extra[2 * x + 1]];
+                G->rel[nr++] = internal(B, extra[2 * x + 1]);
         }
         G->node[i].dep_end = nd;
         G->node[i].rel_end = nr;
+        node_depth(B, i);
     }
     free(extra);
 }
 
+/* The rarer node properties, after build_pass: hints, resources of called
+ * computations, synchronous collectives, annotation groups. */
 static void build_nodes(struct builder *B)
 {
     const struct sb_graph_view *g = B->g;
     const struct lhs_config *c = B->c;
     struct lhs_graph *G = B->G;
-    for (uint32_t i = 0; i < G->n; i++) {
-        uint32_t v = G->id[i];
-        uint8_t k = g->kind[v];
-        G->node[i].cost = node_cost(c, g, v);
-        G->forward &= G->node[i].cost >= 0;
-        G->op[i] = g->op[v];
-        G->node[i].occ = G->node[i].relr = -1;
-        G->partner[i] = g->partner[v] == SB_NONE ? LHS_NONE : B->pos[g->partner[v]];
-        G->node[i].bits = (uint8_t)(k == SB_KIND_NOP || k == SB_KIND_INPUT ? LHS_NOP : 0);
-        if (k != SB_KIND_START && k != SB_KIND_DONE)
-            continue;
-        int r = resource_of(c, g->coll[v]);
-        /* bottom-up a done opens the window (occupies) and its start closes it */
-        if ((k == SB_KIND_DONE) != c->top_down)
-            G->node[i].occ = (int8_t)r;
-        else
-            G->node[i].relr = (int8_t)r;
-        if (supported(c, g->coll[v]))
-            G->node[i].bits |= k == SB_KIND_START ? LHS_SUP_START : LHS_SUP_DONE;
-        if (k == SB_KIND_DONE && g->coll[v] == SB_COLL_SEND_HOST) {
-            G->node[i].bits |= LHS_SEND_HOST_DONE;
-            G->any_send_host |= !c->top_down;
-        }
-    }
     /* XLA HloScheduleGraph: which hints a node honours.  force_early on a
      * custom-call; force_delay on a custom-call, async-start or async-done
      * (by opcode: a legacy all-gather-start is not one); force_delay_async on
@@ -492,11 +564,6 @@ static void build_nodes(struct builder *B)
             G->force[i] |= LHS_WHILE_RES;
         }
     }
-    for (uint32_t i = 0; i < G->n; i++) {
-        G->group[i] = -1;
-        if (!strcmp(g->op_names[g->op[G->id[i]]], "async-done"))
-            G->force[i] |= LHS_ASYNC_DONE_OP;
-    }
     /* groups: XLA AnnotationTracker keys them by id; dense in increasing id */
     if (g->sched_group) {
         int32_t prev = -1;
@@ -519,55 +586,23 @@ static void build_nodes(struct builder *B)
             prev = next;
         }
     }
-    /* kUnlockDone: an operand is a supported done; kUnlockStart: a user is a
-     * supported start */
-    for (uint32_t i = 0; i < G->n; i++) {
-        uint32_t v = G->id[i];
-        const uint32_t *off = c->top_down ? g->succ_off : g->pred_off;
-        const uint32_t *adj = c->top_down ? g->succ : g->pred;
-        uint8_t want = c->top_down ? LHS_SUP_START : LHS_SUP_DONE;
-        for (uint32_t e = off[v]; e < off[v + 1]; e++)
-            if (G->node[B->pos[adj[e]]].bits & want)
-                G->node[i].bits |= LHS_UNLOCK;
-    }
 }
 
-/* XLA InitializeGraphAnalysis: async depth (latency of supported start->done
- * pairs on the longest path from a source), async height (to a sink) and graph
- * depth.  Internal order is topological. */
-static void build_depths(struct builder *B)
+/* XLA InitializeGraphAnalysis, backward half, top-down only (where it is
+ * the key): the async height, the latency of supported start->done pairs on
+ * the longest path to a sink. */
+static void build_heights(struct builder *B)
 {
     const struct sb_graph_view *g = B->g;
     struct lhs_graph *G = B->G;
-    int td = B->c->top_down, gdepth = G->graph_depth != NULL;
-    double *height = td ? xcalloc(G->n, sizeof *height, &B->oom) : NULL;
+    double *height = xcalloc(G->n, sizeof *height, &B->oom);
     if (B->oom)
         return;
-    for (uint32_t i = 0; i < G->n; i++) {
-        uint32_t v = G->id[i];
-        double d = 0;
-        uint32_t gd = 0;
-        int sup_done = (G->node[i].bits & LHS_SUP_DONE) != 0;
-        for (uint32_t e = g->pred_off[v]; e < g->pred_off[v + 1]; e++) {
-            uint32_t p = B->pos[g->pred[e]];
-            double lat = sup_done ? edge_latency(B->c, g, g->pred[e], v) : 0;
-            if (G->async_depth[p] + lat > d)
-                d = G->async_depth[p] + lat;
-            if (gdepth && G->graph_depth[p] + 1 > gd)
-                gd = G->graph_depth[p] + 1;
-        }
-        G->async_depth[i] = d;
-        if (d != 0)
-            G->node[i].bits |= LHS_DEPTH;
-        if (gdepth)
-            G->graph_depth[i] = gd;
-    }
-    /* the async height is the key only top-down */
-    for (uint32_t i = td ? G->n : 0; i-- > 0;) {
+    for (uint32_t i = G->n; i-- > 0;) {
         uint32_t v = G->id[i];
         double h = 0;
         for (uint32_t e = g->succ_off[v]; e < g->succ_off[v + 1]; e++) {
-            uint32_t s = B->pos[g->succ[e]];
+            uint32_t s = internal(B, g->succ[e]);
             double lat = G->node[i].bits & LHS_SUP_START ? edge_latency(B->c, g, v, g->succ[e]) : 0;
             if (height[s] + lat > h)
                 h = height[s] + lat;
@@ -575,7 +610,7 @@ static void build_depths(struct builder *B)
         height[i] = h;
     }
     for (uint32_t i = 0; i < G->n; i++)
-        G->node[i].async_key = td ? height[i] : G->async_depth[i];
+        G->node[i].async_key = height[i];
     free(height);
 }
 
@@ -754,19 +789,23 @@ static int build_graph(const struct sb_graph_view *g, const struct lhs_config *c
     G->group = xmalloc(n, sizeof *G->group, &B.oom);
     G->delay_prio = xcalloc(n, sizeof *G->delay_prio, &B.oom);
     B.pos = xmalloc(n, sizeof *B.pos, &B.oom);
-    B.mark = xcalloc(n, sizeof *B.mark, &B.oom);
-    if (G->track_memory)
+    if (G->track_memory) {
+        B.mark = xcalloc(n, sizeof *B.mark, &B.oom);
         B.root = xmalloc(n, sizeof *B.root, &B.oom);
+    }
     if (!B.oom) {
+        B.ident = 1;
         for (uint32_t i = 0; i < n; i++) {
             G->id[i] = order[i];
             B.pos[order[i]] = i;
+            B.ident &= order[i] == i;
         }
-        build_nodes(&B);
-        build_edges(&B);
+        build_pass(&B);
     }
     if (!B.oom)
-        build_depths(&B);
+        build_nodes(&B);
+    if (!B.oom && c->top_down)
+        build_heights(&B);
     if (!B.oom && G->track_memory) {
         buffer_roots(&B);
         build_memory(&B);
