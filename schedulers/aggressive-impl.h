@@ -199,7 +199,7 @@ struct lhs_state {
 
 struct lhs_pq {
     uint32_t n, cap;
-    uint32_t *v;
+    uint64_t *v;        /* entries: id in the low 32 bits (aggressive.c, pq_id) */
 };
 
 struct lhs_group {

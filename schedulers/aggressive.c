@@ -1683,19 +1683,30 @@ enum pq_kind {
     PQ_GROUPS,  /* a class's groups by async key */
 };
 
-static int pq_before(const struct lhs_state *S, enum pq_kind k, uint32_t a, uint32_t b)
+/* A heap entry: the node (or group) id in the low 32 bits; in a group's
+ * members heap, the rules it is ordered by above them (member_key), so that
+ * moving an entry reads the heap's array and not the node records. */
+static uint32_t pq_id(const struct lhs_pq *q, uint32_t i) { return (uint32_t)q->v[i]; }
+
+/* kUnlockDone, then kCreatesMoreReadyNodes (aggressive rules only): the
+ * larger wins.  rnis counts released nodes, below 2^31. */
+static uint64_t member_key(const struct lhs_state *S, uint32_t v)
+{
+    uint64_t unlock = (S->G->node[v].bits & LHS_UNLOCK) != 0;
+    uint64_t rnis = S->cfg->aggressive ? (uint32_t)S->node[v].rnis : 0;
+    return (unlock << 63 | rnis << 32) | v;
+}
+
+static int pq_before(const struct lhs_state *S, enum pq_kind k, uint64_t ea, uint64_t eb)
 {
     const struct lhs_graph *G = S->G;
     const struct lhs_group *grp = S->fast->grp;
+    uint32_t a = (uint32_t)ea, b = (uint32_t)eb;
     switch (k) {
-    case PQ_MEMBERS: {
-        int ua = (G->node[a].bits & LHS_UNLOCK) != 0, ub = (G->node[b].bits & LHS_UNLOCK) != 0;
-        if (ua != ub) /* kUnlockDone */
-            return ua > ub;
-        if (S->cfg->aggressive && S->node[a].rnis != S->node[b].rnis) /* kCreatesMoreReadyNodes */
-            return S->node[a].rnis > S->node[b].rnis;
+    case PQ_MEMBERS:
+        if (ea >> 32 != eb >> 32) /* kUnlockDone, kCreatesMoreReadyNodes */
+            return ea >> 32 > eb >> 32;
         return S->cfg->top_down ? a < b : a > b; /* kOriginalOrder */
-    }
     case PQ_FUTURE:
         if (S->node[a].ready != S->node[b].ready)
             return S->node[a].ready < S->node[b].ready;
@@ -1708,18 +1719,18 @@ static int pq_before(const struct lhs_state *S, enum pq_kind k, uint32_t a, uint
 }
 
 static void pq_set(struct lhs_state *S, enum pq_kind k, struct lhs_pq *q, uint32_t i,
-                   uint32_t v)
+                   uint64_t v)
 {
     q->v[i] = v;
     if (k == PQ_GROUPS)
-        S->fast->grp[v].slot = i;
+        S->fast->grp[(uint32_t)v].slot = i;
     else
-        S->node[v].slot = i;
+        S->node[(uint32_t)v].slot = i;
 }
 
 static void pq_up(struct lhs_state *S, enum pq_kind k, struct lhs_pq *q, uint32_t i)
 {
-    uint32_t v = q->v[i];
+    uint64_t v = q->v[i];
     while (i && pq_before(S, k, v, q->v[(i - 1) / 2])) {
         pq_set(S, k, q, i, q->v[(i - 1) / 2]);
         i = (i - 1) / 2;
@@ -1729,7 +1740,7 @@ static void pq_up(struct lhs_state *S, enum pq_kind k, struct lhs_pq *q, uint32_
 
 static void pq_down(struct lhs_state *S, enum pq_kind k, struct lhs_pq *q, uint32_t i)
 {
-    uint32_t v = q->v[i];
+    uint64_t v = q->v[i];
     for (;;) {
         uint32_t c = 2 * i + 1;
         if (c >= q->n)
@@ -1744,11 +1755,11 @@ static void pq_down(struct lhs_state *S, enum pq_kind k, struct lhs_pq *q, uint3
     pq_set(S, k, q, i, v);
 }
 
-static int pq_push(struct lhs_state *S, enum pq_kind k, struct lhs_pq *q, uint32_t v)
+static int pq_push(struct lhs_state *S, enum pq_kind k, struct lhs_pq *q, uint64_t v)
 {
     if (q->n == q->cap) {
         uint32_t cap = q->cap ? q->cap * 2 : 8;
-        uint32_t *nv = realloc(q->v, cap * sizeof *nv);
+        uint64_t *nv = realloc(q->v, cap * sizeof *nv);
         if (!nv)
             return -1;
         q->v = nv;
@@ -1761,12 +1772,13 @@ static int pq_push(struct lhs_state *S, enum pq_kind k, struct lhs_pq *q, uint32
 
 static void pq_remove(struct lhs_state *S, enum pq_kind k, struct lhs_pq *q, uint32_t i)
 {
-    uint32_t last = q->v[--q->n];
+    uint64_t last = q->v[--q->n];
+    uint32_t id = (uint32_t)last;
     if (i == q->n)
         return;
     pq_set(S, k, q, i, last);
     pq_down(S, k, q, i);
-    pq_up(S, k, q, k == PQ_GROUPS ? S->fast->grp[last].slot : S->node[last].slot);
+    pq_up(S, k, q, k == PQ_GROUPS ? S->fast->grp[id].slot : S->node[id].slot);
 }
 
 static uint32_t group_hash(uint16_t cls, double key, uint32_t n_bucket)
@@ -1843,7 +1855,7 @@ static int due_add(struct lhs_state *S, uint32_t v)
     if (!F->grp[g].nodes.n)
         F->grp[g].cost_ref = S->G->node[v].cost;
     F->grp[g].n_diff += S->G->node[v].cost != F->grp[g].cost_ref;
-    if (pq_push(S, PQ_MEMBERS, &F->grp[g].nodes, v))
+    if (pq_push(S, PQ_MEMBERS, &F->grp[g].nodes, member_key(S, v)))
         return -1;
     if (F->grp[g].nodes.n == 1 && pq_push(S, PQ_GROUPS, &F->groups[F->grp[g].cls], g))
         return -1;
@@ -1882,16 +1894,19 @@ static void fast_remove(struct lhs_state *S, uint32_t v)
 static void fast_rnis_up(struct lhs_state *S, uint32_t v)
 {
     struct lhs_fast *F = S->fast;
-    if (S->node[v].where == LHS_W_READY) /* and not in the future heap */
-        pq_up(S, PQ_MEMBERS, &F->grp[S->node[v].group].nodes, S->node[v].slot);
+    if (S->node[v].where != LHS_W_READY) /* waiting, or in the future heap */
+        return;
+    struct lhs_pq *q = &F->grp[S->node[v].group].nodes;
+    q->v[S->node[v].slot] = member_key(S, v);
+    pq_up(S, PQ_MEMBERS, q, S->node[v].slot);
 }
 
 /* Nodes whose ready time has come move to their class's groups. */
 static int fast_advance(struct lhs_state *S, int c)
 {
     struct lhs_pq *f = &S->fast->future[c];
-    while (f->n && S->node[f->v[0]].ready <= S->now) {
-        uint32_t v = f->v[0];
+    while (f->n && S->node[pq_id(f, 0)].ready <= S->now) {
+        uint32_t v = pq_id(f, 0);
         pq_remove(S, PQ_FUTURE, f, 0);
         if (due_add(S, v))
             return -1;
@@ -1916,7 +1931,7 @@ static void class_key(const struct lhs_state *S, int c, uint32_t any, struct cla
     k->nzd_early = cfg->aggressive && cfg->depth_over_stall ? nzd : 0;
     k->nzd = cfg->aggressive && !cfg->depth_over_stall ? nzd : 0;
     k->backed_up = releases(S->G, any) && constrained(S, any);
-    k->stall = F->groups[c].n ? 0 : S->node[F->future[c].v[0]].ready - S->now;
+    k->stall = F->groups[c].n ? 0 : S->node[pq_id(&F->future[c], 0)].ready - S->now;
 }
 
 /* -1, 0, 1: a worse, tied, better than b. */
@@ -1940,8 +1955,8 @@ static uint32_t class_any(const struct lhs_state *S, int c)
 {
     const struct lhs_fast *F = S->fast;
     if (F->groups[c].n)
-        return F->grp[F->groups[c].v[0]].nodes.v[0];
-    return F->future[c].n ? F->future[c].v[0] : LHS_NONE;
+        return pq_id(&F->grp[pq_id(&F->groups[c], 0)].nodes, 0);
+    return F->future[c].n ? pq_id(&F->future[c], 0) : LHS_NONE;
 }
 
 /* The classes XLA's first rules prefer; returns how many, in `win`. */
@@ -1981,20 +1996,20 @@ static void future_ties(struct lhs_state *S, const struct lhs_pq *q, int any_key
 {
     struct lhs_fast *F = S->fast;
     const struct lhs_graph *G = S->G;
-    uint32_t top = q->v[0], start = F->n_tie;
+    uint32_t top = pq_id(q, 0), start = F->n_tie;
     if (!any_key && G->node[top].async_key != key)
         return;
     F->tie[F->n_tie++] = 0; /* heap indices first, replaced by nodes below */
     for (uint32_t k = start; k < F->n_tie; k++) {
         uint32_t i = (uint32_t)F->tie[k];
         for (uint32_t c = 2 * i + 1; c <= 2 * i + 2 && c < q->n; c++) {
-            uint32_t v = q->v[c];
+            uint32_t v = pq_id(q, c);
             if (S->node[v].ready == S->node[top].ready && (any_key || G->node[v].async_key == key))
                 F->tie[F->n_tie++] = c;
         }
     }
     for (uint32_t k = start; k < F->n_tie; k++) {
-        uint32_t v = q->v[(uint32_t)F->tie[k]];
+        uint32_t v = pq_id(q, (uint32_t)F->tie[k]);
         F->tie[k] = (uint64_t)S->node[v].ready_pos << 32 | v;
     }
 }
@@ -2021,12 +2036,12 @@ static void collect(struct lhs_state *S, const int *win, int n, double key, int 
             future_ties(S, &F->future[c], any_key, key);
             continue;
         }
-        const struct lhs_group *g = &F->grp[F->groups[c].v[0]];
+        const struct lhs_group *g = &F->grp[pq_id(&F->groups[c], 0)];
         if (!any_key && g->key != key)
             continue;
         uint32_t m = waste && g->n_diff ? g->nodes.n : 1;
         for (uint32_t i = 0; i < m; i++)
-            tie_add(F, S, g->nodes.v[i]);
+            tie_add(F, S, pq_id(&g->nodes, i));
     }
 }
 
@@ -2064,8 +2079,8 @@ static uint32_t select_fast(struct lhs_state *S)
     double key = -DBL_MAX;
     for (int k = 0; k < n && S->cfg->aggressive; k++) { /* kAsyncDepth */
         int c = win[k];
-        double kk = F->groups[c].n ? F->grp[F->groups[c].v[0]].key
-                                   : S->G->node[F->future[c].v[0]].async_key;
+        double kk = F->groups[c].n ? F->grp[pq_id(&F->groups[c], 0)].key
+                                   : S->G->node[pq_id(&F->future[c], 0)].async_key;
         if (kk > key)
             key = kk;
     }
