@@ -81,7 +81,8 @@ enum {
  * dozen arrays they cost a dozen misses per node, packed they cost one.
  * Graph fields are set by pass 1; state fields by state_init and pass 2. */
 struct lhs_node {
-    double ready;          /* state: ready time, DBL_MAX while waiting */
+    double ready;          /* state: ready time; while waiting, the latest
+                              time a scheduled dep allows (-inf: none yet) */
     double cost;           /* graph: NodeCost */
     double async_key;      /* graph: async depth (bottom-up) or height (top-down) */
     uint32_t dep_off, dep_end; /* graph: range in dep/dep_lat */
@@ -105,6 +106,7 @@ struct lhs_graph {
     uint32_t *dep;            /* [edges] CSR by node: nodes that must be scheduled first */
     double *dep_lat;          /* [edges] latency on that edge */
     uint32_t *rel;            /* [edges] CSR by node: nodes it releases, XLA's edge order */
+    double *rel_lat;          /* [edges] latency on that edge (= its dep_lat) */
     double *async_depth;   /* [n] XLA GetAsyncDepth, used by kStartAtZeroDepth */
     uint32_t *graph_depth; /* [n], only with track_memory and depth_memory */
     uint32_t *partner;     /* [n] start <-> done, UINT32_MAX none */

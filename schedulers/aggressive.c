@@ -449,6 +449,7 @@ static void build_pass(struct builder *B)
     G->dep = xmalloc(m, sizeof *G->dep, &B->oom);
     G->dep_lat = xmalloc(m, sizeof *G->dep_lat, &B->oom);
     G->rel = xmalloc(m, sizeof *G->rel, &B->oom);
+    G->rel_lat = xmalloc(m, sizeof *G->rel_lat, &B->oom);
     if (B->oom) {
         free(extra);
         return;
@@ -472,15 +473,22 @@ static void build_pass(struct builder *B)
             G->dep_lat[nd + j] = td ? edge_latency(B->c, g, w, v) : edge_latency(B->c, g, v, w);
         }
         nd += k;
-        nr += neighbours(B, v, !td, G->rel + nr);
+        k = neighbours(B, v, !td, G->rel + nr);
+        for (uint32_t j = 0; j < k; j++) { /* the same latency as at the other end */
+            uint32_t w = B->ident ? G->rel[nr + j] : G->id[G->rel[nr + j]];
+            G->rel_lat[nr + j] = td ? edge_latency(B->c, g, v, w) : edge_latency(B->c, g, w, v);
+        }
+        nr += k;
         /* the added edges, after the operand ones (latency 1, as XLA's) */
         for (uint32_t x = 0; x < n_extra; x++) {
             if (extra[2 * x + 1] == v) { /* top-down the recv waits for the while */
                 G->dep[nd] = internal(B, extra[2 * x]);
                 G->dep_lat[nd++] = 1;
             }
-            if (extra[2 * x] == v)
-                G->rel[nr++] = internal(B, extra[2 * x + 1]);
+            if (extra[2 * x] == v) {
+                G->rel[nr] = internal(B, extra[2 * x + 1]);
+                G->rel_lat[nr++] = 1;
+            }
         }
         G->node[i].dep_end = nd;
         G->node[i].rel_end = nr;
@@ -746,6 +754,7 @@ static void graph_free(struct lhs_graph *G)
     free(G->dep);
     free(G->dep_lat);
     free(G->rel);
+    free(G->rel_lat);
     free(G->node_mem);
     free(G->async_depth);
     free(G->graph_depth);
@@ -981,7 +990,7 @@ static int state_init(struct lhs_state *S, const struct lhs_graph *G,
     for (uint32_t i = 0; i < n; i++) {
         struct lhs_node *x = &S->node[i];
         x->deg = (int32_t)(x->dep_end - x->dep_off);
-        x->ready = DBL_MAX; /* XLA: not ready */
+        x->ready = -INFINITY; /* waiting: the latest dep time so far (release) */
         if (x->deg == 1)
             S->node[G->dep[x->dep_off]].rnis++;
         if (!c->top_down && G->track_memory && (G->node[i].bits & LHS_PINNED)) {
@@ -1065,16 +1074,23 @@ static double dep_time(const struct lhs_state *S, uint32_t v, double t)
     return t;
 }
 
-static void release(struct lhs_state *S, uint32_t t, double now)
+/* A dep of t was scheduled: x is its time plus the edge's latency.  While t
+ * waits, its ready field gathers the latest such x (XLA takes the maximum
+ * over the deps when the last one is scheduled; gathered as they come, the
+ * deps' records are not read again). */
+static void release(struct lhs_state *S, uint32_t t, double x, double now)
 {
     const struct lhs_graph *G = S->G;
+    if (x > S->node[t].ready)
+        S->node[t].ready = x;
     if (S->node[t].deg != 1) {
         if (--S->node[t].deg == 1)
             degree_one(S, t);
         return;
     }
     S->node[t].deg = 0;
-    S->node[t].ready = dep_time(S, t, now);
+    if (now > S->node[t].ready) /* = dep_time(S, t, now) */
+        S->node[t].ready = now;
     if (G->node[t].occ >= 0)
         S->queued[G->node[t].occ]++;
     enqueue(S, t);
@@ -1121,7 +1137,7 @@ static double schedule_node(struct lhs_state *S, uint32_t v)
     while (S->next_ready.n && S->node[S->next_ready.v[0]].ready < now)
         heap_pop(S);
     for (uint32_t e = G->node[v].rel_off; e < G->node[v].rel_end; e++)
-        release(S, G->rel[e], now);
+        release(S, G->rel[e], at + G->rel_lat[e], now);
     if (G->track_memory)
         update_buffers(S, v);
     return now;
@@ -1243,7 +1259,8 @@ static int delay_send_host_done(const struct lhs_state *S, uint32_t v)
     double latency = 0, est = 0;
     for (uint32_t e = G->node[s].dep_off; e < G->node[s].dep_end; e++) {
         uint32_t w = G->dep[e];
-        if (S->node[w].ready >= DBL_MAX)
+        /* XLA: a user not yet ready has ready time DBL_MAX */
+        if ((S->node[w].where & LHS_W_STATE) == LHS_W_WAITING || S->node[w].ready >= DBL_MAX)
             return 0;
         if (w == v)
             latency = G->dep_lat[e];
