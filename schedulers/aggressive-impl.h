@@ -90,8 +90,14 @@ struct lhs_node {
     int32_t deg;           /* state: unscheduled deps */
     int32_t rnis;          /* state: GetReadyNodesIfScheduled */
     uint32_t ready_pos;    /* state: index in ready_set */
-    uint32_t slot;         /* state, fast: index in its heap (group's or future) */
-    uint32_t group;        /* state, fast: group of a due node */
+    union {                /* ready: */
+        uint32_t slot;     /* state, fast: index in its heap (group's or future) */
+        uint32_t dep_xor_done; /* waiting: xor of the deps scheduled so far */
+    };
+    union {                /* ready: */
+        uint32_t group;    /* state, fast: group of a due node */
+        uint32_t dep_xor;  /* waiting: xor of all its deps (state_init) */
+    };
     int8_t occ, relr;      /* graph: resource occupied / released, -1 none */
     uint8_t bits;          /* graph: LHS_* */
     uint8_t where;         /* state: LHS_W_* */

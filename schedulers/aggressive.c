@@ -990,6 +990,8 @@ static int state_init(struct lhs_state *S, const struct lhs_graph *G,
     for (uint32_t i = 0; i < n; i++) {
         struct lhs_node *x = &S->node[i];
         x->deg = (int32_t)(x->dep_end - x->dep_off);
+        for (uint32_t e = x->dep_off; e < x->dep_end; e++)
+            x->dep_xor ^= G->dep[e];
         x->ready = -INFINITY; /* waiting: the latest dep time so far (release) */
         if (x->deg == 1)
             S->node[G->dep[x->dep_off]].rnis++;
@@ -1054,12 +1056,13 @@ static void fast_rnis_up(struct lhs_state *S, uint32_t v);
 
 static void degree_one(struct lhs_state *S, uint32_t t)
 {
-    const struct lhs_graph *G = S->G;
-    for (uint32_t e = G->node[t].dep_off; e < G->node[t].dep_end; e++) {
-        S->node[G->dep[e]].rnis++;
-        if (S->fast)
-            fast_rnis_up(S, G->dep[e]);
-    }
+    /* XLA raises the count of every dep of t; only the one not scheduled
+     * can be a candidate again, and it is the xor of t's deps without those
+     * scheduled (each scheduled dep's entries went into dep_xor_done) */
+    uint32_t w = S->node[t].dep_xor ^ S->node[t].dep_xor_done;
+    S->node[w].rnis++;
+    if (S->fast)
+        fast_rnis_up(S, w);
 }
 
 /* Latest ready time plus latency over the already scheduled deps of v. */
@@ -1074,15 +1077,16 @@ static double dep_time(const struct lhs_state *S, uint32_t v, double t)
     return t;
 }
 
-/* A dep of t was scheduled: x is its time plus the edge's latency.  While t
+/* A dep v of t was scheduled: x is its time plus the edge's latency.  While t
  * waits, its ready field gathers the latest such x (XLA takes the maximum
  * over the deps when the last one is scheduled; gathered as they come, the
  * deps' records are not read again). */
-static void release(struct lhs_state *S, uint32_t t, double x, double now)
+static void release(struct lhs_state *S, uint32_t v, uint32_t t, double x, double now)
 {
     const struct lhs_graph *G = S->G;
     if (x > S->node[t].ready)
         S->node[t].ready = x;
+    S->node[t].dep_xor_done ^= v;
     if (S->node[t].deg != 1) {
         if (--S->node[t].deg == 1)
             degree_one(S, t);
@@ -1137,7 +1141,7 @@ static double schedule_node(struct lhs_state *S, uint32_t v)
     while (S->next_ready.n && S->node[S->next_ready.v[0]].ready < now)
         heap_pop(S);
     for (uint32_t e = G->node[v].rel_off; e < G->node[v].rel_end; e++)
-        release(S, G->rel[e], at + G->rel_lat[e], now);
+        release(S, v, G->rel[e], at + G->rel_lat[e], now);
     if (G->track_memory)
         update_buffers(S, v);
     return now;
