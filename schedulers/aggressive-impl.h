@@ -90,13 +90,15 @@ struct lhs_node {
     int32_t deg;           /* state: unscheduled deps */
     int32_t rnis;          /* state: GetReadyNodesIfScheduled */
     uint32_t ready_pos;    /* state: index in ready_set */
-    union {                /* ready: */
-        uint32_t slot;     /* state, fast: index in its heap (group's or future) */
+    /* state; a waiting node and a ready one never need the same of these,
+     * so each pair shares its place (degree_one reads the xors) */
+    union {
+        uint32_t slot;         /* ready, fast: index in its heap (group's or future) */
         uint32_t dep_xor_done; /* waiting: xor of the deps scheduled so far */
     };
-    union {                /* ready: */
-        uint32_t group;    /* state, fast: group of a due node */
-        uint32_t dep_xor;  /* waiting: xor of all its deps (state_init) */
+    union {
+        uint32_t group;        /* ready, fast: group of a due node */
+        uint32_t dep_xor;      /* waiting: xor of all its deps (state_init) */
     };
     int8_t occ, relr;      /* graph: resource occupied / released, -1 none */
     uint8_t bits;          /* graph: LHS_* */
@@ -108,7 +110,7 @@ struct lhs_graph {
     uint32_t n;
     uint32_t *id;          /* [n] view id of each internal node */
     struct lhs_node *node; /* [n], 64-byte aligned, in node_mem */
-    void *node_mem;
+    void *node_mem;        /* what node_alloc got from calloc, for free */
     uint32_t *dep;            /* [edges] CSR by node: nodes that must be scheduled first */
     double *dep_lat;          /* [edges] latency on that edge */
     uint32_t *rel;            /* [edges] CSR by node: nodes it releases, XLA's edge order */

@@ -258,7 +258,7 @@ struct builder {
     struct lhs_graph *G;
     uint32_t *pos;   /* [n] view id -> internal id */
     int ident;       /* internal ids are view ids (the first pass): pos unread */
-    uint32_t async_done_op; /* op index of "async-done", UINT32_MAX none */
+    uint8_t *async_done_op; /* [n_ops] 1: the opcode is "async-done" */
     uint32_t *mark;  /* [n] dedupe stamps (memory lists) */
     uint32_t *root;  /* [n] view id -> view id of the buffer it lives in */
     int oom;
@@ -371,7 +371,7 @@ static void node_fields(struct builder *B, uint32_t i)
     G->forward &= G->node[i].cost >= 0;
     G->op[i] = g->op[v];
     G->group[i] = -1;
-    if (g->op[v] == B->async_done_op)
+    if (B->async_done_op[g->op[v]])
         G->force[i] |= LHS_ASYNC_DONE_OP;
     G->node[i].occ = G->node[i].relr = -1;
     G->partner[i] = g->partner[v] == SB_NONE ? LHS_NONE : internal(B, g->partner[v]);
@@ -450,14 +450,14 @@ static void build_pass(struct builder *B)
     G->dep_lat = xmalloc(m, sizeof *G->dep_lat, &B->oom);
     G->rel = xmalloc(m, sizeof *G->rel, &B->oom);
     G->rel_lat = xmalloc(m, sizeof *G->rel_lat, &B->oom);
+    B->async_done_op = xmalloc(g->n_ops, 1, &B->oom);
     if (B->oom) {
+        free(B->async_done_op);
         free(extra);
         return;
     }
-    B->async_done_op = UINT32_MAX;
-    for (uint32_t o = 0; o < g->n_ops; o++)
-        if (!strcmp(g->op_names[o], "async-done"))
-            B->async_done_op = o;
+    for (uint32_t o = 0; o < g->n_ops; o++) /* opcodes compared once, not per node */
+        B->async_done_op[o] = !strcmp(g->op_names[o], "async-done");
     uint32_t nd = 0, nr = 0;
     for (uint32_t i = 0; i < n; i++) {
         uint32_t v = G->id[i];
@@ -494,6 +494,7 @@ static void build_pass(struct builder *B)
         G->node[i].rel_end = nr;
         node_depth(B, i);
     }
+    free(B->async_done_op);
     free(extra);
 }
 
