@@ -61,25 +61,66 @@ enum {
                                  done; top-down: a user that is a supported start */
     LHS_TRACKED = 1u << 4,    /* owns a buffer the memory tracker counts */
     LHS_PINNED = 1u << 5,     /* harness model: buffer never freed */
-    LHS_INPUT = 1u << 6,      /* graph input */
+    LHS_DEPTH = 1u << 6,      /* async depth above 0 */
     LHS_SEND_HOST_DONE = 1u << 7, /* done of a send_host (ShouldDelaySendHostDone) */
 };
+
+/* Where a node is (lhs_node.where): the state in the low bits, and while in
+ * the ready set under fast selection, whether it waits in its class's heap of
+ * not-yet-due nodes. */
+enum {
+    LHS_W_WAITING = 0, LHS_W_READY = 1, LHS_W_NOP = 2, LHS_W_DONE = 3,
+    LHS_W_STATE = 3,  /* mask of the four above */
+    LHS_W_FUTURE = 4, /* fast selection: in the future heap, not a group */
+};
+
+/* What one scheduling step reads and writes for a node, in one cache line:
+ * the node being scheduled, each node it releases (degree, ready time, its
+ * deps' range) and each node entering or leaving the ready set's index.  On a
+ * million-node graph these are cache misses to main memory; spread over a
+ * dozen arrays they cost a dozen misses per node, packed they cost one.
+ * Graph fields are set by pass 1; state fields by state_init and pass 2. */
+struct lhs_node {
+    double ready;          /* state: ready time; while waiting, the latest
+                              time a scheduled dep allows (-inf: none yet) */
+    double cost;           /* graph: NodeCost */
+    double async_key;      /* graph: async depth (bottom-up) or height (top-down) */
+    uint32_t dep_off, dep_end; /* graph: range in dep/dep_lat */
+    uint32_t rel_off, rel_end; /* graph: range in rel */
+    int32_t deg;           /* state: unscheduled deps */
+    int32_t rnis;          /* state: GetReadyNodesIfScheduled */
+    uint32_t ready_pos;    /* state: index in ready_set */
+    /* state; a waiting node and a ready one never need the same of these,
+     * so each pair shares its place (degree_one reads the xors) */
+    union {
+        uint32_t slot;         /* ready, fast: index in its heap (group's or future) */
+        uint32_t dep_xor_done; /* waiting: xor of the deps scheduled so far */
+    };
+    union {
+        uint32_t group;        /* ready, fast: group of a due node */
+        uint32_t dep_xor;      /* waiting: xor of all its deps (state_init) */
+    };
+    int8_t occ, relr;      /* graph: resource occupied / released, -1 none */
+    uint8_t bits;          /* graph: LHS_* */
+    uint8_t where;         /* state: LHS_W_* */
+};
+_Static_assert(sizeof(struct lhs_node) == 64, "one node record, one cache line");
 
 struct lhs_graph {
     uint32_t n;
     uint32_t *id;          /* [n] view id of each internal node */
-    uint32_t *dep_off, *dep;  /* CSR: nodes that must be scheduled first */
+    struct lhs_node *node; /* [n], 64-byte aligned, in node_mem */
+    void *node_mem;        /* what node_alloc got from calloc, for free */
+    uint32_t *dep;            /* [edges] CSR by node: nodes that must be scheduled first */
     double *dep_lat;          /* [edges] latency on that edge */
-    uint32_t *rel_off, *rel;  /* CSR: nodes this one releases, XLA's edge order */
-    double *cost;          /* [n] NodeCost */
-    int8_t *occ, *relr;    /* [n] resource occupied / released, -1 none */
-    uint8_t *bits;         /* [n] LHS_* */
-    double *async_key;     /* [n] async depth (bottom-up) or height (top-down) */
+    uint32_t *rel;            /* [edges] CSR by node: nodes it releases, XLA's edge order */
+    double *rel_lat;          /* [edges] latency on that edge (= its dep_lat) */
     double *async_depth;   /* [n] XLA GetAsyncDepth, used by kStartAtZeroDepth */
-    uint32_t *graph_depth; /* [n] */
+    uint32_t *graph_depth; /* [n], only with track_memory and depth_memory */
     uint32_t *partner;     /* [n] start <-> done, UINT32_MAX none */
     /* memory: the buffers scheduling a node makes live and those it frees, as
-     * CSR lists of buffer owners (internal ids) */
+     * CSR lists of buffer owners (internal ids); built only with track_memory */
+    int track_memory;      /* a memory_limit is set: the tracker can decide */
     uint32_t *alloc_off, *alloc;
     uint32_t *freed_off, *freed;
     uint64_t *bytes;       /* [n] size of the buffer each owner holds */
@@ -87,6 +128,8 @@ struct lhs_graph {
     uint8_t *force;        /* [n] LHS_FORCE_* bits */
     int32_t *delay_prio;   /* [n] ForceDelayPriority (scheduler_delay_priority) */
     int any_force;         /* some node has a bit: the scan decides */
+    int any_send_host;     /* bottom-up, a send_host done exists */
+    int forward;           /* no cost is negative or NaN: time never goes back */
     uint32_t *op;          /* [n] the view's opcode index */
     /* scheduling annotations (the view's sched_group), dense: group ids in
      * increasing order become 0..n_groups-1 */
@@ -124,14 +167,10 @@ struct lhs_state {
     const struct lhs_config *cfg;
     uint64_t memory_limit;      /* shrinks by 0.9 on each rerun */
     double now;                 /* XLA current_time */
-    int32_t *deg;               /* [n] unscheduled deps */
-    int32_t *rnis;              /* [n] GetReadyNodesIfScheduled */
-    double *ready;              /* [n] ready time */
-    uint8_t *where;             /* [n] 0 waiting, 1 ready set, 2 nop set, 3 done */
+    struct lhs_node *node;      /* = G->node: deg, rnis, ready, where, ... */
     int64_t avail[LHS_R_COUNT]; /* max_concurrent_resource */
     int64_t queued[LHS_R_COUNT];/* resource_users_in_queue */
     uint32_t *ready_set, n_ready; /* XLA's vector, same push/swap-pop order */
-    uint32_t *ready_pos;        /* [n] index in ready_set */
     uint32_t *nops, n_nops;     /* XLA's nop_set (LIFO) */
     struct lhs_heap next_ready;
     uint32_t *seq, n_seq;       /* scheduled nodes in scheduling order */
@@ -170,7 +209,7 @@ struct lhs_state {
 
 struct lhs_pq {
     uint32_t n, cap;
-    uint32_t *v;
+    uint64_t *v;        /* entries: id in the low 32 bits (aggressive.c, pq_id) */
 };
 
 struct lhs_group {
@@ -189,10 +228,6 @@ struct lhs_fast {
     struct lhs_group *grp;
     uint32_t n_grp, cap_grp;
     uint32_t *bucket, n_bucket; /* hash of (class, key) -> first group + 1 */
-    uint16_t *cls;      /* [n] class of each node */
-    uint32_t *group;    /* [n] group of a due node */
-    uint32_t *slot;     /* [n] index in its heap (group's or future) */
-    uint8_t *in_future; /* [n] 1: in the future heap */
     uint64_t busy[(LHS_N_CLASSES + 63) / 64]; /* classes with ready nodes */
     uint64_t *tie;      /* [n] candidates of one step: (ready-set index << 32) | node */
     uint32_t n_tie;

@@ -165,6 +165,32 @@ static void *xcalloc(size_t n, size_t size, int *oom)
     return p;
 }
 
+/* For arrays written before they are read: no zeroing, so the part a run
+ * does not reach is not touched (calloc clears reused heap memory, and a
+ * cleared page the run never needed is a page fault for nothing). */
+static void *xmalloc(size_t n, size_t size, int *oom)
+{
+    void *p = malloc((n ? n : 1) * size);
+    if (!p)
+        *oom = 1;
+    return p;
+}
+
+/* The node records, zeroed, one cache line each: aligned by hand so that a
+ * record never straddles two.  calloc rather than aligned_alloc: glibc
+ * serves a large aligned request from fresh pages each time (a page fault
+ * per 4 KB, 15.7 k of them at a million nodes), calloc reuses the heap. */
+static struct lhs_node *node_alloc(struct lhs_graph *G, uint32_t n, int *oom)
+{
+    G->node_mem = calloc((size_t)n + 2, sizeof(struct lhs_node));
+    if (!G->node_mem) {
+        *oom = 1;
+        return NULL;
+    }
+    uintptr_t at = ((uintptr_t)G->node_mem + 63) & ~(uintptr_t)63;
+    return (struct lhs_node *)at;
+}
+
 static int is_p2p(uint8_t coll)
 {
     return coll == SB_COLL_SEND || coll == SB_COLL_RECV || coll == SB_COLL_SEND_HOST ||
@@ -231,13 +257,22 @@ struct builder {
     const struct lhs_config *c;
     struct lhs_graph *G;
     uint32_t *pos;   /* [n] view id -> internal id */
-    uint32_t *mark;  /* [n] dedupe stamps */
+    int ident;       /* internal ids are view ids (the first pass): pos unread */
+    uint8_t *async_done_op; /* [n_ops] 1: the opcode is "async-done" */
+    uint32_t *mark;  /* [n] dedupe stamps (memory lists) */
     uint32_t *root;  /* [n] view id -> view id of the buffer it lives in */
     int oom;
 };
 
+static uint32_t internal(const struct builder *B, uint32_t w)
+{
+    return B->ident ? w : B->pos[w];
+}
+
 /* Distinct neighbours of view node v (preds or succs) as sorted internal ids.
- * XLA keeps one edge per operand->user pair, ordered by original position. */
+ * XLA keeps one edge per operand->user pair, ordered by original position.
+ * Insertion sort (lists are short, and usually come sorted); a repeated
+ * neighbour is found where it would be inserted. */
 static uint32_t neighbours(struct builder *B, uint32_t v, int preds, uint32_t *out)
 {
     const struct sb_graph_view *g = B->g;
@@ -245,19 +280,15 @@ static uint32_t neighbours(struct builder *B, uint32_t v, int preds, uint32_t *o
     const uint32_t *adj = preds ? g->pred : g->succ;
     uint32_t n = 0;
     for (uint32_t e = off[v]; e < off[v + 1]; e++) {
-        uint32_t w = adj[e];
-        if (B->mark[w] == v + 1)
-            continue;
-        B->mark[w] = v + 1;
-        uint32_t x = B->pos[w], k = n++;
-        while (k && out[k - 1] > x) { /* insertion sort: lists are short */
-            out[k] = out[k - 1];
+        uint32_t x = internal(B, adj[e]), k = n;
+        while (k && out[k - 1] > x)
             k--;
-        }
+        if (k && out[k - 1] == x)
+            continue; /* a second edge between the same pair */
+        memmove(out + k + 1, out + k, (n - k) * sizeof *out);
         out[k] = x;
+        n++;
     }
-    for (uint32_t k = 0; k < n; k++)
-        B->mark[B->G->id[out[k]]] = 0;
     return n;
 }
 
@@ -327,77 +358,153 @@ static uint32_t while_recv_edges(struct builder *B, uint32_t **out)
     return k / 2;
 }
 
-static void build_edges(struct builder *B)
+/* What node i is: cost, opcode, partner, resources and bits (all but
+ * LHS_UNLOCK, LHS_DEPTH and LHS_PINNED), no group. */
+static void node_fields(struct builder *B, uint32_t i)
+{
+    const struct sb_graph_view *g = B->g;
+    const struct lhs_config *c = B->c;
+    struct lhs_graph *G = B->G;
+    uint32_t v = G->id[i];
+    uint8_t k = g->kind[v];
+    G->node[i].cost = node_cost(c, g, v);
+    G->forward &= G->node[i].cost >= 0;
+    G->op[i] = g->op[v];
+    G->group[i] = -1;
+    if (B->async_done_op[g->op[v]])
+        G->force[i] |= LHS_ASYNC_DONE_OP;
+    G->node[i].occ = G->node[i].relr = -1;
+    G->partner[i] = g->partner[v] == SB_NONE ? LHS_NONE : internal(B, g->partner[v]);
+    G->node[i].bits = (uint8_t)(k == SB_KIND_NOP || k == SB_KIND_INPUT ? LHS_NOP : 0);
+    if (k != SB_KIND_START && k != SB_KIND_DONE)
+        return;
+    int r = resource_of(c, g->coll[v]);
+    /* bottom-up a done opens the window (occupies) and its start closes it */
+    if ((k == SB_KIND_DONE) != c->top_down)
+        G->node[i].occ = (int8_t)r;
+    else
+        G->node[i].relr = (int8_t)r;
+    if (supported(c, g->coll[v]))
+        G->node[i].bits |= k == SB_KIND_START ? LHS_SUP_START : LHS_SUP_DONE;
+    if (k == SB_KIND_DONE && g->coll[v] == SB_COLL_SEND_HOST) {
+        G->node[i].bits |= LHS_SEND_HOST_DONE;
+        G->any_send_host |= !c->top_down;
+    }
+}
+
+/* kUnlockDone: an operand is a supported done; kUnlockStart: a user is a
+ * supported start (read from the view: its kind and type). */
+static int unlocks(const struct builder *B, uint32_t v)
+{
+    const struct sb_graph_view *g = B->g;
+    int td = B->c->top_down;
+    const uint32_t *off = td ? g->succ_off : g->pred_off;
+    const uint32_t *adj = td ? g->succ : g->pred;
+    uint8_t want = td ? SB_KIND_START : SB_KIND_DONE;
+    for (uint32_t e = off[v]; e < off[v + 1]; e++)
+        if (g->kind[adj[e]] == want && supported(B->c, g->coll[adj[e]]))
+            return 1;
+    return 0;
+}
+
+/* XLA InitializeGraphAnalysis, forward half: the async depth (latency of
+ * supported start->done pairs on the longest path from a source) and the
+ * graph depth of node i, from its operands' (internal order is topological,
+ * so theirs are known). */
+static void node_depth(struct builder *B, uint32_t i)
+{
+    const struct sb_graph_view *g = B->g;
+    struct lhs_graph *G = B->G;
+    uint32_t v = G->id[i], gd = 0;
+    int gdepth = G->graph_depth != NULL;
+    double d = 0;
+    int sup_done = (G->node[i].bits & LHS_SUP_DONE) != 0;
+    for (uint32_t e = g->pred_off[v]; e < g->pred_off[v + 1]; e++) {
+        uint32_t p = internal(B, g->pred[e]);
+        double lat = sup_done ? edge_latency(B->c, g, g->pred[e], v) : 0;
+        if (G->async_depth[p] + lat > d)
+            d = G->async_depth[p] + lat;
+        if (gdepth && G->graph_depth[p] + 1 > gd)
+            gd = G->graph_depth[p] + 1;
+    }
+    G->async_depth[i] = d;
+    if (d != 0)
+        G->node[i].bits |= LHS_DEPTH;
+    if (gdepth)
+        G->graph_depth[i] = gd;
+    if (!B->c->top_down)
+        G->node[i].async_key = d; /* top-down: the height, build_heights */
+}
+
+/* One pass over the nodes in internal order: each node's fields, its edge
+ * lists and depths, so that a node's record is written while it is in cache
+ * (on a million nodes a pass over the records is a pass over 64 MB). */
+static void build_pass(struct builder *B)
 {
     const struct sb_graph_view *g = B->g;
     struct lhs_graph *G = B->G;
     uint32_t *extra, n_extra = while_recv_edges(B, &extra);
     uint32_t n = G->n, m = g->n_edges + n_extra;
     int td = B->c->top_down;
-    G->dep_off = xcalloc(n + 1, sizeof *G->dep_off, &B->oom);
-    G->rel_off = xcalloc(n + 1, sizeof *G->rel_off, &B->oom);
-    G->dep = xcalloc(m, sizeof *G->dep, &B->oom);
-    G->dep_lat = xcalloc(m, sizeof *G->dep_lat, &B->oom);
-    G->rel = xcalloc(m, sizeof *G->rel, &B->oom);
+    G->dep = xmalloc(m, sizeof *G->dep, &B->oom);
+    G->dep_lat = xmalloc(m, sizeof *G->dep_lat, &B->oom);
+    G->rel = xmalloc(m, sizeof *G->rel, &B->oom);
+    G->rel_lat = xmalloc(m, sizeof *G->rel_lat, &B->oom);
+    B->async_done_op = xmalloc(g->n_ops, 1, &B->oom);
     if (B->oom) {
+        free(B->async_done_op);
         free(extra);
         return;
     }
+    for (uint32_t o = 0; o < g->n_ops; o++) /* opcodes compared once, not per node */
+        B->async_done_op[o] = !strcmp(g->op_names[o], "async-done");
     uint32_t nd = 0, nr = 0;
     for (uint32_t i = 0; i < n; i++) {
         uint32_t v = G->id[i];
-        G->dep_off[i] = nd;
-        G->rel_off[i] = nr;
+        node_fields(B, i);
+        if (unlocks(B, v))
+            G->node[i].bits |= LHS_UNLOCK;
+        G->node[i].dep_off = nd;
+        G->node[i].rel_off = nr;
         /* bottom-up a node waits for its users and releases its operands */
         uint32_t k = neighbours(B, v, td, G->dep + nd);
         for (uint32_t j = 0; j < k; j++) {
-            uint32_t w = G->id[G->dep[nd + j]];
+            uint32_t w = B->ident ? G->dep[nd + j] : G->id[G->dep[nd + j]];
             G->dep_lat[nd + j] = td ? edge_latency(B->c, g, w, v) : edge_latency(B->c, g, v, w);
         }
         nd += k;
-        nr += neighbours(B, v, !td, G->rel + nr);
+        k = neighbours(B, v, !td, G->rel + nr);
+        for (uint32_t j = 0; j < k; j++) { /* the same latency as at the other end */
+            uint32_t w = B->ident ? G->rel[nr + j] : G->id[G->rel[nr + j]];
+            G->rel_lat[nr + j] = td ? edge_latency(B->c, g, v, w) : edge_latency(B->c, g, w, v);
+        }
+        nr += k;
         /* the added edges, after the operand ones (latency 1, as XLA's) */
         for (uint32_t x = 0; x < n_extra; x++) {
             if (extra[2 * x + 1] == v) { /* top-down the recv waits for the while */
-                G->dep[nd] = B->pos[extra[2 * x]];
+                G->dep[nd] = internal(B, extra[2 * x]);
                 G->dep_lat[nd++] = 1;
             }
-            if (extra[2 * x] == v)
-                G->rel[nr++] = B->pos[extra[2 * x + 1]];
+            if (extra[2 * x] == v) {
+                G->rel[nr] = internal(B, extra[2 * x + 1]);
+                G->rel_lat[nr++] = 1;
+            }
         }
+        G->node[i].dep_end = nd;
+        G->node[i].rel_end = nr;
+        node_depth(B, i);
     }
-    G->dep_off[n] = nd;
-    G->rel_off[n] = nr;
+    free(B->async_done_op);
     free(extra);
 }
 
+/* The rarer node properties, after build_pass: hints, resources of called
+ * computations, synchronous collectives, annotation groups. */
 static void build_nodes(struct builder *B)
 {
     const struct sb_graph_view *g = B->g;
     const struct lhs_config *c = B->c;
     struct lhs_graph *G = B->G;
-    for (uint32_t i = 0; i < G->n; i++) {
-        uint32_t v = G->id[i];
-        uint8_t k = g->kind[v];
-        G->cost[i] = node_cost(c, g, v);
-        G->op[i] = g->op[v];
-        G->occ[i] = G->relr[i] = -1;
-        G->partner[i] = g->partner[v] == SB_NONE ? LHS_NONE : B->pos[g->partner[v]];
-        G->bits[i] = (uint8_t)((k == SB_KIND_NOP || k == SB_KIND_INPUT ? LHS_NOP : 0) |
-                               (k == SB_KIND_INPUT ? LHS_INPUT : 0));
-        if (k != SB_KIND_START && k != SB_KIND_DONE)
-            continue;
-        int r = resource_of(c, g->coll[v]);
-        /* bottom-up a done opens the window (occupies) and its start closes it */
-        if ((k == SB_KIND_DONE) != c->top_down)
-            G->occ[i] = (int8_t)r;
-        else
-            G->relr[i] = (int8_t)r;
-        if (supported(c, g->coll[v]))
-            G->bits[i] |= k == SB_KIND_START ? LHS_SUP_START : LHS_SUP_DONE;
-        if (k == SB_KIND_DONE && g->coll[v] == SB_COLL_SEND_HOST)
-            G->bits[i] |= LHS_SEND_HOST_DONE;
-    }
     /* XLA HloScheduleGraph: which hints a node honours.  force_early on a
      * custom-call; force_delay on a custom-call, async-start or async-done
      * (by opcode: a legacy all-gather-start is not one); force_delay_async on
@@ -415,11 +522,11 @@ static void build_nodes(struct builder *B)
             G->force[i] |= LHS_FORCE_DELAY;
             G->delay_prio[i] = g->sched_priority[v];
         }
-        if ((h & SB_HINT_FORCE_DELAY_ASYNC) && (G->bits[i] & LHS_SUP_START)) {
+        if ((h & SB_HINT_FORCE_DELAY_ASYNC) && (G->node[i].bits & LHS_SUP_START)) {
             G->force[i] |= LHS_FORCE_DELAY;
             G->delay_prio[i] = g->sched_priority[v];
         }
-        if ((h & SB_HINT_FORCE_DELAY_ASYNC) && (G->bits[i] & LHS_SUP_DONE))
+        if ((h & SB_HINT_FORCE_DELAY_ASYNC) && (G->node[i].bits & LHS_SUP_DONE))
             G->force[i] |= LHS_FORCE_EARLY;
         G->any_force |= G->force[i] != 0;
         if (h & SB_HINT_KEEP_ORDER)
@@ -466,11 +573,6 @@ static void build_nodes(struct builder *B)
             G->force[i] |= LHS_WHILE_RES;
         }
     }
-    for (uint32_t i = 0; i < G->n; i++) {
-        G->group[i] = -1;
-        if (!strcmp(g->op_names[g->op[G->id[i]]], "async-done"))
-            G->force[i] |= LHS_ASYNC_DONE_OP;
-    }
     /* groups: XLA AnnotationTracker keys them by id; dense in increasing id */
     if (g->sched_group) {
         int32_t prev = -1;
@@ -493,57 +595,31 @@ static void build_nodes(struct builder *B)
             prev = next;
         }
     }
-    /* kUnlockDone: an operand is a supported done; kUnlockStart: a user is a
-     * supported start */
-    for (uint32_t i = 0; i < G->n; i++) {
-        uint32_t v = G->id[i];
-        const uint32_t *off = c->top_down ? g->succ_off : g->pred_off;
-        const uint32_t *adj = c->top_down ? g->succ : g->pred;
-        uint8_t want = c->top_down ? LHS_SUP_START : LHS_SUP_DONE;
-        for (uint32_t e = off[v]; e < off[v + 1]; e++)
-            if (G->bits[B->pos[adj[e]]] & want)
-                G->bits[i] |= LHS_UNLOCK;
-    }
 }
 
-/* XLA InitializeGraphAnalysis: async depth (latency of supported start->done
- * pairs on the longest path from a source), async height (to a sink) and graph
- * depth.  Internal order is topological. */
-static void build_depths(struct builder *B)
+/* XLA InitializeGraphAnalysis, backward half, top-down only (where it is
+ * the key): the async height, the latency of supported start->done pairs on
+ * the longest path to a sink. */
+static void build_heights(struct builder *B)
 {
     const struct sb_graph_view *g = B->g;
     struct lhs_graph *G = B->G;
     double *height = xcalloc(G->n, sizeof *height, &B->oom);
     if (B->oom)
         return;
-    for (uint32_t i = 0; i < G->n; i++) {
-        uint32_t v = G->id[i];
-        double d = 0;
-        uint32_t gd = 0;
-        for (uint32_t e = g->pred_off[v]; e < g->pred_off[v + 1]; e++) {
-            uint32_t p = B->pos[g->pred[e]];
-            double lat = G->bits[i] & LHS_SUP_DONE ? edge_latency(B->c, g, g->pred[e], v) : 0;
-            if (G->async_depth[p] + lat > d)
-                d = G->async_depth[p] + lat;
-            if (G->graph_depth[p] + 1 > gd)
-                gd = G->graph_depth[p] + 1;
-        }
-        G->async_depth[i] = d;
-        G->graph_depth[i] = gd;
-    }
     for (uint32_t i = G->n; i-- > 0;) {
         uint32_t v = G->id[i];
         double h = 0;
         for (uint32_t e = g->succ_off[v]; e < g->succ_off[v + 1]; e++) {
-            uint32_t s = B->pos[g->succ[e]];
-            double lat = G->bits[i] & LHS_SUP_START ? edge_latency(B->c, g, v, g->succ[e]) : 0;
+            uint32_t s = internal(B, g->succ[e]);
+            double lat = G->node[i].bits & LHS_SUP_START ? edge_latency(B->c, g, v, g->succ[e]) : 0;
             if (height[s] + lat > h)
                 h = height[s] + lat;
         }
         height[i] = h;
     }
     for (uint32_t i = 0; i < G->n; i++)
-        G->async_key[i] = B->c->top_down ? height[i] : G->async_depth[i];
+        G->node[i].async_key = height[i];
     free(height);
 }
 
@@ -641,7 +717,7 @@ static void build_memory(struct builder *B)
         for (uint32_t k = rd_off[i]; k < rd_off[i + 1]; k++)
             last[rd[k]] = i; /* increasing i: ends as the last reader */
         if (pinned_buffer(B, v, pin) && B->root[v] == v)
-            G->bits[i] |= LHS_PINNED;
+            G->node[i].bits |= LHS_PINNED;
     }
     uint32_t na = 0, nf = 0;
     for (uint32_t i = 0; i < n; i++) {
@@ -654,14 +730,14 @@ static void build_memory(struct builder *B)
                 G->alloc[na++] = rd[k];
             /* above its producer a buffer does not exist yet, pinned or not;
              * the harness model makes inputs exist from the program's start */
-            if (own && !(B->c->memory == LHS_MEM_HARNESS && (G->bits[i] & LHS_INPUT)))
+            if (own && !(B->c->memory == LHS_MEM_HARNESS && g->kind[v] == SB_KIND_INPUT))
                 G->freed[nf++] = i;
             continue;
         }
         if (tracked(B, B->root[v]))
             G->alloc[na++] = B->pos[B->root[v]];
         for (uint32_t k = rd_off[i]; k < rd_off[i + 1]; k++)
-            if (last[rd[k]] == i && !(G->bits[rd[k]] & LHS_PINNED))
+            if (last[rd[k]] == i && !(G->node[rd[k]].bits & LHS_PINNED))
                 G->freed[nf++] = rd[k];
     }
     G->alloc_off[n] = na;
@@ -676,16 +752,11 @@ out:
 static void graph_free(struct lhs_graph *G)
 {
     free(G->id);
-    free(G->dep_off);
     free(G->dep);
     free(G->dep_lat);
-    free(G->rel_off);
     free(G->rel);
-    free(G->cost);
-    free(G->occ);
-    free(G->relr);
-    free(G->bits);
-    free(G->async_key);
+    free(G->rel_lat);
+    free(G->node_mem);
     free(G->async_depth);
     free(G->graph_depth);
     free(G->partner);
@@ -710,34 +781,42 @@ static int build_graph(const struct sb_graph_view *g, const struct lhs_config *c
     uint32_t n = g->n_nodes;
     memset(G, 0, sizeof *G);
     G->n = n;
-    G->id = xcalloc(n, sizeof *G->id, &B.oom);
-    G->cost = xcalloc(n, sizeof *G->cost, &B.oom);
-    G->occ = xcalloc(n, 1, &B.oom);
-    G->relr = xcalloc(n, 1, &B.oom);
-    G->bits = xcalloc(n, 1, &B.oom);
-    G->async_key = xcalloc(n, sizeof *G->async_key, &B.oom);
-    G->async_depth = xcalloc(n, sizeof *G->async_depth, &B.oom);
-    G->graph_depth = xcalloc(n, sizeof *G->graph_depth, &B.oom);
-    G->partner = xcalloc(n, sizeof *G->partner, &B.oom);
-    G->bytes = xcalloc(n, sizeof *G->bytes, &B.oom);
+    G->forward = 1;
+    G->id = xmalloc(n, sizeof *G->id, &B.oom);
+    G->node = node_alloc(G, n, &B.oom);
+    G->async_depth = xmalloc(n, sizeof *G->async_depth, &B.oom);
+    /* the memory tracker is read only under a limit (memory_active; the peak
+     * only decides a rerun, which needs a limit too): without one, neither
+     * its buffers nor the graph depth (kDepthOverLimit) are built */
+    G->track_memory = c->memory_limit != UINT64_MAX;
+    if (G->track_memory && c->depth_memory)
+        G->graph_depth = xcalloc(n, sizeof *G->graph_depth, &B.oom);
+    G->partner = xmalloc(n, sizeof *G->partner, &B.oom);
+    if (G->track_memory)
+        G->bytes = xcalloc(n, sizeof *G->bytes, &B.oom);
     G->force = xcalloc(n, 1, &B.oom);
-    G->op = xcalloc(n, sizeof *G->op, &B.oom);
-    G->group = xcalloc(n, sizeof *G->group, &B.oom);
+    G->op = xmalloc(n, sizeof *G->op, &B.oom);
+    G->group = xmalloc(n, sizeof *G->group, &B.oom);
     G->delay_prio = xcalloc(n, sizeof *G->delay_prio, &B.oom);
-    B.pos = xcalloc(n, sizeof *B.pos, &B.oom);
-    B.mark = xcalloc(n, sizeof *B.mark, &B.oom);
-    B.root = xcalloc(n, sizeof *B.root, &B.oom);
+    B.pos = xmalloc(n, sizeof *B.pos, &B.oom);
+    if (G->track_memory) {
+        B.mark = xcalloc(n, sizeof *B.mark, &B.oom);
+        B.root = xmalloc(n, sizeof *B.root, &B.oom);
+    }
     if (!B.oom) {
+        B.ident = 1;
         for (uint32_t i = 0; i < n; i++) {
             G->id[i] = order[i];
             B.pos[order[i]] = i;
+            B.ident &= order[i] == i;
         }
-        build_nodes(&B);
-        build_edges(&B);
+        build_pass(&B);
     }
     if (!B.oom)
-        build_depths(&B);
-    if (!B.oom) {
+        build_nodes(&B);
+    if (!B.oom && c->top_down)
+        build_heights(&B);
+    if (!B.oom && G->track_memory) {
         buffer_roots(&B);
         build_memory(&B);
     }
@@ -757,7 +836,7 @@ static int build_graph(const struct sb_graph_view *g, const struct lhs_config *c
  * algorithms (libstdc++'s) rather than by any priority queue. */
 static int heap_less(const struct lhs_state *S, uint32_t a, uint32_t b)
 {
-    return S->ready[a] > S->ready[b]; /* XLA ready_time_cmp */
+    return S->node[a].ready > S->node[b].ready; /* XLA ready_time_cmp */
 }
 
 static void heap_sift_up(struct lhs_state *S, uint32_t hole, uint32_t top, uint32_t v)
@@ -804,9 +883,9 @@ static void fast_remove(struct lhs_state *S, uint32_t v);
 
 static void ready_push(struct lhs_state *S, uint32_t v)
 {
-    S->ready_pos[v] = S->n_ready;
+    S->node[v].ready_pos = S->n_ready;
     S->ready_set[S->n_ready++] = v;
-    S->where[v] = 1;
+    S->node[v].where = LHS_W_READY;
     if (S->fast && fast_add(S, v))
         S->oom = 1;
 }
@@ -814,21 +893,22 @@ static void ready_push(struct lhs_state *S, uint32_t v)
 /* XLA: std::swap(*chosen, ready_set.back()); ready_set.pop_back(). */
 static void ready_take(struct lhs_state *S, uint32_t v)
 {
-    uint32_t k = S->ready_pos[v], last = S->ready_set[--S->n_ready];
+    uint32_t k = S->node[v].ready_pos, last = S->ready_set[--S->n_ready];
     S->ready_set[k] = last;
-    S->ready_pos[last] = k;
+    S->node[last].ready_pos = k;
     if (S->fast)
         fast_remove(S, v);
 }
 
 static void enqueue(struct lhs_state *S, uint32_t v)
 {
-    if ((S->G->bits[v] & LHS_NOP) && S->grp[v] < 0) {
+    int32_t grp = S->G->n_groups ? S->grp[v] : -1;
+    if ((S->G->node[v].bits & LHS_NOP) && grp < 0) {
         S->nops[S->n_nops++] = v;
-        S->where[v] = 2;
+        S->node[v].where = LHS_W_NOP;
     } else {
         ready_push(S, v);
-        if (S->grp[v] >= 0 && S->grp[v] == S->ongoing)
+        if (grp >= 0 && grp == S->ongoing)
             S->ann_ready[S->n_ann_ready++] = v;
     }
 }
@@ -842,7 +922,7 @@ static int group_init(struct lhs_state *S)
     uint32_t *mark = G->n_groups ? calloc(G->n, sizeof *mark) : NULL;
     if (G->n_groups && !mark)
         return -1;
-    for (uint32_t i = 0; i < G->n; i++) {
+    for (uint32_t i = 0; G->n_groups && i < G->n; i++) {
         S->grp[i] = G->group[i];
         if (G->group[i] >= 0)
             S->grp_size[G->group[i]]++;
@@ -851,7 +931,7 @@ static int group_init(struct lhs_state *S)
         for (uint32_t i = 0; i < G->n; i++) {
             if (G->group[i] != (int32_t)k)
                 continue;
-            for (uint32_t e = G->dep_off[i]; e < G->dep_off[i + 1]; e++) {
+            for (uint32_t e = G->node[i].dep_off; e < G->node[i].dep_end; e++) {
                 uint32_t w = G->dep[e];
                 if (G->group[w] != (int32_t)k && mark[w] != k + 1) {
                     mark[w] = k + 1;
@@ -875,23 +955,23 @@ static int state_init(struct lhs_state *S, const struct lhs_graph *G,
     S->G = G;
     S->cfg = c;
     S->memory_limit = limit;
-    S->deg = xcalloc(n, sizeof *S->deg, &oom);
-    S->rnis = xcalloc(n, sizeof *S->rnis, &oom);
-    S->ready = xcalloc(n, sizeof *S->ready, &oom);
-    S->where = xcalloc(n, 1, &oom);
-    S->ready_set = xcalloc(n, sizeof *S->ready_set, &oom);
-    S->ready_pos = xcalloc(n, sizeof *S->ready_pos, &oom);
-    S->nops = xcalloc(n, sizeof *S->nops, &oom);
-    S->next_ready.v = xcalloc(n, sizeof *S->next_ready.v, &oom);
-    S->seq = xcalloc(n, sizeof *S->seq, &oom);
-    S->live = xcalloc(n, 1, &oom);
-    S->mem_stamp = xcalloc(n, sizeof *S->mem_stamp, &oom);
-    S->mem_inc = xcalloc(n, sizeof *S->mem_inc, &oom);
-    S->mem_peak_inc = xcalloc(n, sizeof *S->mem_peak_inc, &oom);
-    S->grp = xcalloc(n, sizeof *S->grp, &oom);
-    S->holding = xcalloc(n, 1, &oom);
-    S->after_target = xcalloc(n, 1, &oom);
-    S->ann_ready = xcalloc(n, sizeof *S->ann_ready, &oom);
+    S->node = G->node;
+    S->ready_set = xmalloc(n, sizeof *S->ready_set, &oom);
+    S->nops = xmalloc(n, sizeof *S->nops, &oom);
+    S->next_ready.v = xmalloc(n, sizeof *S->next_ready.v, &oom);
+    S->seq = xmalloc(n, sizeof *S->seq, &oom);
+    if (G->track_memory) {
+        S->live = xcalloc(n, 1, &oom);
+        S->mem_stamp = xcalloc(n, sizeof *S->mem_stamp, &oom);
+        S->mem_inc = xcalloc(n, sizeof *S->mem_inc, &oom);
+        S->mem_peak_inc = xcalloc(n, sizeof *S->mem_peak_inc, &oom);
+    }
+    if (G->n_groups) { /* annotation state: read only when there are groups */
+        S->grp = xcalloc(n, sizeof *S->grp, &oom);
+        S->holding = xcalloc(n, 1, &oom);
+        S->after_target = xcalloc(n, 1, &oom);
+        S->ann_ready = xmalloc(n, sizeof *S->ann_ready, &oom);
+    }
     S->grp_all = xcalloc(G->n_groups + 1, sizeof *S->grp_all, &oom);
     S->grp_seen = xcalloc(G->n_groups + 1, sizeof *S->grp_seen, &oom);
     S->grp_size = xcalloc(G->n_groups + 1, sizeof *S->grp_size, &oom);
@@ -903,20 +983,25 @@ static int state_init(struct lhs_state *S, const struct lhs_graph *G,
         return -1;
     for (int r = 0; r < LHS_R_COUNT; r++)
         S->avail[r] = c->limit[r];
+    /* one pass over the records, which come zeroed from build_graph (rnis 0,
+     * where LHS_W_WAITING).  GetReadyNodesIfScheduled: the nodes i releases
+     * that wait for i alone; counted from their side (their one dep), a write
+     * per such node instead of a read per edge: dep and rel are each other's
+     * transpose. */
     for (uint32_t i = 0; i < n; i++) {
-        S->deg[i] = (int32_t)(G->dep_off[i + 1] - G->dep_off[i]);
-        S->ready[i] = DBL_MAX; /* XLA: not ready */
-    }
-    for (uint32_t i = 0; i < n; i++)
-        for (uint32_t e = G->rel_off[i]; e < G->rel_off[i + 1]; e++)
-            S->rnis[i] += S->deg[G->rel[e]] == 1;
-    for (uint32_t i = 0; i < n; i++) {
-        if (!c->top_down && (G->bits[i] & LHS_PINNED)) {
+        struct lhs_node *x = &S->node[i];
+        x->deg = (int32_t)(x->dep_end - x->dep_off);
+        for (uint32_t e = x->dep_off; e < x->dep_end; e++)
+            x->dep_xor ^= G->dep[e];
+        x->ready = -INFINITY; /* waiting: the latest dep time so far (release) */
+        if (x->deg == 1)
+            S->node[G->dep[x->dep_off]].rnis++;
+        if (!c->top_down && G->track_memory && (G->node[i].bits & LHS_PINNED)) {
             S->live[i] = 1; /* harness model: never freed, so live at the bottom */
             S->mem += (int64_t)G->bytes[i];
         }
-        if (!S->deg[i]) { /* XLA FindBottomRoots / FindTopRoots */
-            S->ready[i] = 0;
+        if (!S->node[i].deg) { /* XLA FindBottomRoots / FindTopRoots */
+            S->node[i].ready = 0;
             enqueue(S, i);
         }
     }
@@ -925,12 +1010,7 @@ static int state_init(struct lhs_state *S, const struct lhs_graph *G,
 
 static void state_free(struct lhs_state *S)
 {
-    free(S->deg);
-    free(S->rnis);
-    free(S->ready);
-    free(S->where);
     free(S->ready_set);
-    free(S->ready_pos);
     free(S->nops);
     free(S->next_ready.v);
     free(S->seq);
@@ -977,40 +1057,49 @@ static void fast_rnis_up(struct lhs_state *S, uint32_t v);
 
 static void degree_one(struct lhs_state *S, uint32_t t)
 {
-    const struct lhs_graph *G = S->G;
-    for (uint32_t e = G->dep_off[t]; e < G->dep_off[t + 1]; e++) {
-        S->rnis[G->dep[e]]++;
-        if (S->fast)
-            fast_rnis_up(S, G->dep[e]);
-    }
+    /* XLA raises the count of every dep of t; only the one not scheduled
+     * can be a candidate again, and it is the xor of t's deps without those
+     * scheduled (each scheduled dep's entries went into dep_xor_done) */
+    uint32_t w = S->node[t].dep_xor ^ S->node[t].dep_xor_done;
+    S->node[w].rnis++;
+    if (S->fast)
+        fast_rnis_up(S, w);
 }
 
 /* Latest ready time plus latency over the already scheduled deps of v. */
 static double dep_time(const struct lhs_state *S, uint32_t v, double t)
 {
     const struct lhs_graph *G = S->G;
-    for (uint32_t e = G->dep_off[v]; e < G->dep_off[v + 1]; e++) {
-        double x = S->ready[G->dep[e]] + G->dep_lat[e];
+    for (uint32_t e = G->node[v].dep_off; e < G->node[v].dep_end; e++) {
+        double x = S->node[G->dep[e]].ready + G->dep_lat[e];
         if (x > t)
             t = x;
     }
     return t;
 }
 
-static void release(struct lhs_state *S, uint32_t t, double now)
+/* A dep v of t was scheduled: x is its time plus the edge's latency.  While t
+ * waits, its ready field gathers the latest such x (XLA takes the maximum
+ * over the deps when the last one is scheduled; gathered as they come, the
+ * deps' records are not read again). */
+static void release(struct lhs_state *S, uint32_t v, uint32_t t, double x, double now)
 {
     const struct lhs_graph *G = S->G;
-    if (S->deg[t] != 1) {
-        if (--S->deg[t] == 1)
+    if (x > S->node[t].ready)
+        S->node[t].ready = x;
+    S->node[t].dep_xor_done ^= v;
+    if (S->node[t].deg != 1) {
+        if (--S->node[t].deg == 1)
             degree_one(S, t);
         return;
     }
-    S->deg[t] = 0;
-    S->ready[t] = dep_time(S, t, now);
-    if (G->occ[t] >= 0)
-        S->queued[G->occ[t]]++;
+    S->node[t].deg = 0;
+    if (now > S->node[t].ready) /* = dep_time(S, t, now) */
+        S->node[t].ready = now;
+    if (G->node[t].occ >= 0)
+        S->queued[G->node[t].occ]++;
     enqueue(S, t);
-    if (S->where[t] == 1 && S->ready[t] > now)
+    if ((S->node[t].where & LHS_W_STATE) == LHS_W_READY && S->node[t].ready > now)
         heap_push(S, t);
 }
 
@@ -1019,38 +1108,43 @@ static double schedule_node(struct lhs_state *S, uint32_t v)
 {
     const struct lhs_graph *G = S->G;
     S->seq[S->n_seq++] = v;
-    S->where[v] = 3;
-    if (S->holding[v]) {
+    S->node[v].where = LHS_W_DONE;
+    if (S->n_holding && S->holding[v]) {
         S->holding[v] = 0;
         S->n_holding--;
     }
     /* XLA ScheduleNode: v is on the frontier of each other group among the
      * nodes it releases (GetPredecessorAnnotations bottom-up); a group whose
      * whole frontier is scheduled becomes ready */
-    for (uint32_t e = G->rel_off[v]; G->n_groups && e < G->rel_off[v + 1]; e++) {
+    for (uint32_t e = G->node[v].rel_off; G->n_groups && e < G->node[v].rel_end; e++) {
         int32_t k = S->grp[G->rel[e]];
         int seen = k == S->grp[v];
-        for (uint32_t f = G->rel_off[v]; f < e && !seen; f++)
+        for (uint32_t f = G->node[v].rel_off; f < e && !seen; f++)
             seen = S->grp[G->rel[f]] == k;
         if (seen || k < 0)
             continue;
         if (++S->grp_seen[k] == S->grp_all[k])
             S->ready_groups[S->n_ready_groups++] = (uint32_t)k;
     }
-    if (G->relr[v] >= 0)
-        S->avail[G->relr[v]]++;
-    if (G->occ[v] >= 0) {
-        S->avail[G->occ[v]]--;
-        S->queued[G->occ[v]]--;
+    if (G->node[v].relr >= 0)
+        S->avail[G->node[v].relr]++;
+    if (G->node[v].occ >= 0) {
+        S->avail[G->node[v].occ]--;
+        S->queued[G->node[v].occ]--;
     }
-    double at = dep_time(S, v, S->now);
-    S->ready[v] = at;
-    double now = at + G->cost[v];
-    while (S->next_ready.n && S->ready[S->next_ready.v[0]] < now)
+    /* XLA recomputes the deps' latest time; the ready time holds it, taken
+     * with an earlier current time, which cannot exceed today's when no cost
+     * is negative (or NaN): time only moves forward.  Else recompute. */
+    double at = G->forward ? (S->now > S->node[v].ready ? S->now : S->node[v].ready)
+                           : dep_time(S, v, S->now);
+    S->node[v].ready = at;
+    double now = at + G->node[v].cost;
+    while (S->next_ready.n && S->node[S->next_ready.v[0]].ready < now)
         heap_pop(S);
-    for (uint32_t e = G->rel_off[v]; e < G->rel_off[v + 1]; e++)
-        release(S, G->rel[e], now);
-    update_buffers(S, v);
+    for (uint32_t e = G->node[v].rel_off; e < G->node[v].rel_end; e++)
+        release(S, v, G->rel[e], at + G->rel_lat[e], now);
+    if (G->track_memory)
+        update_buffers(S, v);
     return now;
 }
 
@@ -1092,8 +1186,8 @@ static void mem_change(struct lhs_state *S, uint32_t v, int64_t *inc, int64_t *p
     if (S->mem_stamp[v] != S->step) {
         int64_t a, b;
         mem_diff(S, v, &a, &b);
-        if (!S->cfg->top_down && (G->bits[v] & LHS_SUP_DONE) &&
-            (G->bits[G->partner[v]] & LHS_SUP_START)) {
+        if (!S->cfg->top_down && (G->node[v].bits & LHS_SUP_DONE) &&
+            (G->node[G->partner[v]].bits & LHS_SUP_START)) {
             int64_t sa, sb;
             mem_diff(S, G->partner[v], &sa, &sb);
             a = sa < a ? sa : a;
@@ -1140,7 +1234,7 @@ static int memory_policy(struct lhs_state *S, uint32_t a, uint32_t b)
 
 static int resource_of_node(const struct lhs_graph *G, uint32_t v)
 {
-    return G->occ[v] >= 0 ? G->occ[v] : G->relr[v];
+    return G->node[v].occ >= 0 ? G->node[v].occ : G->node[v].relr;
 }
 
 /* XLA IsResourceConstrained: its resource is used up and nodes wanting it wait. */
@@ -1150,12 +1244,12 @@ static int constrained(const struct lhs_state *S, uint32_t v)
     return r >= 0 && S->avail[r] <= 0 && S->queued[r] > 0;
 }
 
-static int releases(const struct lhs_graph *G, uint32_t v) { return G->relr[v] >= 0; }
+static int releases(const struct lhs_graph *G, uint32_t v) { return G->node[v].relr >= 0; }
 
 /* XLA AsyncDepth0CandidateCondition. */
 static int not_zero_depth_start(const struct lhs_state *S, uint32_t v)
 {
-    return !(releases(S->G, v) && S->G->async_depth[v] == 0 && !constrained(S, v));
+    return !(releases(S->G, v) && !(S->G->node[v].bits & LHS_DEPTH) && !constrained(S, v));
 }
 
 /* XLA ShouldDelaySendHostDone: a send_host done waits while its start's other
@@ -1163,19 +1257,20 @@ static int not_zero_depth_start(const struct lhs_state *S, uint32_t v)
 static int delay_send_host_done(const struct lhs_state *S, uint32_t v)
 {
     const struct lhs_graph *G = S->G;
-    if (S->cfg->top_down || !(G->bits[v] & LHS_SEND_HOST_DONE) ||
-        G->occ[v] != LHS_R_SEND_HOST)
+    if (S->cfg->top_down || !(G->node[v].bits & LHS_SEND_HOST_DONE) ||
+        G->node[v].occ != LHS_R_SEND_HOST)
         return 0;
     uint32_t s = G->partner[v];
     double latency = 0, est = 0;
-    for (uint32_t e = G->dep_off[s]; e < G->dep_off[s + 1]; e++) {
+    for (uint32_t e = G->node[s].dep_off; e < G->node[s].dep_end; e++) {
         uint32_t w = G->dep[e];
-        if (S->ready[w] >= DBL_MAX)
+        /* XLA: a user not yet ready has ready time DBL_MAX */
+        if ((S->node[w].where & LHS_W_STATE) == LHS_W_WAITING || S->node[w].ready >= DBL_MAX)
             return 0;
         if (w == v)
             latency = G->dep_lat[e];
-        if (G->dep_lat[e] + S->ready[w] > est)
-            est = G->dep_lat[e] + S->ready[w];
+        if (G->dep_lat[e] + S->node[w].ready > est)
+            est = G->dep_lat[e] + S->node[w].ready;
     }
     return est - S->now > latency;
 }
@@ -1185,18 +1280,18 @@ static int opens_window(const struct lhs_state *S, uint32_t v)
 {
     const struct lhs_graph *G = S->G;
     if (S->cfg->top_down)
-        return (G->bits[v] & LHS_SUP_START) && G->occ[v] >= 0;
+        return (G->node[v].bits & LHS_SUP_START) && G->node[v].occ >= 0;
     if (G->force[v] & LHS_WHILE_RES) /* DoesOccupyAnyResource */
         return 1;
-    return G->occ[v] >= 0 && !delay_send_host_done(S, v);
+    return G->node[v].occ >= 0 && !delay_send_host_done(S, v);
 }
 
 /* XLA ReleaseStartPolicy; -1 when it does not decide. */
 static int release_start_policy(const struct lhs_state *S, uint32_t a, uint32_t b)
 {
-    double ai = S->ready[a] - S->now, bi = S->ready[b] - S->now;
-    int ar = ai <= 0 && S->G->relr[a] == LHS_R_COLLECTIVE_PERMUTE;
-    int br = bi <= 0 && S->G->relr[b] == LHS_R_COLLECTIVE_PERMUTE;
+    double ai = S->node[a].ready - S->now, bi = S->node[b].ready - S->now;
+    int ar = ai <= 0 && S->G->node[a].relr == LHS_R_COLLECTIVE_PERMUTE;
+    int br = bi <= 0 && S->G->node[b].relr == LHS_R_COLLECTIVE_PERMUTE;
     if (ar != br)
         return ar;
     if (ar && br && ai != bi)
@@ -1208,9 +1303,9 @@ static int release_start_policy(const struct lhs_state *S, uint32_t a, uint32_t 
 static int avoid_waste(const struct lhs_state *S, uint32_t a, uint32_t b)
 {
     const struct lhs_graph *G = S->G;
-    double latest = S->ready[S->next_ready.v[0]];
-    double ad = fabs(latest - S->now - G->cost[a]);
-    double bd = fabs(latest - S->now - G->cost[b]);
+    double latest = S->node[S->next_ready.v[0]].ready;
+    double ad = fabs(latest - S->now - G->node[a].cost);
+    double bd = fabs(latest - S->now - G->node[b].cost);
     int aw = !releases(G, a) && ad < bd, bw = !releases(G, b) && bd < ad;
     return aw != bw ? aw : -1;
 }
@@ -1226,16 +1321,16 @@ static int better_tail(struct lhs_state *S, uint32_t a, uint32_t b, int mem_on)
     CMP(releases(G, a) && constrained(S, a), /* kFreeBackedupResource */
         releases(G, b) && constrained(S, b));
     if (c->aggressive) {
-        CMP(G->async_key[a], G->async_key[b]); /* kAsyncDepth / kAsyncHeight */
+        CMP(G->node[a].async_key, G->node[b].async_key); /* kAsyncDepth / kAsyncHeight */
         if (S->next_ready.n) {
             int w = avoid_waste(S, a, b); /* kAvoidWaste */
             if (w >= 0)
                 return w;
         }
     }
-    CMP((G->bits[a] & LHS_UNLOCK) != 0, (G->bits[b] & LHS_UNLOCK) != 0); /* kUnlockDone */
+    CMP((G->node[a].bits & LHS_UNLOCK) != 0, (G->node[b].bits & LHS_UNLOCK) != 0); /* kUnlockDone */
     if (c->aggressive)
-        CMP(S->rnis[a], S->rnis[b]); /* kCreatesMoreReadyNodes */
+        CMP(S->node[a].rnis, S->node[b].rnis); /* kCreatesMoreReadyNodes */
     if (mem_on) {
         int64_t ai, ap, bi, bp;
         mem_change(S, a, &ai, &ap);
@@ -1270,11 +1365,11 @@ static int better(struct lhs_state *S, uint32_t a, uint32_t b)
         CMP_DIR(S->after_target[a], S->after_target[b]);
     if (c->by_structure) { /* kDelayAsyncStartOfSamePreference / ...Done... */
         uint8_t bit = c->top_down ? LHS_SUP_DONE : LHS_SUP_START;
-        int ax = (G->bits[a] & bit) != 0, bx = (G->bits[b] & bit) != 0;
+        int ax = (G->node[a].bits & bit) != 0, bx = (G->node[b].bits & bit) != 0;
         CMP(!ax && bx, ax && !bx);
     }
     CMP(opens_window(S, a), opens_window(S, b)); /* kScheduleDone / kScheduleAsyncStart */
-    if (G->any_force && (G->bits[a] & LHS_SUP_DONE) && (G->bits[b] & LHS_SUP_DONE) &&
+    if (G->any_force && (G->node[a].bits & LHS_SUP_DONE) && (G->node[b].bits & LHS_SUP_DONE) &&
         G->op[a] == G->op[b]) { /* kDelayDoneOfForceDelayedAsyncStart */
         uint32_t sa = G->partner[a], sb = G->partner[b];
         if (sa != LHS_NONE && sb != LHS_NONE)
@@ -1287,8 +1382,8 @@ static int better(struct lhs_state *S, uint32_t a, uint32_t b)
     }
     if (c->aggressive && c->depth_over_stall) /* kStartAtZeroDepth, early */
         CMP(not_zero_depth_start(S, a), not_zero_depth_start(S, b));
-    if (S->ready[a] != S->ready[b]) { /* kLessStall */
-        double ai = S->ready[a] - S->now, bi = S->ready[b] - S->now;
+    if (S->node[a].ready != S->node[b].ready) { /* kLessStall */
+        double ai = S->node[a].ready - S->now, bi = S->node[b].ready - S->now;
         ai = ai > 0 ? ai : 0;
         bi = bi > 0 ? bi : 0;
         CMP(ai < bi, bi < ai);
@@ -1300,7 +1395,7 @@ static int better(struct lhs_state *S, uint32_t a, uint32_t b)
  * no free slot is skipped. */
 static int crosses_limit(const struct lhs_state *S, uint32_t v)
 {
-    int r = S->G->occ[v];
+    int r = S->G->node[v].occ;
     if (r >= 0 && S->avail[r] < 1)
         return 1;
     /* a node calling computations: what they hold must fit */
@@ -1318,7 +1413,7 @@ static uint32_t select_scan(struct lhs_state *S)
     uint32_t best = LHS_NONE;
     for (uint32_t k = 0; k < S->n_ready; k++) {
         uint32_t v = S->ready_set[k];
-        if (S->grp[v] >= 0 || crosses_limit(S, v)) /* kAnnotationGroupNotReady */
+        if ((S->G->n_groups && S->grp[v] >= 0) || crosses_limit(S, v)) /* kAnnotationGroupNotReady */
             continue;
         if (best == LHS_NONE || better(S, v, best))
             best = v;
@@ -1358,11 +1453,11 @@ static void group_needs(const struct lhs_state *S, uint32_t k, int use_max, int6
         for (uint32_t i = G->n; i-- > 0;) {
             if (G->group[i] != (int32_t)k)
                 continue;
-            uint32_t d = (G->bits[i] & LHS_SUP_START) ? G->partner[i] : i;
-            int r = d == LHS_NONE ? -1 : G->occ[d] >= 0 ? G->occ[d] : G->relr[d];
-            if (r < 0 || !(G->bits[d] & LHS_SUP_DONE))
+            uint32_t d = (G->node[i].bits & LHS_SUP_START) ? G->partner[i] : i;
+            int r = d == LHS_NONE ? -1 : G->node[d].occ >= 0 ? G->node[d].occ : G->node[d].relr;
+            if (r < 0 || !(G->node[d].bits & LHS_SUP_DONE))
                 continue;
-            cur[r] += ((G->bits[i] & LHS_SUP_START) != 0) == td ? 1 : -1;
+            cur[r] += ((G->node[i].bits & LHS_SUP_START) != 0) == td ? 1 : -1;
             for (int q = 0; q < LHS_R_COUNT; q++)
                 if (cur[q] > need[q])
                     need[q] = cur[q];
@@ -1374,9 +1469,9 @@ static void group_needs(const struct lhs_state *S, uint32_t k, int use_max, int6
             if (G->need[(size_t)i * LHS_R_COUNT + q] > need[q])
                 need[q] = G->need[(size_t)i * LHS_R_COUNT + q];
     for (uint32_t i = 0; i < G->n; i++) {
-        if (G->group[i] != (int32_t)k || !(G->bits[i] & LHS_SUP_DONE))
+        if (G->group[i] != (int32_t)k || !(G->node[i].bits & LHS_SUP_DONE))
             continue;
-        int r = G->occ[i] >= 0 ? G->occ[i] : G->relr[i];
+        int r = G->node[i].occ >= 0 ? G->node[i].occ : G->node[i].relr;
         if (r < 0)
             continue;
         uint32_t s = G->partner[i];
@@ -1397,10 +1492,10 @@ static int annotated_better(const struct lhs_state *S, uint32_t a, uint32_t b)
     if ((G->force[a] & LHS_KEEP_ORDER) && (G->force[b] & LHS_KEEP_ORDER))
         return a > b; /* kOriginalSequenceOrder */
     int aw = (G->force[a] & LHS_WHILE_RES) != 0, bw = (G->force[b] & LHS_WHILE_RES) != 0;
-    int ao = G->occ[a] >= 0 || aw, bo = G->occ[b] >= 0 || bw;
+    int ao = G->node[a].occ >= 0 || aw, bo = G->node[b].occ >= 0 || bw;
     if (ao != bo)
         return ao; /* kAnnotatedAsyncDone */
-    int ar = G->relr[a] >= 0 || aw, br = G->relr[b] >= 0 || bw;
+    int ar = G->node[a].relr >= 0 || aw, br = G->node[b].relr >= 0 || bw;
     if (ar != br)
         return br; /* kAnnotatedNotAsyncStart */
     return 1;      /* kAnnotatedNoReason */
@@ -1430,7 +1525,7 @@ static void schedule_group(struct lhs_state *S, uint32_t k)
             break; /* every ready member waits for a resource: the rest lose the group */
         uint32_t v = S->ann_ready[best];
         S->ann_ready[best] = S->ann_ready[--S->n_ann_ready];
-        if (S->cfg->flexible && done == S->grp_size[k] - 1 && (G->bits[v] & LHS_SUP_START)) {
+        if (S->cfg->flexible && done == S->grp_size[k] - 1 && (G->node[v].bits & LHS_SUP_START)) {
             given_back++; /* flexible: the last start goes back to the ready set */
             S->grp[v] = -1;
             if (S->cfg->flexible_aggressive)
@@ -1446,7 +1541,7 @@ static void schedule_group(struct lhs_state *S, uint32_t k)
     S->ongoing = -1;
     if (done < S->grp_size[k] - given_back)
         for (uint32_t i = 0; i < G->n; i++)
-            if (S->grp[i] == (int32_t)k && S->where[i] != 3) {
+            if (S->grp[i] == (int32_t)k && (S->node[i].where & LHS_W_STATE) != LHS_W_DONE) {
                 S->grp[i] = -1;
                 if (!S->holding[i]) {
                     S->holding[i] = 1;
@@ -1595,12 +1690,12 @@ static int lhs_run(void *state, const struct sb_graph_view *g, struct sb_schedul
  * zero or positive async depth; each split by supported or not. */
 static uint16_t class_of(const struct lhs_graph *G, uint32_t v)
 {
-    int sup = (G->bits[v] & (LHS_SUP_START | LHS_SUP_DONE)) != 0;
-    if (G->occ[v] >= 0)
-        return (uint16_t)(1 + (G->occ[v] * 2 + 0) * 2 + sup);
-    if (G->relr[v] >= 0)
-        return (uint16_t)(1 + (G->relr[v] * 2 + 1) * 2 + sup + 2 * LHS_R_COUNT * 2 *
-                          (G->async_depth[v] != 0));
+    int sup = (G->node[v].bits & (LHS_SUP_START | LHS_SUP_DONE)) != 0;
+    if (G->node[v].occ >= 0)
+        return (uint16_t)(1 + (G->node[v].occ * 2 + 0) * 2 + sup);
+    if (G->node[v].relr >= 0)
+        return (uint16_t)(1 + (G->node[v].relr * 2 + 1) * 2 + sup + 2 * LHS_R_COUNT * 2 *
+                          ((G->node[v].bits & LHS_DEPTH) != 0));
     return 0;
 }
 
@@ -1610,24 +1705,35 @@ enum pq_kind {
     PQ_GROUPS,  /* a class's groups by async key */
 };
 
-static int pq_before(const struct lhs_state *S, enum pq_kind k, uint32_t a, uint32_t b)
+/* A heap entry: the node (or group) id in the low 32 bits; in a group's
+ * members heap, the rules it is ordered by above them (member_key), so that
+ * moving an entry reads the heap's array and not the node records. */
+static uint32_t pq_id(const struct lhs_pq *q, uint32_t i) { return (uint32_t)q->v[i]; }
+
+/* kUnlockDone, then kCreatesMoreReadyNodes (aggressive rules only): the
+ * larger wins.  rnis counts released nodes, below 2^31. */
+static uint64_t member_key(const struct lhs_state *S, uint32_t v)
+{
+    uint64_t unlock = (S->G->node[v].bits & LHS_UNLOCK) != 0;
+    uint64_t rnis = S->cfg->aggressive ? (uint32_t)S->node[v].rnis : 0;
+    return (unlock << 63 | rnis << 32) | v;
+}
+
+static int pq_before(const struct lhs_state *S, enum pq_kind k, uint64_t ea, uint64_t eb)
 {
     const struct lhs_graph *G = S->G;
     const struct lhs_group *grp = S->fast->grp;
+    uint32_t a = (uint32_t)ea, b = (uint32_t)eb;
     switch (k) {
-    case PQ_MEMBERS: {
-        int ua = (G->bits[a] & LHS_UNLOCK) != 0, ub = (G->bits[b] & LHS_UNLOCK) != 0;
-        if (ua != ub) /* kUnlockDone */
-            return ua > ub;
-        if (S->cfg->aggressive && S->rnis[a] != S->rnis[b]) /* kCreatesMoreReadyNodes */
-            return S->rnis[a] > S->rnis[b];
+    case PQ_MEMBERS:
+        if (ea >> 32 != eb >> 32) /* kUnlockDone, kCreatesMoreReadyNodes */
+            return ea >> 32 > eb >> 32;
         return S->cfg->top_down ? a < b : a > b; /* kOriginalOrder */
-    }
     case PQ_FUTURE:
-        if (S->ready[a] != S->ready[b])
-            return S->ready[a] < S->ready[b];
-        if (G->async_key[a] != G->async_key[b])
-            return G->async_key[a] > G->async_key[b];
+        if (S->node[a].ready != S->node[b].ready)
+            return S->node[a].ready < S->node[b].ready;
+        if (G->node[a].async_key != G->node[b].async_key)
+            return G->node[a].async_key > G->node[b].async_key;
         return a < b; /* any fixed order: tied nodes are all read */
     default:
         return grp[a].key > grp[b].key;
@@ -1635,18 +1741,18 @@ static int pq_before(const struct lhs_state *S, enum pq_kind k, uint32_t a, uint
 }
 
 static void pq_set(struct lhs_state *S, enum pq_kind k, struct lhs_pq *q, uint32_t i,
-                   uint32_t v)
+                   uint64_t v)
 {
     q->v[i] = v;
     if (k == PQ_GROUPS)
-        S->fast->grp[v].slot = i;
+        S->fast->grp[(uint32_t)v].slot = i;
     else
-        S->fast->slot[v] = i;
+        S->node[(uint32_t)v].slot = i;
 }
 
 static void pq_up(struct lhs_state *S, enum pq_kind k, struct lhs_pq *q, uint32_t i)
 {
-    uint32_t v = q->v[i];
+    uint64_t v = q->v[i];
     while (i && pq_before(S, k, v, q->v[(i - 1) / 2])) {
         pq_set(S, k, q, i, q->v[(i - 1) / 2]);
         i = (i - 1) / 2;
@@ -1656,7 +1762,7 @@ static void pq_up(struct lhs_state *S, enum pq_kind k, struct lhs_pq *q, uint32_
 
 static void pq_down(struct lhs_state *S, enum pq_kind k, struct lhs_pq *q, uint32_t i)
 {
-    uint32_t v = q->v[i];
+    uint64_t v = q->v[i];
     for (;;) {
         uint32_t c = 2 * i + 1;
         if (c >= q->n)
@@ -1671,11 +1777,11 @@ static void pq_down(struct lhs_state *S, enum pq_kind k, struct lhs_pq *q, uint3
     pq_set(S, k, q, i, v);
 }
 
-static int pq_push(struct lhs_state *S, enum pq_kind k, struct lhs_pq *q, uint32_t v)
+static int pq_push(struct lhs_state *S, enum pq_kind k, struct lhs_pq *q, uint64_t v)
 {
     if (q->n == q->cap) {
         uint32_t cap = q->cap ? q->cap * 2 : 8;
-        uint32_t *nv = realloc(q->v, cap * sizeof *nv);
+        uint64_t *nv = realloc(q->v, cap * sizeof *nv);
         if (!nv)
             return -1;
         q->v = nv;
@@ -1688,12 +1794,13 @@ static int pq_push(struct lhs_state *S, enum pq_kind k, struct lhs_pq *q, uint32
 
 static void pq_remove(struct lhs_state *S, enum pq_kind k, struct lhs_pq *q, uint32_t i)
 {
-    uint32_t last = q->v[--q->n];
+    uint64_t last = q->v[--q->n];
+    uint32_t id = (uint32_t)last;
     if (i == q->n)
         return;
     pq_set(S, k, q, i, last);
     pq_down(S, k, q, i);
-    pq_up(S, k, q, k == PQ_GROUPS ? S->fast->grp[last].slot : S->fast->slot[last]);
+    pq_up(S, k, q, k == PQ_GROUPS ? S->fast->grp[id].slot : S->node[id].slot);
 }
 
 static uint32_t group_hash(uint16_t cls, double key, uint32_t n_bucket)
@@ -1703,6 +1810,25 @@ static uint32_t group_hash(uint16_t cls, double key, uint32_t n_bucket)
     bits ^= (uint64_t)cls * 0x9e3779b97f4a7c15ull;
     bits *= 0xff51afd7ed558ccdull;
     return (uint32_t)(bits >> 32) & (n_bucket - 1);
+}
+
+/* Twice the buckets, the chains rebuilt: lookups find the same groups (one
+ * per class and key), only the chains' order changes. */
+static int group_rehash(struct lhs_fast *F)
+{
+    uint32_t n = F->n_bucket * 2;
+    uint32_t *b = calloc(n, sizeof *b);
+    if (!b)
+        return -1;
+    free(F->bucket);
+    F->bucket = b;
+    F->n_bucket = n;
+    for (uint32_t g = 0; g < F->n_grp; g++) {
+        uint32_t h = group_hash(F->grp[g].cls, F->grp[g].key, n);
+        F->grp[g].next = b[h] - 1;
+        b[h] = g + 1;
+    }
+    return 0;
 }
 
 /* The group of (class, key), created on first use. */
@@ -1727,6 +1853,8 @@ static uint32_t group_get(struct lhs_state *S, uint16_t cls, double key)
     g->key = key;
     g->next = F->bucket[h] - 1; /* UINT32_MAX when the chain was empty */
     F->bucket[h] = ++F->n_grp;
+    if (F->n_grp > F->n_bucket / 2 && group_rehash(F))
+        return LHS_NONE;
     return F->n_grp - 1;
 }
 
@@ -1740,64 +1868,67 @@ static void mark_class(struct lhs_fast *F, uint16_t c)
 static int due_add(struct lhs_state *S, uint32_t v)
 {
     struct lhs_fast *F = S->fast;
-    double key = S->cfg->aggressive ? S->G->async_key[v] : 0;
-    uint32_t g = group_get(S, F->cls[v], key);
+    double key = S->cfg->aggressive ? S->G->node[v].async_key : 0;
+    uint32_t g = group_get(S, class_of(S->G, v), key);
     if (g == LHS_NONE)
         return -1;
-    F->group[v] = g;
-    F->in_future[v] = 0;
+    S->node[v].group = g;
+    S->node[v].where &= (uint8_t)~LHS_W_FUTURE;
     if (!F->grp[g].nodes.n)
-        F->grp[g].cost_ref = S->G->cost[v];
-    F->grp[g].n_diff += S->G->cost[v] != F->grp[g].cost_ref;
-    if (pq_push(S, PQ_MEMBERS, &F->grp[g].nodes, v))
+        F->grp[g].cost_ref = S->G->node[v].cost;
+    F->grp[g].n_diff += S->G->node[v].cost != F->grp[g].cost_ref;
+    if (pq_push(S, PQ_MEMBERS, &F->grp[g].nodes, member_key(S, v)))
         return -1;
     if (F->grp[g].nodes.n == 1 && pq_push(S, PQ_GROUPS, &F->groups[F->grp[g].cls], g))
         return -1;
-    mark_class(F, F->cls[v]);
+    mark_class(F, class_of(S->G, v));
     return 0;
 }
 
 static int fast_add(struct lhs_state *S, uint32_t v)
 {
     struct lhs_fast *F = S->fast;
-    if (S->ready[v] <= S->now)
+    if (S->node[v].ready <= S->now)
         return due_add(S, v);
-    F->in_future[v] = 1;
-    if (pq_push(S, PQ_FUTURE, &F->future[F->cls[v]], v))
+    S->node[v].where |= LHS_W_FUTURE;
+    if (pq_push(S, PQ_FUTURE, &F->future[class_of(S->G, v)], v))
         return -1;
-    mark_class(F, F->cls[v]);
+    mark_class(F, class_of(S->G, v));
     return 0;
 }
 
 static void fast_remove(struct lhs_state *S, uint32_t v)
 {
     struct lhs_fast *F = S->fast;
-    if (F->in_future[v]) {
-        pq_remove(S, PQ_FUTURE, &F->future[F->cls[v]], F->slot[v]);
+    if (S->node[v].where & LHS_W_FUTURE) {
+        pq_remove(S, PQ_FUTURE, &F->future[class_of(S->G, v)], S->node[v].slot);
     } else {
-        struct lhs_group *g = &F->grp[F->group[v]];
-        pq_remove(S, PQ_MEMBERS, &g->nodes, F->slot[v]);
-        g->n_diff -= S->G->cost[v] != g->cost_ref;
+        struct lhs_group *g = &F->grp[S->node[v].group];
+        pq_remove(S, PQ_MEMBERS, &g->nodes, S->node[v].slot);
+        g->n_diff -= S->G->node[v].cost != g->cost_ref;
         if (!g->nodes.n)
             pq_remove(S, PQ_GROUPS, &F->groups[g->cls], g->slot);
     }
-    mark_class(F, F->cls[v]);
+    mark_class(F, class_of(S->G, v));
 }
 
 /* kCreatesMoreReadyNodes rose for v: it moves up in its group. */
 static void fast_rnis_up(struct lhs_state *S, uint32_t v)
 {
     struct lhs_fast *F = S->fast;
-    if (S->where[v] == 1 && !F->in_future[v])
-        pq_up(S, PQ_MEMBERS, &F->grp[F->group[v]].nodes, F->slot[v]);
+    if (S->node[v].where != LHS_W_READY) /* waiting, or in the future heap */
+        return;
+    struct lhs_pq *q = &F->grp[S->node[v].group].nodes;
+    q->v[S->node[v].slot] = member_key(S, v);
+    pq_up(S, PQ_MEMBERS, q, S->node[v].slot);
 }
 
 /* Nodes whose ready time has come move to their class's groups. */
 static int fast_advance(struct lhs_state *S, int c)
 {
     struct lhs_pq *f = &S->fast->future[c];
-    while (f->n && S->ready[f->v[0]] <= S->now) {
-        uint32_t v = f->v[0];
+    while (f->n && S->node[pq_id(f, 0)].ready <= S->now) {
+        uint32_t v = pq_id(f, 0);
         pq_remove(S, PQ_FUTURE, f, 0);
         if (due_add(S, v))
             return -1;
@@ -1822,7 +1953,7 @@ static void class_key(const struct lhs_state *S, int c, uint32_t any, struct cla
     k->nzd_early = cfg->aggressive && cfg->depth_over_stall ? nzd : 0;
     k->nzd = cfg->aggressive && !cfg->depth_over_stall ? nzd : 0;
     k->backed_up = releases(S->G, any) && constrained(S, any);
-    k->stall = F->groups[c].n ? 0 : S->ready[F->future[c].v[0]] - S->now;
+    k->stall = F->groups[c].n ? 0 : S->node[pq_id(&F->future[c], 0)].ready - S->now;
 }
 
 /* -1, 0, 1: a worse, tied, better than b. */
@@ -1846,8 +1977,8 @@ static uint32_t class_any(const struct lhs_state *S, int c)
 {
     const struct lhs_fast *F = S->fast;
     if (F->groups[c].n)
-        return F->grp[F->groups[c].v[0]].nodes.v[0];
-    return F->future[c].n ? F->future[c].v[0] : LHS_NONE;
+        return pq_id(&F->grp[pq_id(&F->groups[c], 0)].nodes, 0);
+    return F->future[c].n ? pq_id(&F->future[c], 0) : LHS_NONE;
 }
 
 /* The classes XLA's first rules prefer; returns how many, in `win`. */
@@ -1877,7 +2008,7 @@ static int best_classes(struct lhs_state *S, int *win)
 
 static void tie_add(struct lhs_fast *F, const struct lhs_state *S, uint32_t v)
 {
-    F->tie[F->n_tie++] = (uint64_t)S->ready_pos[v] << 32 | v;
+    F->tie[F->n_tie++] = (uint64_t)S->node[v].ready_pos << 32 | v;
 }
 
 /* Future nodes of a class tied with its top on ready time and on `key`
@@ -1887,21 +2018,21 @@ static void future_ties(struct lhs_state *S, const struct lhs_pq *q, int any_key
 {
     struct lhs_fast *F = S->fast;
     const struct lhs_graph *G = S->G;
-    uint32_t top = q->v[0], start = F->n_tie;
-    if (!any_key && G->async_key[top] != key)
+    uint32_t top = pq_id(q, 0), start = F->n_tie;
+    if (!any_key && G->node[top].async_key != key)
         return;
     F->tie[F->n_tie++] = 0; /* heap indices first, replaced by nodes below */
     for (uint32_t k = start; k < F->n_tie; k++) {
         uint32_t i = (uint32_t)F->tie[k];
         for (uint32_t c = 2 * i + 1; c <= 2 * i + 2 && c < q->n; c++) {
-            uint32_t v = q->v[c];
-            if (S->ready[v] == S->ready[top] && (any_key || G->async_key[v] == key))
+            uint32_t v = pq_id(q, c);
+            if (S->node[v].ready == S->node[top].ready && (any_key || G->node[v].async_key == key))
                 F->tie[F->n_tie++] = c;
         }
     }
     for (uint32_t k = start; k < F->n_tie; k++) {
-        uint32_t v = q->v[(uint32_t)F->tie[k]];
-        F->tie[k] = (uint64_t)S->ready_pos[v] << 32 | v;
+        uint32_t v = pq_id(q, (uint32_t)F->tie[k]);
+        F->tie[k] = (uint64_t)S->node[v].ready_pos << 32 | v;
     }
 }
 
@@ -1927,12 +2058,12 @@ static void collect(struct lhs_state *S, const int *win, int n, double key, int 
             future_ties(S, &F->future[c], any_key, key);
             continue;
         }
-        const struct lhs_group *g = &F->grp[F->groups[c].v[0]];
+        const struct lhs_group *g = &F->grp[pq_id(&F->groups[c], 0)];
         if (!any_key && g->key != key)
             continue;
         uint32_t m = waste && g->n_diff ? g->nodes.n : 1;
         for (uint32_t i = 0; i < m; i++)
-            tie_add(F, S, g->nodes.v[i]);
+            tie_add(F, S, pq_id(&g->nodes, i));
     }
 }
 
@@ -1970,8 +2101,8 @@ static uint32_t select_fast(struct lhs_state *S)
     double key = -DBL_MAX;
     for (int k = 0; k < n && S->cfg->aggressive; k++) { /* kAsyncDepth */
         int c = win[k];
-        double kk = F->groups[c].n ? F->grp[F->groups[c].v[0]].key
-                                   : S->G->async_key[F->future[c].v[0]];
+        double kk = F->groups[c].n ? F->grp[pq_id(&F->groups[c], 0)].key
+                                   : S->G->node[pq_id(&F->future[c], 0)].async_key;
         if (kk > key)
             key = kk;
     }
@@ -2009,19 +2140,10 @@ static int fast_init(struct lhs_state *S)
     if (oom)
         return -1;
     S->fast = F;
-    F->n_bucket = 64;
-    while (F->n_bucket < G->n)
-        F->n_bucket *= 2;
+    F->n_bucket = 64; /* doubled as groups are made (group_get) */
     F->bucket = xcalloc(F->n_bucket, sizeof *F->bucket, &oom);
-    F->cls = xcalloc(G->n, sizeof *F->cls, &oom);
-    F->group = xcalloc(G->n, sizeof *F->group, &oom);
-    F->slot = xcalloc(G->n, sizeof *F->slot, &oom);
-    F->in_future = xcalloc(G->n, 1, &oom);
-    F->tie = xcalloc(G->n, sizeof *F->tie, &oom);
-    for (uint32_t v = 0; v < G->n && !oom; v++) {
-        F->cls[v] = class_of(G, v);
-        F->any_send_host |= !S->cfg->top_down && (G->bits[v] & LHS_SEND_HOST_DONE);
-    }
+    F->tie = xmalloc(G->n, sizeof *F->tie, &oom);
+    F->any_send_host = G->any_send_host;
     for (uint32_t k = 0; k < S->n_ready && !oom; k++) /* the roots */
         oom = fast_add(S, S->ready_set[k]) != 0;
     return oom ? -1 : 0;
@@ -2039,10 +2161,6 @@ static void fast_free(struct lhs_fast *F)
         free(F->grp[g].nodes.v);
     free(F->grp);
     free(F->bucket);
-    free(F->cls);
-    free(F->group);
-    free(F->slot);
-    free(F->in_future);
     free(F->tie);
     free(F);
 }
