@@ -659,10 +659,58 @@ static uint32_t search(const struct sb_graph *G, struct sb_schedule *s,
     return tried;
 }
 
+/* Every built-in policy on the same random graph, default simulator config:
+ * a policy either returns a schedule the harness accepts, which both
+ * simulators then replay alike and which is not below the bound, or fails
+ * with a message (heft and dp may find nothing within device memory; ggml
+ * refuses what its model lacks).  `original` (the file order) never fails.
+ * Tallies per policy go to n_policy_ok / n_policy_fail. */
+static uint32_t n_policy_ok, n_policy_fail, n_policy_below;
+
+static void policies(const struct sb_graph *G, const char *csv)
+{
+    struct sb_sim_config c;
+    struct ref_cfg rc;
+    sb_sim_defaults(&c);
+    memset(&rc, 0, sizeof rc);
+    rc.shared = c.shared;
+    for (int t = 0; t < SB_COLL_COUNT; t++)
+        rc.slots[t] = c.limit[t];
+    for (uint32_t p = 0; p < sb_registry_count(); p++) {
+        const char *name = sb_registry_at(p)->name;
+        struct sb_err e;
+        struct sb_sched sched;
+        struct sb_schedule s;
+        CHECK(sb_sched_parse(&sched, name, &e) == 0);
+        sb_schedule_init(&s, G, G->v.machine->n_devices);
+        e.msg[0] = 0;
+        if (sb_sched_run(&sched, G, &s, &e)) {
+            CHECK(e.msg[0] != 0);
+            CHECK(strcmp(name, "original") != 0);
+            n_policy_fail++;
+        } else if (sb_schedule_validate(&G->v, &s, &e)) {
+            fprintf(stderr, "%s returned an invalid schedule: %s\n%s", name, e.msg, csv);
+            CHECK(0);
+        } else {
+            double makespan, lb;
+            CHECK(compare(G, &s, &c, &rc, csv, &makespan, &lb));
+            if (makespan < lb - 1e-6 * (1 + lb)) {
+                fprintf(stderr, "%s: makespan %.9g below the bound %.9g\n%s", name, makespan,
+                        lb, csv);
+                n_policy_below++;
+            }
+            n_policy_ok++;
+        }
+        sb_schedule_free(&s);
+        sb_sched_free(&sched);
+    }
+}
+
 int main(void)
 {
     uint32_t want = 2000, searched = 0, below = 0, graphs = 0, n_random = 0, n_after = 0;
     const char *env = getenv("SB_SIMDIFF_N");
+    sb_registry_add_builtins();
     if (env && atoi(env) > 0)
         want = (uint32_t)atoi(env);
     static char csv[16384];
@@ -695,6 +743,7 @@ int main(void)
         }
         graphs++;
         n_after += G->pred_after != NULL;
+        policies(G, csv);
         for (uint32_t k = 0; k < 8; k++) {
             struct sb_schedule s;
             struct sb_sim_config c;
@@ -716,6 +765,11 @@ int main(void)
     printf("%u graphs (%u with after edges), %u random schedules and %u of the search "
            "replayed by both simulators: %u disagreements, %u below the bound\n",
            graphs, n_after, n_random, searched, n_disagree, below);
+    printf("built-in policies on the same graphs: %u schedules replayed alike, %u below the "
+           "bound; %u runs failed with a message\n", n_policy_ok, n_policy_below,
+           n_policy_fail);
+    CHECK(n_policy_below == 0);
+    CHECK(n_policy_ok > n_policy_fail);
     CHECK(n_after > graphs / 4);
     CHECK(n_random >= want);
     CHECK_EQ_U(n_disagree, 0);
