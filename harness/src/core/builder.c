@@ -189,6 +189,12 @@ static uint32_t name_find(const struct sb_builder *b, const char *s, uint64_t h)
     return SB_NONE;
 }
 
+void sb_builder_prefetch_name(const struct sb_builder *b, const char *name)
+{
+    if (b->name_tab_cap)
+        __builtin_prefetch(&b->name_tab[(uint32_t)hash_str(name) & (b->name_tab_cap - 1)], 1);
+}
+
 static void name_add(struct sb_builder *b, uint32_t id, const char *s, uint64_t h)
 {
     size_t n = strlen(s) + 1;

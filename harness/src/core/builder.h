@@ -104,6 +104,11 @@ const char *sb_builder_dev_cost_name(const struct sb_builder *b, uint32_t k);
 /* Adds a node; returns its id (dense, in the order of adding), or SB_NONE
  * once anything failed. */
 uint32_t sb_builder_node(struct sb_builder *b, const struct sb_node_in *n);
+/* A hint, no effect on the result: the node named `name` comes next.  At 10^6
+ * nodes the name table's slot is a cache miss; an importer that calls this as
+ * soon as it has the name, and converts the row's other fields before
+ * sb_builder_node, hides most of it. */
+void sb_builder_prefetch_name(const struct sb_builder *b, const char *name);
 /* The last node's next input (a done's first input is its start). */
 int sb_builder_input(struct sb_builder *b, uint32_t src);
 /* The last node's next order-only edge (`after`, docs/workload-format.md):
