@@ -1121,38 +1121,56 @@ static int check_graph(const struct sb_graph_view *g, const struct dp_conf *conf
 
 /* capacity=1: the placement's per-device peaks by the simulator's rules
  * (place_dev_peaks); one over a device's mem_bytes is refused with a message
- * the row keeps.  dp's search does not yet steer by memory (docs/dp.md). */
+ * the row keeps (docs/dp.md, "What it does not model"). */
+/* Per-device peaks of (order, dev) by the simulator's rules: 0 when every
+ * device is within its mem_bytes, 1 when one is not (its index and need in
+ * *over and peak[*over]), -1 when out of memory.  peak has n_devices. */
+static int memory_fits(const struct sb_graph_view *g, const uint32_t *order, const int32_t *dev,
+                       uint64_t *peak, uint32_t *over)
+{
+    const struct sb_machine_view *m = g->machine;
+    uint32_t *root = malloc(((size_t)g->n_nodes + 1) * sizeof *root);
+    if (!root)
+        return -1;
+    view_roots(g, root);
+    int rc = place_dev_peaks(g, order, dev, root, peak) ? -1 : 0;
+    free(root);
+    for (uint32_t a = 0; a < m->n_devices && !rc; a++)
+        if (peak[a] > m->mem_cap_bytes[a])
+            *over = a, rc = 1;
+    return rc;
+}
+
 static int check_capacity(const struct sb_graph_view *g, struct sb_schedule *out)
 {
     const struct sb_machine_view *m = g->machine;
-    uint32_t nd = m->n_devices, n = g->n_nodes, limited = 0;
-    for (uint32_t a = 0; a < nd; a++)
-        limited |= m->mem_cap_bytes[a] != SB_MEM_UNLIMITED;
+    uint32_t nd = m->n_devices, limited = 0, a = 0;
+    for (uint32_t d = 0; d < nd; d++)
+        limited |= m->mem_cap_bytes[d] != SB_MEM_UNLIMITED;
     if (!limited)
         return 0;
     uint64_t *peak = malloc(nd * sizeof *peak);
-    uint32_t *root = calloc((size_t)n + 1, sizeof *root);
-    int rc = 0;
-    if (!peak || !root) {
+    int rc = peak ? memory_fits(g, out->order, out->device, peak, &a) : -1;
+    if (rc < 0)
         rc = sb_plugin_fail(out->err, out->n_err, "dp: out of memory");
-        goto out;
-    }
-    for (uint32_t v = 0; v < n; v++)
-        root[v] = is_view(g, v) ? root[g->pred[g->pred_off[v]]] : v;
-    if (place_dev_peaks(g, out->order, out->device, root, peak)) {
-        rc = sb_plugin_fail(out->err, out->n_err, "dp: out of memory");
-        goto out;
-    }
-    for (uint32_t a = 0; a < nd && !rc; a++)
-        if (peak[a] > m->mem_cap_bytes[a])
-            rc = sb_plugin_fail(out->err, out->n_err,
-                                "dp: its placement needs %llu bytes on %s, capacity %llu; "
-                                "dp found none within device memory (capacity=0 ignores "
-                                "memory)", (unsigned long long)peak[a], m->dev_name[a],
-                                (unsigned long long)m->mem_cap_bytes[a]);
-out:
-    free(peak), free(root);
+    else if (rc)
+        rc = sb_plugin_fail(out->err, out->n_err,
+                            "dp: its placement needs %llu bytes on %s, capacity %llu; "
+                            "dp found none within device memory (capacity=0 ignores "
+                            "memory)", (unsigned long long)peak[a], m->dev_name[a],
+                            (unsigned long long)m->mem_cap_bytes[a]);
+    free(peak);
     return rc;
+}
+
+/* The schedule (order, dev) into out, without barriers. */
+static void emit_plain(struct sb_schedule *out, const uint32_t *order, const int32_t *dev,
+                       uint32_t n)
+{
+    memcpy(out->order, order, (size_t)n * sizeof *out->order);
+    memcpy(out->device, dev, (size_t)n * sizeof *out->device);
+    if (out->barrier)
+        memset(out->barrier, 0, n);
 }
 
 /* ---- placements built for memory --------------------------------------------
@@ -1205,36 +1223,33 @@ static void split_place(const struct sb_graph_view *g, int by_time, int32_t *dev
     }
 }
 
-/* Returns 0 when a cut fits (out then holds it), -1 otherwise. */
+/* Returns 0 when a cut fits (out then holds it), -1 otherwise; out->err is
+ * left as it was. */
 static int split_fallback(const struct sb_graph_view *g, struct sb_schedule *out)
 {
-    uint32_t n = g->n_nodes;
+    uint32_t n = g->n_nodes, over;
+    uint32_t *order = malloc(((size_t)n + 1) * sizeof *order);
     int32_t *dev = malloc(((size_t)n + 1) * sizeof *dev);
     int32_t *keep = malloc(((size_t)n + 1) * sizeof *keep);
+    uint64_t *peak = malloc(g->machine->n_devices * sizeof *peak);
     double best = INFINITY;
-    int rc = -1;
-    if (!dev || !keep)
+    if (!order || !dev || !keep || !peak)
         goto out;
     for (uint32_t v = 0; v < n; v++)
-        out->order[v] = v;
-    if (out->barrier)
-        memset(out->barrier, 0, n);
+        order[v] = v;
     for (int by_time = 0; by_time < 2; by_time++) {
         split_place(g, by_time, dev);
-        memcpy(out->device, dev, (size_t)n * sizeof *dev);
-        if (check_capacity(g, out))
+        if (memory_fits(g, order, dev, peak, &over) != 0)
             continue;
-        double t = sb_dp_simulate(g, out->order, dev);
+        double t = sb_dp_simulate(g, order, dev);
         if (t < best)
             best = t, memcpy(keep, dev, (size_t)n * sizeof *dev);
     }
-    if (isfinite(best)) {
-        memcpy(out->device, keep, (size_t)n * sizeof *keep);
-        rc = 0;
-    }
+    if (isfinite(best))
+        emit_plain(out, order, keep, n);
 out:
-    free(dev), free(keep);
-    return rc;
+    free(order), free(dev), free(keep), free(peak);
+    return isfinite(best) ? 0 : -1;
 }
 
 /* HEFT's schedule as the incumbent (sync=0): heft plans with the
@@ -1268,10 +1283,7 @@ static int incumbent(const struct sb_graph_view *g, struct sb_schedule *out, dou
     }
     if (fits && !(heft_us < dp_us))
         goto out;
-    memcpy(out->order, h.order, (size_t)n * sizeof *out->order);
-    memcpy(out->device, h.device, (size_t)n * sizeof *out->device);
-    if (out->barrier)
-        memset(out->barrier, 0, n);
+    emit_plain(out, h.order, h.device, n);
     rc = 0;
 out:
     free(h.order), free(h.device), free(h.err);
@@ -2009,12 +2021,8 @@ static int improve(const struct sb_graph_view *g, struct sb_schedule *out, uint6
             ls_score(&I); /* the path of the kept schedule */
         }
     }
-    if (changed) {
-        memcpy(out->order, I.order, (size_t)n * sizeof *out->order);
-        memcpy(out->device, I.dev, (size_t)n * sizeof *out->device);
-        if (out->barrier)
-            memset(out->barrier, 0, n);
-    }
+    if (changed)
+        emit_plain(out, I.order, I.dev, n);
     rc = 0;
 out:
     ls_free(&I.L);
@@ -2092,18 +2100,8 @@ static int dp_run(void *state, const struct sb_graph_view *g, struct sb_schedule
         return fits ? 0 : -1;
     if (incumbent(g, out, dp_us, fits, S.conf.capacity) == 0)
         fits = 1; /* HEFT's schedule, within memory when capacity is on */
-    if (!fits) {
-        /* keep the grouped search's message when no cut fits either */
-        char *why = out->err && out->n_err ? malloc(out->n_err) : NULL;
-        if (why)
-            memcpy(why, out->err, out->n_err);
-        fits = split_fallback(g, out) == 0;
-        if (!fits && why)
-            memcpy(out->err, why, out->n_err);
-        free(why);
-        if (!fits)
-            return -1;
-    }
+    if (!fits && split_fallback(g, out)) /* the grouped search's message stands */
+        return -1;
     if (S.conf.budget && g->machine->n_devices > 1 && scored_exactly(g) &&
         improve(g, out, S.conf.budget, S.conf.capacity))
         return sb_plugin_fail(out->err, out->n_err, "dp: out of memory");

@@ -202,28 +202,21 @@ static void by_hand(void)
      * resources: the halves graph without res.sms on {sms: 4} runs a then b
      * (each holds all 4): 20.  On a device without resources the streams
      * alone limit it: both at 0, makespan 10. */
-    m = machine("devices:\n  - {name: g0, resources: {sms: 4}}\n");
-    G = m ? graph_on(m, "id,name,kind,inputs,op,cost_us,stream\n"
-                        "0,a,compute,,mm,10,0\n1,b,compute,,mm,10,1\n", &e) : NULL;
-    CHECK(G != NULL);
-    if (G) {
-        run_original(G, &r);
-        CHECK_NEAR(r.makespan_us, 20);
-        sb_sim_result_free(&r);
+    static const char *const whole[] = {"devices:\n  - {name: g0, resources: {sms: 4}}\n",
+                                        "devices:\n  - {name: g0}\n"};
+    for (int k = 0; k < 2; k++) {
+        m = machine(whole[k]);
+        G = m ? graph_on(m, "id,name,kind,inputs,op,cost_us,stream\n"
+                            "0,a,compute,,mm,10,0\n1,b,compute,,mm,10,1\n", &e) : NULL;
+        CHECK(G != NULL);
+        if (G) {
+            run_original(G, &r);
+            CHECK_NEAR(r.makespan_us, k == 0 ? 20 : 10);
+            sb_sim_result_free(&r);
+        }
+        sb_graph_free(G);
+        sb_machine_free(m);
     }
-    sb_graph_free(G);
-    sb_machine_free(m);
-    m = machine("devices:\n  - {name: g0}\n");
-    G = m ? graph_on(m, "id,name,kind,inputs,op,cost_us,stream\n"
-                        "0,a,compute,,mm,10,0\n1,b,compute,,mm,10,1\n", &e) : NULL;
-    CHECK(G != NULL);
-    if (G) {
-        run_original(G, &r);
-        CHECK_NEAR(r.makespan_us, 10);
-        sb_sim_result_free(&r);
-    }
-    sb_graph_free(G);
-    sb_machine_free(m);
     /* A res.<name> no device declares, and a limit that is not a count: on
      * line 2, "  - {name: g0, resources: {sms: " is 32 characters, so the
      * value begins at column 33. */

@@ -14,9 +14,10 @@
  *     least h" and "every job whose tail is at least q", for each h and q.
  * With several devices (a --machine), compute may run on any device at that
  * device's speed: the critical path and compute terms are sb_sim_device_bound's
- * (fastest device per node, total fastest time over the devices), and each
- * device's collectives have their own resource, so the collectives' total
- * over devices x slots is a bound too; head and tail are dropped.  On one
+ * (fastest device per node, total fastest time over the devices), and the
+ * head + work / slots + tail terms again with every compute node at its
+ * fastest time and each resource's slots summed over the devices (each
+ * device has its own; spread_bound).  On one
  * device a compute node takes its time on that device, t(v, 0), as the
  * simulator charges it. */
 #define _POSIX_C_SOURCE 200809L
@@ -171,23 +172,6 @@ static double compute_bound(const struct sb_graph_view *g, const double *fin,
     return best;
 }
 
-/* Several devices: the collectives' work over every device's slots. */
-static double comm_spread(const struct sb_graph_view *g, const struct sb_sim_config *c,
-                          uint32_t nd)
-{
-    double comm[SB_COLL_COUNT] = {0}, best = 0;
-    for (uint32_t v = 0; v < g->n_nodes; v++)
-        if (g->kind[v] == SB_KIND_START)
-            comm[c->shared ? 0 : g->coll[v]] += g->dur_us[v];
-    for (int t = 0; t < SB_COLL_COUNT; t++) {
-        double b = comm[t] / ((double)nd * c->limit[t]);
-        if (b > best)
-            best = b;
-    }
-    return best;
-}
-
-
 static double fastest(const struct sb_graph_view *g, uint32_t v)
 {
     uint32_t nd = g->machine->n_devices;
@@ -318,8 +302,9 @@ double sb_sim_lower_bound(const struct sb_graph_view *g, const struct sb_sim_con
     if (nd > 1) {
         best = sb_sim_device_bound(g, lat);
         best = max2(best, res_bound(g, NULL, NULL, NULL));
-        best = max2(best, spread_bound(g, c, nd));
-        return max2(best, comm_spread(g, c, nd));
+        /* spread_bound's set of all jobs gives each collective resource's
+         * total work over devices x slots */
+        return max2(best, spread_bound(g, c, nd));
     }
     /* one device: a compute node takes t(v, 0) (dev_dur_us, the device's
      * speed or a cost_us.<device> column), as in the simulator; dur_us is the
