@@ -52,8 +52,9 @@ static const struct sb_param dp_params[] = {
      "groups are every closed subset of what is left, not order prefixes "
      "(graphs of at most 16 tasks; for tests)"},
     {"capacity", SB_PARAM_BOOL, 1, 0, 1, NULL,
-     "check the placement against each device's mem_bytes and refuse one that "
-     "overflows (the row says so); 0 ignores memory"},
+     "keep each device within its mem_bytes: every placement is checked, a cut of the "
+     "file order per device is tried when nothing else fits, and the row says so when "
+     "nothing does; 0 ignores memory"},
     {"sync", SB_PARAM_BOOL, 0, 0, 1, NULL,
      "1: the design note's model alone (groups and barriers); 0: HEFT's schedule is "
      "the incumbent, returned when the search finds nothing better or nothing that fits"},
