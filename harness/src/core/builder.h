@@ -80,8 +80,11 @@ struct sb_builder;
 /* path names the input in messages and becomes the graph's path.  Errors
  * are written to e, which must outlive the builder. */
 struct sb_builder *sb_builder_new(const char *path, enum sb_loc loc, struct sb_err *e);
-/* Sizes the arrays for about this many nodes and edges (a hint). */
-void sb_builder_reserve(struct sb_builder *b, uint32_t n_nodes, uint64_t n_edges);
+/* Sizes the arrays for about this many nodes, edges and bytes of names
+ * (NULs included), a hint: a text format's size bounds its names, and an
+ * arena that never moves is faulted in once (util.c, sb_xmalloc). */
+void sb_builder_reserve(struct sb_builder *b, uint32_t n_nodes, uint64_t n_edges,
+                        size_t name_bytes);
 /* col[f]: the 1-based column of field f in the input, 0 when it has none. */
 void sb_builder_columns(struct sb_builder *b, const uint32_t col[SB_BF_COUNT]);
 /* "# key=value" metadata, in order; "name" names the workload. */

@@ -766,7 +766,7 @@ static int node_at(struct trace *T, struct sb_builder *b, const struct deps *D, 
 static struct sb_graph *build(struct trace *T, const struct deps *D, struct sb_err *e)
 {
     struct sb_builder *b = sb_builder_new(T->path, SB_LOC_NODE_ID, e);
-    sb_builder_reserve(b, T->n + T->n / 4 + 16, D->off[T->n]);
+    sb_builder_reserve(b, T->n + T->n / 4 + 16, D->off[T->n], 0);
     uint32_t n_streams = prepare(T);
     sb_builder_meta(b, "source", "chakra");
     if (n_streams > 1)
@@ -1163,7 +1163,7 @@ static struct sb_graph *build_ranks(struct job *J, const char *pattern, const ui
         J->done[r] = sb_xmalloc(((size_t)J->T[r].n + 1) * sizeof **J->done);
     }
     struct sb_builder *b = sb_builder_new(pattern, SB_LOC_NODE_ID, e);
-    sb_builder_reserve(b, total + total / 4 + 16, edges);
+    sb_builder_reserve(b, total + total / 4 + 16, edges, 0);
     char *name = pattern_name(pattern);
     sb_builder_meta(b, "name", name);
     free(name);

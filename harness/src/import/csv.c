@@ -813,8 +813,9 @@ static void presize(struct loader *L, const char *buf, size_t n)
     uint32_t want = lines < UINT32_MAX / 4 ? (uint32_t)lines : UINT32_MAX / 4;
     if (want < 1024)
         want = 1024;
-    /* graphs average one to two inputs per node */
-    sb_builder_reserve(L->b, want, (uint64_t)want * 2);
+    /* graphs average one to two inputs per node; the names are part of the
+     * text (the arena's pages past them are never touched) */
+    sb_builder_reserve(L->b, want, (uint64_t)want * 2, n + 1);
 }
 
 /* ---- driver ---------------------------------------------------------------- */

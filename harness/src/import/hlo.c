@@ -1728,7 +1728,7 @@ static void add_meta(struct builder *B)
 static struct sb_graph *build_graph(struct builder *B)
 {
     B->gb = sb_builder_new(B->m->path, SB_LOC_LINE, B->e);
-    sb_builder_reserve(B->gb, B->c->n + 16, (uint64_t)B->c->n * 2);
+    sb_builder_reserve(B->gb, B->c->n + 16, (uint64_t)B->c->n * 2, 0);
     add_meta(B);
     int rc = 0;
     for (uint32_t i = 0; i < B->c->n && !rc; i++)
