@@ -271,6 +271,29 @@ struct sb_builder *sb_builder_new(const char *path, enum sb_loc loc, struct sb_e
     return b;
 }
 
+void sb_builder_prefault(struct sb_builder *b)
+{
+    struct sb_graph *g = b->g;
+    size_t n = b->cap;
+    sb_prefault(g->kind, n);
+    sb_prefault(g->coll, n);
+    sb_prefault(g->flags, n * sizeof *g->flags);
+    sb_prefault(g->group_size, n * sizeof *g->group_size);
+    sb_prefault(g->pred_off, (n + 1) * sizeof *g->pred_off);
+    sb_prefault(g->partner, n * sizeof *g->partner);
+    sb_prefault(g->op, n * sizeof *g->op);
+    sb_prefault(g->cost_us, n * sizeof *g->cost_us);
+    sb_prefault(g->comm_us, n * sizeof *g->comm_us);
+    sb_prefault(g->out_bytes, n * sizeof *g->out_bytes);
+    sb_prefault(g->comm_bytes, n * sizeof *g->comm_bytes);
+    sb_prefault(g->name_off, n * sizeof *g->name_off);
+    sb_prefault(g->device, n * sizeof *g->device);
+    sb_prefault(g->units_used, n * sizeof *g->units_used);
+    sb_prefault(g->stream, n * sizeof *g->stream);
+    sb_prefault(b->loc_of, n * sizeof *b->loc_of);
+    sb_prefault(b->name_tab, (size_t)b->name_tab_cap * sizeof *b->name_tab);
+}
+
 void sb_builder_reserve(struct sb_builder *b, uint32_t n_nodes, uint64_t n_edges,
                         size_t name_bytes)
 {

@@ -1,5 +1,5 @@
 #define _POSIX_C_SOURCE 200809L
-#define _DEFAULT_SOURCE /* madvise, MADV_HUGEPAGE */
+#define _DEFAULT_SOURCE /* madvise */
 #include "util.h"
 
 #include <csv.h>
@@ -28,44 +28,43 @@ static void *oom(size_t n)
     abort();
 }
 
-/* A large block asks for 2 MiB pages before its first touch.  On these VMs a
- * first touch of fresh memory is slow (bench_scale's note), and one fault per
- * 4 KiB page multiplies it: a cold load of 10^6 nodes took 51,700 faults and
- * 1.27 s, of which the parsing is 0.47 s.  Debian's kernel gives huge pages
- * only where asked (transparent_hugepage=madvise), and only for the whole
- * 2 MiB-aligned stretches inside a block; the ends keep 4 KiB pages (aligning
- * the blocks as well saved no measurable time more).  The advice is a hint:
- * without huge pages, or if it fails, only the time changes. */
-#define HUGE_MIN ((size_t)4 << 20)
-
-static void *advise_huge(void *p, size_t n)
-{
-#ifdef MADV_HUGEPAGE
-    if (p && n >= HUGE_MIN) {
-        uintptr_t lo = (uintptr_t)p & ~(uintptr_t)4095;
-        uintptr_t hi = ((uintptr_t)p + n + 4095) & ~(uintptr_t)4095;
-        (void)madvise((void *)lo, hi - lo, MADV_HUGEPAGE);
-    }
-#endif
-    return p;
-}
-
 void *sb_xmalloc(size_t n)
 {
     void *p = malloc(n ? n : 1);
-    return p ? advise_huge(p, n) : oom(n);
+    return p ? p : oom(n);
 }
 
 void *sb_xcalloc(size_t n, size_t size)
 {
     void *p = calloc(n ? n : 1, size ? size : 1);
-    return p ? advise_huge(p, n * size) : oom(n * size);
+    return p ? p : oom(n * size);
 }
 
 void *sb_xrealloc(void *p, size_t n)
 {
     void *q = realloc(p, n ? n : 1);
-    return q ? advise_huge(q, n) : oom(n);
+    return q ? q : oom(n);
+}
+
+/* Fresh memory on these VMs is slow to touch a page at a time: a cold load of
+ * 10^6 nodes took 51,700 faults, 0.8 of its 1.27 s.  One madvise that faults
+ * a whole block in (MADV_POPULATE_WRITE, Linux 5.14) costs about a quarter
+ * as much per page.  Huge pages (MADV_HUGEPAGE) cost less still, but most
+ * policies then ran 5-20% slower on memory held in them (bench_scale and
+ * `schedbench run` alike), and the advice stays with the heap's pages for
+ * whatever reuses them; populating leaves nothing behind.  It is a hint: on a
+ * kernel without it, only the time changes. */
+void sb_prefault(void *p, size_t n)
+{
+#ifdef MADV_POPULATE_WRITE
+    if (p && n >= ((size_t)1 << 20)) {
+        uintptr_t lo = (uintptr_t)p & ~(uintptr_t)4095;
+        uintptr_t hi = ((uintptr_t)p + n + 4095) & ~(uintptr_t)4095;
+        (void)madvise((void *)lo, hi - lo, MADV_POPULATE_WRITE);
+    }
+#else
+    (void)p, (void)n;
+#endif
 }
 
 char *sb_xstrdup(const char *s)
@@ -207,6 +206,7 @@ char *sb_read_file_limited(const char *path, uint64_t max_bytes, size_t *n, stru
     if (cap > max_bytes + 1) /* never read more than one byte past the limit */
         cap = (size_t)max_bytes + 1;
     char *buf = sb_xmalloc(cap + 1);
+    sb_prefault(buf, cap + 1);
     for (;;) {
         if (len == cap) {
             if (cap > max_bytes) { /* read max_bytes + 1: too much */

@@ -31,6 +31,9 @@ int sb_errf(struct sb_err *e, const char *fmt, ...)
 void *sb_xmalloc(size_t n);
 void *sb_xcalloc(size_t n, size_t size);
 void *sb_xrealloc(void *p, size_t n);
+/* Faults in a block about to be filled whole, in one call (util.c says why);
+ * a hint, for blocks of 1 MiB and more. */
+void sb_prefault(void *p, size_t n);
 char *sb_xstrdup(const char *s);
 
 /* Atomic output: write to "<path>.tmp.<pid>", then rename over path, so a

@@ -816,6 +816,7 @@ static void presize(struct loader *L, const char *buf, size_t n)
     /* graphs average one to two inputs per node; the names are part of the
      * text (the arena's pages past them are never touched) */
     sb_builder_reserve(L->b, want, (uint64_t)want * 2, n + 1);
+    sb_builder_prefault(L->b); /* a row per line: the count is the node count */
 }
 
 /* ---- driver ---------------------------------------------------------------- */
