@@ -5,6 +5,8 @@
 #include "core/core.h"
 #include "import/import.h"
 
+#include <stdint.h>
+#include <stdlib.h>
 #include <unistd.h>
 
 #define HDR "id,name,kind,inputs\n"
@@ -28,6 +30,15 @@ static const struct reject_case cases[] = {
     {HDR "x,a,compute,\n", "t.csv:2:1: id 'x' is not a non-negative integer"},
     {HDR "0,a,compute,\n1,a,compute,\n", "t.csv:3:2: duplicate name 'a' (first on line 2)"},
     {HDR "0,,compute,\n", "t.csv:2:2: empty name"},
+    /* the 10^12 us ceiling, in plain decimals and otherwise */
+    {"id,name,kind,inputs,cost_us\n0,a,compute,,1000000000000\n", NULL},
+    {"id,name,kind,inputs,cost_us\n0,a,compute,,1000000000000.5\n",
+     "t.csv:2:5: cost_us '1000000000000.5' is above 10^12 (us)"},
+    {"id,name,kind,inputs,cost_us\n0,a,compute,,1.0000000000001e12\n",
+     "t.csv:2:5: cost_us '1.0000000000001e12' is above 10^12 (us)"},
+    {"id,name,kind,inputs,cost_us\n0,a,compute,,1.5.2\n",
+     "t.csv:2:5: cost_us '1.5.2' is not a number"},
+    {"id,name,kind,inputs,cost_us\n0,a,compute,,.\n", "t.csv:2:5: cost_us '.' is not a number"},
     /* inputs must be earlier rows: a self-loop and a forward reference */
     {HDR "0,a,compute,0\n", "t.csv:2:4: input 0 is not an earlier row"},
     {HDR "0,a,compute,\n1,b,compute,9000\n", "t.csv:3:4: input 9000 is not an earlier row"},
@@ -204,6 +215,64 @@ static void test_sched(void)
     sb_graph_free(g);
 }
 
+/* Durations as written: every one must load as the double strtod gives for
+ * its text, bit for bit (the loader takes a shortcut for plain decimals).
+ * Deterministic pseudo-random texts: integers and decimals of 1-17 digits,
+ * leading zeros, ".5" and "5." forms, exponents, near the 10^12 ceiling. */
+static uint64_t lcg(uint64_t *x)
+{
+    *x = *x * 6364136223846793005ull + 1442695040888963407ull;
+    return *x >> 33;
+}
+
+static void random_decimal(uint64_t *x, char *out, size_t cap)
+{
+    int digits = 1 + (int)(lcg(x) % 17), point = (int)(lcg(x) % (unsigned)(digits + 2)) - 1;
+    size_t k = 0;
+    for (int d = 0; d < digits && k + 8 < cap; d++) {
+        if (d == point)
+            out[k++] = '.';
+        out[k++] = (char)('0' + lcg(x) % 10);
+    }
+    if (point == digits)
+        out[k++] = '.';
+    if (lcg(x) % 16 == 0) /* now and then an exponent: strtod's alone */
+        k += (size_t)snprintf(out + k, cap - k, "e%d", (int)(lcg(x) % 7) - 3);
+    out[k] = 0;
+}
+
+static void test_decimals(void)
+{
+    enum { N = 20000 };
+    static char text[N][40];
+    size_t cap = (size_t)N * 64, n = 0;
+    char *buf = malloc(cap);
+    uint64_t x = 12345;
+    n += (size_t)snprintf(buf, cap, "id,name,kind,inputs,cost_us\n");
+    for (int i = 0; i < N; i++) {
+        char *t = text[i];
+        double v;
+        do { /* only values the loader accepts: finite, at most 10^12 */
+            random_decimal(&x, t, sizeof text[i]);
+            v = strtod(t, NULL);
+        } while (!(v <= 1e12));
+        n += (size_t)snprintf(buf + n, cap - n, "%d,n%d,compute,,%s\n", i, i, t);
+    }
+    struct sb_err e;
+    struct sb_graph *g = sb_csv_load_mem("d.csv", buf, n, &e);
+    CHECK(g != NULL);
+    int differ = 0;
+    for (int i = 0; g && i < N; i++) {
+        double want = strtod(text[i], NULL);
+        if (memcmp(&want, &g->cost_us[i], sizeof want) != 0 && differ++ < 5)
+            fprintf(stderr, "cost_us '%s': loaded %.17g, strtod %.17g\n", text[i],
+                    g->cost_us[i], want);
+    }
+    CHECK(differ == 0);
+    sb_graph_free(g);
+    free(buf);
+}
+
 /* Without "# name=" the workload is named after its file. */
 static void test_file(void)
 {
@@ -222,6 +291,7 @@ int main(void)
 {
     test_cases();
     test_bounds();
+    test_decimals();
     test_fields();
     test_sched();
     test_file();
