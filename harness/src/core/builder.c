@@ -25,6 +25,8 @@ struct sb_builder {
     uint32_t *op_tab;   /* open addressing, op index + 1 */
     uint32_t op_tab_cap, ops_cap;
     uint32_t open;      /* the node whose inputs are being added, SB_NONE */
+    int prefault;       /* sb_builder_prefault: nodes below faulted are */
+    uint32_t faulted;
 };
 
 static void grow_after(struct sb_builder *b, uint32_t old_cap);
@@ -271,28 +273,27 @@ struct sb_builder *sb_builder_new(const char *path, enum sb_loc loc, struct sb_e
     return b;
 }
 
-void sb_builder_prefault(struct sb_builder *b)
+/* Nodes [from, from + PREFAULT_NODES) of the arrays every node writes, faulted
+ * in ahead of the nodes (sb_builder_prefault).  A stretch at a time, not the
+ * whole reserve: a reserve is an estimate, and pages past the last node must
+ * not become resident. */
+#define PREFAULT_NODES ((uint32_t)1 << 18)
+
+static void prefault_nodes(struct sb_builder *b, uint32_t from)
 {
     struct sb_graph *g = b->g;
-    size_t n = b->cap;
-    sb_prefault(g->kind, n);
-    sb_prefault(g->coll, n);
-    sb_prefault(g->flags, n * sizeof *g->flags);
-    sb_prefault(g->group_size, n * sizeof *g->group_size);
-    sb_prefault(g->pred_off, (n + 1) * sizeof *g->pred_off);
-    sb_prefault(g->partner, n * sizeof *g->partner);
-    sb_prefault(g->op, n * sizeof *g->op);
-    sb_prefault(g->cost_us, n * sizeof *g->cost_us);
-    sb_prefault(g->comm_us, n * sizeof *g->comm_us);
-    sb_prefault(g->out_bytes, n * sizeof *g->out_bytes);
-    sb_prefault(g->comm_bytes, n * sizeof *g->comm_bytes);
-    sb_prefault(g->name_off, n * sizeof *g->name_off);
-    sb_prefault(g->device, n * sizeof *g->device);
-    sb_prefault(g->units_used, n * sizeof *g->units_used);
-    sb_prefault(g->stream, n * sizeof *g->stream);
-    sb_prefault(b->loc_of, n * sizeof *b->loc_of);
-    sb_prefault(b->name_tab, (size_t)b->name_tab_cap * sizeof *b->name_tab);
+    uint32_t to = b->cap - from > PREFAULT_NODES ? from + PREFAULT_NODES : b->cap;
+    size_t n = to - from;
+#define PF(a) sb_prefault((a) + from, n * sizeof *(a))
+    PF(g->kind), PF(g->coll), PF(g->flags), PF(g->group_size), PF(g->pred_off);
+    PF(g->partner), PF(g->op), PF(g->cost_us), PF(g->comm_us), PF(g->out_bytes);
+    PF(g->comm_bytes), PF(g->name_off), PF(g->device), PF(g->units_used);
+    PF(g->stream), PF(b->loc_of);
+#undef PF
+    b->faulted = to;
 }
+
+void sb_builder_prefault(struct sb_builder *b) { b->prefault = 1; }
 
 void sb_builder_reserve(struct sb_builder *b, uint32_t n_nodes, uint64_t n_edges,
                         size_t name_bytes)
@@ -520,6 +521,8 @@ uint32_t sb_builder_node(struct sb_builder *b, const struct sb_node_in *n)
     }
     if (id == b->cap)
         grow_nodes(b, 0);
+    if (b->prefault && id >= b->faulted)
+        prefault_nodes(b, id);
     b->loc_of[id] = n->loc;
     if (check_values(b, id, n))
         return SB_NONE;

@@ -57,7 +57,7 @@ void *sb_xrealloc(void *p, size_t n)
 void sb_prefault(void *p, size_t n)
 {
 #ifdef MADV_POPULATE_WRITE
-    if (p && n >= ((size_t)1 << 20)) {
+    if (p && n >= ((size_t)1 << 18)) { /* below, a call costs more than it saves */
         uintptr_t lo = (uintptr_t)p & ~(uintptr_t)4095;
         uintptr_t hi = ((uintptr_t)p + n + 4095) & ~(uintptr_t)4095;
         (void)madvise((void *)lo, hi - lo, MADV_POPULATE_WRITE);

@@ -32,7 +32,7 @@ void *sb_xmalloc(size_t n);
 void *sb_xcalloc(size_t n, size_t size);
 void *sb_xrealloc(void *p, size_t n);
 /* Faults in a block about to be filled whole, in one call (util.c says why);
- * a hint, for blocks of 1 MiB and more. */
+ * a hint, for blocks of 256 KiB and more. */
 void sb_prefault(void *p, size_t n);
 char *sb_xstrdup(const char *s);
 

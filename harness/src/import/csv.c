@@ -848,13 +848,16 @@ static void presize(struct loader *L, const char *buf, size_t n)
     uint64_t lines = 1;
     for (size_t i = 0; i < n; i++)
         lines += buf[i] == '\n';
+    /* a row is at least 8 bytes ("0,a,nop,"): blank lines are not nodes */
+    if (lines > n / 8 + 1)
+        lines = n / 8 + 1;
     uint32_t want = lines < UINT32_MAX / 4 ? (uint32_t)lines : UINT32_MAX / 4;
     if (want < 1024)
         want = 1024;
     /* graphs average one to two inputs per node; the names are part of the
      * text (the arena's pages past them are never touched) */
     sb_builder_reserve(L->b, want, (uint64_t)want * 2, n + 1);
-    sb_builder_prefault(L->b); /* a row per line: the count is the node count */
+    sb_builder_prefault(L->b);
 }
 
 /* ---- driver ---------------------------------------------------------------- */
