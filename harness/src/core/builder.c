@@ -25,8 +25,8 @@ struct sb_builder {
     uint32_t *op_tab;   /* open addressing, op index + 1 */
     uint32_t op_tab_cap, ops_cap;
     uint32_t open;      /* the node whose inputs are being added, SB_NONE */
-    int prefault;       /* sb_builder_prefault: nodes below faulted are */
-    uint32_t faulted;
+    int prefault;       /* sb_builder_prefault was called */
+    uint32_t faulted;   /* then nodes below this are faulted in */
 };
 
 static void grow_after(struct sb_builder *b, uint32_t old_cap);

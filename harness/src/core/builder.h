@@ -82,7 +82,8 @@ struct sb_builder;
 struct sb_builder *sb_builder_new(const char *path, enum sb_loc loc, struct sb_err *e);
 /* Sizes the arrays for about this many nodes, edges and bytes of names
  * (NULs included), a hint: a text format's size bounds its names, and an
- * arena that never moves is faulted in once (util.c, sb_xmalloc). */
+ * arena sized once is never copied as it grows (its pages past the last name
+ * are never touched). */
 void sb_builder_reserve(struct sb_builder *b, uint32_t n_nodes, uint64_t n_edges,
                         size_t name_bytes);
 /* From now on the arrays every node writes are faulted in ahead of the
