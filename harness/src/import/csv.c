@@ -110,8 +110,8 @@ static int parse_u64(const char *s, uint64_t max, uint64_t *out)
 /* "123", "12.5", ".25": at most 15 digits, so the digits as an integer m and
  * 10^k (k digits after the point) are both exact doubles, and m / 10^k, one
  * correctly rounded division, is the double strtod returns (Clinger's fast
- * path).  Anything else (signs, exponents, more digits) is strtod's; a
- * million costs took a tenth of a load there (callgrind). */
+ * path).  Anything else (signs, exponents, more digits) is strtod's, which
+ * was 5% of a load's instructions (callgrind). */
 static int parse_plain_decimal(const char *s, double *out)
 {
     static const double pow10[] = {1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7,
