@@ -27,6 +27,7 @@
  * Without gnuplot the .dat and .gp files are still written. */
 #define _POSIX_C_SOURCE 200809L
 #include "commands.h"
+#include "core/escape.h"
 #include "table.h"
 
 #include <errno.h>
@@ -66,19 +67,6 @@ static const int point_types[] = {7, 5, 9, 11, 13, 15, 4, 6, 8, 10, 12, 14, 1};
 #define N_POINT_TYPES (sizeof point_types / sizeof point_types[0])
 
 /* ---- helpers --------------------------------------------------------------- */
-
-/* gnuplot string literal in single quotes: '' is a quote; enhanced text mode is
- * off in every script, so _ and ^ print as themselves. */
-static void gp_str(FILE *f, const char *s)
-{
-    fputc('\'', f);
-    for (; *s; s++) {
-        if (*s == '\'')
-            fputc('\'', f);
-        fputc(*s, f);
-    }
-    fputc('\'', f);
-}
 
 static int have_gnuplot(void)
 {
@@ -132,7 +120,7 @@ static void gp_terminals(FILE *f, const char *base, int w, int h)
                "  if (fmt eq 'png') { set terminal pngcairo size %d,%d font 'DejaVu Sans,10' noenhanced } "
                "else { set terminal svg size %d,%d font 'DejaVu Sans,10' noenhanced }\n"
                "  set output ", w, h, w, h);
-    gp_str(f, base);
+    sb_gp_literal(f, base);
     fprintf(f, ".'.'.fmt\n");
 }
 
@@ -283,14 +271,6 @@ static void peak_device(const struct res *r, uint32_t row, uint32_t *dev, uint32
         *n_dev = d + 1;
         p = *end == ';' ? end + 1 : end;
     }
-}
-
-static void scheduler_str(FILE *f, const char *s)
-{
-    fputc('"', f);
-    for (; *s; s++)
-        fputc(*s == '"' ? '\'' : *s, f);
-    fputc('"', f);
 }
 
 static void remove_file(const char *dir, const char *base, const char *ext)
@@ -453,7 +433,9 @@ static int memory_data(const struct res *r, const char *w, const struct plot_opt
         if (sb_table_col(&tl, "begin_us") < 0)
             S->by_time = 0;
         const char *sep = S->n ? "\n\n" : "";
-        fprintf(dat.f, "%s# %s\n", sep, F(r, i, r->c_s));
+        fprintf(dat.f, "%s# ", sep);
+        sb_gp_comment(dat.f, F(r, i, r->c_s));
+        fputc('\n', dat.f);
         uint32_t dcol[SB_PLOT_MAX_DEV], ndc = dev_columns(&tl, dcol);
         if (!S->n) { /* the first timeline names the devices */
             S->dev_peak = sb_xcalloc((size_t)(r->t.n_rows + 1) * (ndc + 1), sizeof(double));
@@ -523,7 +505,7 @@ static void memory_devices_gp(FILE *f, const struct series *S, const char *w,
     char *t = sb_strf("%s: live memory of each device, a panel per scheduler (memory axes "
                       "shared, time axes each schedule's own)", w);
     fprintf(f, "  set multiplot layout %u,%u title ", rows, cols);
-    gp_str(f, t);
+    sb_gp_literal(f, t);
     free(t);
     if (S->by_time)
         fprintf(f, "\n  set xlabel 'simulated time (%s)'\n", tu.axis);
@@ -555,7 +537,7 @@ static void memory_devices_gp(FILE *f, const struct series *S, const char *w,
                 break;
             }
         fprintf(f, "  set title ");
-        gp_str(f, title);
+        sb_gp_literal(f, title);
         fprintf(f, "\n  set xrange [0:%.6f]\n", S->x_hi[k] > 0 ? S->x_hi[k] : 1);
         /* the peaks: a point per device, no text (labels 2..; 1 is the cap's) */
         for (uint32_t d = 0; d < nd; d++)
@@ -574,7 +556,7 @@ static void memory_devices_gp(FILE *f, const struct series *S, const char *w,
                        "title ", first ? "" : ", \\\n       ", base, k, 3 + d, lw,
                     (unsigned)(d / N_PALETTE % 5 + 1), palette[d % N_PALETTE]);
             char *key = sb_strf("%s (peak %.3g %s)", S->dev_name[d], pk[d], mu.name);
-            gp_str(f, key);
+            sb_gp_literal(f, key);
             free(key);
             first = 0;
         }
@@ -633,10 +615,10 @@ static int memory_plot(const struct res *r, const char *w, const struct plot_opt
     fprintf(gp.f, "  set title ");
     if (S.multi_dev) {
         char *t = sb_strf("%s: memory of the device holding each schedule's peak", w);
-        gp_str(gp.f, t);
+        sb_gp_literal(gp.f, t);
         free(t);
     } else
-        gp_str(gp.f, w);
+        sb_gp_literal(gp.f, w);
     if (S.by_time)
         fprintf(gp.f, "\n  set xlabel 'simulated time (%s)'\n", tu.axis);
     else
@@ -657,7 +639,7 @@ static int memory_plot(const struct res *r, const char *w, const struct plot_opt
                       "title ", base, k,
                 1.2 + 0.8 * (double)(S.n - 1 - k) / (S.n > 1 ? S.n - 1 : 1), k % 5 + 1,
                 palette[k % N_PALETTE]);
-        gp_str(gp.f, S.title[k]);
+        sb_gp_literal(gp.f, S.title[k]);
         fprintf(gp.f, ", \\\n    '%s.peaks.dat' index %u using 1:2 with points pt %d "
                       "ps 1.3 lc rgb '%s' notitle%s\n", base, k,
                 point_types[k % N_POINT_TYPES], palette[k % N_PALETTE],
@@ -692,7 +674,7 @@ static int bars_plot(const struct res *r, const char *w, const struct plot_opts 
             continue;
         double span = num(r, i, r->c_span), lb = r->c_lb >= 0 ? num(r, i, r->c_lb) : 0;
         double ex = num(r, i, r->c_exp);
-        scheduler_str(dat.f, F(r, i, r->c_s));
+        sb_gp_datum(dat.f, F(r, i, r->c_s));
         fprintf(dat.f, " %.6f", span / tu.scale);
         if (lb > 0)
             fprintf(dat.f, " %.6f %.2f", lb / tu.scale, 100 * (span - lb) / lb), n_lb++;
@@ -730,7 +712,7 @@ static int bars_plot(const struct res *r, const char *w, const struct plot_opts 
     fprintf(gp.f, "lbl(x) = x >= 1000 ? sprintf('%%.0f', x) : sprintf('%%.4g', x)\n");
     gp_terminals(gp.f, base, 600 * panels, 540);
     fprintf(gp.f, "  set datafile missing '?'\n  set multiplot layout 1,%d title ", panels);
-    gp_str(gp.f, title);
+    sb_gp_literal(gp.f, title);
     free(title);
     fprintf(gp.f, "\n  set style fill solid 0.8 border -1\n  set boxwidth 0.7\n"
                   "  set grid ytics\n  set xtics rotate by -35\n  unset key\n"
@@ -879,7 +861,7 @@ static int scatter_plot(const struct res *r, const char *w, const struct plot_op
     }
     for (uint32_t k = 0; k < n; k++) {
         fprintf(dat.f, "%.6f %.6f ", buf[k].x, buf[k].y);
-        scheduler_str(dat.f, label[k]);
+        sb_gp_datum(dat.f, label[k]);
         /* 1: label to the left of the point, so it stays inside the chart */
         int right = hi > lo && buf[k].x > (lo + hi) / 2;
         fprintf(dat.f, " %d\n", right);
@@ -895,7 +877,7 @@ static int scatter_plot(const struct res *r, const char *w, const struct plot_op
     fprintf(gp.f, "# makespan against peak memory, one labelled point per distinct result\n");
     gp_terminals(gp.f, base, 900, 650);
     fprintf(gp.f, "  set title ");
-    gp_str(gp.f, w);
+    sb_gp_literal(gp.f, w);
     fprintf(gp.f, "\n  set xlabel 'peak memory (%s)'\n  set ylabel 'makespan (%s)'\n"
                   "  set grid\n  set key bottom right\n  set offsets graph 0.1, graph 0.3, "
                   "graph 0.1, graph 0.1\n"
@@ -992,7 +974,9 @@ static int pareto_plot(const struct res *r, const struct plot_opts *o, int draw,
         goto out;
     }
     for (uint32_t k = 0; k < ns; k++) {
-        fprintf(dat.f, "%s# %s\n", k ? "\n\n" : "", sch[k]);
+        fprintf(dat.f, "%s# ", k ? "\n\n" : "");
+        sb_gp_comment(dat.f, sch[k]);
+        fputc('\n', dat.f);
         for (uint32_t i = 0; i < r->t.n_rows; i++)
             if (in_scope(o, F(r, i, r->c_w)) && !strcmp(F(r, i, r->c_s), sch[k]) &&
                 !rel_point(r, i, &p) && p.x > 0 && p.y > 0)
@@ -1031,7 +1015,7 @@ static int pareto_plot(const struct res *r, const struct plot_opts *o, int draw,
         fprintf(gp.f, "    'pareto.dat' index %u using 1:2 with points pt %d ps 1.4 "
                       "lc rgb '%s' title ", k, point_types[k % N_POINT_TYPES],
                 palette[k % N_PALETTE]);
-        gp_str(gp.f, sch[k]);
+        sb_gp_literal(gp.f, sch[k]);
         fprintf(gp.f, "%s\n", k + 1 < ns ? ", \\" : "");
     }
     fprintf(gp.f, "  unset output\n}\n");
@@ -1091,11 +1075,11 @@ static int heatmap_plot(const struct res *r, const struct plot_opts *o, int draw
                   "  set xrange [-0.5:%u-0.5]\n  set yrange [-0.5:%u-0.5] reverse\n"
                   "  set xtics rotate by -35 (", ns, nw);
     for (uint32_t k = 0; k < ns; k++) {
-        gp_str(gp.f, sch[k]);
+        sb_gp_literal(gp.f, sch[k]);
         fprintf(gp.f, " %u%s", k, k + 1 < ns ? ", " : ")\n  set ytics (");
     }
     for (uint32_t k = 0; k < nw; k++) {
-        gp_str(gp.f, wl[k]);
+        sb_gp_literal(gp.f, wl[k]);
         fprintf(gp.f, " %u%s", k, k + 1 < nw ? ", " : ")\n");
     }
     for (int panel = 0; panel < 2; panel++)
@@ -1167,7 +1151,7 @@ static int runs_plot(const struct res *R, const struct plot_opts *o, const char 
             all &= (rows[j] = run_row(&R[j], w, sched)) >= 0;
         if (!all)
             continue;
-        scheduler_str(dat.f, sched);
+        sb_gp_datum(dat.f, sched);
         for (int col = 0; col < 2; col++)
             for (uint32_t j = 0; j < k; j++)
                 fprintf(dat.f, " %.6f",
@@ -1188,7 +1172,7 @@ static int runs_plot(const struct res *R, const struct plot_opts *o, const char 
     fprintf(gp.f, "# makespan and exposed communication, one bar per results file\n");
     gp_terminals(gp.f, base, 1500, 560);
     fprintf(gp.f, "  set multiplot layout 1,2 title ");
-    gp_str(gp.f, w);
+    sb_gp_literal(gp.f, w);
     fprintf(gp.f, "\n  set style data histogram\n  set style histogram clustered gap 1\n"
                   "  set style fill solid 0.8 border -1\n  set grid ytics\n"
                   "  set xtics rotate by -35\n  set yrange [0:*]\n  set key above horizontal\n"
@@ -1201,7 +1185,7 @@ static int runs_plot(const struct res *R, const struct plot_opts *o, const char 
             run_label(label, sizeof label, o->runs[j]);
             fprintf(gp.f, "%s'%s.dat' using %u%s title ", j ? ", \\\n       " : "", base,
                     2 + col * k + j, j ? "" : ":xtic(1)");
-            gp_str(gp.f, label);
+            sb_gp_literal(gp.f, label);
         }
         fputc('\n', gp.f);
     }
@@ -1582,9 +1566,11 @@ static int gantt_plot(const struct res *r, const char *w, const struct plot_opts
                 double wd = bars[k][i].e - bars[k][i].b;
                 if ((wd < thin) != t)
                     continue;
-                if (!n++)
-                    fprintf(dat.f, "%s# %s%s\n", block ? "\n\n" : "", names[k],
-                            t ? " (narrower than 1/500 of the makespan)" : "");
+                if (!n++) {
+                    fprintf(dat.f, "%s# ", block ? "\n\n" : "");
+                    sb_gp_comment(dat.f, names[k]);
+                    fprintf(dat.f, "%s\n", t ? " (narrower than 1/500 of the makespan)" : "");
+                }
                 fprintf(dat.f, "%.6f %u %.6f\n", (bars[k][i].b + bars[k][i].e) / 2,
                         pos[bars[k][i].lane], wd / 2);
             }
@@ -1601,7 +1587,7 @@ static int gantt_plot(const struct res *r, const char *w, const struct plot_opts
                           F(r, (uint32_t)row, r->c_s), span, tu.name, no_copies ? " (" : "",
                           no_copies ? no_copies : "", no_copies ? ")" : "");
     fprintf(gp.f, "  set title ");
-    gp_str(gp.f, title);
+    sb_gp_literal(gp.f, title);
     free(title);
     /* the x axis ends at the makespan, not at the next tic */
     fprintf(gp.f, "\n  set xlabel 'simulated time (%s)'\n  set xrange [0:%.6f]\n"
@@ -1626,7 +1612,7 @@ static int gantt_plot(const struct res *r, const char *w, const struct plot_opts
         else
             snprintf(label, sizeof label, "copies %s -> %s", dn,
                      dev_name[-2 - L.coll[l]]);
-        gp_str(gp.f, label);
+        sb_gp_literal(gp.f, label);
         fprintf(gp.f, " %u%s", k, k + 1 < L.n ? ", " : ")\n");
     }
     /* a thin rule between devices */
