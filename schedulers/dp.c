@@ -1253,6 +1253,15 @@ out:
     return isfinite(best) ? 0 : -1;
 }
 
+/* Some device of m has a memory capacity. */
+static int has_capacity(const struct sb_machine_view *m)
+{
+    for (uint32_t a = 0; a < m->n_devices; a++)
+        if (m->mem_cap_bytes[a] != SB_MEM_UNLIMITED)
+            return 1;
+    return 0;
+}
+
 /* HEFT's schedule as the incumbent (sync=0): heft plans with the
  * simulator's rules, so its predicted makespan is the simulated one, as dp's
  * is; it replaces dp's schedule when it is shorter, or when dp's does not fit
@@ -1279,7 +1288,14 @@ static int incumbent(const struct sb_graph_view *g, struct sb_schedule *out, dou
         int heft_fits;
         if (hp_plan_memory(g, &h, &heft_us, 1, &heft_fits) || !heft_fits)
             goto out;
-    } else if (hp_plan_capacity(g, &h, &heft_us, capacity)) {
+    } else if (capacity && has_capacity(g->machine)) {
+        /* dp's does not fit: heft's replaces it only if it does (on one
+         * device hp_plan_capacity returns the order whether or not it fits,
+         * so the search within memory is asked for by name) */
+        int heft_fits;
+        if (hp_plan_memory(g, &h, &heft_us, 0, &heft_fits) || !heft_fits)
+            goto out;
+    } else if (hp_plan(g, &h, &heft_us, NULL)) {
         goto out;
     }
     if (fits && !(heft_us < dp_us))

@@ -1254,7 +1254,11 @@ static inline int hp_plan_capacity(const struct sb_graph_view *g, struct sb_sche
     int fits;
     for (uint32_t a = 0; a < m->n_devices; a++)
         limited |= m->mem_cap_bytes[a] != SB_MEM_UNLIMITED;
-    if (!capacity || !limited)
+    /* on one device there is no placement to search: the plan is the order,
+     * and a refusal would only hide it; the row's over_capacity says whether
+     * it fits (the built-in device has 80 GB, so this is every run without a
+     * machine) */
+    if (!capacity || !limited || m->n_devices == 1)
         return hp_plan(g, out, predicted_us, NULL);
     return hp_plan_memory(g, out, predicted_us, 0, &fits);
 }

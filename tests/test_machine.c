@@ -549,8 +549,38 @@ static void test_columns(void)
     sb_machine_free((struct sb_machine *)m);
 }
 
+
+/* The machine of a run without --machine is workloads/machines/h100-sxm.yaml:
+ * one GPU of 80e9 bytes with the same roofline.  The two are written apart
+ * (a C table and a YAML file), so this keeps them from drifting: each figure
+ * of the file against the built-in, and 80 GB against the datasheet. */
+static void test_builtin_is_h100(void)
+{
+    struct sb_err e;
+    struct sb_machine *m = sb_machine_load(SB_TEST_DATA "/../../workloads/machines/h100-sxm.yaml", &e);
+    CHECK(m != NULL);
+    if (!m) {
+        fprintf(stderr, "%s\n", e.msg);
+        return;
+    }
+    CHECK_EQ_U(m->v.n_devices, 1);
+    CHECK_EQ_U(sb_machine_one.n_devices, 1);
+    CHECK_EQ_U(sb_machine_one.mem_cap_bytes[0], 80000000000ull);
+    CHECK_EQ_U(m->v.mem_cap_bytes[0], sb_machine_one.mem_cap_bytes[0]);
+    CHECK(!strcmp(m->v.dev_name[0], sb_machine_one.dev_name[0]));
+    struct sb_roofline r;
+    sb_roofline_h100(&r);
+    CHECK(m->has_roof[0]);
+    for (int t = 1; t < SB_DTYPE_COUNT; t++)
+        CHECK_NEAR(m->roof[0].peak_tflops[t], r.peak_tflops[t]);
+    CHECK_NEAR(m->roof[0].hbm_gbps, r.hbm_gbps);
+    CHECK_NEAR(m->roof[0].launch_us, r.launch_us);
+    sb_machine_free(m);
+}
+
 int main(void)
 {
+    test_builtin_is_h100();
     test_good();
     test_bad();
     test_two_devices();

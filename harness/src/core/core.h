@@ -102,7 +102,10 @@ struct sb_roofline {
     double hbm_gbps;                    /* memory bandwidth, 10^9 B/s */
     double launch_us;                   /* per node with work */
 };
-/* H100 SXM5 (the built-in device; workloads/machines/h100-sxm.yaml). */
+/* H100 SXM5 (the built-in device; workloads/machines/h100-sxm.yaml): its
+ * roofline, and its memory, 80 GB (the datasheet's "80GB" as the yaml gives
+ * it, 80e9 bytes), the capacity of every row run without a machine. */
+#define SB_H100_MEM_BYTES 80000000000ull
 void sb_roofline_h100(struct sb_roofline *r);
 /* Duration of node v of g on device r, or -1 when v carries no figures. */
 double sb_roofline_us(const struct sb_roofline *r, const struct sb_graph *g, uint32_t v);

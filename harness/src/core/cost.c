@@ -32,14 +32,14 @@
 
 /* The built-in roofline device, NVIDIA H100 SXM5 (H100 Tensor Core GPU
  * datasheet, dense figures, i.e. half the "with sparsity" ones): FP32 67
- * TFLOP/s, TF32 494.7, BF16 / FP16 989.4, FP8 / INT8 1978.9, FP64 tensor 66.9;
+ * TFLOP/s, TF32 494.7, BF16 / FP16 989.4, FP8 / INT8 1978.9, FP64 tensor 67;
  * HBM3 3.35 TB/s.  The launch overhead is an assumption: the order of one CUDA
  * kernel launch seen from the GPU's side (a few microseconds). */
 #define H100_PEAK_FP32 67.0
 #define H100_PEAK_TF32 494.7
 #define H100_PEAK_BF16 989.4
 #define H100_PEAK_FP8 1978.9
-#define H100_PEAK_FP64 66.9
+#define H100_PEAK_FP64 67.0
 #define H100_HBM_GBPS 3350.0
 #define ROOFLINE_LAUNCH_US 2.0
 

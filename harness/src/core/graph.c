@@ -54,10 +54,12 @@ const char *sb_graph_meta(const struct sb_graph *g, const char *key)
     return NULL;
 }
 
-/* The machine of a run without --machine: one GPU, no memory limit. */
-static const char *const one_name[] = {"dev0"};
+/* The machine of a run without --machine: the built-in roofline device, one
+ * H100 SXM5 with its 80 GB (workloads/machines/h100-sxm.yaml; test_machine
+ * checks that the two agree), so that every row has a capacity. */
+static const char *const one_name[] = {"gpu0"};
 static const uint8_t one_kind[] = {SB_DEV_GPU};
-static const uint64_t one_cap[] = {SB_MEM_UNLIMITED};
+static const uint64_t one_cap[] = {SB_H100_MEM_BYTES};
 static const uint32_t one_units[] = {1};
 static const double one_zero[] = {0};
 static const uint8_t one_read[] = {1};

@@ -771,7 +771,7 @@ static void machine_fallback(char *path, size_t n, const char *rel)
 }
 
 /* A '# devices=N' line without a machine (a multi-rank trace, chakra.md):
- * N copies of the built-in device (a GPU without a memory limit), each with
+ * N copies of the built-in device (an H100 with its 80 GB), each with
  * its own memory, joined by links that take no time (infinite bandwidth, no
  * latency): a job of ranks has no data edges between them, and an edge that
  * does cross costs nothing.  Rank r runs on device r. */
@@ -782,9 +782,9 @@ static struct sb_machine *identical_machine(uint32_t nd)
     m->v.n_devices = nd;
     m->path = sb_strf("devices=%u", nd); /* the workload's metadata, for messages */
     for (uint32_t d = 0; d < nd; d++) {
-        m->name[d] = sb_strf("dev%u", d);
+        m->name[d] = sb_strf("gpu%u", d);
         m->kind[d] = SB_DEV_GPU;
-        m->cap[d] = SB_MEM_UNLIMITED;
+        m->cap[d] = SB_H100_MEM_BYTES;
         m->units[d] = 1;
         m->speed[d] = 1;
         m->can_read[(size_t)d * nd + d] = 1;
