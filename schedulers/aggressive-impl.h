@@ -19,6 +19,7 @@ enum lhs_estimator { LHS_EST_WORKLOAD = 0, LHS_EST_APPROXIMATE = 1 };
 enum lhs_resources { LHS_RES_SHARED = 0, LHS_RES_PER_TYPE = 1 };
 enum lhs_memory { LHS_MEM_HARNESS = 0, LHS_MEM_XLA = 1 };
 enum lhs_selection { LHS_SEL_FAST = 0, LHS_SEL_SCAN = 1 };
+enum lhs_computations { LHS_COMP_SEPARATE = 0, LHS_COMP_FLAT = 1 };
 
 /* Resources of XLA's AsyncTracker (ResourceType), one per collective family. */
 enum lhs_res {
@@ -48,6 +49,7 @@ struct lhs_config {
     int flexible;                 /* flexible_scheduling_annotation_scheduling */
     int flexible_aggressive;      /* aggressive_flexible_annotation_scheduling */
     int track_sync;               /* track_sync_op_resource_usage */
+    enum lhs_computations computations; /* the view's scopes: one at a time */
 };
 
 /* ---- the scheduling graph ---------------------------------------------------- */

@@ -41,7 +41,7 @@ enum {
     P_COPY, P_AGGRESSIVE, P_DEPTH_OVER_STALL, P_RELEASE_START, P_SEND_RECVS,
     P_SAME_SEND_RECV, P_MEMORY_LIMIT, P_DEPTH_MEMORY, P_RERUN, P_TOP_DOWN,
     P_BY_STRUCTURE, P_MEMORY_MODEL, P_SELECTION, P_ALWAYS, P_FLEXIBLE, P_FLEXIBLE_AGGRESSIVE,
-    P_TRACK_SYNC, P_COUNT
+    P_TRACK_SYNC, P_COMPUTATIONS, P_COUNT
 };
 
 #define LIMIT_MAX 2147483647.0 /* INT32_MAX, the largest limit XLA's tests use */
@@ -112,6 +112,10 @@ static const struct sb_param params[P_COUNT] = {
     {"track_sync_op_resource_usage", SB_PARAM_BOOL, 0, 0, 1, NULL,
      "XLA track_sync_op_resource_usage: a synchronous collective (a compute node whose op "
      "is all-gather, all-reduce, ...) needs a free slot of its type's resource"},
+    {"computations", SB_PARAM_ENUM, 0, 0, 0, "separate|flat",
+     "separate = XLA: each computation (the view's scopes: an expanded loop's "
+     "iterations) scheduled on its own, a loop one node of its caller; flat = the "
+     "whole graph as one computation, nodes free to cross iterations"},
 };
 
 static int lhs_init(const double *p, void **state, char *err, size_t n_err)
@@ -149,6 +153,7 @@ static int lhs_init(const double *p, void **state, char *err, size_t n_err)
     c->flexible = p[P_FLEXIBLE] != 0;
     c->flexible_aggressive = p[P_FLEXIBLE_AGGRESSIVE] != 0;
     c->track_sync = p[P_TRACK_SYNC] != 0;
+    c->computations = (enum lhs_computations)p[P_COMPUTATIONS];
     *state = c;
     return 0;
 }
@@ -1656,31 +1661,606 @@ static int has_async(const struct sb_graph_view *g, const struct lhs_config *c)
 
 /* ---- pass 3: rerun with a smaller memory limit --------------------------- */
 
-static int lhs_run(void *state, const struct sb_graph_view *g, struct sb_schedule *out)
+/* One computation: XLA's RunImpl on it.  order holds the view's original
+ * order on entry and the schedule on return. */
+static int schedule_view(const struct sb_graph_view *g, const struct lhs_config *c,
+                         uint32_t *order, char *err, size_t n_err)
 {
-    const struct lhs_config *c = state;
     uint32_t n = g->n_nodes;
     for (uint32_t v = 0; v < n; v++)
-        out->order[v] = v;
+        order[v] = v;
     if (!c->always && !has_async(g, c))
         return 0; /* XLA leaves the computation's sequence as it is */
-    uint32_t *prev = malloc((size_t)n * sizeof *prev);
+    uint32_t *prev = malloc(((size_t)n + 1) * sizeof *prev);
     if (!prev)
-        return sb_plugin_fail(out->err, out->n_err, "out of memory");
+        return sb_plugin_fail(err, n_err, "out of memory");
     uint64_t limit = c->memory_limit;
     int64_t peak = 0;
-    int rc = schedule_pass(g, c, out->order, limit, prev, &peak, out->err, out->n_err);
+    int rc = schedule_pass(g, c, order, limit, prev, &peak, err, n_err);
     /* XLA LatencyHidingScheduler::RunImpl: reschedule, starting from the last
      * schedule, with the limit cut by 0.9 while the peak exceeds the original
      * limit */
     for (int64_t k = 0; !rc && k < c->rerun && (uint64_t)peak > c->memory_limit; k++) {
         limit = (uint64_t)((double)limit * 0.9);
-        memcpy(out->order, prev, (size_t)n * sizeof *prev);
-        rc = schedule_pass(g, c, out->order, limit, prev, &peak, out->err, out->n_err);
+        memcpy(order, prev, (size_t)n * sizeof *prev);
+        rc = schedule_pass(g, c, order, limit, prev, &peak, err, n_err);
     }
     if (!rc)
-        memcpy(out->order, prev, (size_t)n * sizeof *prev);
+        memcpy(order, prev, (size_t)n * sizeof *prev);
     free(prev);
+    return rc;
+}
+
+/* ---- pass 0: one computation at a time ------------------------------------
+ *
+ * XLA's LatencyHidingScheduler schedules each computation of a module on its
+ * own (RunImpl walks the module's non-fusion computations): a while is one
+ * instruction of its caller, its body is scheduled apart, and no instruction
+ * leaves the computation it is in.  An importer that expands a loop by its
+ * trip count keeps that structure in the view's scopes (one per iteration).
+ * Scheduled as one flat graph instead, the expanded Llama 3.1 70B step let
+ * each backward iteration's weight-gradient products and reductions drift
+ * past the iterations after it, and their operands stayed live across the
+ * whole backward loop (730 GB, docs/aggressive.md "Memory that fits").
+ *
+ * So each scope is a graph of its own (a sub-view): its nodes, plus one node
+ * per loop it holds, standing for all of that loop's iterations the way the
+ * while instruction does.  Edges between a loop and the rest of the scope
+ * become edges of that node; edges from outside the scope are dropped (XLA's
+ * parameters of a called computation).  The scope's schedule places each
+ * loop's iterations, each scheduled the same way, where its node is. */
+
+struct comp_sched {
+    const struct sb_graph_view *g;
+    const struct lhs_config *c;
+    uint32_t *out;       /* the schedule, filled in order */
+    uint32_t n_out;
+    uint32_t *by_scope;  /* [n] view ids sorted by scope's DFS position, then id */
+    uint32_t *first;     /* [n_scopes + 1] subtree of scope s (DFS): by_scope[first[s]..last[s]) */
+    uint32_t *last;      /* [n_scopes] */
+    uint32_t *loop_off, *loop_of;  /* CSR: loops of each scope, by first node */
+    uint32_t *iter_off, *iter_of;  /* CSR: iterations of each loop, by iteration */
+    uint32_t *depth;     /* [n_scopes] */
+    uint32_t *pos, *end; /* [n_scopes] DFS position of scope s, and past its subtree */
+    uint32_t *rep;       /* [n] scratch: the sub-view node a view node maps to */
+    uint32_t while_op;   /* op index of "while", or n_ops (appended by sub-views) */
+    char *err;
+    size_t n_err;
+};
+
+struct subview {
+    struct sb_graph_view v;
+    uint8_t *kind, *coll;
+    uint32_t *flags, *pred_off, *pred, *succ_off, *succ, *partner, *op, *units, *stream,
+        *group_size, *holds;
+    double *cost_us, *dur_us, *comm_us;
+    uint64_t *out_bytes, *comm_bytes, *name_off;
+    int32_t *device, *sched_group, *sched_iter, *sched_priority;
+    uint8_t *sched_hint, *pred_after;
+    const char **op_names;
+    uint32_t *id;        /* [m] view id of a member; a loop node's loop */
+    uint8_t *is_loop;    /* [m] */
+    uint32_t n_mem;
+};
+
+static void subview_free(struct subview *S)
+{
+    free(S->kind), free(S->coll), free(S->flags), free(S->pred_off), free(S->pred);
+    free(S->succ_off), free(S->succ), free(S->partner), free(S->op), free(S->units);
+    free(S->stream), free(S->group_size), free(S->holds), free(S->cost_us), free(S->dur_us);
+    free(S->comm_us), free(S->out_bytes), free(S->comm_bytes), free(S->name_off);
+    free(S->device), free(S->sched_group), free(S->sched_iter), free(S->sched_priority);
+    free(S->sched_hint), free(S->pred_after), free(S->op_names), free(S->id);
+    free(S->is_loop);
+}
+
+static int subview_alloc(struct subview *S, uint32_t m, uint64_t e, int annotated, int after)
+{
+    size_t M = (size_t)m + 1, E = (size_t)e + 1;
+    S->kind = calloc(M, 1), S->coll = calloc(M, 1), S->flags = calloc(M, 4);
+    S->pred_off = calloc(M + 1, 4), S->pred = calloc(E, 4), S->succ_off = calloc(M + 1, 4);
+    S->succ = calloc(E, 4), S->partner = calloc(M, 4), S->op = calloc(M, 4);
+    S->units = calloc(M, 4), S->stream = calloc(M, 4), S->group_size = calloc(M, 4);
+    S->holds = calloc(M * SB_COLL_COUNT, 4), S->cost_us = calloc(M, 8);
+    S->dur_us = calloc(M, 8), S->comm_us = calloc(M, 8), S->out_bytes = calloc(M, 8);
+    S->comm_bytes = calloc(M, 8), S->name_off = calloc(M, 8), S->device = calloc(M, 4);
+    S->id = calloc(M, 4);
+    if (annotated) {
+        S->sched_group = calloc(M, 4), S->sched_iter = calloc(M, 4);
+        S->sched_priority = calloc(M, 4), S->sched_hint = calloc(M, 1);
+    }
+    if (after)
+        S->pred_after = calloc(E, 1);
+    return !S->kind || !S->coll || !S->flags || !S->pred_off || !S->pred || !S->succ_off ||
+           !S->succ || !S->partner || !S->op || !S->units || !S->stream || !S->group_size ||
+           !S->holds || !S->cost_us || !S->dur_us || !S->comm_us || !S->out_bytes ||
+           !S->comm_bytes || !S->name_off || !S->device || !S->id ||
+           (annotated && (!S->sched_group || !S->sched_iter || !S->sched_priority ||
+                          !S->sched_hint)) ||
+           (after && !S->pred_after);
+}
+
+/* Copies view node v's fields to sub-view node i. */
+static void copy_member(struct subview *S, const struct sb_graph_view *g, uint32_t i, uint32_t v)
+{
+    S->id[i] = v;
+    S->kind[i] = g->kind[v], S->coll[i] = g->coll[v], S->flags[i] = g->flags[v];
+    S->op[i] = g->op[v], S->units[i] = g->units_used[v], S->stream[i] = g->stream[v];
+    S->group_size[i] = g->group_size[v], S->cost_us[i] = g->cost_us[v];
+    S->dur_us[i] = g->dur_us[v], S->comm_us[i] = g->comm_us[v];
+    S->out_bytes[i] = g->out_bytes[v], S->comm_bytes[i] = g->comm_bytes[v];
+    S->name_off[i] = g->name_off[v], S->device[i] = g->device[v];
+    if (g->holds)
+        memcpy(S->holds + (size_t)i * SB_COLL_COUNT, g->holds + (size_t)v * SB_COLL_COUNT,
+               SB_COLL_COUNT * sizeof *S->holds);
+    if (S->sched_group) {
+        S->sched_group[i] = g->sched_group[v], S->sched_iter[i] = g->sched_iter[v];
+        S->sched_priority[i] = g->sched_priority[v], S->sched_hint[i] = g->sched_hint[v];
+    }
+}
+
+/* Loop node i standing for the nodes by_scope[b..e) (a loop's iterations):
+ * a while instruction of the scope, costing its compute run one node after
+ * another, holding one slot of each collective type its body uses (XLA
+ * gives a while its body's resources). */
+static void fill_loop(struct subview *S, const struct comp_sched *C, uint32_t i, uint32_t b,
+                      uint32_t e)
+{
+    const struct sb_graph_view *g = C->g;
+    S->kind[i] = SB_KIND_COMPUTE, S->op[i] = C->while_op, S->units[i] = 1;
+    S->comm_us[i] = -1, S->device[i] = -1, S->name_off[i] = g->name_off[C->by_scope[b]];
+    if (S->sched_group)
+        S->sched_group[i] = -1, S->sched_iter[i] = SB_NO_ITER;
+    for (uint32_t k = b; k < e; k++) {
+        uint32_t u = C->by_scope[k];
+        if (g->kind[u] == SB_KIND_COMPUTE)
+            S->dur_us[i] += g->dur_us[u];
+        if (g->kind[u] == SB_KIND_START)
+            S->holds[(size_t)i * SB_COLL_COUNT + g->coll[u]] = 1;
+        for (int t = 0; g->holds && t < SB_COLL_COUNT; t++)
+            if (g->holds[(size_t)u * SB_COLL_COUNT + t])
+                S->holds[(size_t)i * SB_COLL_COUNT + t] = 1;
+    }
+}
+
+/* Points S->v at S's arrays; the rest is the whole view's. */
+static void subview_view(struct subview *S, const struct comp_sched *C, uint32_t m, uint32_t ne)
+{
+    const struct sb_graph_view *g = C->g;
+    struct sb_graph_view *v = &S->v;
+    *v = *g;
+    v->n_nodes = m, v->n_edges = ne;
+    v->kind = S->kind, v->coll = S->coll, v->flags = S->flags, v->cost_us = S->cost_us;
+    v->out_bytes = S->out_bytes, v->comm_bytes = S->comm_bytes, v->group_size = S->group_size;
+    v->comm_us = S->comm_us, v->device = S->device, v->pred_off = S->pred_off;
+    v->pred = S->pred, v->succ_off = S->succ_off, v->succ = S->succ, v->partner = S->partner;
+    v->op = S->op, v->n_ops = C->while_op < g->n_ops ? g->n_ops : g->n_ops + 1;
+    v->op_names = S->op_names ? S->op_names : g->op_names, v->name_off = S->name_off;
+    v->dur_us = S->dur_us, v->dev_dur_us = S->dur_us, v->units_used = S->units;
+    v->dev_offload = NULL, v->stream = S->stream, v->holds = S->holds;
+    v->sched_group = S->sched_group, v->sched_iter = S->sched_iter;
+    v->sched_hint = S->sched_hint, v->sched_priority = S->sched_priority;
+    v->res_use = NULL, v->pred_after = S->pred_after;
+    v->scope = NULL, v->n_scopes = 1, v->n_loops = 0;
+    v->scope_parent = v->scope_loop = v->scope_iter = NULL;
+}
+
+/* Whether view node u is in scope P's subtree (P or a loop iteration below). */
+static int in_subtree(const struct comp_sched *C, uint32_t u, uint32_t P)
+{
+    uint32_t d = C->pos[C->g->scope[u]];
+    return d >= C->pos[P] && d < C->end[P];
+}
+
+/* Kahn's algorithm on the sub-view's provisional numbering, smallest key
+ * first (a node's first view id), so that a scope whose nodes and loops come
+ * in order keeps it.  Returns the number placed (fewer: a cycle through a
+ * loop node, which a valid expansion never makes). */
+static uint32_t sub_topo(uint32_t m, const uint32_t *off, const uint32_t *in,
+                         const uint32_t *key, uint32_t *order, int *oom)
+{
+    uint32_t *deg = calloc((size_t)m + 1, sizeof *deg), *soff = calloc((size_t)m + 2, 4);
+    uint32_t *succ = malloc(((size_t)off[m] + 1) * sizeof *succ), *heap = malloc(((size_t)m + 1) * 4);
+    uint32_t placed = 0, nh = 0;
+    if (!deg || !soff || !succ || !heap) {
+        *oom = 1;
+        goto out;
+    }
+    for (uint32_t x = 0; x < m; x++)
+        for (uint32_t e = off[x]; e < off[x + 1]; e++)
+            deg[x]++, soff[in[e] + 1]++;
+    for (uint32_t x = 0; x < m; x++)
+        soff[x + 1] += soff[x];
+    for (uint32_t x = 0; x < m; x++)
+        for (uint32_t e = off[x]; e < off[x + 1]; e++)
+            succ[soff[in[e]]++] = x;
+    for (uint32_t x = m; x-- > 0;)
+        soff[x + 1] = soff[x];
+    soff[0] = 0;
+    for (uint32_t x = 0; x < m; x++)
+        if (!deg[x])
+            heap[nh++] = x; /* increasing keys: already a heap */
+    while (nh) {
+        uint32_t x = heap[0], h = 0;
+        heap[0] = heap[--nh];
+        for (;;) { /* sift down by key */
+            uint32_t l = 2 * h + 1, r = l + 1, b = h;
+            if (l < nh && key[heap[l]] < key[heap[b]])
+                b = l;
+            if (r < nh && key[heap[r]] < key[heap[b]])
+                b = r;
+            if (b == h)
+                break;
+            uint32_t t = heap[h];
+            heap[h] = heap[b], heap[b] = t, h = b;
+        }
+        order[placed++] = x;
+        for (uint32_t e = soff[x]; e < soff[x + 1]; e++)
+            if (!--deg[succ[e]]) {
+                uint32_t k = nh++;
+                heap[k] = succ[e];
+                while (k && key[heap[(k - 1) / 2]] > key[heap[k]]) { /* sift up */
+                    uint32_t t = heap[k];
+                    heap[k] = heap[(k - 1) / 2], heap[(k - 1) / 2] = t, k = (k - 1) / 2;
+                }
+            }
+    }
+out:
+    free(deg), free(soff), free(succ), free(heap);
+    return placed;
+}
+
+/* Scope P's graph.  Pass 1 numbers P's own nodes 0.. (view order) and its
+ * loops after them, mapping every node of P's subtree in rep; pass 2 lists
+ * each node's distinct predecessors in that numbering; pass 3 puts the nodes
+ * in a topological order and writes the sub-view. */
+static int build_subview(struct comp_sched *C, uint32_t P, struct subview *S)
+{
+    const struct sb_graph_view *g = C->g;
+    uint32_t b = C->first[P], e = C->last[P], n_own = 0;
+    uint32_t L0 = C->loop_off[P], nl = C->loop_off[P + 1] - L0, ne = 0;
+    int oom = 0, rc = -1;
+    while (b + n_own < e && g->scope[C->by_scope[b + n_own]] == P)
+        n_own++;
+    uint32_t m = n_own + nl;
+    /* pass 1 */
+    uint32_t *key = malloc(((size_t)m + 1) * sizeof *key);
+    uint32_t *lo = malloc(((size_t)nl + 1) * sizeof *lo), *hi = malloc(((size_t)nl + 1) * 4);
+    uint64_t n_in = 0;
+    if (!key || !lo || !hi)
+        goto out;
+    for (uint32_t i = 0; i < n_own; i++) {
+        C->rep[C->by_scope[b + i]] = i;
+        key[i] = C->by_scope[b + i];
+    }
+    for (uint32_t j = 0; j < nl; j++) {
+        uint32_t l = C->loop_of[L0 + j];
+        uint32_t it0 = C->iter_of[C->iter_off[l]], it1 = C->iter_of[C->iter_off[l + 1] - 1];
+        lo[j] = C->first[it0], hi[j] = C->last[it1];
+        key[n_own + j] = UINT32_MAX;
+        for (uint32_t k = lo[j]; k < hi[j]; k++) {
+            uint32_t u = C->by_scope[k];
+            C->rep[u] = n_own + j;
+            key[n_own + j] = u < key[n_own + j] ? u : key[n_own + j];
+        }
+    }
+    for (uint32_t k = b; k < e; k++)
+        n_in += g->pred_off[C->by_scope[k] + 1] - g->pred_off[C->by_scope[k]];
+    /* pass 2: provisional predecessor lists; a repeated one is kept once
+     * (stamp), a member's in its view order so that an alias's buffer and a
+     * done's start stay first */
+    uint32_t *poff = calloc((size_t)m + 1, sizeof *poff), *pin = malloc((n_in + 1) * 4);
+    uint32_t *stamp = malloc(((size_t)m + 1) * sizeof *stamp);
+    uint8_t *paft = g->pred_after ? malloc(n_in + 1) : NULL;
+    if (!poff || !pin || !stamp || (g->pred_after && !paft))
+        goto out2;
+    for (uint32_t x = 0; x < m; x++)
+        stamp[x] = UINT32_MAX;
+    uint32_t np = 0;
+    for (uint32_t x = 0; x < m; x++) {
+        uint32_t kb = x < n_own ? b + x : lo[x - n_own], ke = x < n_own ? b + x + 1 : hi[x - n_own];
+        poff[x] = np;
+        stamp[x] = x; /* no edge from a loop to itself */
+        for (uint32_t k = kb; k < ke; k++) {
+            uint32_t w = C->by_scope[k];
+            for (uint32_t q = g->pred_off[w]; q < g->pred_off[w + 1]; q++) {
+                uint32_t u = g->pred[q];
+                if (!in_subtree(C, u, P) || stamp[C->rep[u]] == x)
+                    continue;
+                stamp[C->rep[u]] = x;
+                if (paft)
+                    paft[np] = x < n_own && g->pred_after[q];
+                pin[np++] = C->rep[u];
+            }
+        }
+    }
+    poff[m] = np;
+    /* pass 3 */
+    uint32_t *order = malloc(((size_t)m + 1) * sizeof *order), *at = malloc(((size_t)m + 1) * 4);
+    if (!order || !at || subview_alloc(S, m, np, g->sched_group != NULL, paft != NULL))
+        goto out3;
+    S->is_loop = calloc((size_t)m + 1, 1);
+    if (C->while_op == g->n_ops && (S->op_names = malloc(((size_t)g->n_ops + 1) * sizeof(char *)))) {
+        memcpy(S->op_names, g->op_names, g->n_ops * sizeof(char *));
+        S->op_names[g->n_ops] = "while"; /* the loop nodes' opcode */
+    }
+    if (C->while_op == g->n_ops && !S->op_names)
+        goto out3;
+    if (!S->is_loop || sub_topo(m, poff, pin, key, order, &oom) != m) {
+        if (!oom && S->is_loop)
+            rc = sb_plugin_fail(C->err, C->n_err, "scope %u: its loops and nodes form a cycle "
+                                "(a loop both feeds and uses a node of its caller)", P);
+        goto out3;
+    }
+    for (uint32_t i = 0; i < m; i++)
+        at[order[i]] = i;
+    for (uint32_t i = 0; i < m; i++) {
+        uint32_t x = order[i];
+        if (x < n_own) {
+            copy_member(S, g, i, C->by_scope[b + x]);
+        } else {
+            uint32_t j = x - n_own;
+            fill_loop(S, C, i, lo[j], hi[j]);
+            S->is_loop[i] = 1;
+            S->id[i] = C->loop_of[L0 + j];
+        }
+        S->pred_off[i] = ne;
+        for (uint32_t q = poff[x]; q < poff[x + 1]; q++) {
+            if (paft)
+                S->pred_after[ne] = paft[q];
+            S->pred[ne++] = at[pin[q]];
+        }
+        /* an alias of a buffer outside the scope (its caller's, a parameter
+         * here) views nothing of this graph: it owns nothing either */
+        if ((S->flags[i] & SB_FLAG_ALIAS) &&
+            (S->pred_off[i] == ne || !in_subtree(C, g->pred[g->pred_off[S->id[i]]], P))) {
+            S->flags[i] &= ~(uint32_t)SB_FLAG_ALIAS;
+            S->out_bytes[i] = 0;
+        }
+    }
+    S->pred_off[m] = ne;
+    /* a loop's buffer: what its iterations make that the rest of the scope
+     * reads (the while's result) */
+    for (uint32_t x = n_own; x < m; x++) {
+        uint32_t j = x - n_own;
+        for (uint32_t k = lo[j]; k < hi[j]; k++) {
+            uint32_t w = C->by_scope[k];
+            int owner = !(g->flags[w] & SB_FLAG_ALIAS) && g->kind[w] != SB_KIND_DONE, read = 0;
+            for (uint32_t q = g->succ_off[w]; owner && !read && q < g->succ_off[w + 1]; q++)
+                read = in_subtree(C, g->succ[q], P) && C->rep[g->succ[q]] != x;
+            if (read)
+                S->out_bytes[at[x]] += g->out_bytes[w];
+        }
+    }
+    for (uint32_t i = 0; i < m; i++) /* partners, in the new numbering */
+        S->partner[i] = !S->is_loop[i] && g->partner[S->id[i]] != SB_NONE &&
+                                in_subtree(C, g->partner[S->id[i]], P)
+                            ? at[C->rep[g->partner[S->id[i]]]]
+                            : SB_NONE;
+    for (uint32_t q = 0; q < ne; q++) /* successors: CSR by producer, consumers increasing */
+        S->succ_off[S->pred[q] + 1]++;
+    for (uint32_t i = 0; i < m; i++)
+        S->succ_off[i + 1] += S->succ_off[i];
+    for (uint32_t i = 0; i < m; i++)
+        for (uint32_t q = S->pred_off[i]; q < S->pred_off[i + 1]; q++)
+            S->succ[S->succ_off[S->pred[q]]++] = i;
+    for (uint32_t i = m; i-- > 0;)
+        S->succ_off[i + 1] = S->succ_off[i];
+    S->succ_off[0] = 0;
+    S->n_mem = n_own;
+    rc = 0;
+out3:
+    free(order), free(at);
+out2:
+    free(poff), free(pin), free(stamp), free(paft);
+out:
+    free(key), free(lo), free(hi);
+    if (rc && !C->err[0])
+        rc = sb_plugin_fail(C->err, C->n_err, "out of memory");
+    if (!rc)
+        subview_view(S, C, m, ne);
+    return rc;
+}
+
+/* Schedules scope P and, where its schedule places a loop, each iteration
+ * of it, appending to C->out. */
+static int schedule_scope(struct comp_sched *C, uint32_t P)
+{
+    struct subview S;
+    memset(&S, 0, sizeof S);
+    int rc = build_subview(C, P, &S);
+    uint32_t m = S.v.n_nodes, *order = rc ? NULL : malloc(((size_t)m + 1) * sizeof *order);
+    if (!rc && !order)
+        rc = sb_plugin_fail(C->err, C->n_err, "out of memory");
+    if (!rc)
+        rc = schedule_view(&S.v, C->c, order, C->err, C->n_err);
+    for (uint32_t k = 0; !rc && k < m; k++) {
+        uint32_t x = order[k];
+        if (!S.is_loop[x]) {
+            C->out[C->n_out++] = S.id[x];
+            continue;
+        }
+        uint32_t l = S.id[x];
+        for (uint32_t q = C->iter_off[l]; !rc && q < C->iter_off[l + 1]; q++)
+            rc = schedule_scope(C, C->iter_of[q]);
+    }
+    free(order);
+    subview_free(&S);
+    return rc;
+}
+
+/* Scope s and everything below it in DFS order: its loops by first node,
+ * each loop's iterations by number (recursion as deep as loops nest, at
+ * most SB_SCOPE_MAX_DEPTH). */
+static void scope_dfs(struct comp_sched *C, uint32_t s, uint32_t *next)
+{
+    C->pos[s] = (*next)++;
+    for (uint32_t q = C->loop_off[s]; q < C->loop_off[s + 1]; q++) {
+        uint32_t l = C->loop_of[q];
+        for (uint32_t k = C->iter_off[l]; k < C->iter_off[l + 1]; k++)
+            scope_dfs(C, C->iter_of[k], next);
+    }
+    C->end[s] = *next;
+}
+
+/* Sorts ids[0..n) by (k1[id], k2[id]) (k2 may be NULL), stable: a bottom-up
+ * merge sort, since C11 has no qsort with a context and loops can be many. */
+static int sort_ids(uint32_t *ids, uint32_t n, const uint32_t *k1, const uint32_t *k2)
+{
+    uint32_t *tmp = malloc(((size_t)n + 1) * sizeof *tmp);
+    if (!tmp)
+        return -1;
+    for (uint32_t w = 1; w < n; w *= 2) {
+        for (uint32_t lo = 0; lo < n; lo += 2 * w) {
+            uint32_t mid = lo + w < n ? lo + w : n, hi = lo + 2 * w < n ? lo + 2 * w : n;
+            uint32_t a = lo, b = mid, k = lo;
+            while (a < mid && b < hi) {
+                uint32_t x = ids[a], y = ids[b];
+                int y_first = k1[y] < k1[x] || (k1[y] == k1[x] && k2 && k2[y] < k2[x]);
+                tmp[k++] = y_first ? ids[b++] : ids[a++];
+            }
+            while (a < mid)
+                tmp[k++] = ids[a++];
+            while (b < hi)
+                tmp[k++] = ids[b++];
+        }
+        memcpy(ids, tmp, (size_t)n * sizeof *ids);
+    }
+    free(tmp);
+    return 0;
+}
+
+/* Sorts ids [0, n) into out by key[id] (< n_keys), stable: a counting sort. */
+static int count_sort(const uint32_t *key, uint32_t n, uint32_t n_keys, uint32_t *out)
+{
+    uint32_t *cnt = calloc((size_t)n_keys + 1, sizeof *cnt);
+    if (!cnt)
+        return -1;
+    for (uint32_t i = 0; i < n; i++)
+        cnt[key[i] + 1]++;
+    for (uint32_t k = 0; k < n_keys; k++)
+        cnt[k + 1] += cnt[k];
+    for (uint32_t i = 0; i < n; i++)
+        out[cnt[key[i]]++] = i;
+    free(cnt);
+    return 0;
+}
+
+/* The tables of comp_sched: depths, each scope's loops, each loop's
+ * iterations, the DFS order and the nodes sorted by it. */
+static int comp_init(struct comp_sched *C)
+{
+    const struct sb_graph_view *g = C->g;
+    uint32_t ns = g->n_scopes, nl = g->n_loops, n = g->n_nodes;
+    uint32_t *min_id = malloc(((size_t)ns + 1) * 4), *tmp = malloc(((size_t)ns + nl + 1) * 4);
+    uint32_t *nkey = malloc(((size_t)n + 1) * 4);
+    int rc = -1;
+    C->depth = calloc((size_t)ns + 1, 4), C->pos = calloc((size_t)ns + 1, 4);
+    C->end = calloc((size_t)ns + 1, 4), C->first = calloc((size_t)ns + 1, 4);
+    C->last = calloc((size_t)ns + 1, 4), C->loop_off = calloc((size_t)ns + 2, 4);
+    C->loop_of = malloc(((size_t)nl + 1) * 4), C->iter_off = calloc((size_t)nl + 2, 4);
+    C->iter_of = malloc(((size_t)ns + 1) * 4), C->by_scope = malloc(((size_t)n + 1) * 4);
+    C->rep = malloc(((size_t)n + 1) * 4);
+    if (!min_id || !tmp || !nkey || !C->depth || !C->pos || !C->end ||
+        !C->first || !C->last || !C->loop_off || !C->loop_of || !C->iter_off || !C->iter_of ||
+        !C->by_scope || !C->rep)
+        goto out;
+    /* parents are interned before their children: increasing ids go down */
+    for (uint32_t s = 1; s < ns; s++)
+        C->depth[s] = C->depth[g->scope_parent[s]] + 1;
+    for (uint32_t s = 0; s < ns; s++)
+        min_id[s] = UINT32_MAX;
+    for (uint32_t v = n; v-- > 0;)
+        min_id[g->scope[v]] = v;
+    for (uint32_t s = ns; s-- > 1;) /* a scope's first node, its subtree's included */
+        if (min_id[s] < min_id[g->scope_parent[s]])
+            min_id[g->scope_parent[s]] = min_id[s];
+    /* loops of each scope, by first node: sort loops by that id, then by parent */
+    uint32_t *lparent = tmp, *lfirst = tmp + ns;
+    for (uint32_t l = 0; l < nl; l++)
+        lfirst[l] = UINT32_MAX;
+    for (uint32_t s = 1; s < ns; s++) {
+        uint32_t l = g->scope_loop[s];
+        lparent[l] = g->scope_parent[s];
+        if (min_id[s] < lfirst[l])
+            lfirst[l] = min_id[s];
+    }
+    /* loops: order by (parent, first node): a loop with no node sorts last */
+    for (uint32_t l = 0; l < nl; l++)
+        C->loop_of[l] = l;
+    if (sort_ids(C->loop_of, nl, lparent, lfirst))
+        goto out;
+    for (uint32_t l = 0; l < nl; l++)
+        C->loop_off[lparent[l] + 1]++;
+    for (uint32_t s = 0; s < ns; s++)
+        C->loop_off[s + 1] += C->loop_off[s];
+    /* iterations of each loop, by number */
+    for (uint32_t s = 1; s < ns; s++)
+        C->iter_off[g->scope_loop[s] + 1]++;
+    for (uint32_t l = 0; l < nl; l++)
+        C->iter_off[l + 1] += C->iter_off[l];
+    for (uint32_t s = 1; s < ns; s++)
+        C->iter_of[C->iter_off[g->scope_loop[s]]++] = s;
+    for (uint32_t l = nl; l-- > 0;)
+        C->iter_off[l + 1] = C->iter_off[l];
+    C->iter_off[0] = 0;
+    for (uint32_t l = 0; l < nl; l++)
+        if (sort_ids(C->iter_of + C->iter_off[l], C->iter_off[l + 1] - C->iter_off[l],
+                     g->scope_iter, NULL))
+            goto out;
+    uint32_t next = 0;
+    scope_dfs(C, 0, &next);
+    /* scopes that no DFS reached cannot exist: every scope but 0 is an
+     * iteration of a loop of its parent */
+    for (uint32_t v = 0; v < n; v++)
+        nkey[v] = C->pos[g->scope[v]];
+    if (count_sort(nkey, n, ns, C->by_scope))
+        goto out;
+    /* first[s], last[s]: the range of scope s's subtree in by_scope */
+    uint32_t *at_pos = calloc((size_t)ns + 2, 4);
+    if (!at_pos)
+        goto out;
+    for (uint32_t v = 0; v < n; v++)
+        at_pos[nkey[v] + 1]++;
+    for (uint32_t d = 0; d < ns; d++)
+        at_pos[d + 1] += at_pos[d];
+    for (uint32_t s = 0; s < ns; s++) {
+        C->first[s] = at_pos[C->pos[s]];
+        C->last[s] = at_pos[C->end[s]];
+    }
+    free(at_pos);
+    C->while_op = g->n_ops;
+    for (uint32_t o = 0; o < g->n_ops; o++)
+        if (!strcmp(g->op_names[o], "while"))
+            C->while_op = o;
+    rc = 0;
+out:
+    free(min_id), free(tmp), free(nkey);
+    return rc;
+}
+
+static void comp_free(struct comp_sched *C)
+{
+    free(C->depth), free(C->pos), free(C->end), free(C->first), free(C->last);
+    free(C->loop_off), free(C->loop_of), free(C->iter_off), free(C->iter_of);
+    free(C->by_scope), free(C->rep);
+}
+
+static int lhs_run(void *state, const struct sb_graph_view *g, struct sb_schedule *out)
+{
+    const struct lhs_config *c = state;
+    if (!g->scope || g->n_scopes < 2 || c->computations == LHS_COMP_FLAT)
+        return schedule_view(g, c, out->order, out->err, out->n_err);
+    struct comp_sched C = {.g = g, .c = c, .out = out->order, .err = out->err,
+                           .n_err = out->n_err};
+    if (out->n_err)
+        out->err[0] = 0;
+    int rc = comp_init(&C) ? sb_plugin_fail(out->err, out->n_err, "out of memory")
+                           : schedule_scope(&C, 0);
+    if (!rc && C.n_out != g->n_nodes)
+        rc = sb_plugin_fail(out->err, out->n_err, "scheduled %u of %u nodes by scope",
+                            C.n_out, g->n_nodes);
+    comp_free(&C);
     return rc;
 }
 

@@ -240,25 +240,50 @@ static uint32_t rnd(uint32_t n)
 
 /* A random DAG with collectives.  Small integer costs and few distinct sizes
  * make ties, so the later rules and the ready set's order are exercised. */
-static char *random_csv(uint32_t n)
+/* The scope of position i of n in a scoped random graph: a top block, a
+ * loop of three iterations whose middle third holds a nested loop of two,
+ * then the top again. */
+static void scope_at(uint32_t i, uint32_t n, char *out, size_t cap)
+{
+    uint32_t a = n / 6, b = n - n / 6, it_len = (b - a) / 3 + 1;
+    out[0] = 0;
+    if (i < a || i >= b)
+        return;
+    uint32_t it = (i - a) / it_len, at = (i - a) % it_len;
+    if (at >= it_len / 3 && at < 2 * it_len / 3 && it_len >= 6)
+        snprintf(out, cap, "L#%u/M#%u", it, at < it_len / 2 ? 0u : 1u);
+    else
+        snprintf(out, cap, "L#%u", it);
+}
+
+/* A random workload; with `scoped`, a scope column as scope_at lays it out,
+ * some alias nodes (viewing any earlier buffer, in their scope or not), and
+ * every collective closed in the scope it opened in. */
+static char *random_csv_scoped(uint32_t n, int scoped)
 {
     static const char *const colls[] = {"all_gather", "reduce_scatter", "all_reduce",
                                         "collective_permute", "send", "copy"};
-    size_t cap = (size_t)n * 96 + 256, len = 0;
-    char *s = malloc(cap);
+    size_t cap = (size_t)n * 128 + 256, len = 0;
+    char *s = malloc(cap), sc[32], open_sc[32] = "";
     uint32_t open = SB_NONE, *ok = calloc(n, sizeof *ok), n_ok = 0;
-    len += (size_t)snprintf(s, cap, "id,name,kind,inputs,op,cost_us,out_bytes,coll,comm_us,flags\n");
+    len += (size_t)snprintf(s, cap, "id,name,kind,inputs,op,cost_us,out_bytes,coll,comm_us,flags%s\n",
+                            scoped ? ",scope" : "");
+#define ROW_END(x) (scoped ? (snprintf(s + len, cap - len, ",%s\n", x), len += strlen(s + len)) \
+                           : (snprintf(s + len, cap - len, "\n"), len += 1))
     for (uint32_t i = 0; i < n; i++) {
         char in[64] = "";
-        if (open != SB_NONE && (rnd(3) == 0 || i + 1 == n)) {
-            len += (size_t)snprintf(s + len, cap - len, "%u,n%u,done,%u,,,,,,\n", i, i, open);
+        scope_at(i, n, sc, sizeof sc);
+        if (open != SB_NONE && (rnd(3) == 0 || i + 1 == n || (scoped && strcmp(sc, open_sc)))) {
+            len += (size_t)snprintf(s + len, cap - len, "%u,n%u,done,%u,,,,,,", i, i, open);
+            ROW_END(open_sc);
             ok[n_ok++] = i;
             open = SB_NONE;
             continue;
         }
         if (n_ok == 0 || rnd(8) == 0) {
-            len += (size_t)snprintf(s + len, cap - len, "%u,n%u,input,,,,%u,,,\n", i, i,
+            len += (size_t)snprintf(s + len, cap - len, "%u,n%u,input,,,,%u,,,", i, i,
                                     100 * (1 + rnd(3)));
+            ROW_END(sc);
             ok[n_ok++] = i;
             continue;
         }
@@ -267,20 +292,28 @@ static char *random_csv(uint32_t n)
             snprintf(in + strlen(in), sizeof in - strlen(in), "%s%u", j ? " " : "",
                      ok[n_ok - 1 - rnd(n_ok < 6 ? n_ok : 6)]);
         if (open == SB_NONE && i + 2 < n && rnd(4) == 0) {
-            len += (size_t)snprintf(s + len, cap - len, "%u,n%u,start,%s,,,%u,%s,%u,\n", i, i,
+            len += (size_t)snprintf(s + len, cap - len, "%u,n%u,start,%s,,,%u,%s,%u,", i, i,
                                     in, 50 * (1 + rnd(4)), colls[rnd(6)], 2 + rnd(4) * 3);
+            ROW_END(sc);
             open = i;
+            snprintf(open_sc, sizeof open_sc, "%s", sc);
             continue;
         }
         static const char *const ops[] = {"mm", "loop_fusion", "output_fusion", "add"};
-        len += (size_t)snprintf(s + len, cap - len, "%u,n%u,%s,%s,%s,%u,%u,,,%s\n", i, i,
-                                rnd(6) == 0 ? "nop" : "compute", in, ops[rnd(4)], rnd(4),
-                                100 * (1 + rnd(3)), rnd(10) == 0 ? "output" : "");
+        int alias = scoped && rnd(8) == 0;
+        len += (size_t)snprintf(s + len, cap - len, "%u,n%u,%s,%s,%s,%u,%u,,,%s", i, i,
+                                !alias && rnd(6) == 0 ? "nop" : "compute", in, ops[rnd(4)],
+                                rnd(4), alias ? 0 : 100 * (1 + rnd(3)),
+                                alias ? "alias" : rnd(10) == 0 ? "output" : "");
+        ROW_END(sc);
         ok[n_ok++] = i;
     }
+#undef ROW_END
     free(ok);
     return s;
 }
+
+static char *random_csv(uint32_t n) { return random_csv_scoped(n, 0); }
 
 static const char *const configs[] = {
     "aggressive",
@@ -327,9 +360,137 @@ static void test_fast_equals_scan(void)
     CHECK(runs == 60 * (int)(sizeof configs / sizeof configs[0]));
 }
 
+/* Issue 35: XLA schedules each computation apart, a loop one instruction
+ * of its caller.  Two iterations of a loop (scopes loop#0, loop#1), each a
+ * compute feeding an all_reduce (10 us each), y reading both results:
+ *  - separate (the default): each iteration is a chain c -> s -> d, so its
+ *    order is forced, and the top scope is x, the loop, y: x c0 s0 d0 c1 s1
+ *    d1 y.  Times: c0 0-10, all_reduce 0 10-20, c1 20-30, all_reduce 1
+ *    30-40, y 40-41: makespan 41.  Memory at s0 (position 2): x 100 + c0's
+ *    buffer 100 (read by the collective until d0) + s0's 100 = 300; at s1
+ *    the same three kinds (x is freed after c1): 300.
+ *  - flat (the graph as one computation): bottom-up y, then d1 (kOriginalOrder
+ *    between the two dones), s1 (d0 cannot take the one slot d1 holds), then
+ *    d0 by kScheduleDone before c1, then c1, s0, c0, x.  Reversed: x c0 s0 c1
+ *    d0 s1 d1 y -- all_reduce 0 runs behind iteration 1's compute, which XLA
+ *    cannot do.  Times: c0 0-10, all_reduce 0 10-20 beside c1 10-20,
+ *    all_reduce 1 20-30, y 30-31: makespan 31.  At c1 (position 3) x, c0's,
+ *    s0's and c1's buffers are live: 400. */
+static const char two_iter_csv[] =
+    "id,name,kind,inputs,cost_us,out_bytes,coll,comm_us,scope\n"
+    "0,x,input,,,100,,,\n"
+    "1,c0,compute,0,10,100,,,loop#0\n"
+    "2,s0,start,1,,100,all_reduce,10,loop#0\n"
+    "3,d0,done,2,,,,,loop#0\n"
+    "4,c1,compute,0,10,100,,,loop#1\n"
+    "5,s1,start,4,,100,all_reduce,10,loop#1\n"
+    "6,d1,done,5,,,,,loop#1\n"
+    "7,y,compute,3 6,1,10,,,\n";
+
+static void sim_of(const struct sb_graph *g, const char *spec, double *span, uint64_t *peak)
+{
+    struct sb_schedule s;
+    struct sb_sim_config sc;
+    struct sb_sim_result r;
+    sb_schedule_init(&s, g, 1);
+    CHECK(schedule(g, spec, s.order) == 0);
+    sb_sim_defaults(&sc);
+    sb_sim_run(g, &s, &sc, &r);
+    *span = r.makespan_us;
+    *peak = r.peak_mem_bytes;
+    sb_sim_result_free(&r);
+    sb_schedule_free(&s);
+}
+
+static void test_computations(void)
+{
+    struct sb_graph *g = graph(two_iter_csv);
+    static const uint32_t separate[] = {0, 1, 2, 3, 4, 5, 6, 7};
+    static const uint32_t flat[] = {0, 1, 2, 4, 3, 5, 6, 7};
+    check_order(g, "aggressive", separate);
+    check_order(g, "aggressive:computations=separate,selection=scan", separate);
+    check_order(g, "aggressive:top_down_scheduling=true", separate);
+    check_order(g, "aggressive:computations=flat", flat);
+    check_order(g, "aggressive:computations=flat,selection=scan", flat);
+    double span;
+    uint64_t peak;
+    sim_of(g, "aggressive", &span, &peak);
+    CHECK_NEAR(span, 41);
+    CHECK_EQ_U(peak, 300);
+    sim_of(g, "aggressive:computations=flat", &span, &peak);
+    CHECK_NEAR(span, 31);
+    CHECK_EQ_U(peak, 400);
+    sb_graph_free(g);
+}
+
+/* Each scope's nodes (its nested loops' included) are one block of the
+ * schedule, so no node leaves its computation and a loop's iterations run one
+ * after another: positions of scope s's subtree span exactly as many places
+ * as it has nodes, and iteration k's block ends before iteration k+1's. */
+static int blocks_hold(const struct sb_graph *g, const uint32_t *order)
+{
+    const struct sb_graph_view *v = &g->v;
+    uint32_t n = v->n_nodes, ns = v->n_scopes, bad = 0;
+    uint32_t *lo = malloc(ns * 4), *hi = malloc(ns * 4), *cnt = calloc(ns, 4);
+    for (uint32_t s = 0; s < ns; s++)
+        lo[s] = UINT32_MAX, hi[s] = 0;
+    for (uint32_t p = 0; p < n; p++)
+        for (uint32_t s = v->scope[order[p]];; s = v->scope_parent[s]) {
+            lo[s] = p < lo[s] ? p : lo[s];
+            hi[s] = p > hi[s] ? p : hi[s];
+            cnt[s]++;
+            if (!s)
+                break;
+        }
+    for (uint32_t s = 1; s < ns; s++) {
+        if (cnt[s] && hi[s] - lo[s] + 1 != cnt[s])
+            bad++;
+        for (uint32_t t = 1; t < ns; t++) /* later iterations of the same loop after */
+            if (cnt[s] && cnt[t] && v->scope_loop[s] == v->scope_loop[t] &&
+                v->scope_iter[s] < v->scope_iter[t] && hi[s] > lo[t])
+                bad++;
+    }
+    free(lo), free(hi), free(cnt);
+    return bad == 0;
+}
+
+static void test_scoped_random(void)
+{
+    uint32_t a[400], b[400];
+    int bad = 0, runs = 0, mismatches = 0;
+    static const char *const extra[] = {"", "memory_limit=2000", "memory_limit=2000,rerun=2",
+                                        "memory_model=xla,memory_limit=1500"};
+    for (int round = 0; round < 40; round++) {
+        uint32_t n = 30 + rnd(300);
+        char *csv = random_csv_scoped(n, 1);
+        struct sb_graph *g = graph(csv);
+        CHECK(g != NULL && g->v.n_scopes > 3);
+        for (size_t c = 0; g && c < sizeof configs / sizeof configs[0]; c++) {
+            char spec[256], scan[300];
+            const char *x = extra[(size_t)round % 4];
+            snprintf(spec, sizeof spec, "%s%s%s", configs[c],
+                     *x ? (strchr(configs[c], ':') ? "," : ":") : "", x);
+            snprintf(scan, sizeof scan, "%s%sselection=scan", spec, strchr(spec, ':') ? "," : ":");
+            int ra = schedule(g, spec, a), rb = schedule(g, scan, b);
+            CHECK(ra == 0 && rb == 0);
+            bad += !ra && !blocks_hold(g, a);
+            if (!ra && !rb && memcmp(a, b, g->v.n_nodes * sizeof *a) && mismatches++ < 3)
+                fprintf(stderr, "scoped round %d, %s: fast and scan differ\n", round, spec);
+            runs++;
+        }
+        sb_graph_free(g);
+        free(csv);
+    }
+    CHECK_EQ_U(bad, 0);
+    CHECK_EQ_U(mismatches, 0);
+    CHECK(runs == 40 * (int)(sizeof configs / sizeof configs[0]));
+}
+
 int main(void)
 {
     sb_registry_add_builtins();
+    test_computations();
+    test_scoped_random();
     test_overlap();
     test_top_down();
     test_group();

@@ -137,6 +137,19 @@ struct sb_graph_view {
      * (it waits for pred[e] to finish; nothing is read, copied or kept
      * alive).  NULL when the graph has none: every edge carries data. */
     const uint8_t *pred_after;
+    /* Computations (appended; docs/workload-format.md, `scope`): XLA
+     * schedules each computation on its own, a loop being one instruction of
+     * its caller.  An importer that expands loops gives each iteration its
+     * own scope: scope[v] is node v's, 0 the top (ENTRY).  Scope s > 0 is
+     * iteration scope_iter[s] of loop scope_loop[s] (0..n_loops-1), a loop
+     * of scope scope_parent[s].  scope is NULL when every node is in the top
+     * (n_scopes 1, n_loops 0). */
+    const uint32_t *scope;        /* [n_nodes] */
+    uint32_t n_scopes;
+    uint32_t n_loops;
+    const uint32_t *scope_parent; /* [n_scopes]; scope_parent[0] = 0 */
+    const uint32_t *scope_loop;   /* [n_scopes]; UINT32_MAX for scope 0 */
+    const uint32_t *scope_iter;   /* [n_scopes] */
 };
 
 /* What node v holds of resource k on device a while it runs: 0 where the

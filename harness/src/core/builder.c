@@ -4,6 +4,7 @@
  * is checked here, once, for every format. */
 #define _POSIX_C_SOURCE 200809L
 #include "builder.h"
+#include "core/scope.h"
 
 #include <math.h>
 #include <stdarg.h>
@@ -130,6 +131,8 @@ static void grow_nodes(struct sb_builder *b, uint32_t want)
     }
     if (g->holds)
         g->holds = sb_xrealloc(g->holds, (size_t)cap * SB_COLL_COUNT * sizeof *g->holds);
+    if (g->scope)
+        g->scope = sb_xrealloc(g->scope, cap * sizeof *g->scope);
     b->loc_of = sb_xrealloc(b->loc_of, cap * sizeof *b->loc_of);
     b->cap = cap;
 }
@@ -434,6 +437,10 @@ static int link_done(struct sb_builder *b, uint32_t id)
     if (g->out_bytes[id])
         return nfail(b, id, SB_BF_OUT_BYTES,
                      "a done owns no buffer (it aliases its start): put out_bytes on the start");
+    if (g->scope && g->scope[id] != g->scope[s]) /* a collective is one computation's */
+        return nfail(b, id, SB_BF_SCOPE, "done in scope '%s', its start in '%s': a start and "
+                     "its done are in one computation", g->scopes->paths.key[g->scope[id]],
+                     g->scopes->paths.key[g->scope[s]]);
     g->coll[id] = g->coll[s];
     g->partner[s] = id;
     g->partner[id] = s;
@@ -506,6 +513,26 @@ static int check_values(struct sb_builder *b, uint32_t id, const struct sb_node_
         return nfail(b, id, SB_BF_FLAGS, "unknown flag bits 0x%x", n->flags);
     if (!n->name || !*n->name)
         return nfail(b, id, SB_BF_NAME, "empty name");
+    return 0;
+}
+
+/* The node's computation instance; the table and the array are made at the
+ * first node outside the top scope (0 before it). */
+static int set_scope(struct sb_builder *b, uint32_t id, const char *path)
+{
+    struct sb_graph *g = b->g;
+    uint32_t s = 0;
+    char why[160];
+    if (path && *path && !g->scopes) {
+        g->scopes = sb_xmalloc(sizeof *g->scopes);
+        sb_scopes_init(g->scopes);
+        g->scope = sb_xcalloc(b->cap, sizeof *g->scope);
+    }
+    if (path && *path && sb_scopes_intern(g->scopes, path, &s, why, sizeof why))
+        return nfail(b, id, SB_BF_SCOPE, "scope '%.80s%s': %s", path,
+                     strlen(path) > 80 ? "..." : "", why);
+    if (g->scope)
+        g->scope[id] = s;
     return 0;
 }
 
@@ -590,6 +617,8 @@ uint32_t sb_builder_node(struct sb_builder *b, const struct sb_node_in *n)
         g->holds = sb_xcalloc((size_t)b->cap * SB_COLL_COUNT, sizeof *g->holds);
     if (g->holds)
         memcpy(g->holds + (size_t)id * SB_COLL_COUNT, n->holds, sizeof n->holds);
+    if (set_scope(b, id, n->scope))
+        return SB_NONE;
     g->v.n_nodes = id + 1;
     b->open = id;
     return id;

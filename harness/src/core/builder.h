@@ -32,6 +32,7 @@ enum sb_bfield {
     SB_BF_OUT_BYTES,
     SB_BF_FLAGS,
     SB_BF_AFTER, /* order-only edges (an `after` column) */
+    SB_BF_SCOPE, /* the computation instance (a `scope` column) */
     SB_BF_COUNT
 };
 
@@ -64,6 +65,9 @@ struct sb_node_in {
     int32_t sched_priority; /* 0 default */
     /* appended: collectives in flight inside what the node calls, by type */
     uint32_t holds[SB_COLL_COUNT];
+    /* appended: the computation instance the node is in (core/scope.h), a
+     * path of LOOP#ITERATION segments; NULL or "" for the top */
+    const char *scope;
 };
 #define SB_NODE_IN_INIT                                                        \
     {.kind = SB_KIND_COMPUTE, .comm_us = -1, .device = -1, .units = 1}

@@ -54,6 +54,10 @@ struct sb_graph {
     /* [n_edges] 1 on an order-only (`after`) edge; NULL when there are none
      * (appended; the builder allocates it at the first such edge) */
     uint8_t *pred_after;
+    /* Computation instances (appended; core/scope.h): NULL when every node
+     * is in the top scope */
+    struct sb_scopes *scopes;
+    uint32_t *scope; /* [n_nodes] */
 };
 
 /* The unit a node's FLOPs run on, for the roofline's peak (docs/cost-model.md):

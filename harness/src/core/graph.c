@@ -2,6 +2,7 @@
  * freeing it.  Graphs are made by the builder (builder.c) and nowhere else. */
 #define _POSIX_C_SOURCE 200809L
 #include "core.h"
+#include "core/scope.h"
 
 #include <string.h>
 
@@ -117,6 +118,12 @@ void sb_graph_fill_view(struct sb_graph *g)
     v->sched_hint = g->sched_hint;
     v->sched_priority = g->sched_priority;
     v->holds = g->holds;
+    v->scope = g->scope;
+    v->n_scopes = g->scopes ? g->scopes->n : 1;
+    v->n_loops = g->scopes ? g->scopes->loops.n : 0;
+    v->scope_parent = g->scopes ? g->scopes->parent : NULL;
+    v->scope_loop = g->scopes ? g->scopes->loop : NULL;
+    v->scope_iter = g->scopes ? g->scopes->iter : NULL;
     v->pred_after = g->pred_after;
 }
 
@@ -148,6 +155,10 @@ void sb_graph_free(struct sb_graph *g)
     free(g->sched_hint);
     free(g->sched_priority);
     free(g->holds);
+    if (g->scopes)
+        sb_scopes_free(g->scopes);
+    free(g->scopes);
+    free(g->scope);
     free(g->dev_dur_us);
     for (uint32_t k = 0; k < g->n_dev_cost; k++)
         free(g->dev_cost_name[k]);

@@ -24,6 +24,7 @@ enum col {
     COL_SCHED_GROUP, COL_SCHED_HINT, COL_SCHED_PRIORITY, /* optional: XLA annotations */
     COL_HOLDS,
     COL_AFTER, /* optional: order-only edges */
+    COL_SCOPE, /* optional: computation instance (core/scope.h) */
     COL_COUNT,
     COL_EXTRA = COL_COUNT,       /* an x_ column: read and ignored */
     COL_DEV_COST = COL_COUNT + 1, /* cost_us.<device> (docs/machines.md) */
@@ -34,7 +35,7 @@ static const char *const col_names[COL_COUNT] = {
     "id", "name", "kind", "inputs", "op", "cost_us", "out_bytes", "coll",
     "comm_bytes", "group", "comm_us", "device", "flags", "units", "stream",
     "flops", "bytes_accessed", "dtype", "sched_group", "sched_hint", "sched_priority", "holds",
-    "after"};
+    "after", "scope"};
 
 #define N_REQUIRED_COLS 4 /* id, name, kind, inputs */
 #define MAX_COLS 256      /* a header wider than this is surely not a graph */
@@ -418,6 +419,7 @@ static int read_header(struct loader *L)
     bcol[SB_BF_OUT_BYTES] = fnum(L, COL_OUT_BYTES);
     bcol[SB_BF_FLAGS] = fnum(L, COL_FLAGS);
     bcol[SB_BF_AFTER] = fnum(L, COL_AFTER);
+    bcol[SB_BF_SCOPE] = fnum(L, COL_SCOPE);
     sb_builder_columns(L->b, bcol);
     L->n_cols = L->n_fld;
     L->have_header = 1;
@@ -561,6 +563,7 @@ static int read_row(struct loader *L)
     n.loc = L->row_line;
     n.name = field(L, COL_NAME);
     n.op = field(L, COL_OP);
+    n.scope = field(L, COL_SCOPE); /* checked by the builder */
     if ((!L->pos_of && read_id(L, sb_builder_n_nodes(L->b))) || read_kind_coll(L, &n) ||
         read_double(L, COL_COST_US, 0, &n.cost_us) ||
         read_u64(L, COL_OUT_BYTES, &n.out_bytes) ||

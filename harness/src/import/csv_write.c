@@ -2,6 +2,7 @@
  * inspected, edited and re-run as CSV. */
 #define _POSIX_C_SOURCE 200809L
 #include "core/core.h"
+#include "core/scope.h"
 
 #include <string.h>
 
@@ -123,6 +124,8 @@ static void write_placement(FILE *f, const struct sb_graph *G, uint32_t v)
     }
     if (G->pred_after) /* order-only edges, only when the graph has them */
         write_edges(f, &G->v, v, 1);
+    if (G->scopes) /* computation instances, only when the graph has them */
+        sb_csv_field(f, G->scopes->paths.key[G->scope[v]], 0);
 }
 
 static void write_node(FILE *f, const struct sb_graph *G, uint32_t v)
@@ -199,6 +202,8 @@ int sb_graph_write(const struct sb_graph *g, const char *path, struct sb_err *e)
     }
     if (g->pred_after)
         fprintf(out.f, ",after");
+    if (g->scopes)
+        fprintf(out.f, ",scope");
     fprintf(out.f, "\n");
     for (uint32_t v = 0; v < g->v.n_nodes; v++)
         write_node(out.f, g, v);

@@ -1255,8 +1255,11 @@ static int add_inputs(struct builder *B, uint32_t i)
     return 0;
 }
 
-static uint32_t add_node(struct builder *B, struct sb_node_in *n)
+/* Adds the node of flat instruction i (its scope: the loop iteration it
+ * was expanded in). */
+static uint32_t add_node(struct builder *B, struct sb_node_in *n, uint32_t i)
 {
+    n->scope = B->c->in[i].scope;
     uint32_t id = sb_builder_node(B->gb, n);
     if (id != SB_NONE)
         B->n_nodes++;
@@ -1281,7 +1284,7 @@ static int add_split(struct builder *B, uint32_t i)
 
     n.group_size = in->group > 1 ? in->group : 0;
     n.loc = in->line;
-    uint32_t s = add_node(B, &n);
+    uint32_t s = add_node(B, &n, i);
     int rc = s == SB_NONE || add_inputs(B, i);
     free(name);
     free(op);
@@ -1299,7 +1302,7 @@ static int add_split(struct builder *B, uint32_t i)
     d.loc = in->line;
     char why[256]; /* the done inherits X's frontend attributes, the start does not */
     hlo_sched_read(in, &d, why, sizeof why); /* checked when parsed */
-    B->node_of[i] = add_node(B, &d);
+    B->node_of[i] = add_node(B, &d, i);
     rc = B->node_of[i] == SB_NONE || sb_builder_input(B->gb, s);
     free(name);
     free(op);
@@ -1409,7 +1412,7 @@ static int add_instr(struct builder *B, uint32_t i)
         free(op);
         return rc;
     }
-    B->node_of[i] = add_node(B, &n);
+    B->node_of[i] = add_node(B, &n, i);
     free(op);
     if (B->node_of[i] == SB_NONE)
         return -1;
@@ -1675,7 +1678,7 @@ static int add_group(struct builder *B, uint32_t r, struct sb_node_in *n)
     n->dtype = SB_DTYPE_FP32;
     n->op = !strcmp(root->opcode, "reduce") || !strcmp(root->opcode, "reduce-window")
                 ? "input_fusion" : "loop_fusion";
-    B->node_of[r] = add_node(B, n);
+    B->node_of[r] = add_node(B, n, r);
     int rc = B->node_of[r] == SB_NONE;
     for (uint32_t j = 0; j < n_ext && !rc; j++)
         rc = sb_builder_input(B->gb, B->node_of[ext[j]]);

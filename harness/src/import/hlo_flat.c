@@ -36,6 +36,7 @@ struct flat {
     uint32_t *op_off;  /* [out->n + 1] operands of flat instruction v, as flat */
     uint32_t *op_idx;  /* indices (SB_NONE: unresolved name) */
     uint32_t n_op, cap_op, cap_off;
+    char *scope;       /* the iteration being expanded (core/scope.h), NULL: ENTRY */
 };
 
 static int ffail(struct flat *F, uint32_t line, const char *fmt, ...)
@@ -149,6 +150,7 @@ static uint32_t emit(struct flat *F, const struct instr *src, const char *prefix
     in.name = sb_strf("%s%s", prefix, src->name);
     in.root = root;
     in.borrowed = 1;
+    in.scope = F->scope ? sb_xstrdup(F->scope) : NULL;
     in.ops = in.n_ops ? sb_xmalloc(in.n_ops * sizeof *in.ops) : NULL;
     in.op_line = in.n_ops ? sb_xmalloc(in.n_ops * sizeof *in.op_line) : NULL;
     for (uint32_t j = 0; j < in.n_ops; j++) {
@@ -337,11 +339,18 @@ static int expand_instr(struct flat *F, uint32_t k, uint32_t i, const char *pref
         if (!rc && bk < 0)
             rc = ffail(F, in->line, "while '%s' has no body computation", in->name);
         uint32_t carried = ops[0];
+        /* each iteration is a computation of its own, as XLA schedules the
+         * body apart from its caller: its scope (core/scope.h) says which */
+        char *outer = F->scope;
         for (uint64_t it = 0; it < n && !rc; it++) {
             char *pre = sb_strf("%s%s/iter%llu/", prefix, in->name, (unsigned long long)it);
+            F->scope = sb_strf("%s%s%s#%llu", outer ? outer : "", outer ? "/" : "",
+                               in->name, (unsigned long long)it);
             rc = expand_comp(F, (uint32_t)bk, pre, &carried, 1, 0, depth + 1, &carried);
             free(pre);
+            free(F->scope);
         }
+        F->scope = outer;
         map[i] = carried;
     } else if (!strcmp(op, "call") && (in->apply || in->n_calls)) {
         int ck = hlo_find_comp(F->m, in->apply ? in->apply : in->calls[0]);

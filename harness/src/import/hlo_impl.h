@@ -66,7 +66,9 @@ struct instr {
     int has_lit;         /* a scalar constant's value is in lit */
     double lit;
     int borrowed;        /* a copy made by the expansion: owns only name, ops,
-                            op_line and ctrl (hlo_flat.c) */
+                            op_line, ctrl and scope (hlo_flat.c) */
+    char *scope;         /* expansion: the loop iterations it is in, as
+                            core/scope.h paths ("while.1#17"); NULL: ENTRY */
 };
 
 struct comp {

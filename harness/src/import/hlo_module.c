@@ -56,6 +56,7 @@ void hlo_instr_free(struct instr *in)
     for (uint32_t i = 0; i < in->n_ctrl; i++)
         free(in->ctrl[i]);
     free(in->ctrl);
+    free(in->scope);
     if (in->borrowed)
         return;
     free(in->opcode);
