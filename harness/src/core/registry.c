@@ -2,6 +2,7 @@
  * configured scheduler ("name:key=value,...") that the CLI runs. */
 #define _POSIX_C_SOURCE 200809L
 #include "core.h"
+#include "size.h"
 
 #include <dlfcn.h>
 #include <math.h>
@@ -39,7 +40,7 @@ static int check_params(const struct sb_plugin *p, const char *origin, struct sb
         if (!valid_name(q->key, "_"))
             return sb_errf(e, "%s: scheduler '%s' parameter %u has an invalid key",
                            origin, p->name, i);
-        if (q->type > SB_PARAM_ENUM || (q->type == SB_PARAM_ENUM && !q->choices))
+        if (q->type > SB_PARAM_BYTES || (q->type == SB_PARAM_ENUM && !q->choices))
             return sb_errf(e, "%s: scheduler '%s' parameter '%s' has a bad type",
                            origin, p->name, q->key);
     }
@@ -182,9 +183,13 @@ static int enum_index(const char *choices, const char *val, double *out)
     return -1;
 }
 
-static int parse_value(const struct sb_param *q, const char *val, double *out)
+/* 0, or -1 and in *why what is wrong when the type hint alone would not say */
+static int parse_value(const struct sb_param *q, const char *val, double *out,
+                       const char **why)
 {
     char *end;
+    uint64_t bytes;
+    *why = NULL;
     switch (q->type) {
     case SB_PARAM_BOOL:
         if (!strcmp(val, "1") || !strcmp(val, "true") || !strcmp(val, "on"))
@@ -194,6 +199,13 @@ static int parse_value(const struct sb_param *q, const char *val, double *out)
         return -1;
     case SB_PARAM_ENUM:
         return enum_index(q->choices, val, out);
+    case SB_PARAM_BYTES:
+        if (sb_size_parse(val, &bytes, why))
+            return -1;
+        *out = (double)bytes;
+        if (*out < q->min || *out > q->max)
+            return *why = "out of range", -1;
+        return 0;
     default:
         *out = strtod(val, &end);
         if (end == val || *end || !isfinite(*out))
@@ -215,6 +227,11 @@ static const char *type_hint(const struct sb_param *q, char *buf, size_t n)
     case SB_PARAM_INT:
         snprintf(buf, n, "an integer in %g..%g", q->min, q->max);
         return buf;
+    case SB_PARAM_BYTES:
+        /* %.0f: whole bytes, all digits (8 PiB is 9007199254740992, not 9e+15) */
+        snprintf(buf, n, "a size in %.0f..%.0f bytes: bytes or a number with a unit, %s",
+                 q->min, q->max, SB_SIZE_UNITS);
+        return buf;
     default:
         snprintf(buf, n, "a number in %g..%g", q->min, q->max);
         return buf;
@@ -226,12 +243,14 @@ static int set_param(struct sb_sched *s, const char *key, const char *val,
 {
     const struct sb_plugin *p = s->p;
     char hint[256];
+    const char *why;
     for (uint32_t i = 0; i < p->n_params; i++) {
         if (strcmp(p->params[i].key, key) != 0)
             continue;
-        if (parse_value(&p->params[i], val, &s->param[i]) != 0)
-            return sb_errf(e, "scheduler '%s': %s='%s' is not %s", p->name, key, val,
-                           type_hint(&p->params[i], hint, sizeof hint));
+        if (parse_value(&p->params[i], val, &s->param[i], &why) != 0)
+            return sb_errf(e, "scheduler '%s': %s='%s' is not %s%s%s%s", p->name, key, val,
+                           type_hint(&p->params[i], hint, sizeof hint), why ? " (" : "",
+                           why ? why : "", why ? ")" : "");
         return 0;
     }
     size_t off = 0;
