@@ -443,7 +443,9 @@ static struct sb_graph *load_on(const char *file, const char *machine, struct sb
  *   5GiB, max_increase=0.6 (4.8G): not, the relative cap alone applies;
  *   5GiB less a byte, max_increase=0.7 (5.1G): hoisted, the device ignored.
  * A device without mem_bytes: the original peak + 2%, 3.06G: not hoisted
- * (with no cap at all it would be). */
+ * (with no cap at all it would be).
+ * Two devices, 5GiB and 1GiB: no node is assigned, so all run on device 0 and
+ * its 5GiB is the cap: hoisted (the smaller device's 1GiB would forbid it). */
 static void test_membound_device_cap(void)
 {
     static const uint32_t orig[] = {0, 1, 2, 3, 4};
@@ -474,6 +476,13 @@ static void test_membound_device_cap(void)
     CHECK(g != NULL);
     if (g) {
         CHECK(measure(g, "membound", &o) == 0 && same_order(&o, orig, 5));
+        sb_graph_free(g);
+        sb_machine_free(m);
+    }
+    g = load_on("ovl_ag_hoist.csv", "mb-two.yaml", &m);
+    CHECK(g != NULL);
+    if (g) {
+        CHECK(measure(g, "membound", &o) == 0 && same_order(&o, hoisted, 5));
         sb_graph_free(g);
         sb_machine_free(m);
     }
