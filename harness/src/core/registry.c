@@ -183,13 +183,9 @@ static int enum_index(const char *choices, const char *val, double *out)
     return -1;
 }
 
-/* 0, or -1 and in *why what is wrong when the type hint alone would not say */
-static int parse_value(const struct sb_param *q, const char *val, double *out,
-                       const char **why)
+static int parse_value(const struct sb_param *q, const char *val, double *out)
 {
     char *end;
-    uint64_t bytes;
-    *why = NULL;
     switch (q->type) {
     case SB_PARAM_BOOL:
         if (!strcmp(val, "1") || !strcmp(val, "true") || !strcmp(val, "on"))
@@ -199,13 +195,6 @@ static int parse_value(const struct sb_param *q, const char *val, double *out,
         return -1;
     case SB_PARAM_ENUM:
         return enum_index(q->choices, val, out);
-    case SB_PARAM_BYTES:
-        if (sb_size_parse(val, &bytes, why))
-            return -1;
-        *out = (double)bytes;
-        if (*out < q->min || *out > q->max)
-            return *why = "out of range", -1;
-        return 0;
     default:
         *out = strtod(val, &end);
         if (end == val || *end || !isfinite(*out))
@@ -227,15 +216,28 @@ static const char *type_hint(const struct sb_param *q, char *buf, size_t n)
     case SB_PARAM_INT:
         snprintf(buf, n, "an integer in %g..%g", q->min, q->max);
         return buf;
-    case SB_PARAM_BYTES:
-        /* %.0f: whole bytes, all digits (8 PiB is 9007199254740992, not 9e+15) */
-        snprintf(buf, n, "a size in %.0f..%.0f bytes: bytes or a number with a unit, %s",
-                 q->min, q->max, SB_SIZE_UNITS);
-        return buf;
     default:
         snprintf(buf, n, "a number in %g..%g", q->min, q->max);
         return buf;
     }
+}
+
+/* A size parameter has messages of its own: a size can be wrong in more ways
+ * than a number (a unit letter alone, 2^64 bytes), and the user needs to know
+ * which.  Bytes are printed whole (%.0f: 9007199254740992, not 9.0072e+15). */
+static int set_bytes(const struct sb_plugin *p, const struct sb_param *q, const char *val,
+                     double *out, struct sb_err *e)
+{
+    uint64_t bytes;
+    const char *why;
+    if (sb_size_parse(val, &bytes, &why))
+        return sb_errf(e, "scheduler '%s': %s='%s' is not a size: %s (write bytes, or a "
+                          "number with a unit: %s)", p->name, q->key, val, why, SB_SIZE_UNITS);
+    if ((double)bytes < q->min || (double)bytes > q->max)
+        return sb_errf(e, "scheduler '%s': %s='%s' is %llu bytes, outside %.0f..%.0f",
+                       p->name, q->key, val, (unsigned long long)bytes, q->min, q->max);
+    *out = (double)bytes;
+    return 0;
 }
 
 static int set_param(struct sb_sched *s, const char *key, const char *val,
@@ -243,14 +245,14 @@ static int set_param(struct sb_sched *s, const char *key, const char *val,
 {
     const struct sb_plugin *p = s->p;
     char hint[256];
-    const char *why;
     for (uint32_t i = 0; i < p->n_params; i++) {
         if (strcmp(p->params[i].key, key) != 0)
             continue;
-        if (parse_value(&p->params[i], val, &s->param[i], &why) != 0)
-            return sb_errf(e, "scheduler '%s': %s='%s' is not %s%s%s%s", p->name, key, val,
-                           type_hint(&p->params[i], hint, sizeof hint), why ? " (" : "",
-                           why ? why : "", why ? ")" : "");
+        if (p->params[i].type == SB_PARAM_BYTES)
+            return set_bytes(p, &p->params[i], val, &s->param[i], e);
+        if (parse_value(&p->params[i], val, &s->param[i]) != 0)
+            return sb_errf(e, "scheduler '%s': %s='%s' is not %s", p->name, key, val,
+                           type_hint(&p->params[i], hint, sizeof hint));
         return 0;
     }
     size_t off = 0;

@@ -134,8 +134,8 @@ int sb_size_parse(const char *s, uint64_t *out, const char **why)
             k++;
         if (k == sizeof units / sizeof units[0])
             return *why = c[1] == 0 && strchr("KMGTPkmgtp", c[0])
-                              ? "a unit letter alone is ambiguous (80GB is 10^9 bytes each, "
-                                "80GiB 2^30)"
+                              ? "a unit letter alone is ambiguous: 80GB is 80 * 10^9 bytes, "
+                                "80GiB 80 * 2^30"
                               : "unknown unit",
                    -1;
     }
