@@ -26,22 +26,42 @@
  *     is deferred the bytes it keeps alive are charged coordinate by coordinate;
  *     when they would cross the cap, the deferred done that releases the most
  *     memory is forced (a wait that unlocks frees is worth its exposure);
- *   - the cap is the original peak times 1 + max_increase.
+ *   - the cap is an absolute size (cap=80GB), the original peak times
+ *     1 + max_increase, the tighter of the two when both are given, and
+ *     otherwise the memory of the device the graph runs on (the original
+ *     peak + 2% on a device without a capacity).  When the original order
+ *     itself is above the cap, nothing can meet it: membound still returns a
+ *     valid schedule, making only the moves that stay under the cap wherever
+ *     they add bytes, so no position the original already overfills gets
+ *     more, and its peak is no higher than the original's.
  *
  * Timing is tracked with the harness's simulator rules under its default
  * resources (one shared communication slot); with other --sim settings the
  * schedule stays valid and under the cap, only less well timed. */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "inductor-impl.h"
 
 #define MB_PATH_MAX 4096 /* nodes on a start's unscheduled path; longer: not hoisted */
+/* The cap with neither parameter on a device without a capacity: issue 5's
+ * target, the original peak + 2%. */
+#define MB_DEFAULT_INCREASE 0.02
+/* The largest cap=: init receives whole bytes as a double, exact up to 2^53
+ * (8 PiB, a hundred times any device's memory). */
+#define MB_CAP_MAX_BYTES 9007199254740992.0
 
+/* Both caps default to NAN, "not given", so that an explicit max_increase can
+ * replace the device's memory as the cap (mb_cap). */
 static const struct sb_param membound_params[] = {
-    {"max_increase", SB_PARAM_DOUBLE, 0.02, 0, 100, NULL,
+    {"cap", SB_PARAM_BYTES, NAN, 1, MB_CAP_MAX_BYTES, NULL,
+     "cap on peak memory as a size (80GB, 80GiB, 512MiB, 1.5TB, bytes); with "
+     "max_increase too, the tighter applies; with neither, the device's memory, "
+     "or the original peak + 2% on a device without one"},
+    {"max_increase", SB_PARAM_DOUBLE, NAN, 0, 100, NULL,
      "cap on peak memory as a fraction above the original order's peak (issue 5 "
-     "target: 2%)"},
+     "target 0.02); given, it replaces the device's memory as the default cap"},
     {"lookahead", SB_PARAM_INT, 200, 0, 4e9, NULL,
      "unscheduled collectives examined for hoisting before each compute node "
      "(as Inductor's max_coll_distance = 200)"},
@@ -55,8 +75,11 @@ static const struct sb_param membound_params[] = {
 };
 #define MEMBOUND_N_PARAMS (sizeof membound_params / sizeof membound_params[0])
 
+enum { P_CAP, P_MAX_INCREASE, P_LOOKAHEAD, P_MAX_AHEAD, P_COMPUTE_NODES };
+
 struct mb_params {
-    double max_increase;
+    double cap_bytes;    /* NAN: not given */
+    double max_increase; /* NAN: not given */
     uint32_t lookahead, max_ahead;
     int compute_rule; /* enum ovl_compute_rule */
 };
@@ -126,6 +149,50 @@ static int mb_alloc(struct mb *M)
     return ovl_mem_init(&M->mem, M->g);
 }
 
+/* The smallest finite memory among the devices the graph's nodes run on (the
+ * pre-assigned one, else 0, as the host fills out->device; inputs are not
+ * counted, as the simulator's devices_used does not), or SB_MEM_UNLIMITED.
+ * The projection counts every node's bytes together, so keeping the total
+ * under the smallest device keeps each under its own; on one device it is
+ * that device's memory. */
+static uint64_t mb_device_bytes(const struct sb_graph_view *g)
+{
+    const struct sb_machine_view *m = g->machine;
+    uint8_t used[SB_MAX_DEVICES] = {0};
+    uint64_t cap = SB_MEM_UNLIMITED;
+    if (!m || !m->mem_cap_bytes)
+        return cap;
+    for (uint32_t v = 0; v < g->n_nodes; v++) {
+        if (g->kind[v] == SB_KIND_INPUT)
+            continue;
+        int32_t d = g->device && g->device[v] >= 0 ? g->device[v] : 0;
+        if ((uint32_t)d < m->n_devices && d < SB_MAX_DEVICES)
+            used[d] = 1;
+    }
+    for (uint32_t d = 0; d < m->n_devices && d < SB_MAX_DEVICES; d++)
+        if (used[d] && m->mem_cap_bytes[d] < cap)
+            cap = m->mem_cap_bytes[d];
+    return cap;
+}
+
+/* The cap, in the precedence docs/overlap.md ("membound's cap") gives: an
+ * explicit cap; an explicit max_increase over the original peak; the tighter
+ * when both are given; with neither, the device's memory, else the original
+ * peak + MB_DEFAULT_INCREASE. */
+static int64_t mb_cap(const struct sb_graph_view *g, const struct mb_params *P,
+                      uint64_t peak)
+{
+    int has_cap = !isnan(P->cap_bytes), has_increase = !isnan(P->max_increase);
+    double cap = has_cap ? P->cap_bytes : INFINITY;
+    if (has_increase && (double)peak * (1 + P->max_increase) < cap)
+        cap = (double)peak * (1 + P->max_increase);
+    if (!has_cap && !has_increase) {
+        uint64_t dev = mb_device_bytes(g);
+        cap = dev != SB_MEM_UNLIMITED ? (double)dev : (double)peak * (1 + MB_DEFAULT_INCREASE);
+    }
+    return cap >= (double)INT64_MAX ? INT64_MAX : (int64_t)cap;
+}
+
 /* pass 1: the original order's memory, each buffer's live coordinates, the cap */
 static int mb_original(struct mb *M)
 {
@@ -143,7 +210,7 @@ static int mb_original(struct mb *M)
     uint64_t peak = g->host->mem_profile(g, identity, n, mem, &peak_pos);
     for (uint32_t i = 0; i < n; i++)
         M->mem0[i] = (int64_t)mem[i];
-    M->cap_bytes = (int64_t)((double)peak * (1 + M->P->max_increase));
+    M->cap_bytes = mb_cap(g, M->P, peak);
     free(mem);
     free(identity);
     for (uint32_t v = 0; v < n; v++) {
@@ -588,10 +655,11 @@ static int membound_init(const double *param, void **state, char *err, size_t n_
     struct mb_params *P = calloc(1, sizeof *P);
     if (!P)
         return sb_plugin_fail(err, n_err, "out of memory");
-    P->max_increase = param[0];
-    P->lookahead = (uint32_t)param[1];
-    P->max_ahead = (uint32_t)param[2];
-    P->compute_rule = (int)param[3];
+    P->cap_bytes = param[P_CAP];
+    P->max_increase = param[P_MAX_INCREASE];
+    P->lookahead = (uint32_t)param[P_LOOKAHEAD];
+    P->max_ahead = (uint32_t)param[P_MAX_AHEAD];
+    P->compute_rule = (int)param[P_COMPUTE_NODES];
     *state = P;
     return 0;
 }
@@ -609,8 +677,9 @@ static const struct sb_plugin membound = {
     .abi = SB_PLUGIN_ABI,
     .size = sizeof(struct sb_plugin),
     .name = "membound",
-    .summary = "overlap under a cap of the original peak + max_increase: just-in-time "
-               "starts, waits deferred only while running, every move priced when made",
+    .summary = "overlap under a memory cap (the device's memory, cap=80GB, or the "
+               "original peak + max_increase): just-in-time starts, waits deferred only "
+               "while running, every move priced when made",
     .params = membound_params,
     .n_params = MEMBOUND_N_PARAMS,
     .init = membound_init,

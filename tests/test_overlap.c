@@ -12,6 +12,7 @@
 
 #include "check.h"
 #include "core/core.h"
+#include "core/machine.h"
 #include "import/import.h"
 /* the model itself, for the count of fallback choices the plugin does not report */
 #include "../schedulers/inductor-impl.h"
@@ -242,12 +243,13 @@ static void test_rs_prefetch(void)
     CHECK_EQ_U(o.peak_pos, 4);
     CHECK_NEAR(o.makespan_us, 90);
     CHECK_NEAR(o.exposed_us, 20);
-    /* membound (cap 5.5G * 1.02 = 5.61G): at x the slot is idle, rs can start
-     * (g is done) and its 0.5G from position 1 on gives 5 + 0.5 <= 5.61; the
-     * done is reached after x with rs finished (40 <= 50): g rs x rs.done o y
-     * z, peak 5.5G, exposed 0 */
+    /* membound:max_increase=0.02 (cap 5.5G * 1.02 = 5.61G; given explicitly,
+     * so the figures hold whatever device the graph runs on): at x the slot is
+     * idle, rs can start (g is done) and its 0.5G from position 1 on gives 5 +
+     * 0.5 <= 5.61; the done is reached after x with rs finished (40 <= 50): g
+     * rs x rs.done o y z, peak 5.5G, exposed 0 */
     static const uint32_t mb[] = {0, 2, 1, 3, 4, 5, 6};
-    CHECK(measure(g, "membound", &o) == 0 && same_order(&o, mb, 7));
+    CHECK(measure(g, "membound:max_increase=0.02", &o) == 0 && same_order(&o, mb, 7));
     CHECK_EQ_U(o.peak_bytes, 11 * G / 2);
     CHECK_NEAR(o.exposed_us, 0);
     sb_graph_free(g);
@@ -310,7 +312,9 @@ static void test_stale_score(void)
 /* membound on ovl_deferred_wait.csv: the reduce_scatter starts at its original
  * place (10..40) and its done, reached at t = 10, is deferred; keeping it
  * deferred holds a's 4G at every later position.  At b (original memory 1.5G)
- * that is 5.5G, at c (2.5G) 6.5G.
+ * that is 5.5G, at c (2.5G) 6.5G.  (max_increase is given even where it is
+ * 0.02, the cap without a device memory, so that the figures hold whatever
+ * device the graph runs on.)
  *   max_increase 0.02 (cap 4.59G): forced before b: the original order.
  *   max_increase 0.25 (cap 5.625G): kept through b, forced before c (waits
  *     20..40): a rs b rs.done o c, peak 5.5G, exposed 20.
@@ -327,7 +331,7 @@ static void test_membound_cap(void)
     static const uint32_t orig[] = {0, 1, 2, 3, 4, 5};
     static const uint32_t mid[] = {0, 1, 4, 2, 3, 5};
     static const uint32_t late[] = {0, 1, 4, 5, 2, 3};
-    CHECK(measure(g, "membound", &o) == 0 && same_order(&o, orig, 6));
+    CHECK(measure(g, "membound:max_increase=0.02", &o) == 0 && same_order(&o, orig, 6));
     CHECK_EQ_U(o.peak_bytes, 9 * G / 2);
     CHECK_NEAR(o.exposed_us, 30);
     CHECK(measure(g, "membound:max_increase=0.25", &o) == 0 && same_order(&o, mid, 6));
@@ -345,7 +349,8 @@ static void test_membound_cap(void)
  * 2, 2: peak 3G at c0.  Starting ag before c0 hides it (0..20 under 0..30) but
  * puts its 2G under c0's 3G: 5G.
  *   overlap ignores memory: w ag c0 ag.done c1, peak 5G, exposed 0, makespan 40;
- *   membound (cap 3.06G): 3 + 2 > 3.06, ag stays: the original order;
+ *   membound:max_increase=0.02 (cap 3.06G): 3 + 2 > 3.06, ag stays: the
+ *     original order;
  *   membound:max_increase=0.7 (cap 5.1G): hoisted, as overlap;
  *   membound:max_increase=0.6 (cap 4.8G): not. */
 static void test_ag_hoist(void)
@@ -362,7 +367,7 @@ static void test_ag_hoist(void)
     CHECK_EQ_U(o.peak_bytes, 5 * G);
     CHECK_NEAR(o.exposed_us, 0);
     CHECK_NEAR(o.makespan_us, 40);
-    CHECK(measure(g, "membound", &o) == 0 && same_order(&o, orig, 5));
+    CHECK(measure(g, "membound:max_increase=0.02", &o) == 0 && same_order(&o, orig, 5));
     CHECK_EQ_U(o.peak_bytes, 3 * G);
     CHECK_NEAR(o.exposed_us, 20);
     CHECK(measure(g, "membound:max_increase=0.7", &o) == 0 && same_order(&o, hoisted, 5));
@@ -372,10 +377,163 @@ static void test_ag_hoist(void)
     sb_graph_free(g);
 }
 
+/* ---- membound's absolute cap (issue 35, item 5) ------------------------------ */
+
+/* ovl_ag_hoist.csv again (figures above): the hoist puts 2G under c0's 3G,
+ * so it needs a cap of 5G = 5 * 2^30 = 5368709120 bytes; the cap is inclusive
+ * (a move is refused only when the projection would be above it).
+ *   cap=5368709119 (5G less a byte): 5G > cap, ag stays: the original order,
+ *     peak 3G, exposed 20;
+ *   cap=5GiB: 5G <= 5G: hoisted, peak 5G, makespan 40, exposed 0;
+ *   cap=5.36870912e9 and cap=5.36870912GB are 5368709120 bytes too: hoisted.
+ * Both cap and max_increase: the tighter applies.
+ *   cap=5GiB,max_increase=0.6: 3G * 1.6 = 4.8G < 5G: not hoisted;
+ *   cap=5GiB,max_increase=0.7: 3G * 1.7 = 5.1G > 5G, the cap 5G: hoisted;
+ *   cap=5368709119,max_increase=0.7: the cap is the tighter: not hoisted. */
+static void test_membound_abs_cap(void)
+{
+    struct sb_graph *g = load("ovl_ag_hoist.csv");
+    struct outcome o;
+    if (!g) {
+        CHECK(0);
+        return;
+    }
+    static const uint32_t orig[] = {0, 1, 2, 3, 4};
+    static const uint32_t hoisted[] = {0, 2, 1, 3, 4};
+    CHECK(measure(g, "membound:cap=5368709119", &o) == 0 && same_order(&o, orig, 5));
+    CHECK_EQ_U(o.peak_bytes, 3 * G);
+    CHECK_NEAR(o.exposed_us, 20);
+    CHECK(measure(g, "membound:cap=5GiB", &o) == 0 && same_order(&o, hoisted, 5));
+    CHECK_EQ_U(o.peak_bytes, 5 * G);
+    CHECK_NEAR(o.makespan_us, 40);
+    CHECK_NEAR(o.exposed_us, 0);
+    CHECK(measure(g, "membound:cap=5.36870912e9", &o) == 0 && same_order(&o, hoisted, 5));
+    CHECK(measure(g, "membound:cap=5.36870912GB", &o) == 0 && same_order(&o, hoisted, 5));
+    CHECK(measure(g, "membound:cap=5GiB,max_increase=0.6", &o) == 0 &&
+          same_order(&o, orig, 5));
+    CHECK(measure(g, "membound:cap=5GiB,max_increase=0.7", &o) == 0 &&
+          same_order(&o, hoisted, 5));
+    CHECK(measure(g, "membound:cap=5368709119,max_increase=0.7", &o) == 0 &&
+          same_order(&o, orig, 5));
+    sb_graph_free(g);
+}
+
+/* file under tests/data with machine file applied (after the cost model, as
+ * run does); *m must be freed after g. */
+static struct sb_graph *load_on(const char *file, const char *machine, struct sb_machine **m)
+{
+    char path[512];
+    struct sb_err e;
+    struct sb_graph *g = load(file);
+    snprintf(path, sizeof path, "%s/%s", SB_TEST_DATA, machine);
+    *m = g ? sb_machine_load(path, &e) : NULL;
+    if (g && (!*m || sb_machine_apply(*m, g, &e))) {
+        fprintf(stderr, "%s: %s\n", machine, e.msg);
+        sb_graph_free(g);
+        return NULL;
+    }
+    return g;
+}
+
+/* The same graph with no cap parameter: the device's memory is the cap.
+ *   device of 5GiB: hoisted (5G <= 5G); of 5GiB less a byte: not.
+ * The parameters override the device:
+ *   5GiB less a byte, cap=5GiB: hoisted (the explicit cap wins, above too);
+ *   5GiB, cap=5368709119: not;
+ *   5GiB, max_increase=0.6 (4.8G): not, the relative cap alone applies;
+ *   5GiB less a byte, max_increase=0.7 (5.1G): hoisted, the device ignored.
+ * A device without mem_bytes: the original peak + 2%, 3.06G: not hoisted
+ * (with no cap at all it would be).
+ * Two devices, 5GiB and 1GiB: no node is assigned, so all run on device 0 and
+ * its 5GiB is the cap: hoisted (the smaller device's 1GiB would forbid it). */
+static void test_membound_device_cap(void)
+{
+    static const uint32_t orig[] = {0, 1, 2, 3, 4};
+    static const uint32_t hoisted[] = {0, 2, 1, 3, 4};
+    struct sb_machine *m;
+    struct outcome o;
+    struct sb_graph *g = load_on("ovl_ag_hoist.csv", "mb-5gib.yaml", &m);
+    CHECK(g != NULL);
+    if (g) {
+        CHECK(measure(g, "membound", &o) == 0 && same_order(&o, hoisted, 5));
+        CHECK_EQ_U(o.peak_bytes, 5 * G);
+        CHECK(measure(g, "membound:cap=5368709119", &o) == 0 && same_order(&o, orig, 5));
+        CHECK(measure(g, "membound:max_increase=0.6", &o) == 0 && same_order(&o, orig, 5));
+        sb_graph_free(g);
+        sb_machine_free(m);
+    }
+    g = load_on("ovl_ag_hoist.csv", "mb-5gib-less.yaml", &m);
+    CHECK(g != NULL);
+    if (g) {
+        CHECK(measure(g, "membound", &o) == 0 && same_order(&o, orig, 5));
+        CHECK_EQ_U(o.peak_bytes, 3 * G);
+        CHECK(measure(g, "membound:cap=5GiB", &o) == 0 && same_order(&o, hoisted, 5));
+        CHECK(measure(g, "membound:max_increase=0.7", &o) == 0 && same_order(&o, hoisted, 5));
+        sb_graph_free(g);
+        sb_machine_free(m);
+    }
+    g = load_on("ovl_ag_hoist.csv", "mb-nomem.yaml", &m);
+    CHECK(g != NULL);
+    if (g) {
+        CHECK(measure(g, "membound", &o) == 0 && same_order(&o, orig, 5));
+        sb_graph_free(g);
+        sb_machine_free(m);
+    }
+    g = load_on("ovl_ag_hoist.csv", "mb-two.yaml", &m);
+    CHECK(g != NULL);
+    if (g) {
+        CHECK(measure(g, "membound", &o) == 0 && same_order(&o, hoisted, 5));
+        sb_graph_free(g);
+        sb_machine_free(m);
+    }
+}
+
+/* ovl_over_cap.csv: 0 w (weight), 1 big (compute 10us, 4G, no reader), 2 c0
+ * (compute 30us, 1G, no reader), 3 ag (all_gather of w, 20us, 2G), 4 ag.done,
+ * 5 c1 (reads ag.done, 10us, output).
+ * Original: big 0..10, c0 10..40, ag 40..60, the done waits 20, c1 60..70;
+ * memory 0, 4, 1, 2, 2, 2: peak 4G at big.
+ * cap=3GiB is below that peak, so no schedule meets it; membound still
+ * returns one.  Before big, hoisting ag would put its 2G under big (4 + 2 =
+ * 6G > 3G) and under c0: refused, and ag is on c1's path, so the search stops.
+ * Before c0 it costs 2G under c0 only: 1 + 2 = 3G <= 3G, hoisted: w big ag c0
+ * ag.done c1, ag 10..30 under c0 10..40, c1 40..50: makespan 50, exposed 0;
+ * memory 0, 4, 2, 3, 2, 2: peak 4G, the original's, not more.
+ *   cap=3GiB less a byte (3221225471): 3G > cap under c0 too: the original
+ *     order, makespan 70, exposed 20;
+ *   cap=1B: every move that adds bytes is refused: the original order. */
+static void test_membound_over_cap(void)
+{
+    struct sb_graph *g = load("ovl_over_cap.csv");
+    struct outcome o;
+    if (!g) {
+        CHECK(0);
+        return;
+    }
+    static const uint32_t orig[] = {0, 1, 2, 3, 4, 5};
+    static const uint32_t hoisted[] = {0, 1, 3, 2, 4, 5};
+    CHECK(measure(g, "original", &o) == 0);
+    CHECK_EQ_U(o.peak_bytes, 4 * G);
+    CHECK_EQ_U(o.peak_pos, 1);
+    CHECK_NEAR(o.makespan_us, 70);
+    CHECK(measure(g, "membound:cap=3GiB", &o) == 0 && same_order(&o, hoisted, 6));
+    CHECK_EQ_U(o.peak_bytes, 4 * G);
+    CHECK_EQ_U(o.peak_pos, 1);
+    CHECK_NEAR(o.makespan_us, 50);
+    CHECK_NEAR(o.exposed_us, 0);
+    CHECK(measure(g, "membound:cap=3221225471", &o) == 0 && same_order(&o, orig, 6));
+    CHECK_NEAR(o.makespan_us, 70);
+    CHECK_NEAR(o.exposed_us, 20);
+    CHECK(measure(g, "membound:cap=1B", &o) == 0 && same_order(&o, orig, 6));
+    CHECK_EQ_U(o.peak_bytes, 4 * G);
+    sb_graph_free(g);
+}
+
 /* ---- differential: every policy, every graph -------------------------------- */
 
 /* Each spec, and for membound the peak it promises as a factor of the
- * original peak (0: no promise). */
+ * original peak (0: no promise; plain membound's cap is the device's memory
+ * where the device has one, so it promises nothing relative). */
 static const struct {
     const char *spec;
     double max_peak;
@@ -389,7 +547,8 @@ static const struct {
     {"memfallback:headroom_gb=0", 0},
     {"memfallback:rule=peak,headroom_gb=0,peak_ratio=0", 0},
     {"memfallback:fresh_scores=0", 0},
-    {"membound", 1.02},
+    {"membound", 0},
+    {"membound:max_increase=0.02", 1.02},
     {"membound:max_increase=0", 1},
     {"membound:max_increase=1,lookahead=1,max_ahead=0", 2},
 };
@@ -419,9 +578,31 @@ static int tracker_agrees(const struct sb_graph *g, const uint32_t *order)
     return ok;
 }
 
+/* membound:cap=<cap_bytes> on g: valid, the same twice, and its peak at most
+ * the cap, or the original peak when that is above the cap already (nothing
+ * meets the cap then, and membound must not add to it).  1 on failure. */
+static int membound_abs(const struct sb_graph *g, const char *what, uint64_t cap_bytes,
+                        uint64_t peak0)
+{
+    char spec[64];
+    struct sb_schedule a = {0}, b = {0}; /* b is not initialised when a fails */
+    snprintf(spec, sizeof spec, "membound:cap=%llu", (unsigned long long)cap_bytes);
+    int ok = schedule(g, spec, &a) == 0 && schedule(g, spec, &b) == 0 &&
+             memcmp(a.order, b.order, g->v.n_nodes * sizeof *a.order) == 0 &&
+             peak_of(g, a.order) <= (cap_bytes > peak0 ? cap_bytes : peak0);
+    if (!ok)
+        fprintf(stderr, "%s: %s (original peak %llu) failed the differential check\n", what,
+                spec, (unsigned long long)peak0);
+    sb_schedule_free(&a);
+    sb_schedule_free(&b);
+    return !ok;
+}
+
 /* Every spec's schedule of g is valid, the same twice, and measured alike by
  * the policies' tracker and the harness; membound's peak is within its cap of
- * the original peak.  Returns the number of failures. */
+ * the original peak, and with an absolute cap of 1 byte, half, all and 5/4 of
+ * the original peak within max(cap, original peak).  Returns the number of
+ * failures. */
 static int differential(const struct sb_graph *g, const char *what)
 {
     int bad = 0;
@@ -432,7 +613,7 @@ static int differential(const struct sb_graph *g, const char *what)
     uint64_t peak0 = peak_of(g, identity);
     free(identity);
     for (uint32_t k = 0; k < N_SPECS; k++) {
-        struct sb_schedule a, b;
+        struct sb_schedule a = {0}, b = {0}; /* b is not initialised when a fails */
         int ok = schedule(g, specs[k].spec, &a) == 0 && schedule(g, specs[k].spec, &b) == 0 &&
                  memcmp(a.order, b.order, n * sizeof *a.order) == 0;
         ok = ok && tracker_agrees(g, a.order);
@@ -445,6 +626,10 @@ static int differential(const struct sb_graph *g, const char *what)
         sb_schedule_free(&a);
         sb_schedule_free(&b);
     }
+    bad += membound_abs(g, what, 1, peak0);
+    bad += membound_abs(g, what, peak0 / 2 ? peak0 / 2 : 1, peak0);
+    bad += membound_abs(g, what, peak0 ? peak0 : 1, peak0);
+    bad += membound_abs(g, what, peak0 + peak0 / 4 + 1, peak0);
     return bad;
 }
 
@@ -560,6 +745,9 @@ int main(void)
     test_stale_score();
     test_membound_cap();
     test_ag_hoist();
+    test_membound_abs_cap();
+    test_membound_device_cap();
+    test_membound_over_cap();
     test_differential_files();
     test_differential_random();
     sb_registry_clear();

@@ -63,12 +63,14 @@ static void test_params(void)
 {
     struct sb_err e;
     struct sb_sched s;
-    /* defaults, in declaration order: mode reverse (0), scale 1.5, count 3, loud 0 */
+    /* defaults, in declaration order: mode reverse (0), scale 1.5, count 3, loud 0,
+     * budget none (NAN: the plugin sees that it was not given) */
     CHECK(sb_sched_parse(&s, "misbehave", &e) == 0);
     CHECK_NEAR(s.param[0], 0);
     CHECK_NEAR(s.param[1], 1.5);
     CHECK_NEAR(s.param[2], 3);
     CHECK_NEAR(s.param[3], 0);
+    CHECK(isnan(s.param[4]));
     sb_sched_free(&s);
     CHECK(sb_sched_parse(&s, "misbehave:mode=fail,scale=2.5,count=8,loud=on", &e) == 0);
     CHECK_NEAR(s.param[0], 1);
@@ -78,7 +80,7 @@ static void test_params(void)
     CHECK(strcmp(s.spec, "misbehave:mode=fail,scale=2.5,count=8,loud=on") == 0);
     sb_sched_free(&s);
     CHECK(sb_sched_parse(&s, "misbehave:speed=3", &e) != 0);
-    CHECK_CONTAINS(e.msg, "unknown parameter 'speed' (known: mode, scale, count, loud)");
+    CHECK_CONTAINS(e.msg, "unknown parameter 'speed' (known: mode, scale, count, loud, budget)");
     CHECK(sb_sched_parse(&s, "misbehave:count=9", &e) != 0);
     CHECK_CONTAINS(e.msg, "count='9' is not an integer in 1..8");
     CHECK(sb_sched_parse(&s, "misbehave:count=2.5", &e) != 0);
@@ -89,6 +91,52 @@ static void test_params(void)
     CHECK_CONTAINS(e.msg, "is not key=value");
     CHECK(sb_sched_parse(&s, "nonesuch", &e) != 0);
     CHECK_CONTAINS(e.msg, "unknown scheduler 'nonesuch'");
+}
+
+/* A size parameter (SB_PARAM_BYTES) goes through core/size.c, whose own table
+ * is test_size.c; here: the host passes whole bytes, and its refusals name the
+ * scheduler, the key, the text, the range and the reason. */
+static double budget_of(const char *spec)
+{
+    struct sb_err e;
+    struct sb_sched s;
+    if (sb_sched_parse(&s, spec, &e)) {
+        fprintf(stderr, "%s: %s\n", spec, e.msg);
+        return -1;
+    }
+    double v = s.param[4];
+    sb_sched_free(&s);
+    return v;
+}
+
+static void test_size_param(void)
+{
+    struct sb_err e;
+    struct sb_sched s;
+    /* 80GB = 80 * 10^9; 80GiB = 80 * 2^30 = 85899345920; 1PB = 10^15, the maximum */
+    CHECK_NEAR(budget_of("misbehave:budget=80GB"), 8e10);
+    CHECK_NEAR(budget_of("misbehave:budget=80GiB"), 85899345920.0);
+    CHECK_NEAR(budget_of("misbehave:budget=1PB"), 1e15);
+    CHECK(sb_sched_parse(&s, "misbehave:budget=80G", &e) != 0);
+    CHECK_CONTAINS(e.msg, "scheduler 'misbehave': budget='80G' is not a size: a unit letter "
+                          "alone is ambiguous");
+    CHECK_CONTAINS(e.msg, "(write bytes, or a number with a unit: B, KB,");
+    CHECK(sb_sched_parse(&s, "misbehave:budget=-5GB", &e) != 0);
+    CHECK_CONTAINS(e.msg, "budget='-5GB' is not a size: negative");
+    CHECK(sb_sched_parse(&s, "misbehave:budget=lots", &e) != 0);
+    CHECK_CONTAINS(e.msg, "budget='lots' is not a size: not a number");
+    CHECK(sb_sched_parse(&s, "misbehave:budget=0", &e) != 0); /* below min 1 */
+    CHECK_CONTAINS(e.msg, "budget='0' is 0 bytes, outside 1..1000000000000000");
+    /* 1PB + 1 byte, above max */
+    CHECK(sb_sched_parse(&s, "misbehave:budget=1000000000000001", &e) != 0);
+    CHECK_CONTAINS(e.msg, "is 1000000000000001 bytes, outside 1..1000000000000000");
+    /* 1.5PiB = 1.5 * 2^50 = 1688849860263936 */
+    CHECK(sb_sched_parse(&s, "misbehave:budget=1.5PiB", &e) != 0);
+    CHECK_CONTAINS(e.msg, "budget='1.5PiB' is 1688849860263936 bytes, outside");
+    CHECK(sb_sched_parse(&s, "misbehave:budget=99999999999999999999", &e) != 0);
+    CHECK_CONTAINS(e.msg, "is not a size: above 18446744073709551615 bytes");
+    /* a double parameter still refuses "nan", so NAN means "not given" only */
+    CHECK(sb_sched_parse(&s, "misbehave:scale=nan", &e) != 0);
 }
 
 static void test_failures(void)
@@ -130,6 +178,7 @@ int main(void)
     test_module();
     test_refusals();
     test_params();
+    test_size_param();
     test_failures();
     sb_registry_clear();
     return check_report();

@@ -2,6 +2,7 @@
  * mode 0 reverses the order (invalid), mode 1 returns an error, mode 2 fails
  * in init; for run --isolate, mode 3 dies of SIGSEGV, mode 4 never returns,
  * mode 5 aborts.  Also exercises every parameter type. */
+#include <math.h>
 #include <signal.h>
 #include <stdlib.h>
 
@@ -16,6 +17,7 @@ static const struct sb_param params[] = {
     {"scale", SB_PARAM_DOUBLE, 1.5, 0, 10, NULL, "a number in 0..10"},
     {"count", SB_PARAM_INT, 3, 1, 8, NULL, "an integer in 1..8"},
     {"loud", SB_PARAM_BOOL, 0, 0, 1, NULL, "a switch"},
+    {"budget", SB_PARAM_BYTES, NAN, 1, 1e15, NULL, "a size in 1 B..1 PB, no default"},
 };
 
 static int init(const double *param, void **state, char *err, size_t n_err)

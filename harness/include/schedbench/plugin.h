@@ -27,13 +27,21 @@ enum sb_param_type {
     SB_PARAM_INT = 1,  /* value is integral; still passed as a double */
     SB_PARAM_BOOL = 2, /* accepts 0/1/true/false/on/off; passed as 0 or 1 */
     SB_PARAM_ENUM = 3, /* one of `choices` ("a|b|c"); passed as its index */
+    /* Appended: a byte count, written as bytes or with a unit ("80GB",
+     * "80GiB", "1.5TB", "80e9"; docs/plugins.md, "Sizes"), passed as a
+     * double of whole bytes, exact up to 2^53 (8 PiB).  A host older than
+     * the type refuses the plugin at load ("has a bad type"). */
+    SB_PARAM_BYTES = 4,
 };
 
+/* A default of NAN means "no default": the plugin is passed NAN when the user
+ * leaves the key out, so it can tell an explicit value from an omitted one
+ * (membound's cap and max_increase).  Users cannot pass NAN themselves. */
 struct sb_param {
     const char *key;     /* [a-z0-9_] */
     uint32_t type;       /* enum sb_param_type */
-    double def;          /* default (for ENUM: index into choices) */
-    double min, max;     /* inclusive range for DOUBLE and INT */
+    double def;          /* default (for ENUM: index into choices), or NAN: none */
+    double min, max;     /* inclusive range for DOUBLE, INT and BYTES */
     const char *choices; /* ENUM only */
     const char *doc;     /* one line, with unit and source of the default */
 };

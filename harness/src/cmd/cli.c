@@ -12,6 +12,7 @@
 #include "core/machine.h"
 #include "net/astra.h"
 
+#include <math.h>
 #include <string.h>
 
 #ifdef SB_HAVE_GEN
@@ -53,8 +54,8 @@ static int usage(FILE *f)
 
 static const char *param_type_name(uint32_t t)
 {
-    static const char *const names[] = {"number", "integer", "bool", "enum"};
-    return t <= SB_PARAM_ENUM ? names[t] : "?";
+    static const char *const names[] = {"number", "integer", "bool", "enum", "size"};
+    return t <= SB_PARAM_BYTES ? names[t] : "?";
 }
 
 static void print_param(const struct sb_param *q, int key_w)
@@ -67,7 +68,7 @@ static void print_param(const struct sb_param *q, int key_w)
         snprintf(def, sizeof def, "%.*s", (int)strcspn(c, "|"), c);
     } else if (q->type == SB_PARAM_BOOL) {
         snprintf(def, sizeof def, "%s", q->def ? "true" : "false");
-    } else if (q->def >= 1.8e19) { /* UINT64_MAX and the like: no limit */
+    } else if (q->def >= 1.8e19 || isnan(q->def)) { /* UINT64_MAX: no limit; NAN: none */
         snprintf(def, sizeof def, "none");
     } else {
         snprintf(def, sizeof def, "%.15g", q->def);

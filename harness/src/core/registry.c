@@ -2,6 +2,7 @@
  * configured scheduler ("name:key=value,...") that the CLI runs. */
 #define _POSIX_C_SOURCE 200809L
 #include "core.h"
+#include "size.h"
 
 #include <dlfcn.h>
 #include <math.h>
@@ -39,7 +40,7 @@ static int check_params(const struct sb_plugin *p, const char *origin, struct sb
         if (!valid_name(q->key, "_"))
             return sb_errf(e, "%s: scheduler '%s' parameter %u has an invalid key",
                            origin, p->name, i);
-        if (q->type > SB_PARAM_ENUM || (q->type == SB_PARAM_ENUM && !q->choices))
+        if (q->type > SB_PARAM_BYTES || (q->type == SB_PARAM_ENUM && !q->choices))
             return sb_errf(e, "%s: scheduler '%s' parameter '%s' has a bad type",
                            origin, p->name, q->key);
     }
@@ -221,6 +222,24 @@ static const char *type_hint(const struct sb_param *q, char *buf, size_t n)
     }
 }
 
+/* A size parameter has messages of its own: a size can be wrong in more ways
+ * than a number (a unit letter alone, 2^64 bytes), and the user needs to know
+ * which.  Bytes are printed whole (%.0f: 9007199254740992, not 9.0072e+15). */
+static int set_bytes(const struct sb_plugin *p, const struct sb_param *q, const char *val,
+                     double *out, struct sb_err *e)
+{
+    uint64_t bytes;
+    const char *why;
+    if (sb_size_parse(val, &bytes, &why))
+        return sb_errf(e, "scheduler '%s': %s='%s' is not a size: %s (write bytes, or a "
+                          "number with a unit: %s)", p->name, q->key, val, why, SB_SIZE_UNITS);
+    if ((double)bytes < q->min || (double)bytes > q->max)
+        return sb_errf(e, "scheduler '%s': %s='%s' is %llu bytes, outside %.0f..%.0f",
+                       p->name, q->key, val, (unsigned long long)bytes, q->min, q->max);
+    *out = (double)bytes;
+    return 0;
+}
+
 static int set_param(struct sb_sched *s, const char *key, const char *val,
                      struct sb_err *e)
 {
@@ -229,6 +248,8 @@ static int set_param(struct sb_sched *s, const char *key, const char *val,
     for (uint32_t i = 0; i < p->n_params; i++) {
         if (strcmp(p->params[i].key, key) != 0)
             continue;
+        if (p->params[i].type == SB_PARAM_BYTES)
+            return set_bytes(p, &p->params[i], val, &s->param[i], e);
         if (parse_value(&p->params[i], val, &s->param[i]) != 0)
             return sb_errf(e, "scheduler '%s': %s='%s' is not %s", p->name, key, val,
                            type_hint(&p->params[i], hint, sizeof hint));
