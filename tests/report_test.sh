@@ -300,6 +300,50 @@ contains "$FT/r.html" "<td>0.250 (1)</td>" "report ranking counts rows that fit"
 expect_rc 0 "report --include-over-capacity" "$BIN" report "$FT/r.csv" -o "$FT/all.html" --include-over-capacity
 contains "$FT/all.html" "<td>0.354 (2)</td>" "report ranking counts every row on request"
 
+# ---- issue 35, 4. the memory plot draws the devices' capacity -------------------------------
+# Hand-made: w on devices of 2000 bytes (dev_cap_bytes); ready peaks at 3000 B
+# (over_capacity 1), original at 1000 B.  Memory is plotted in KB (largest peak
+# 3000 B), so the capacity line is at 2000 / 1000 = 2 KB, and the axis reaches
+# the largest peak: 3 * 1.08 = 3.24.
+FP=$WORK/fitplot
+mkdir -p "$FP/mem"
+cat >"$FP/r.csv" <<'CSV'
+workload,scheduler,status,makespan_us,peak_mem_bytes,exposed_comm_us,peak_pos,sweep_id,dev_peak_bytes,over_capacity,dev_cap_bytes
+w,ready,ok,100,3000,0,1,s1,3000,1,2000
+w,original,ok,200,1000,0,0,s1,1000,0,2000
+CSV
+printf 'position,node,name,mem_bytes,begin_us,end_us,sweep_id\n0,0,a,1000,0,50,s1\n1,1,b,3000,50,100,s1\n' >"$FP/mem/w__ready.csv"
+printf 'position,node,name,mem_bytes,begin_us,end_us,sweep_id\n0,0,a,1000,0,100,s1\n1,1,b,500,100,200,s1\n' >"$FP/mem/w__original.csv"
+expect_rc 0 "plot capacity" "$BIN" plot "$FP/r.csv" -o "$FP/p"
+contains "$FP/p/w.memory.gp" "set arrow 1 from graph 0, first 2.000000 to graph 1, first 2.000000" "capacity line without --mem-cap"
+contains "$FP/p/w.memory.gp" "set label 1 'device capacity 2 KB'" "capacity line labelled"
+contains "$FP/p/w.memory.gp" "set yrange [0:3.240000]" "memory axis reaches the largest peak"
+contains "$FP/p/w.memory.gp" "title 'ready (peak 3 KB, does NOT fit)'" "legend says which does not fit"
+contains "$FP/p/w.memory.gp" "title 'original (peak 1 KB)'" "legend of a row that fits"
+# --mem-cap overrides it: 2.5 KB
+expect_rc 0 "plot --mem-cap over capacity" "$BIN" plot "$FP/r.csv" -o "$FP/o" --mem-cap 2.5KB
+contains "$FP/o/w.memory.gp" "set label 1 'memory cap 2.5 KB' at graph 0.01, first 2.500000" "--mem-cap wins"
+lacks "$FP/o/w.memory.gp" "device capacity" "--mem-cap replaces the capacity"
+# devices of 2000 and 4000 bytes: the line is the smallest (2 KB), and says so
+sed 's/,2000$/,2000;4000/' "$FP/r.csv" >"$FP/two.csv"
+expect_rc 0 "plot two capacities" "$BIN" plot "$FP/two.csv" -o "$FP/t" --mem-dir "$FP/mem"
+contains "$FP/t/w.memory.gp" "set label 1 'smallest device capacity 2 KB' at graph 0.01, first 2.000000" "smallest capacity"
+# 80 GB devices: 8e10 / 3000 is far past 4 times the largest peak; named in the
+# title, not drawn (every line would lie flat at the bottom)
+sed 's/,2000$/,80000000000/' "$FP/r.csv" >"$FP/big.csv"
+expect_rc 0 "plot big capacity" "$BIN" plot "$FP/big.csv" -o "$FP/b" --mem-dir "$FP/mem"
+contains "$FP/b/w.memory.gp" "set title 'w (device capacity 80 GB, far above every peak)'" "far capacity named"
+lacks "$FP/b/w.memory.gp" "set arrow 1" "far capacity not drawn"
+# a results file without dev_cap_bytes: no line, as before
+cut -d, -f1-10 "$FP/r.csv" >"$FP/old.csv"
+expect_rc 0 "plot without capacity" "$BIN" plot "$FP/old.csv" -o "$FP/n" --mem-dir "$FP/mem"
+lacks "$FP/n/w.memory.gp" "set arrow 1" "no capacity, no line"
+# the report draws it too: its memory figure comes from plot
+if [ "$HAVE_GNUPLOT" = 1 ]; then
+    expect_rc 0 "report capacity" "$BIN" report "$FP/r.csv" -o "$FP/r.html"
+    contains "$FP/r.html" "device capacity 2 KB" "report's memory plot has the capacity"
+fi
+
 # ---- 6, 7, 16. compare across network models, by policy name, as json ----------------------
 C=$WORK/c
 mkdir -p "$C"

@@ -347,7 +347,8 @@ static int report_help(void)
            "schedule fits, the fastest that fits; the ranking across workloads counts\n"
            "only rows that fit unless --include-over-capacity), every figure of\n"
            "`schedbench plot` inline as SVG (memory timelines from --mem-dir, default\n"
-           "<dir of RESULTS>/mem; --gantt SCHEDULER adds that policy's Gantt charts),\n"
+           "<dir of RESULTS>/mem, with the devices' capacity as a line when the results\n"
+           "record it; --gantt SCHEDULER adds that policy's Gantt charts),\n"
            "and the notes on plots that were skipped and why.\n"
            "No script and nothing from the network: it opens offline.  Needs gnuplot for\n"
            "the figures; without it the page has the tables and says so.\n");
