@@ -75,7 +75,7 @@ same "$(awk '$1 == 0 && $2 == 0 { print $5, $6 }' "$U/p/heatmap.dat")" "1.00 n/a
 # summary says unknown, not 0
 expect_rc 0 "summary unknown memory" "$BIN" summary "$U/r.csv" --workload micro
 contains "$WORK/out" "unknown" "summary unknown peak"
-contains "$WORK/out" "best peak:     unknown" "summary unknown best peak"
+contains "$WORK/out" "best peak:         unknown" "summary unknown best peak"
 
 # ---- 3, 17. pareto: a style per scheduler, log axes --------------------------------
 P=$WORK/p
@@ -168,10 +168,10 @@ v,original,ok,10,100,0,0,100
 v,fast,ok,20,100,0,100,100
 CSV
 expect_rc 0 summary "$BIN" summary "$S/r.csv"
-contains "$WORK/out" "best makespan: fast (50 us)" "w best makespan"
-contains "$WORK/out" "best peak:     lean (0.5 KB)" "w best peak"
-contains "$WORK/out" "best makespan: original (10 us)" "v best makespan"
-contains "$WORK/out" "best peak:     original, fast (100 B)" "v best peak, a tie names both"
+contains "$WORK/out" "best makespan:     fast (50 us)" "w best makespan"
+contains "$WORK/out" "best peak:         lean (0.5 KB)" "w best peak"
+contains "$WORK/out" "best makespan:     original (10 us)" "v best makespan"
+contains "$WORK/out" "best peak:         original, fast (100 B)" "v best peak, a tie names both"
 same "$(awk '$1 == "fast" && $2 == "50" { print $4, $5, $8 }' "$WORK/out")" "0.500 +0.0% 2.000" "fast row on w"
 same "$(awk '$1 == "lean" && $2 == "200" { print $4, $5, $8 }' "$WORK/out")" "2.000 +150.0% 0.500" "lean row"
 contains "$WORK/out" "broken" "failed row listed"
@@ -186,7 +186,7 @@ expect_rc 2 "summary --vs unknown" "$BIN" summary "$S/r.csv" --vs fsat
 contains "$WORK/err" "(did you mean 'fast'?)" "summary --vs did you mean"
 # run ends with the summary unless --quiet
 expect_rc 0 "run prints summary" "$BIN" run -w "$DATA/chain.csv" -s original,minmem -o "$S/run.csv"
-contains "$WORK/out" "best makespan: original, minmem (22 us)" "run's closing summary"
+contains "$WORK/out" "best makespan:     original, minmem (22 us): fits" "run's closing summary"
 expect_rc 0 "run --quiet" "$BIN" run -q -w "$DATA/chain.csv" -s original -o "$S/run.csv"
 same "$(cat "$WORK/out")" "" "run --quiet prints nothing"
 
@@ -205,6 +205,143 @@ expect_rc 0 "devices json" "$BIN" summary "$S/r.csv" --devices --format json
 contains "$WORK/out" '"device": 1' "devices json"
 if command -v python3 >/dev/null; then
     "$BIN" summary "$S/r.csv" --format json | python3 -c 'import json,sys; json.load(sys.stdin)' && ok || bad "summary json parses"
+fi
+
+# ---- issue 35, 4. answers that fit -----------------------------------------------------------
+# Hand-made results on devices of 2000 bytes (dev_cap_bytes).
+#   w: ready 100 us at 3000 B: over its device (over_capacity 1); aggressive
+#      150 us at 1800 B fits, but its policy was given a limit of 1500 B
+#      (mem_limit_bytes) and went above it; original 200 us at 1000 B fits.
+#      Fastest: ready, which does NOT fit; fastest that fits: aggressive.
+#   v: ready 10, aggressive 20, original 40 us, 100 B each: all fit.
+# Ratios to original: w ready 100/200 = 0.5 and 3000/1000 = 3, aggressive 0.75
+# and 1.8; v ready 10/40 = 0.25, aggressive 0.5, peaks all 1.
+# The ranking counts only rows that fit, so ready is left out on w:
+#   ready      makespan 0.25 over 1 workload, best on v (10 us); peak 1 (1),
+#              best peak on v (a tie of three at 100 B); over capacity once
+#   aggressive makespan sqrt(0.75 * 0.5) = 0.612 (2), best on w among the
+#              rows that fit; peak sqrt(1.8 * 1) = 1.342 (2), best peak on v
+#   original   best peak twice: w's smallest that fits (1000 B) and v's tie
+# --include-over-capacity counts ready on w too: sqrt(0.5 * 0.25) = 0.354 (2),
+# best makespan twice; peak sqrt(3 * 1) = 1.732 (2); aggressive best 0 times.
+FT=$WORK/fits
+mkdir -p "$FT"
+cat >"$FT/r.csv" <<'CSV'
+workload,scheduler,status,makespan_us,peak_mem_bytes,exposed_comm_us,over_capacity,dev_cap_bytes,mem_limit_bytes
+w,ready,ok,100,3000,0,1,2000,
+w,aggressive,ok,150,1800,0,0,2000,1500
+w,original,ok,200,1000,0,0,2000,
+v,ready,ok,10,100,0,0,2000,
+v,aggressive,ok,20,100,0,0,2000,
+v,original,ok,40,100,0,0,2000,
+CSV
+expect_rc 0 "summary fits" "$BIN" summary "$FT/r.csv"
+contains "$WORK/out" "best makespan:     ready (100 us, 3 KB): does NOT fit (1 device over capacity)" "fastest marked as not fitting"
+contains "$WORK/out" "fastest that fits: aggressive (150 us, 1.8 KB)" "fastest that fits"
+# v's fastest fits: said on its line, no second line naming it again
+contains "$WORK/out" "best makespan:     ready (10 us, 100 B): fits" "fastest fits"
+same "$(grep -c 'fastest that fits' "$WORK/out")" 1 "fastest that fits only where it differs"
+# every row says whether it fits (last column)
+same "$(awk '/^w$/ { on = 1 } /^v$/ { on = 0 } on && $1 == "ready" && $2 == "100" { print $11, $12, $13, $14 }' "$WORK/out")" \
+    "NO (1 device over)" "ready's row does not fit"
+same "$(awk '/^w$/ { on = 1 } /^v$/ { on = 0 } on && $1 == "original" && $2 == "200" { print $11 }' "$WORK/out")" \
+    "yes" "original's row fits"
+contains "$WORK/out" "yes, above its own limit (1.5 KB)" "above its own limit"
+same "$(awk '/^across/ { on = 1 } on && $1 == "ready" { print $2, $3, $4, $5, $6, $7, $8 }' "$WORK/out")" \
+    "0.250 (1) 1 1.000 (1) 1 1" "ranking leaves out the row that does not fit"
+same "$(awk '/^across/ { on = 1 } on && $1 == "aggressive" { print $2, $3, $4, $5, $6, $7, $8 }' "$WORK/out")" \
+    "0.612 (2) 1 1.342 (2) 1 0" "ranking of the fastest that fits"
+same "$(awk '/^across/ { on = 1 } on && $1 == "original" { print $5, $6, $7 }' "$WORK/out")" \
+    "1.000 (2) 2" "best peak among rows that fit"
+contains "$WORK/out" "only rows that fit their devices' memory count (--include-over-capacity counts all)" "ranking says what it counts"
+expect_rc 0 "summary --include-over-capacity" "$BIN" summary "$FT/r.csv" --include-over-capacity
+same "$(awk '/^across/ { on = 1 } on && $1 == "ready" { print $2, $3, $4, $5, $6, $7, $8 }' "$WORK/out")" \
+    "0.354 (2) 2 1.732 (2) 1 1" "every row counted on request"
+same "$(awk '/^across/ { on = 1 } on && $1 == "aggressive" { print $4 }' "$WORK/out")" "0" "aggressive never fastest of all"
+expect_rc 2 "summary option did you mean" "$BIN" summary "$FT/r.csv" --include-over-capacty
+contains "$WORK/err" "(did you mean '--include-over-capacity'?)" "did you mean the new option"
+# csv: ... best_makespan,best_peak,fits,over_limit,fastest_that_fits
+expect_rc 0 "summary csv fits" "$BIN" summary "$FT/r.csv" --format csv
+contains "$WORK/out" "best_peak,fits,over_limit,fastest_that_fits" "csv header"
+contains "$WORK/out" "w,ready,ok,100.000,3000,0.000,,0.500000,3.000000,1,0,0,,0" "csv ready: fastest, does not fit"
+contains "$WORK/out" "w,aggressive,ok,150.000,1800,0.000,,0.750000,1.800000,0,0,1,1,1" "csv aggressive: fits, above its limit"
+# json: fits per row (null when the file does not say), fastest_that_fits per workload
+expect_rc 0 "summary json fits" "$BIN" summary "$FT/r.csv" --format json
+if command -v python3 >/dev/null; then
+    same "$(python3 -c '
+import json, sys
+d = json.load(open(sys.argv[1]))
+w = d["workloads"][0]
+rows = {r["scheduler"]: r for r in w["rows"]}
+print(w["workload"], w["best_makespan"], w["fastest_that_fits"], d["include_over_capacity"],
+      rows["ready"]["fits"], rows["ready"]["devices_over_capacity"],
+      rows["aggressive"]["fits"], rows["aggressive"]["over_limit"],
+      rows["original"]["over_limit"], rows["aggressive"]["mem_limit_bytes"],
+      [p["workloads_over_capacity"] for p in d["policies"]])' "$WORK/out")" \
+        "w ['ready'] ['aggressive'] False False 1 True True None 1500.0 [1, 0, 0]" "json fits"
+    "$BIN" summary "$S/r.csv" --format json >"$FT/old.json"
+    same "$(python3 -c '
+import json, sys
+d = json.load(open(sys.argv[1]))
+print({r["fits"] for w in d["workloads"] for r in w["rows"]}, d["workloads"][0]["fastest_that_fits"])' "$FT/old.json")" \
+        "{None} None" "json fits unknown in a file without over_capacity"
+else
+    echo "skipped: summary json fits (no python3)"
+fi
+# a file without over_capacity (from before placement): fits reads '-', no line on it
+expect_rc 0 "summary old file" "$BIN" summary "$S/r.csv" --workload w
+same "$(awk '$1 == "fast" && $2 == "50" { print $11 }' "$WORK/out")" "-" "fit unknown"
+lacks "$WORK/out" "fastest that fits" "no fit line without capacity"
+# the report: the same, as HTML
+expect_rc 0 "report fits" "$BIN" report "$FT/r.csv" -o "$FT/r.html"
+contains "$FT/r.html" '<td class="bad">NO (1 device over)</td>' "report row does not fit"
+contains "$FT/r.html" "best makespan: <b>ready</b> (100 us, 3 KB): does NOT fit (1 device over capacity); fastest that fits: <b>aggressive</b> (150 us, 1.8 KB)" "report fastest that fits"
+contains "$FT/r.html" "<td>0.250 (1)</td>" "report ranking counts rows that fit"
+expect_rc 0 "report --include-over-capacity" "$BIN" report "$FT/r.csv" -o "$FT/all.html" --include-over-capacity
+contains "$FT/all.html" "<td>0.354 (2)</td>" "report ranking counts every row on request"
+
+# ---- issue 35, 4. the memory plot draws the devices' capacity -------------------------------
+# Hand-made: w on devices of 2000 bytes (dev_cap_bytes); ready peaks at 3000 B
+# (over_capacity 1), original at 1000 B.  Memory is plotted in KB (largest peak
+# 3000 B), so the capacity line is at 2000 / 1000 = 2 KB, and the axis reaches
+# the largest peak: 3 * 1.08 = 3.24.
+FP=$WORK/fitplot
+mkdir -p "$FP/mem"
+cat >"$FP/r.csv" <<'CSV'
+workload,scheduler,status,makespan_us,peak_mem_bytes,exposed_comm_us,peak_pos,sweep_id,dev_peak_bytes,over_capacity,dev_cap_bytes
+w,ready,ok,100,3000,0,1,s1,3000,1,2000
+w,original,ok,200,1000,0,0,s1,1000,0,2000
+CSV
+printf 'position,node,name,mem_bytes,begin_us,end_us,sweep_id\n0,0,a,1000,0,50,s1\n1,1,b,3000,50,100,s1\n' >"$FP/mem/w__ready.csv"
+printf 'position,node,name,mem_bytes,begin_us,end_us,sweep_id\n0,0,a,1000,0,100,s1\n1,1,b,500,100,200,s1\n' >"$FP/mem/w__original.csv"
+expect_rc 0 "plot capacity" "$BIN" plot "$FP/r.csv" -o "$FP/p"
+contains "$FP/p/w.memory.gp" "set arrow 1 from graph 0, first 2.000000 to graph 1, first 2.000000" "capacity line without --mem-cap"
+contains "$FP/p/w.memory.gp" "set label 1 'device capacity 2 KB'" "capacity line labelled"
+contains "$FP/p/w.memory.gp" "set yrange [0:3.240000]" "memory axis reaches the largest peak"
+contains "$FP/p/w.memory.gp" "title 'ready (peak 3 KB, does NOT fit)'" "legend says which does not fit"
+contains "$FP/p/w.memory.gp" "title 'original (peak 1 KB)'" "legend of a row that fits"
+# --mem-cap overrides it: 2.5 KB
+expect_rc 0 "plot --mem-cap over capacity" "$BIN" plot "$FP/r.csv" -o "$FP/o" --mem-cap 2.5KB
+contains "$FP/o/w.memory.gp" "set label 1 'memory cap 2.5 KB' at graph 0.01, first 2.500000" "--mem-cap wins"
+lacks "$FP/o/w.memory.gp" "device capacity" "--mem-cap replaces the capacity"
+# devices of 2000 and 4000 bytes: the line is the smallest (2 KB), and says so
+sed 's/,2000$/,2000;4000/' "$FP/r.csv" >"$FP/two.csv"
+expect_rc 0 "plot two capacities" "$BIN" plot "$FP/two.csv" -o "$FP/t" --mem-dir "$FP/mem"
+contains "$FP/t/w.memory.gp" "set label 1 'smallest device capacity 2 KB' at graph 0.01, first 2.000000" "smallest capacity"
+# 80 GB devices: 8e10 / 3000 is far past 4 times the largest peak; named in the
+# title, not drawn (every line would lie flat at the bottom)
+sed 's/,2000$/,80000000000/' "$FP/r.csv" >"$FP/big.csv"
+expect_rc 0 "plot big capacity" "$BIN" plot "$FP/big.csv" -o "$FP/b" --mem-dir "$FP/mem"
+contains "$FP/b/w.memory.gp" "set title 'w (device capacity 80 GB, far above every peak)'" "far capacity named"
+lacks "$FP/b/w.memory.gp" "set arrow 1" "far capacity not drawn"
+# a results file without dev_cap_bytes: no line, as before
+cut -d, -f1-10 "$FP/r.csv" >"$FP/old.csv"
+expect_rc 0 "plot without capacity" "$BIN" plot "$FP/old.csv" -o "$FP/n" --mem-dir "$FP/mem"
+lacks "$FP/n/w.memory.gp" "set arrow 1" "no capacity, no line"
+# the report draws it too: its memory figure comes from plot
+if [ "$HAVE_GNUPLOT" = 1 ]; then
+    expect_rc 0 "report capacity" "$BIN" report "$FP/r.csv" -o "$FP/r.html"
+    contains "$FP/r.html" "device capacity 2 KB" "report's memory plot has the capacity"
 fi
 
 # ---- 6, 7, 16. compare across network models, by policy name, as json ----------------------

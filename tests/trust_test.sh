@@ -85,6 +85,36 @@ awk -F, 'BEGIN{OFS=","} NR==1{for(i=1;i<=NF;i++) if($i=="peak_mem_bytes") c=i} N
 expect_rc 2 "negative metric" "$BIN" compare "$WORK/neg.csv" "$WORK/neg.csv"
 contains "$WORK/err" "peak_mem_bytes '-5' is negative" "negative metric"
 
+# answers that fit (issue 35, item 4): by hand, on devices whose capacity the
+# runs recorded as over_capacity.
+#   ready:      fits in the base (0), 1 device over in the new run, though 10 %
+#               faster (100 -> 90 us): regressed, "no longer fits"
+#   aggressive: 1 device over in the base, fits in the new run, nothing else
+#               changed: improved, "fits ... now" (ok by the metrics alone)
+#   original:   fits in both, unchanged: ok
+H='workload,scheduler,status,makespan_us,peak_mem_bytes,exposed_comm_us,over_capacity'
+printf '%s\nw,ready,ok,100,1900,0,0\nw,aggressive,ok,150,1800,0,1\nw,original,ok,200,1000,0,0\n' "$H" >"$WORK/fit0.csv"
+printf '%s\nw,ready,ok,90,1900,0,1\nw,aggressive,ok,150,1800,0,0\nw,original,ok,200,1000,0,0\n' "$H" >"$WORK/fit1.csv"
+expect_rc 1 "compare fits" "$BIN" compare "$WORK/fit0.csv" "$WORK/fit1.csv" --format csv
+contains "$WORK/out" "exposed_change,fits_old,fits_new,note" "compare fits columns"
+contains "$WORK/out" "w,ready,regressed,1900,1900,+0.00%,100.000,90.000,-10.00%,0.000,0.000,+0.00%,yes,no,no longer fits its devices' memory" "fits -> does not fit regresses"
+contains "$WORK/out" "w,aggressive,improved,1800,1800,+0.00%,150.000,150.000,+0.00%,0.000,0.000,+0.00%,no,yes,fits its devices' memory now" "fitting again improves"
+contains "$WORK/out" "w,original,ok,1000,1000,+0.00%,200.000,200.000,+0.00%,0.000,0.000,+0.00%,yes,yes," "fits in both"
+contains "$WORK/err" "3 rows: 1 ok, 1 regressed, 1 improved" "compare fits counts"
+expect_rc 1 "compare fits json" "$BIN" compare "$WORK/fit0.csv" "$WORK/fit1.csv" --format json
+if command -v python3 >/dev/null; then
+    same "$(python3 -c '
+import json, sys
+r = {x["scheduler"]: x for x in json.load(open(sys.argv[1]))["rows"]}
+print(r["ready"]["fits_old"], r["ready"]["fits_new"], r["aggressive"]["fits_new"], r["ready"]["fit_note"])' "$WORK/out")" \
+        "True False True no longer fits its devices' memory" "compare json fits"
+fi
+# a base from before over_capacity: its fit is unknown ('-'), held to fitting,
+# so the row that does not fit in the new run still regresses
+cut -d, -f1-6 "$WORK/fit0.csv" >"$WORK/fitold.csv"
+expect_rc 1 "compare fits, old base" "$BIN" compare "$WORK/fitold.csv" "$WORK/fit1.csv" --format csv
+contains "$WORK/out" "w,ready,regressed,1900,1900,+0.00%,100.000,90.000,-10.00%,0.000,0.000,+0.00%,-,no,no longer fits" "old base: fit unknown"
+
 # ---- merge --------------------------------------------------------------------
 for k in 1 2 3; do
     "$BIN" run -q -w "$C" -w "$O" -s original,aggressive,heft --shard $k/3 -o "$WORK/p$k.csv"

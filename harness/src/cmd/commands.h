@@ -15,9 +15,10 @@ struct sb_err;
 /* The text summary of a results file (summary.c), as `run` prints it at the
  * end of a sweep; -1 with a message when the file cannot be read. */
 int sb_summary_print(const char *results, FILE *f, struct sb_err *e);
-/* The same as HTML tables, for the report page (vs and workload may be NULL). */
-int sb_summary_html(const char *results, const char *vs, const char *workload, FILE *f,
-                    struct sb_err *e);
+/* The same as HTML tables, for the report page (vs and workload may be NULL;
+ * all_rows: rank rows that do not fit their devices' memory too). */
+int sb_summary_html(const char *results, const char *vs, const char *workload, int all_rows,
+                    FILE *f, struct sb_err *e);
 /* The name of names[0..n) nearest to typed (case and surrounding spaces
  * ignored), or NULL when none is near enough to suggest (suggest.c). */
 const char *sb_did_you_mean(const char *typed, const char *const *names, uint32_t n);

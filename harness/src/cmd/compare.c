@@ -4,9 +4,11 @@
  * `regressed` when peak memory grew by more than --mem-tol percent, or makespan
  * or exposed communication grew by more than --time-tol percent of the base
  * makespan (exposed communication is measured against the makespan so that a
- * base of a few microseconds does not turn noise into a thousandfold change);
- * `improved` when something shrank past the same tolerances and nothing grew;
- * `ok` otherwise.  A row only in BASE is `missing`, only in NEW is `new`; a row
+ * base of a few microseconds does not turn noise into a thousandfold change),
+ * or when it no longer fits its devices' memory (over_capacity grew: a
+ * schedule that cannot run is no improvement, however fast); `improved` when
+ * something shrank past the same tolerances, or it fits again, and nothing
+ * grew; `ok` otherwise.  A row only in BASE is `missing`, only in NEW is `new`; a row
  * whose NEW status is not ok is `error`.
  *
  * Exit: 0 nothing regressed, went missing or turned into an error; 1 otherwise;
@@ -40,8 +42,9 @@ struct row {
     enum verdict v;
     int have_old, have_new;
     double old_v[M_COUNT], new_v[M_COUNT];
-    unsigned long old_over, new_over; /* devices over their memory capacity */
+    long old_over, new_over; /* devices over their memory capacity; -1 unknown */
     const char *note; /* an error row's status, with its message */
+    const char *fit_note; /* why the fit changed the verdict, or NULL */
     char params[240]; /* matched by policy name: how the parameters differ */
 };
 
@@ -106,14 +109,18 @@ static int read_metrics(const struct side *s, uint32_t r, double *out, struct sb
     return 0;
 }
 
-/* Devices over their memory capacity; empty in rows without a placement. */
-static int read_over(const struct side *s, uint32_t r, unsigned long *out, struct sb_err *e)
+/* Devices over their memory capacity; -1 when unknown: a file from before
+ * placement has no column, a row that did not run an empty field.  Read
+ * strictly, as the metrics: a malformed count is bad input, not a fit. */
+static int read_over(const struct side *s, uint32_t r, long *out, struct sb_err *e)
 {
     double v = 0;
-    if (s->c_over >= 0 && *get(s, r, s->c_over) &&
-        sb_table_decimal(&s->t, r, (uint32_t)s->c_over, 4294967295.0, 1, &v, e))
+    *out = -1;
+    if (s->c_over < 0 || !*get(s, r, s->c_over))
+        return 0;
+    if (sb_table_decimal(&s->t, r, (uint32_t)s->c_over, 4294967295.0, 1, &v, e))
         return -1;
-    *out = (unsigned long)v;
+    *out = (long)v;
     return 0;
 }
 
@@ -139,7 +146,7 @@ static int check_unique(const struct side *s, struct sb_err *e)
     return 0;
 }
 
-static enum verdict judge(const struct row *x, const struct opts *o)
+static enum verdict judge(struct row *x, const struct opts *o)
 {
     double mem_grow = x->new_v[M_MEM] - x->old_v[M_MEM];
     double span = x->old_v[M_MAKESPAN] > 0 ? x->old_v[M_MAKESPAN] : 1;
@@ -147,12 +154,20 @@ static enum verdict judge(const struct row *x, const struct opts *o)
     double time_tol = o->time_tol_pct / 100 * span;
     double span_grow = x->new_v[M_MAKESPAN] - x->old_v[M_MAKESPAN];
     double exp_grow = x->new_v[M_EXPOSED] - x->old_v[M_EXPOSED];
-    /* a placement that newly overflows a device cannot run, whatever its time */
-    if (x->new_over > x->old_over)
+    /* a placement that newly overflows a device cannot run, whatever its
+     * time; a base that does not say (an older file) is held to fitting, so
+     * that the gate stops at the first run that does not */
+    long was = x->old_over > 0 ? x->old_over : 0, now = x->new_over > 0 ? x->new_over : 0;
+    if (now > was) {
+        x->fit_note = !was ? "no longer fits its devices' memory"
+                           : "more devices over their memory capacity";
         return V_REGRESSED;
+    }
     if (mem_grow > mem_tol || span_grow > time_tol || exp_grow > time_tol)
         return V_REGRESSED;
-    if (-mem_grow > mem_tol || -span_grow > time_tol || -exp_grow > time_tol)
+    if (now < was)
+        x->fit_note = !now ? "fits its devices' memory now" : "fewer devices over capacity";
+    if (now < was || -mem_grow > mem_tol || -span_grow > time_tol || -exp_grow > time_tol)
         return V_IMPROVED;
     return V_OK;
 }
@@ -282,6 +297,7 @@ static int match(const struct side *b, const struct side *n, struct opts *o,
         memset(x, 0, sizeof *x);
         x->workload = get(b, r, b->c_workload);
         x->scheduler = get(b, r, b->c_scheduler);
+        x->new_over = -1; /* until a new row is read */
         int q = pair[r];
         x->have_old = row_ok(b, r);
         if (x->have_old && (rc = read_metrics(b, r, x->old_v, e)))
@@ -321,6 +337,9 @@ static int match(const struct side *b, const struct side *n, struct opts *o,
             x->note = get(n, r, n->c_status);
         if (x->have_new && (rc = read_metrics(n, r, x->new_v, e)))
             break;
+        x->old_over = -1;
+        if ((rc = read_over(n, r, &x->new_over, e)))
+            break;
     }
     free(taken);
     free(pair);
@@ -350,11 +369,27 @@ static void fmt_delta(char *buf, size_t n, const struct row *x, enum metric m)
         snprintf(buf, n, "%+.2f%%", 100 * (x->new_v[m] - x->old_v[m]) / x->old_v[m]);
 }
 
-#define N_OUT_COLS 13
+/* Whether a row fits its devices' memory: 1, 0, or -1 when unknown (the row
+ * did not run, or its file does not say). */
+static int fits(int have, long over)
+{
+    return !have || over < 0 ? -1 : over == 0;
+}
+
+/* fits as a field: yes, no, or - when unknown */
+static const char *fits_field(int have, long over)
+{
+    int f = fits(have, over);
+    return f < 0 ? "-" : f ? "yes" : "no";
+}
+
+/* fits_old and fits_new stand before note, which stays last: the one column of
+ * free text in the text output */
+#define N_OUT_COLS 15
 static const char *const out_cols[N_OUT_COLS] = {
     "workload", "scheduler", "verdict", "peak_mem_old", "peak_mem_new", "peak_mem_change",
     "makespan_old", "makespan_new", "makespan_change", "exposed_old", "exposed_new",
-    "exposed_change", "note"};
+    "exposed_change", "fits_old", "fits_new", "note"};
 
 static void row_fields(const struct row *x, char f[N_OUT_COLS][256])
 {
@@ -366,8 +401,15 @@ static void row_fields(const struct row *x, char f[N_OUT_COLS][256])
         fmt_num(f[4 + 3 * m], 256, x->have_new, x->new_v[m], (enum metric)m);
         fmt_delta(f[5 + 3 * m], 256, x, (enum metric)m);
     }
-    snprintf(f[12], 256, "%s%s%.240s", x->note ? x->note : "", x->note && x->params[0] ? "; " : "",
-             x->params);
+    snprintf(f[12], 256, "%s", fits_field(x->have_old, x->old_over));
+    snprintf(f[13], 256, "%s", fits_field(x->have_new, x->new_over));
+    /* the note: the error, how the parameters differ, why the fit decided */
+    const char *part[3] = {x->note, x->params[0] ? x->params : NULL, x->fit_note};
+    size_t len = 0;
+    f[14][0] = 0;
+    for (int i = 0; i < 3; i++)
+        if (part[i] && len + 3 < 256)
+            len += (size_t)snprintf(f[14] + len, 256 - len, "%s%s", len ? "; " : "", part[i]);
 }
 
 static void print_csv(const struct row *rows, uint32_t n, const struct opts *o)
@@ -417,8 +459,12 @@ static void print_json(const struct row *rows, uint32_t n, const struct opts *o)
                                                           x->old_v[m])
                                               : json_null());
         }
+        int fo = fits(x->have_old, x->old_over), fn = fits(x->have_new, x->new_over);
+        json_object_set_new(r, "fits_old", fo < 0 ? json_null() : json_boolean(fo));
+        json_object_set_new(r, "fits_new", fn < 0 ? json_null() : json_boolean(fn));
         json_object_set_new(r, "note", json_string(x->note ? x->note : ""));
         json_object_set_new(r, "parameters", json_string(x->params));
+        json_object_set_new(r, "fit_note", json_string(x->fit_note ? x->fit_note : ""));
         json_array_append_new(arr, r);
     }
     json_object_set_new(root, "rows", arr);
@@ -438,7 +484,7 @@ static void print_markdown(const struct row *rows, uint32_t n, const struct opts
         printf("| %s ", out_cols[c]);
     printf("|\n");
     for (int c = 0; c < N_OUT_COLS; c++)
-        printf(c < 3 || c == N_OUT_COLS - 1 ? "|---" : "|---:");
+        printf(c < 3 || c >= N_OUT_COLS - 3 ? "|---" : "|---:");
     printf("|\n");
     for (uint32_t i = 0; i < n; i++) {
         if (o->changes_only && rows[i].v == V_OK)
@@ -465,14 +511,14 @@ static void print_text(const struct row *rows, uint32_t n, const struct opts *o)
                 w[c] = (int)strlen(f[c]);
     }
     for (int c = 0; c < N_OUT_COLS; c++)
-        printf(c < 3 || c == N_OUT_COLS - 1 ? "%-*s  " : "%*s  ", w[c], out_cols[c]);
+        printf(c < 3 || c >= N_OUT_COLS - 3 ? "%-*s  " : "%*s  ", w[c], out_cols[c]);
     printf("\n");
     for (uint32_t i = 0; i < n; i++) {
         if (o->changes_only && rows[i].v == V_OK)
             continue;
         row_fields(&rows[i], f);
         for (int c = 0; c < N_OUT_COLS; c++)
-            printf(c < 3 || c == N_OUT_COLS - 1 ? "%-*s  " : "%*s  ", w[c], f[c]);
+            printf(c < 3 || c >= N_OUT_COLS - 3 ? "%-*s  " : "%*s  ", w[c], f[c]);
         printf("\n");
     }
 }
@@ -492,10 +538,14 @@ static int compare_help(void)
            "ok, regressed, improved, new, missing or error.  A row regresses when peak\n"
            "memory grows by more than --mem-tol %% (default 1), or makespan or exposed\n"
            "communication grows by more than --time-tol %% (default 2) of the base\n"
-           "makespan, or when more devices exceed their memory capacity (column\n"
-           "over_capacity, --machine runs).  Exit status: 0 nothing regressed, went missing or turned into an\n"
-           "error; 1 otherwise; 2 unusable input, or rows priced by different cost\n"
-           "models (column cost_model: the units differ).\n"
+           "makespan, or when it no longer fits its devices' memory: more devices\n"
+           "exceed their capacity (column over_capacity, --machine runs; a base without\n"
+           "the column counts as fitting).  A row that fits again, or overflows fewer\n"
+           "devices, with nothing grown, is improved.  Columns fits_old and fits_new say\n"
+           "yes, no or - (unknown), and note says when the fit decided the verdict.\n"
+           "Exit status: 0 nothing regressed, went missing or turned into an error;\n"
+           "1 otherwise; 2 unusable input, or rows priced by different cost models\n"
+           "(column cost_model: the units differ).\n"
            "\n"
            "  --changes-only   print only rows whose verdict is not ok\n"
            "  --cross-model    compare rows of two time models (--comm simple against\n"

@@ -2,7 +2,8 @@
  * gnuplot from data files this command writes next to each image:
  *
  *   <workload>.memory.{png,svg}   memory over simulated time per scheduler,
- *                                 peaks marked, a cap line with --mem-cap
+ *                                 peaks marked, the devices' capacity as a
+ *                                 line (dev_cap_bytes, or --mem-cap)
  *                                 (needs `run --mem-dir`); on several devices
  *                                 a panel per scheduler, a line per device;
  *   <workload>.bars.{png,svg}     makespan with its lower bound, peak memory
@@ -46,7 +47,7 @@ struct plot_opts {
     const char *runs[SB_PLOT_MAX_RUNS]; /* every results file given; runs[0] = results */
     uint32_t n_runs;
     int have_mem;   /* the timelines folder exists */
-    double cap;     /* --mem-cap in bytes, 0 = none */
+    double cap;     /* --mem-cap in bytes, 0 = none: the devices' own capacity */
 };
 
 struct res {
@@ -54,6 +55,8 @@ struct res {
     int c_w, c_s, c_status, c_mem, c_span, c_exp, c_peak_pos, c_lb, c_model;
     int c_sweep;    /* sweep_id, which ties a row to its memory timelines; -1 in old files */
     int c_dev_peak; /* dev_peak_bytes, "a;b;..." per device; -1 in old files */
+    int c_over;     /* over_capacity; -1 in old files */
+    int c_cap;      /* dev_cap_bytes, "a;b;..." per device; -1 in old files */
 };
 
 /* Ten colours told apart by most readers (Tableau 10), then point shapes, so
@@ -175,6 +178,8 @@ static int open_results(struct res *r, const char *path, struct sb_err *e)
     r->c_model = sb_table_col(&r->t, "cost_model");
     r->c_sweep = sb_table_col(&r->t, "sweep_id");
     r->c_dev_peak = sb_table_col(&r->t, "dev_peak_bytes");
+    r->c_over = sb_table_col(&r->t, "over_capacity");
+    r->c_cap = sb_table_col(&r->t, "dev_cap_bytes");
     if (r->c_w < 0 || r->c_s < 0 || r->c_status < 0 || r->c_mem < 0 || r->c_span < 0 ||
         r->c_exp < 0 || r->c_peak_pos < 0) {
         sb_table_free(&r->t);
@@ -218,14 +223,16 @@ static int mem_known(const struct res *r, uint32_t row)
     return *F(r, row, r->c_mem) != 0;
 }
 
+static const struct unit mem_units[] = {{1e9, "GB", "GB = 10^9 bytes"},
+                                        {1e6, "MB", "MB = 10^6 bytes"},
+                                        {1e3, "KB", "KB = 10^3 bytes"},
+                                        {1, "bytes", "bytes"}};
+
 /* The largest decimal unit below the largest peak of w (all workloads when w
  * is NULL), so that toy graphs and 100 GB training graphs both read well. */
 static struct unit mem_unit(const struct res *r, const char *w)
 {
-    static const struct unit u[] = {{1e9, "GB", "GB = 10^9 bytes"},
-                                    {1e6, "MB", "MB = 10^6 bytes"},
-                                    {1e3, "KB", "KB = 10^3 bytes"},
-                                    {1, "bytes", "bytes"}};
+    const struct unit *u = mem_units;
     double hi = 0;
     for (uint32_t i = 0; i < r->t.n_rows; i++)
         if ((!w || !strcmp(F(r, i, r->c_w), w)) && ok_row(r, i) && num(r, i, r->c_mem) > hi)
@@ -298,6 +305,7 @@ struct series {
     uint32_t n_dev;
     char *dev_name[SB_PLOT_MAX_DEV]; /* from the first timeline's header */
     const char **sched;              /* [n] the scheduler of each series */
+    long *over;                      /* [n] its devices over capacity, -1 unknown */
     double *dev_peak, *dev_peak_x;   /* [n * n_dev] each device's peak and when */
     double *x_hi;                    /* [n] each series' last x, plotted units */
     double y_hi;                     /* the largest peak, plotted units */
@@ -312,6 +320,7 @@ static void series_free(struct series *S)
     free(S->title);
     free(S->hash);
     free(S->sched);
+    free(S->over);
     free(S->dev_peak);
     free(S->dev_peak_x);
     free(S->x_hi);
@@ -409,6 +418,7 @@ static int memory_data(const struct res *r, const char *w, const struct plot_opt
     S->title = sb_xcalloc(r->t.n_rows + 1, sizeof *S->title);
     S->hash = sb_xcalloc(r->t.n_rows + 1, sizeof *S->hash);
     S->sched = sb_xcalloc(r->t.n_rows + 1, sizeof *S->sched);
+    S->over = sb_xcalloc(r->t.n_rows + 1, sizeof *S->over);
     S->x_hi = sb_xcalloc(r->t.n_rows + 1, sizeof *S->x_hi);
     S->by_time = 1;
     for (uint32_t i = 0; i < r->t.n_rows; i++) {
@@ -449,6 +459,7 @@ static int memory_data(const struct res *r, const char *w, const struct plot_opt
             S->n_dev = 0;
         }
         S->sched[S->n] = F(r, i, r->c_s);
+        S->over[S->n] = sb_results_over(&r->t, i, r->c_over);
         S->hash[S->n] = one_timeline(&tl, dat.f, mu, tu, S->by_time, dcol, S->n_dev,
                                      S->dev_peak + (size_t)S->n * S->n_dev,
                                      S->dev_peak_x + (size_t)S->n * S->n_dev,
@@ -473,8 +484,9 @@ static int memory_data(const struct res *r, const char *w, const struct plot_opt
             snprintf(dev, sizeof dev, " on device %u of 0-%u", d, nd - 1);
             S->multi_dev = 1;
         }
-        int n = snprintf(title, sizeof title, "%s (peak %.3g %s%s)", F(r, i, r->c_s),
-                         num(r, i, r->c_mem) / mu.scale, mu.name, dev);
+        int n = snprintf(title, sizeof title, "%s (peak %.3g %s%s%s)", F(r, i, r->c_s),
+                         num(r, i, r->c_mem) / mu.scale, mu.name, dev,
+                         S->over[S->n] > 0 ? ", does NOT fit" : "");
         for (uint32_t k = 0; k < S->n && n < (int)sizeof title - 40; k++)
             if (S->hash[k] == S->hash[S->n]) { /* drawn on top of an earlier line */
                 n += snprintf(title + n, sizeof title - (size_t)n, ", same as line %u", k + 1);
@@ -490,20 +502,98 @@ static int memory_data(const struct res *r, const char *w, const struct plot_opt
     return rc;
 }
 
+/* The memory axis reaches up to a device's capacity when it is at most this
+ * many times the largest peak; past that every line would be pressed into
+ * the bottom quarter of the chart, so the capacity is named in the title
+ * instead of drawn.  --mem-cap is drawn wherever it is: the user asked. */
+#define SB_PLOT_CAP_STRETCH 4.0
+
+/* bytes with three significant digits in the largest decimal unit below them
+ * (mem_unit's), for a capacity that may be far from the chart's unit */
+static void size_str(char *buf, size_t n, double bytes)
+{
+    int k = 0;
+    while (k < 3 && bytes < mem_units[k].scale)
+        k++;
+    snprintf(buf, n, "%.3g %s", bytes / mem_units[k].scale, mem_units[k].name);
+}
+
+/* The capacity line of a memory plot. */
+struct cap_line {
+    double y;         /* plotted units; 0: no capacity known, no line */
+    int in_title;     /* far above every peak: named in the title, not drawn */
+    char label[160];  /* beside the line, or in the title */
+};
+
+/* --mem-cap, else the smallest capacity of w's devices (dev_cap_bytes of its
+ * ok rows): with devices of different capacity, the one a schedule's memory
+ * would cross first.  y_hi: the largest peak, plotted units. */
+static void cap_line(const struct res *r, const char *w, const struct plot_opts *o,
+                     struct unit mu, double y_hi, struct cap_line *c)
+{
+    char size[64];
+    memset(c, 0, sizeof *c);
+    if (o->cap > 0) {
+        c->y = o->cap / mu.scale;
+        size_str(size, sizeof size, o->cap);
+        snprintf(c->label, sizeof c->label, "memory cap %s", size);
+        return;
+    }
+    double bytes = 0;
+    int differ = 0;
+    for (uint32_t i = 0; i < r->t.n_rows; i++) {
+        if (strcmp(F(r, i, r->c_w), w) || !ok_row(r, i))
+            continue;
+        int d;
+        double b = sb_results_min_cap(&r->t, i, r->c_cap, &d);
+        differ |= d || (b > 0 && bytes > 0 && b != bytes);
+        if (b > 0 && (bytes == 0 || b < bytes))
+            bytes = b;
+    }
+    if (bytes == 0)
+        return;
+    c->y = bytes / mu.scale;
+    c->in_title = c->y > SB_PLOT_CAP_STRETCH * y_hi;
+    size_str(size, sizeof size, bytes);
+    snprintf(c->label, sizeof c->label, "%s %s%s",
+             differ ? "smallest device capacity" : "device capacity", size,
+             c->in_title ? ", far above every peak" : "");
+}
+
+/* The capacity as a dashed red line across the chart, labelled (arrow and
+ * label 1; a panel's peaks are labels 2..). */
+static void cap_gp(FILE *f, const struct cap_line *c)
+{
+    if (c->y <= 0 || c->in_title)
+        return;
+    fprintf(f, "  set arrow 1 from graph 0, first %.6f to graph 1, first %.6f nohead "
+               "lw 2 dt 2 lc rgb '#cc0000'\n  set label 1 ", c->y, c->y);
+    sb_gp_literal(f, c->label);
+    fprintf(f, " at graph 0.01, first %.6f offset 0,0.6 tc rgb '#cc0000'\n", c->y);
+}
+
+/* The top of the memory axis: the largest peak, or the capacity line's
+ * height when it is drawn and higher. */
+static double mem_axis_top(const struct series *S, const struct cap_line *c)
+{
+    double y_hi = S->y_hi > 0 ? S->y_hi : 1;
+    return c->y > y_hi && !c->in_title ? c->y : y_hi;
+}
+
 /* Several devices: a panel per scheduler on shared axes, a line per device
  * that holds memory (one colour per device in every panel, the legend naming
  * it with its peak), each device's peak marked. */
 static void memory_devices_gp(FILE *f, const struct series *S, const char *w,
-                              const char *base, struct unit mu, struct unit tu, double cap)
+                              const char *base, struct unit mu, struct unit tu,
+                              const struct cap_line *cap)
 {
     uint32_t nd = S->n_dev, cols = S->n > 1 ? 2 : 1, rows = (S->n + cols - 1) / cols;
-    double y_hi = S->y_hi > 0 ? S->y_hi : 1;
-    if (cap > 0 && cap / mu.scale > y_hi)
-        y_hi = cap / mu.scale;
+    double y_hi = mem_axis_top(S, cap);
     fprintf(f, "# live memory over simulated time: a panel per scheduler, a line per device\n");
     gp_terminals(f, base, cols == 2 ? 1500 : 950, 90 + 330 * (int)rows);
     char *t = sb_strf("%s: live memory of each device, a panel per scheduler (memory axes "
-                      "shared, time axes each schedule's own)", w);
+                      "shared, time axes each schedule's own%s%s)", w,
+                      cap->in_title ? "; " : "", cap->in_title ? cap->label : "");
     fprintf(f, "  set multiplot layout %u,%u title ", rows, cols);
     sb_gp_literal(f, t);
     free(t);
@@ -515,12 +605,7 @@ static void memory_devices_gp(FILE *f, const struct series *S, const char *w,
                "  set key outside right top vertical\n  set rmargin 30\n"
                "  set yrange [0:%.6f]\n",
             mu.axis, y_hi * 1.08);
-    if (cap > 0)
-        fprintf(f, "  set arrow 1 from graph 0, first %.6f to graph 1, first %.6f nohead "
-                   "lw 2 dt 2 lc rgb '#cc0000'\n"
-                   "  set label 1 'memory cap %.3g %s' at graph 0.01, first %.6f offset 0,0.6 "
-                   "tc rgb '#cc0000'\n", cap / mu.scale, cap / mu.scale, cap / mu.scale,
-                mu.name, cap / mu.scale);
+    cap_gp(f, cap);
     for (uint32_t k = 0; k < S->n; k++) {
         const double *pk = S->dev_peak + (size_t)k * nd, *px = S->dev_peak_x + (size_t)k * nd;
         uint32_t top = 0, held = 0;
@@ -529,8 +614,9 @@ static void memory_devices_gp(FILE *f, const struct series *S, const char *w,
             held += pk[d] > 0;
         }
         char title[600];
-        int n = snprintf(title, sizeof title, "%s: peak %.3g %s on %s, %u/%u devices hold memory",
-                         S->sched[k], pk[top], mu.name, S->dev_name[top], held, nd);
+        int n = snprintf(title, sizeof title, "%s: peak %.3g %s on %s, %u/%u devices hold "
+                         "memory%s", S->sched[k], pk[top], mu.name, S->dev_name[top], held, nd,
+                         S->over[k] > 0 ? ", does NOT fit" : "");
         for (uint32_t j = 0; j < k && n < (int)sizeof title - 40; j++)
             if (S->hash[j] == S->hash[k]) {
                 snprintf(title + n, sizeof title - (size_t)n, " (same as %s)", S->sched[j]);
@@ -605,33 +691,35 @@ static int memory_plot(const struct res *r, const char *w, const struct plot_opt
         series_free(&S);
         return failed ? -1 : 0;
     }
+    struct cap_line cap;
+    cap_line(r, w, o, mu, S.y_hi, &cap);
     if (S.n_dev > 1) {
-        memory_devices_gp(gp.f, &S, w, base, mu, tu, o->cap);
+        memory_devices_gp(gp.f, &S, w, base, mu, tu, &cap);
         series_free(&S);
         return finish(&gp, o->out_dir, base, draw, e);
     }
     fprintf(gp.f, "# live memory over simulated time, one line style per scheduler\n");
     gp_terminals(gp.f, base, 1100, 700);
     fprintf(gp.f, "  set title ");
-    if (S.multi_dev) {
-        char *t = sb_strf("%s: memory of the device holding each schedule's peak", w);
-        sb_gp_literal(gp.f, t);
-        free(t);
-    } else
-        sb_gp_literal(gp.f, w);
+    char *t = sb_strf("%s%s%s%s%s", w,
+                      S.multi_dev ? ": memory of the device holding each schedule's peak" : "",
+                      cap.in_title ? " (" : "", cap.in_title ? cap.label : "",
+                      cap.in_title ? ")" : "");
+    sb_gp_literal(gp.f, t);
+    free(t);
     if (S.by_time)
         fprintf(gp.f, "\n  set xlabel 'simulated time (%s)'\n", tu.axis);
     else
         fprintf(gp.f, "\n  set xlabel 'schedule position (timelines without times)'\n");
     fprintf(gp.f, "  set ylabel 'live memory (%s)'\n"
                   "  set key above center horizontal maxcols 3\n"
-                  "  set grid\n  set yrange [0:*]\n", mu.axis);
-    if (o->cap > 0)
-        fprintf(gp.f, "  set arrow 1 from graph 0, first %.6f to graph 1, first %.6f nohead "
-                      "lw 2 dt 2 lc rgb '#cc0000'\n"
-                      "  set label 1 'memory cap %.3g %s' at graph 0.01, first %.6f offset 0,0.6 "
-                      "tc rgb '#cc0000'\n", o->cap / mu.scale, o->cap / mu.scale,
-                o->cap / mu.scale, mu.name, o->cap / mu.scale);
+                  "  set grid\n", mu.axis);
+    /* a capacity above every line stays on the chart */
+    if (cap.y > 0 && !cap.in_title)
+        fprintf(gp.f, "  set yrange [0:%.6f]\n", mem_axis_top(&S, &cap) * 1.08);
+    else
+        fprintf(gp.f, "  set yrange [0:*]\n");
+    cap_gp(gp.f, &cap);
     fprintf(gp.f, "  plot \\\n");
     for (uint32_t k = 0; k < S.n; k++) {
         /* a colour, dash type and width per line, so coinciding lines stay visible */
@@ -1237,9 +1325,14 @@ static int plot_help(void)
            "  <workload>.memory   live memory over simulated time per scheduler, peaks\n"
            "                      marked, a line per dash style (timelines from `run\n"
            "                      --mem-dir`; default <dir of RESULTS>/mem, only those of\n"
-           "                      this run, by sweep_id); --mem-cap draws a cap line (GB,\n"
-           "                      or 80GiB, 512MiB, ...); on several devices a panel per\n"
-           "                      scheduler with a line per device\n"
+           "                      this run, by sweep_id); the devices' memory capacity\n"
+           "                      as a dashed line (results column dev_cap_bytes; with\n"
+           "                      devices of different capacity, the smallest; named in\n"
+           "                      the title instead when above %gx every peak), a legend\n"
+           "                      entry 'does NOT fit' when over_capacity > 0; --mem-cap\n"
+           "                      draws that line instead (GB, or 80GiB, 512MiB, ...); on\n"
+           "                      several devices a panel per scheduler with a line per\n"
+           "                      device\n"
            "  <workload>.bars     makespan with its lower bound and %% above it, peak\n"
            "                      memory, exposed communication; values on the bars\n"
            "  <workload>.scatter  makespan against peak memory, labelled, with the front\n"
@@ -1255,7 +1348,7 @@ static int plot_help(void)
            "communication per scheduler, one bar per file, labelled by file name.\n"
            "--brief prints one line for all the plots written (skipped ones are still\n"
            "each named).  --workload W restricts every plot to W.  Without gnuplot on PATH the data\n"
-           "and scripts are written and the command says so.\n");
+           "and scripts are written and the command says so.\n", SB_PLOT_CAP_STRETCH);
     return 0;
 }
 

@@ -24,6 +24,7 @@
 
 struct report_opts {
     const char *results, *out, *mem_dir, *vs, *workload, *gantt;
+    int all_rows; /* --include-over-capacity, as summary's */
 };
 
 static void esc(FILE *f, const char *s)
@@ -256,9 +257,11 @@ static int write_page(FILE *f, const struct report_opts *o, const struct sb_tabl
     fprintf(f, "<h2 id=\"glance\">At a glance</h2>\n<p>Across workloads, then per workload: "
                "each policy's makespan and peak memory, their ratios to ");
     esc(f, o->vs ? o->vs : "original");
-    fprintf(f, ", and how far the makespan is above its lower bound (0%%: provably optimal); "
-               "the best values are in bold.</p>\n");
-    if (sb_summary_html(o->results, o->vs, o->workload, f, e))
+    fprintf(f, ", how far the makespan is above its lower bound (0%%: provably optimal) and "
+               "whether the schedule fits its devices' memory (NO: its peak exceeds the "
+               "capacity of that many devices; -: the results file does not say); the best "
+               "values are in bold.</p>\n");
+    if (sb_summary_html(o->results, o->vs, o->workload, o->all_rows, f, e))
         return -1;
     unsigned fig = 0;
     fprintf(f, "<h2 id=\"all\">All workloads</h2>\n");
@@ -335,13 +338,17 @@ static int report_help(void)
 {
     printf("usage: schedbench report RESULTS.csv [-o REPORT.html] [--mem-dir DIR]\n"
            "                         [--vs POLICY] [--workload W] [--gantt SCHEDULER]\n"
+           "                         [--include-over-capacity]\n"
            "\n"
            "Writes one self-contained HTML page (default report.html): the sweep's\n"
            "identity (results file, workloads, policies, cost model, sweep id, status\n"
            "counts, schedbench version and source commit), the summary tables of\n"
-           "`schedbench summary` (ratios to original, or to --vs POLICY), every figure of\n"
+           "`schedbench summary` (ratios to original, or to --vs POLICY; whether each\n"
+           "schedule fits, the fastest that fits; the ranking across workloads counts\n"
+           "only rows that fit unless --include-over-capacity), every figure of\n"
            "`schedbench plot` inline as SVG (memory timelines from --mem-dir, default\n"
-           "<dir of RESULTS>/mem; --gantt SCHEDULER adds that policy's Gantt charts),\n"
+           "<dir of RESULTS>/mem, with the devices' capacity as a line when the results\n"
+           "record it; --gantt SCHEDULER adds that policy's Gantt charts),\n"
            "and the notes on plots that were skipped and why.\n"
            "No script and nothing from the network: it opens offline.  Needs gnuplot for\n"
            "the figures; without it the page has the tables and says so.\n");
@@ -352,7 +359,7 @@ int sb_cmd_report(int argc, char **argv)
 {
     struct report_opts o = {0};
     static const char *const flags[] = {"-o", "--mem-dir", "--vs", "--workload", "--gantt",
-                                        "--help"};
+                                        "--include-over-capacity", "--help"};
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         if (!strcmp(a, "--help") || !strcmp(a, "-h"))
@@ -367,10 +374,12 @@ int sb_cmd_report(int argc, char **argv)
             o.workload = argv[++i];
         else if (!strcmp(a, "--gantt") && v)
             o.gantt = argv[++i];
+        else if (!strcmp(a, "--include-over-capacity"))
+            o.all_rows = 1;
         else if (a[0] != '-' && !o.results)
             o.results = a;
         else {
-            const char *near = a[0] == '-' ? sb_did_you_mean(a, flags, 6) : NULL;
+            const char *near = a[0] == '-' ? sb_did_you_mean(a, flags, 7) : NULL;
             fprintf(stderr, "schedbench report: unexpected argument '%s'%s%s%s\n", a,
                     near ? " (did you mean '" : "", near ? near : "", near ? "'?)" : "");
             return 2;

@@ -2,10 +2,13 @@
  *
  * Per workload, one line per policy: makespan and peak memory with their
  * ratios to a reference policy (`original`, or --vs POLICY), the distance of
- * the makespan above its lower bound, exposed communication; then the best
- * policy by makespan and by peak.  Across workloads, per policy: the geometric
- * mean of both ratios and how often it was best.  `run` prints the same at the
- * end of a sweep unless --quiet.
+ * the makespan above its lower bound, exposed communication, whether it fits
+ * its devices' memory; then the best policy by makespan (marked when it does
+ * not fit), the fastest that fits, and the best by peak.  Across workloads,
+ * per policy: the geometric mean of both ratios and how often it was best,
+ * counting only the rows that fit unless --include-over-capacity: a schedule
+ * that cannot run on its machine is no answer, however fast.  `run` prints
+ * the same at the end of a sweep unless --quiet.
  *
  * --format json and csv give the same figures to programs; --devices gives
  * each row's per-device peaks (dev_peak_bytes, "a;b;...") in long format, one
@@ -21,10 +24,12 @@
 struct sum_opts {
     const char *results, *vs, *workload, *format;
     int devices;
+    int all_rows; /* --include-over-capacity: rank rows that do not fit too */
 };
 
 struct cols {
     int w, s, status, span, mem, exp, gap, dev_peak;
+    int over, limit; /* over_capacity, mem_limit_bytes; -1 in older files */
 };
 
 /* One ok or failed row of a workload, with its ratios to the reference. */
@@ -33,6 +38,10 @@ struct entry {
     int ok, mem_known;
     double span, mem, exp, gap; /* gap NaN when no bound */
     double r_span, r_mem;       /* NaN when there is nothing to divide by */
+    long n_over;                /* devices over capacity; -1 unknown (table.h) */
+    int fits;                   /* 1 fits, 0 does not, -1 unknown or not ok */
+    double limit;               /* mem_limit_bytes, NaN when the policy had none */
+    int over_limit;             /* peak above limit: 1, 0, -1 no limit or peak unknown */
 };
 
 struct wl {
@@ -40,7 +49,10 @@ struct wl {
     uint32_t n;
     struct entry *e;
     int ref;                 /* index into e of the reference, -1 */
-    double best_span, best_mem;
+    double best_span, best_mem;  /* over every ok row */
+    double fit_span;         /* the fastest row that fits; INFINITY when none does */
+    int fit_known;           /* some ok row's fit is known */
+    double rank_span, rank_mem;  /* best over the rows the ranking counts */
 };
 
 struct summary {
@@ -49,6 +61,7 @@ struct summary {
     uint32_t n_wl;
     struct wl *wl;
     const char *vs;
+    int all_rows;
 };
 
 static const char *G(const struct summary *S, uint32_t r, int c)
@@ -91,6 +104,25 @@ static const char *nearest_in_column(const struct summary *S, int c, const char 
     return near;
 }
 
+/* Whether row x fits its devices' memory (over_capacity), and whether its
+ * peak passed the limit its policy was given (mem_limit_bytes): a policy
+ * that overshoots its own limit is not doing what it was asked. */
+static void fit_of(const struct summary *S, struct entry *x)
+{
+    x->n_over = x->ok ? sb_results_over(&S->t, x->row, S->c.over) : -1;
+    x->fits = x->n_over < 0 ? -1 : x->n_over == 0;
+    x->limit = field_num(G(S, x->row, S->c.limit));
+    x->over_limit = x->mem_known && !isnan(x->limit) ? x->mem > x->limit : -1;
+}
+
+/* Whether the ranking across workloads counts row x: every ok row with
+ * --include-over-capacity, else only those not known to overflow a device
+ * (a file from before placement has no capacity to hold them to). */
+static int ranked(const struct summary *S, const struct entry *x)
+{
+    return x->ok && (S->all_rows || x->fits != 0);
+}
+
 static void summary_free(struct summary *S);
 
 static int summary_load(struct summary *S, const struct sum_opts *o, struct sb_err *e)
@@ -108,6 +140,9 @@ static int summary_load(struct summary *S, const struct sum_opts *o, struct sb_e
     c->exp = sb_table_col(&S->t, "exposed_comm_us");
     c->gap = sb_table_col(&S->t, "lb_gap_pct");
     c->dev_peak = sb_table_col(&S->t, "dev_peak_bytes");
+    c->over = sb_table_col(&S->t, "over_capacity");
+    c->limit = sb_table_col(&S->t, "mem_limit_bytes");
+    S->all_rows = o->all_rows;
     if (c->w < 0 || c->s < 0 || c->status < 0 || c->span < 0 || c->mem < 0 || c->exp < 0) {
         sb_table_free(&S->t);
         return sb_errf(e, "%s:1: not a schedbench results file (missing columns)", o->results);
@@ -136,6 +171,7 @@ static int summary_load(struct summary *S, const struct sum_opts *o, struct sb_e
         x->exp = field_num(G(S, r, c->exp));
         x->gap = field_num(G(S, r, c->gap));
         x->ok = x->ok && !isnan(x->span);
+        fit_of(S, x);
     }
     if (o->workload && !S->n_wl) {
         const char *near = nearest_in_column(S, c->w, o->workload);
@@ -155,16 +191,23 @@ static int summary_load(struct summary *S, const struct sum_opts *o, struct sb_e
                     break;
                 }
         any_ref |= W->ref >= 0;
-        W->best_span = W->best_mem = INFINITY;
+        W->best_span = W->best_mem = W->fit_span = W->rank_span = W->rank_mem = INFINITY;
         for (uint32_t i = 0; i < W->n; i++) {
             struct entry *x = &W->e[i];
             x->r_span = x->r_mem = NAN;
             if (!x->ok)
                 continue;
-            if (x->span < W->best_span)
-                W->best_span = x->span;
-            if (x->mem_known && x->mem < W->best_mem)
-                W->best_mem = x->mem;
+            W->best_span = fmin(W->best_span, x->span);
+            if (x->mem_known)
+                W->best_mem = fmin(W->best_mem, x->mem);
+            W->fit_known |= x->fits >= 0;
+            if (x->fits == 1)
+                W->fit_span = fmin(W->fit_span, x->span);
+            if (ranked(S, x)) {
+                W->rank_span = fmin(W->rank_span, x->span);
+                if (x->mem_known)
+                    W->rank_mem = fmin(W->rank_mem, x->mem);
+            }
             if (W->ref < 0)
                 continue;
             const struct entry *f = &W->e[W->ref];
@@ -192,20 +235,39 @@ static void summary_free(struct summary *S)
     sb_table_free(&S->t);
 }
 
-/* The schedulers that reach the best value of a workload, comma separated. */
-static void best_list(const struct summary *S, const struct wl *W, int by_mem, char *buf,
-                      size_t n)
+/* The bests of a workload: makespan and peak over every ok row, and the
+ * makespan over the rows that fit. */
+enum best { BEST_SPAN, BEST_MEM, BEST_FIT };
+
+static int is_best(const struct wl *W, const struct entry *x, enum best b)
+{
+    if (!x->ok)
+        return 0;
+    if (b == BEST_MEM)
+        return x->mem_known && x->mem == W->best_mem;
+    if (b == BEST_FIT)
+        return x->fits == 1 && x->span == W->fit_span;
+    return x->span == W->best_span;
+}
+
+/* The schedulers that reach the best value of a workload, comma separated;
+ * returns how many. */
+static uint32_t best_list(const struct summary *S, const struct wl *W, enum best b, char *buf,
+                          size_t n)
 {
     size_t len = 0;
+    uint32_t k = 0;
     buf[0] = 0;
     for (uint32_t i = 0; i < W->n; i++) {
         const struct entry *x = &W->e[i];
-        int hit = x->ok && (by_mem ? x->mem_known && x->mem == W->best_mem
-                                   : x->span == W->best_span);
-        if (hit && len + 4 < n)
+        if (!is_best(W, x, b))
+            continue;
+        k++;
+        if (len + 4 < n)
             len += (size_t)snprintf(buf + len, n - len, "%s%s", len ? ", " : "",
                                     G(S, x->row, S->c.s));
     }
+    return k;
 }
 
 /* ---- across workloads: per policy ------------------------------------------- */
@@ -215,6 +277,7 @@ struct policy {
     uint32_t n_span, n_mem;     /* workloads with a ratio */
     double log_span, log_mem;   /* sums of log ratios */
     uint32_t best_span, best_mem;
+    uint32_t n_unfit;           /* ok rows that do not fit, counted or not */
 };
 
 static uint32_t policies(const struct summary *S, struct policy *P)
@@ -230,14 +293,15 @@ static uint32_t policies(const struct summary *S, struct policy *P)
                 p++;
             if (p == n)
                 memset(&P[n++], 0, sizeof *P), P[p].name = s;
-            if (!x->ok)
+            P[p].n_unfit += x->ok && x->fits == 0;
+            if (!ranked(S, x))
                 continue;
             if (x->r_span > 0)
                 P[p].n_span++, P[p].log_span += log(x->r_span);
             if (x->r_mem > 0)
                 P[p].n_mem++, P[p].log_mem += log(x->r_mem);
-            P[p].best_span += x->span == W->best_span;
-            P[p].best_mem += x->mem_known && x->mem == W->best_mem;
+            P[p].best_span += x->span == W->rank_span;
+            P[p].best_mem += x->mem_known && x->mem == W->rank_mem;
         }
     }
     return n;
@@ -279,9 +343,84 @@ static void ratio_str(char *buf, size_t n, double r)
         snprintf(buf, n, "%.3f", r);
 }
 
+/* A row's fits cell: yes, NO (n devices over), or - when unknown; then
+ * whether its peak passed the limit its own policy was given. */
+static void fits_str(const struct entry *x, struct scale ms, char *buf, size_t n)
+{
+    int k = snprintf(buf, n, "%s", x->fits < 0 ? "-" : x->fits ? "yes" : "NO");
+    if (x->fits == 0)
+        k += snprintf(buf + k, n - (size_t)k, " (%ld device%s over)", x->n_over,
+                      x->n_over == 1 ? "" : "s");
+    if (x->over_limit == 1)
+        snprintf(buf + k, n - (size_t)k, ", above its own limit (%.4g %s)", x->limit / ms.div,
+                 ms.name);
+}
+
+/* What follows the best makespan's "(time": its peak when it is one row whose
+ * fit is known, then ")" and whether it fits; nothing more when no capacity is
+ * known.  Of tied rows, each one that does not fit is named.  Returns whether
+ * they all fit, when the fastest that fit are the same rows. */
+static int best_fit_note(const struct summary *S, const struct wl *W, struct scale ms,
+                          char *buf, size_t n)
+{
+    uint32_t n_tied = 0, n_fit = 0, n_unfit = 0;
+    const struct entry *one = NULL;
+    for (uint32_t i = 0; i < W->n; i++) {
+        const struct entry *x = &W->e[i];
+        if (!is_best(W, x, BEST_SPAN))
+            continue;
+        n_tied++, n_fit += x->fits == 1, n_unfit += x->fits == 0;
+        one = x;
+    }
+    size_t k = 0;
+    buf[0] = 0;
+    if (n_tied == 1 && one->fits >= 0 && one->mem_known)
+        k += (size_t)snprintf(buf, n, ", %.4g %s", one->mem / ms.div, ms.name);
+    k += (size_t)snprintf(buf + k, n - k, ")%s", n_fit == n_tied ? ": fits" : "");
+    int first = 1;
+    for (uint32_t i = 0; i < W->n && n_unfit && k + 300 < n; i++) {
+        const struct entry *x = &W->e[i];
+        if (!is_best(W, x, BEST_SPAN) || x->fits != 0)
+            continue;
+        char note[80];
+        sb_fit_note(note, sizeof note, x->n_over);
+        k += (size_t)snprintf(buf + k, n - k, "%s%.200s%s%s", first ? ": " : "; ",
+                              n_tied > 1 ? G(S, x->row, S->c.s) : "", n_tied > 1 ? " " : "",
+                              note);
+        first = 0;
+    }
+    return n_fit == n_tied;
+}
+
+/* The fastest rows that fit: their names, and " (time[, peak])" in figures;
+ * or "none" and why.  Both empty when no row's fit is known. */
+static void fit_line(const struct summary *S, const struct wl *W, struct scale ts,
+                     struct scale ms, char *names, size_t n_names, char *figures,
+                     size_t n_figures)
+{
+    names[0] = figures[0] = 0;
+    if (!W->fit_known)
+        return;
+    if (!isfinite(W->fit_span)) {
+        snprintf(names, n_names, "none");
+        snprintf(figures, n_figures, " (no schedule fits its devices' memory)");
+        return;
+    }
+    const struct entry *one = NULL;
+    if (best_list(S, W, BEST_FIT, names, n_names) == 1)
+        for (uint32_t i = 0; i < W->n; i++)
+            if (is_best(W, &W->e[i], BEST_FIT))
+                one = &W->e[i];
+    if (one && one->mem_known)
+        snprintf(figures, n_figures, " (%.4g %s, %.4g %s)", W->fit_span / ts.div, ts.name,
+                 one->mem / ms.div, ms.name);
+    else
+        snprintf(figures, n_figures, " (%.4g %s)", W->fit_span / ts.div, ts.name);
+}
+
 static void print_text(const struct summary *S, FILE *f)
 {
-    char a[64], b[64], c[64], d[64], g[64], h[64], best[1024], xvs[80];
+    char a[64], b[64], c[64], d[64], g[64], h[64], fit[128], best[1024], note[1024], xvs[80];
     int sw = 6;
     snprintf(xvs, sizeof xvs, "x %.60s", S->vs); /* "x original": the ratio's column */
     int rw = (int)strlen(xvs) > 9 ? (int)strlen(xvs) : 9;
@@ -297,8 +436,8 @@ static void print_text(const struct summary *S, FILE *f)
         fprintf(f, "%s%s\n", k ? "\n" : "", W->name);
         if (W->ref < 0)
             fprintf(f, "  (no ok '%s' row: no ratios)\n", S->vs);
-        fprintf(f, "  %-*s %12s %*s %11s %12s %*s %12s\n", sw, "policy", "makespan", rw, xvs,
-                "above bound", "peak", rw, xvs, "exposed");
+        fprintf(f, "  %-*s %12s %*s %11s %12s %*s %12s  %s\n", sw, "policy", "makespan", rw,
+                xvs, "above bound", "peak", rw, xvs, "exposed", "fits");
         for (uint32_t i = 0; i < W->n; i++) {
             const struct entry *x = &W->e[i];
             const char *s = G(S, x->row, S->c.s);
@@ -318,26 +457,39 @@ static void print_text(const struct summary *S, FILE *f)
                 snprintf(d, sizeof d, "unknown");
             ratio_str(g, sizeof g, x->r_mem);
             snprintf(h, sizeof h, "%.4g %s", x->exp / ts.div, ts.name);
-            fprintf(f, "  %-*s %12s %*s %11s %12s %*s %12s\n", sw, s, a, rw, b, c, d, rw, g, h);
+            fits_str(x, ms, fit, sizeof fit);
+            fprintf(f, "  %-*s %12s %*s %11s %12s %*s %12s  %s\n", sw, s, a, rw, b, c, d, rw, g,
+                    h, fit);
         }
         if (isfinite(W->best_span)) {
-            best_list(S, W, 0, best, sizeof best);
-            fprintf(f, "  best makespan: %s (%.4g %s)\n", best, W->best_span / ts.div, ts.name);
+            best_list(S, W, BEST_SPAN, best, sizeof best);
+            int all_fit = best_fit_note(S, W, ms, note, sizeof note);
+            fprintf(f, "  best makespan:     %s (%.4g %s%s\n", best, W->best_span / ts.div,
+                    ts.name, note);
+            fit_line(S, W, ts, ms, best, sizeof best, note, sizeof note);
+            if (*best && !all_fit) /* else the line above has said it */
+                fprintf(f, "  fastest that fits: %s%s\n", best, note);
         }
         if (isfinite(W->best_mem)) {
-            best_list(S, W, 1, best, sizeof best);
-            fprintf(f, "  best peak:     %s (%.4g %s)\n", best, W->best_mem / ms.div, ms.name);
+            best_list(S, W, BEST_MEM, best, sizeof best);
+            fprintf(f, "  best peak:         %s (%.4g %s)\n", best, W->best_mem / ms.div,
+                    ms.name);
         } else if (isfinite(W->best_span))
-            fprintf(f, "  best peak:     unknown (peak memory not measured: no tensor sizes)\n");
+            fprintf(f, "  best peak:         unknown (peak memory not measured: no tensor "
+                       "sizes)\n");
     }
     if (S->n_wl < 2)
         return;
     struct policy *P = sb_xcalloc(S->t.n_rows + 1, sizeof *P);
     uint32_t np = policies(S, P);
     fprintf(f, "\nacross %u workloads: geometric mean of the ratios to %s (over how many\n"
-               "workloads), and how many times each policy was best\n", S->n_wl, S->vs);
-    fprintf(f, "  %-*s %16s %5s %16s %5s\n", sw, "policy", "makespan ratio", "best",
-            "peak ratio", "best");
+               "workloads), and how many times each policy was best%s\n", S->n_wl, S->vs,
+            S->c.over < 0 ? "" /* a file from before placement: nothing to say */
+            : S->all_rows ? ";\nevery row counts, those that do not fit their devices' memory too"
+                          : ";\nonly rows that fit their devices' memory count "
+                            "(--include-over-capacity counts all)");
+    fprintf(f, "  %-*s %16s %5s %16s %5s %13s\n", sw, "policy", "makespan ratio", "best",
+            "peak ratio", "best", "over capacity");
     for (uint32_t p = 0; p < np; p++) {
         if (P[p].n_span)
             snprintf(a, sizeof a, "%.3f (%u)", exp(P[p].log_span / P[p].n_span), P[p].n_span);
@@ -347,8 +499,8 @@ static void print_text(const struct summary *S, FILE *f)
             snprintf(b, sizeof b, "%.3f (%u)", exp(P[p].log_mem / P[p].n_mem), P[p].n_mem);
         else
             snprintf(b, sizeof b, "-");
-        fprintf(f, "  %-*s %16s %5u %16s %5u\n", sw, P[p].name, a, P[p].best_span, b,
-                P[p].best_mem);
+        fprintf(f, "  %-*s %16s %5u %16s %5u %13u\n", sw, P[p].name, a, P[p].best_span, b,
+                P[p].best_mem, P[p].n_unfit);
     }
     free(P);
 }
@@ -360,14 +512,18 @@ static json_t *jnum(double v)
     return isfinite(v) ? json_real(v) : json_null();
 }
 
-static json_t *best_array(const struct summary *S, const struct wl *W, int by_mem)
+/* true, false, or null when unknown */
+static json_t *jbool(int v)
+{
+    return v < 0 ? json_null() : json_boolean(v);
+}
+
+static json_t *best_array(const struct summary *S, const struct wl *W, enum best b)
 {
     json_t *a = json_array();
-    for (uint32_t i = 0; i < W->n; i++) {
-        const struct entry *x = &W->e[i];
-        if (x->ok && (by_mem ? x->mem_known && x->mem == W->best_mem : x->span == W->best_span))
-            json_array_append_new(a, json_string(G(S, x->row, S->c.s)));
-    }
+    for (uint32_t i = 0; i < W->n; i++)
+        if (is_best(W, &W->e[i], b))
+            json_array_append_new(a, json_string(G(S, W->e[i].row, S->c.s)));
     return a;
 }
 
@@ -376,12 +532,16 @@ static void print_json(const struct summary *S, const struct sum_opts *o, FILE *
     json_t *root = json_object(), *wls = json_array();
     json_object_set_new(root, "results", json_string(o->results));
     json_object_set_new(root, "vs", json_string(S->vs));
+    json_object_set_new(root, "include_over_capacity", json_boolean(S->all_rows));
     for (uint32_t k = 0; k < S->n_wl; k++) {
         const struct wl *W = &S->wl[k];
         json_t *w = json_object(), *rows = json_array();
         json_object_set_new(w, "workload", json_string(W->name));
-        json_object_set_new(w, "best_makespan", best_array(S, W, 0));
-        json_object_set_new(w, "best_peak", best_array(S, W, 1));
+        json_object_set_new(w, "best_makespan", best_array(S, W, BEST_SPAN));
+        /* [] when none fits, null when no row's fit is known */
+        json_object_set_new(w, "fastest_that_fits",
+                            W->fit_known ? best_array(S, W, BEST_FIT) : json_null());
+        json_object_set_new(w, "best_peak", best_array(S, W, BEST_MEM));
         for (uint32_t i = 0; i < W->n; i++) {
             const struct entry *x = &W->e[i];
             json_t *r = json_object();
@@ -393,6 +553,11 @@ static void print_json(const struct summary *S, const struct sum_opts *o, FILE *
             json_object_set_new(r, "lb_gap_pct", jnum(x->ok ? x->gap : NAN));
             json_object_set_new(r, "makespan_ratio", jnum(x->r_span));
             json_object_set_new(r, "peak_ratio", jnum(x->r_mem));
+            json_object_set_new(r, "fits", jbool(x->fits));
+            json_object_set_new(r, "devices_over_capacity",
+                                x->n_over < 0 ? json_null() : json_integer(x->n_over));
+            json_object_set_new(r, "mem_limit_bytes", jnum(x->limit));
+            json_object_set_new(r, "over_limit", jbool(x->over_limit));
             json_array_append_new(rows, r);
         }
         json_object_set_new(w, "rows", rows);
@@ -413,6 +578,7 @@ static void print_json(const struct summary *S, const struct sum_opts *o, FILE *
         json_object_set_new(x, "workloads_with_peak_ratio", json_integer(P[p].n_mem));
         json_object_set_new(x, "best_makespan", json_integer(P[p].best_span));
         json_object_set_new(x, "best_peak", json_integer(P[p].best_mem));
+        json_object_set_new(x, "workloads_over_capacity", json_integer(P[p].n_unfit));
         json_array_append_new(pol, x);
     }
     free(P);
@@ -435,7 +601,8 @@ static void print_csv(const struct summary *S, FILE *f)
     static const char *const head[] = {"workload", "scheduler", "status", "makespan_us",
                                        "peak_mem_bytes", "exposed_comm_us", "lb_gap_pct",
                                        "makespan_ratio", "peak_ratio", "best_makespan",
-                                       "best_peak", NULL};
+                                       "best_peak", "fits", "over_limit",
+                                       "fastest_that_fits", NULL};
     for (int i = 0; head[i]; i++)
         sb_csv_field(f, head[i], i == 0);
     sb_csv_end(f);
@@ -452,8 +619,12 @@ static void print_csv(const struct summary *S, FILE *f)
             csv_num(f, x->ok ? x->gap : NAN, "%.3f");
             csv_num(f, x->r_span, "%.6f");
             csv_num(f, x->r_mem, "%.6f");
-            sb_csv_fieldf(f, 0, "%d", x->ok && x->span == W->best_span);
-            sb_csv_fieldf(f, 0, "%d", x->mem_known && x->mem == W->best_mem);
+            sb_csv_fieldf(f, 0, "%d", is_best(W, x, BEST_SPAN));
+            sb_csv_fieldf(f, 0, "%d", is_best(W, x, BEST_MEM));
+            /* 1, 0, or empty when unknown */
+            sb_csv_field(f, x->fits < 0 ? "" : x->fits ? "1" : "0", 0);
+            sb_csv_field(f, x->over_limit < 0 ? "" : x->over_limit ? "1" : "0", 0);
+            sb_csv_fieldf(f, 0, "%d", is_best(W, x, BEST_FIT));
             sb_csv_end(f);
         }
     }
@@ -525,7 +696,7 @@ static void html_text(FILE *f, const char *s)
 
 static void print_html(const struct summary *S, FILE *f)
 {
-    char a[64], b[64], c[64], d[64], g[64], h[64], best[1024];
+    char a[64], b[64], c[64], d[64], g[64], h[64], fit[128], best[1024], note[1024];
     /* across workloads first: the answer at a glance, then the detail */
     if (S->n_wl >= 2) {
         struct policy *P = sb_xcalloc(S->t.n_rows + 1, sizeof *P);
@@ -533,9 +704,14 @@ static void print_html(const struct summary *S, FILE *f)
         fprintf(f, "<h3>across %u workloads</h3>\n<p>Geometric mean of the ratios to ",
                 S->n_wl);
         html_text(f, S->vs);
-        fprintf(f, " (over how many workloads), and how many times each policy was best.</p>\n"
+        fprintf(f, " (over how many workloads), and how many times each policy was best%s.</p>\n"
                    "<table class=\"sum\"><tr><th>policy</th><th>makespan ratio</th><th>best</th>"
-                   "<th>peak ratio</th><th>best</th></tr>\n");
+                   "<th>peak ratio</th><th>best</th><th>over capacity</th></tr>\n",
+                S->c.over < 0 ? ""
+                : S->all_rows ? "; every row counts, those that do not fit their devices' "
+                                "memory too"
+                              : "; only rows that fit their devices' memory count "
+                                "(<code>--include-over-capacity</code> counts all)");
         for (uint32_t p = 0; p < np; p++) {
             if (P[p].n_span)
                 snprintf(a, sizeof a, "%.3f (%u)", exp(P[p].log_span / P[p].n_span),
@@ -549,8 +725,8 @@ static void print_html(const struct summary *S, FILE *f)
                 snprintf(b, sizeof b, "-");
             fprintf(f, "<tr><td>");
             html_text(f, P[p].name);
-            fprintf(f, "</td><td>%s</td><td>%u</td><td>%s</td><td>%u</td></tr>\n", a,
-                    P[p].best_span, b, P[p].best_mem);
+            fprintf(f, "</td><td>%s</td><td>%u</td><td>%s</td><td>%u</td><td>%u</td></tr>\n",
+                    a, P[p].best_span, b, P[p].best_mem, P[p].n_unfit);
         }
         fprintf(f, "</table>\n");
         free(P);
@@ -565,13 +741,13 @@ static void print_html(const struct summary *S, FILE *f)
         html_text(f, S->vs);
         fprintf(f, "</th><th>above bound</th><th>peak</th><th>&times; ");
         html_text(f, S->vs);
-        fprintf(f, "</th><th>exposed</th></tr>\n");
+        fprintf(f, "</th><th>exposed</th><th>fits</th></tr>\n");
         for (uint32_t i = 0; i < W->n; i++) {
             const struct entry *x = &W->e[i];
             fprintf(f, "<tr><td>");
             html_text(f, G(S, x->row, S->c.s));
             if (!x->ok) {
-                fprintf(f, "</td><td colspan=\"6\" class=\"bad\">");
+                fprintf(f, "</td><td colspan=\"7\" class=\"bad\">");
                 html_text(f, G(S, x->row, S->c.status));
                 fprintf(f, "</td></tr>\n");
                 continue;
@@ -588,20 +764,32 @@ static void print_html(const struct summary *S, FILE *f)
                 snprintf(d, sizeof d, "unknown");
             ratio_str(g, sizeof g, x->r_mem);
             snprintf(h, sizeof h, "%.4g %s", x->exp / ts.div, ts.name);
-            int bs = x->span == W->best_span, bm = x->mem_known && x->mem == W->best_mem;
+            fits_str(x, ms, fit, sizeof fit);
+            int bs = is_best(W, x, BEST_SPAN), bm = is_best(W, x, BEST_MEM);
+            /* not fitting, or above its own limit: the cell is marked bad */
+            int warn = x->fits == 0 || x->over_limit == 1;
             fprintf(f, "</td><td%s>%s</td><td>%s</td><td>%s</td><td%s>%s</td><td>%s</td>"
-                       "<td>%s</td></tr>\n", bs ? " class=\"best\"" : "", a, b, c,
-                    bm ? " class=\"best\"" : "", d, g, h);
+                       "<td>%s</td><td%s>%s</td></tr>\n", bs ? " class=\"best\"" : "", a, b, c,
+                    bm ? " class=\"best\"" : "", d, g, h, warn ? " class=\"bad\"" : "", fit);
         }
         fprintf(f, "</table>\n<p class=\"best\">");
         if (isfinite(W->best_span)) {
-            best_list(S, W, 0, best, sizeof best);
+            best_list(S, W, BEST_SPAN, best, sizeof best);
             fprintf(f, "best makespan: <b>");
             html_text(f, best);
-            fprintf(f, "</b> (%.4g %s)", W->best_span / ts.div, ts.name);
+            int all_fit = best_fit_note(S, W, ms, note, sizeof note);
+            fprintf(f, "</b> (%.4g %s", W->best_span / ts.div, ts.name);
+            html_text(f, note);
+            fit_line(S, W, ts, ms, best, sizeof best, note, sizeof note);
+            if (*best && !all_fit) {
+                fprintf(f, "; fastest that fits: <b>");
+                html_text(f, best);
+                fprintf(f, "</b>");
+                html_text(f, note);
+            }
         }
         if (isfinite(W->best_mem)) {
-            best_list(S, W, 1, best, sizeof best);
+            best_list(S, W, BEST_MEM, best, sizeof best);
             fprintf(f, "; best peak: <b>");
             html_text(f, best);
             fprintf(f, "</b> (%.4g %s)", W->best_mem / ms.div, ms.name);
@@ -611,10 +799,11 @@ static void print_html(const struct summary *S, FILE *f)
     }
 }
 
-int sb_summary_html(const char *results, const char *vs, const char *workload, FILE *f,
-                    struct sb_err *e)
+int sb_summary_html(const char *results, const char *vs, const char *workload, int all_rows,
+                    FILE *f, struct sb_err *e)
 {
-    struct sum_opts o = {.results = results, .vs = vs, .workload = workload, .format = "text"};
+    struct sum_opts o = {.results = results, .vs = vs, .workload = workload, .format = "text",
+                         .all_rows = all_rows};
     struct summary S;
     if (summary_load(&S, &o, e))
         return -1;
@@ -640,18 +829,32 @@ static int summary_help(void)
 {
     printf("usage: schedbench summary RESULTS.csv [--vs POLICY] [--workload W]\n"
            "                          [--format text|json|csv] [--devices]\n"
+           "                          [--include-over-capacity]\n"
            "\n"
            "Per workload, each policy's makespan and peak memory with their ratio to\n"
            "POLICY (default original; a name matches its parameterised runs too), how\n"
-           "far the makespan is above its lower bound, exposed communication, and the\n"
-           "best policy by makespan and by peak (ties all named).  Across workloads, per\n"
-           "policy: the geometric mean of each ratio (over the workloads that have one)\n"
-           "and how many times it was best.  A peak that was not measured (a trace\n"
-           "without tensor sizes) reads 'unknown', never 0.\n"
+           "far the makespan is above its lower bound, exposed communication, and\n"
+           "whether it fits: 'yes', 'NO (n devices over)' when its peak exceeds the\n"
+           "memory of n devices (column over_capacity), '-' when the results file does\n"
+           "not say; 'above its own limit' when the peak passed the limit the policy\n"
+           "itself was given (column mem_limit_bytes).  Then the best policy by makespan,\n"
+           "marked 'does NOT fit' when it does not, the fastest that fits (or none),\n"
+           "and the best by peak (ties all named).  Across workloads, per policy: the\n"
+           "geometric mean of each ratio (over the workloads that have one), how many\n"
+           "times it was best and how many of its rows do not fit; rows that do not fit\n"
+           "are left out of the means and the counts of best (a schedule that cannot\n"
+           "run is no answer), rows whose fit is unknown are kept.  A peak that was not\n"
+           "measured (a trace without tensor sizes) reads 'unknown', never 0.\n"
            "\n"
            "  --vs POLICY      ratios against POLICY instead of original\n"
            "  --workload W     only W\n"
-           "  --format F       text (default), json, or csv (one row per results row)\n"
+           "  --format F       text (default), json, or csv (one row per results row);\n"
+           "                   each row has fits and over_limit (true/false, null when\n"
+           "                   unknown; 1/0/empty in csv), each workload\n"
+           "                   fastest_that_fits (json: [] none fits, null unknown)\n"
+           "  --include-over-capacity\n"
+           "                   count every ok row in the ranking across workloads, as\n"
+           "                   before capacity was read, those that do not fit too\n"
            "  --devices        each row's per-device peaks (dev_peak_bytes), one row per\n"
            "                   device: workload,scheduler,device,peak_mem_bytes (csv, the\n"
            "                   default here, or json)\n");
@@ -663,7 +866,7 @@ int sb_cmd_summary(int argc, char **argv)
     struct sum_opts o = {.format = NULL};
     struct sb_err e;
     static const char *const flags[] = {"--vs", "--workload", "--format", "--devices",
-                                        "--help"};
+                                        "--include-over-capacity", "--help"};
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         if (!strcmp(a, "--help") || !strcmp(a, "-h"))
@@ -680,10 +883,12 @@ int sb_cmd_summary(int argc, char **argv)
             }
         } else if (!strcmp(a, "--devices"))
             o.devices = 1;
+        else if (!strcmp(a, "--include-over-capacity"))
+            o.all_rows = 1;
         else if (a[0] != '-' && !o.results)
             o.results = a;
         else {
-            const char *near = a[0] == '-' ? sb_did_you_mean(a, flags, 5) : NULL;
+            const char *near = a[0] == '-' ? sb_did_you_mean(a, flags, 6) : NULL;
             fprintf(stderr, "schedbench summary: unexpected argument '%s'%s%s%s\n", a,
                     near ? " (did you mean '" : "", near ? near : "", near ? "'?)" : "");
             return 2;
@@ -691,7 +896,7 @@ int sb_cmd_summary(int argc, char **argv)
     }
     if (!o.results) {
         fprintf(stderr, "usage: schedbench summary RESULTS.csv [--vs POLICY] [--format "
-                        "text|json|csv] [--devices]\n");
+                        "text|json|csv] [--devices] [--include-over-capacity]\n");
         return 2;
     }
     if (!o.format)

@@ -202,3 +202,48 @@ int sb_table_decimal(const struct sb_table *t, uint32_t r, uint32_t c, double ma
     *out = v;
     return 0;
 }
+
+/* ---- does a row fit? ---------------------------------------------------------- */
+
+long sb_results_over(const struct sb_table *t, uint32_t r, int c)
+{
+    if (c < 0)
+        return -1;
+    const char *s = sb_table_get(t, r, (uint32_t)c);
+    char *end;
+    errno = 0;
+    unsigned long v = strtoul(s, &end, 10);
+    /* strtoul takes a sign and blanks; a count has neither */
+    if (*s < '0' || *s > '9' || *end || errno || v > 4294967295ul)
+        return -1;
+    return (long)v;
+}
+
+/* A capacity past 2^62 bytes is no capacity: the simulator writes an
+ * unlimited device (SB_MEM_UNLIMITED, 2^64 - 1) as a number that large. */
+double sb_results_min_cap(const struct sb_table *t, uint32_t r, int c, int *differ)
+{
+    double lo = 0;
+    *differ = 0;
+    if (c < 0)
+        return 0;
+    for (const char *p = sb_table_get(t, r, (uint32_t)c); *p;) {
+        size_t len = strcspn(p, ";");
+        char *end;
+        double v = strtod(p, &end);
+        int known = end == p + len && len && *p >= '0' && *p <= '9' && isfinite(v) &&
+                    v > 0 && v <= SB_RESULTS_MAX_BYTES;
+        if (known && lo > 0 && v != lo)
+            *differ = 1;
+        if (known && (lo == 0 || v < lo))
+            lo = v;
+        p += len + (p[len] == ';');
+    }
+    return lo;
+}
+
+void sb_fit_note(char *buf, size_t n, long n_over)
+{
+    snprintf(buf, n, "does NOT fit (%ld device%s over capacity)", n_over,
+             n_over == 1 ? "" : "s");
+}

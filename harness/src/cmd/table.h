@@ -1,5 +1,6 @@
 /* A CSV file read whole into rows of fields (libcsv does the parsing), for the
- * commands that read results files: compare, merge, plot. */
+ * commands that read results files: compare, merge, plot, summary, report;
+ * and what those commands read alike from a results row: whether it fits. */
 #ifndef SB_TABLE_H
 #define SB_TABLE_H
 
@@ -34,5 +35,27 @@ int sb_table_decimal(const struct sb_table *t, uint32_t r, uint32_t c, double ma
  * time passes 2^32 * 10^12 < 10^22 us. */
 #define SB_RESULTS_MAX_BYTES 4611686018427387904.0 /* 2^62 */
 #define SB_RESULTS_MAX_US 1e22
+
+/* ---- does a row fit its devices' memory? -----------------------------------
+ * Three results columns say, each read by header name and each absent from
+ * older files: over_capacity (devices whose peak exceeds their capacity),
+ * dev_cap_bytes (each device's capacity, "a;b;..." in device order, empty
+ * when unknown) and mem_limit_bytes (the limit the policy itself was given,
+ * empty when it had none). */
+
+/* over_capacity of row r (column c, -1 when the file has none): 0 means the
+ * schedule fits.  -1 when unknown: no column (a file from before placement),
+ * an empty field (a row that did not run) or not a whole number.  compare
+ * reads the same column strictly, refusing a malformed one. */
+long sb_results_over(const struct sb_table *t, uint32_t r, int c);
+
+/* The smallest known capacity among the devices of row r's dev_cap_bytes
+ * (column c, -1 when the file has none), in bytes; 0 when no device has one
+ * (no column, an empty field, every device unlimited).  *differ is set when
+ * two devices with a capacity have different ones. */
+double sb_results_min_cap(const struct sb_table *t, uint32_t r, int c, int *differ);
+
+/* "does NOT fit (1 device over capacity)", for n_over > 0. */
+void sb_fit_note(char *buf, size_t n, long n_over);
 
 #endif
