@@ -203,6 +203,52 @@ static int elem_bytes(const char *t, uint64_t *out, uint8_t *dt)
     return -1;
 }
 
+static uint64_t sat_add(uint64_t a, uint64_t b)
+{
+    return a > UINT64_MAX - b ? UINT64_MAX : a + b;
+}
+
+static uint64_t sat_mul(uint64_t a, uint64_t b)
+{
+    return b && a > UINT64_MAX / b ? UINT64_MAX : a * b;
+}
+
+/* The element size in bits a layout gives, E(n) in "{1,0:T(8,128)E(4)}", or
+ * 0 when it gives none.  Layout::Print writes the items after ':' as
+ * juxtaposed X(...) groups; only that level is read, so that the layout of a
+ * physical shape inside P(...) is not.  The group [s, e) is balanced (it was
+ * skipped), so strtoull stops at its ')'. */
+static uint64_t layout_elem_bits(const char *s, const char *e)
+{
+    int depth = 0, items = 0;
+    for (const char *p = s + 1; p < e; p++) {
+        if (*p == '(') {
+            depth++;
+        } else if (*p == ')') {
+            depth--;
+        } else if (!depth && *p == ':') {
+            items = 1;
+        } else if (!depth && items && *p == 'E' && p + 1 < e && p[1] == '(' &&
+                   (p[-1] == ':' || p[-1] == ')')) {
+            return strtoull(p + 2, NULL, 10);
+        }
+    }
+    return 0;
+}
+
+/* XLA's GetSizeOfShape of an array: ShapeUtil::ByteSizeOfElements (elements
+ * times the type's byte width, which is one byte for pred and sub-byte types,
+ * or ceil(elements * bits / 8) when the layout packs them to `bits`), plus
+ * an s32 per dimension when any dimension is dynamic (a "<=" bound). */
+static uint64_t array_size_bytes(uint64_t elems, uint64_t width, uint64_t bits,
+                                 uint64_t n_dims, int dynamic)
+{
+    uint64_t n = bits ? sat_add(sat_mul(elems / 8, bits),
+                                sat_add(sat_mul(elems % 8, bits), 7) / 8)
+                      : sat_mul(elems, width);
+    return dynamic ? sat_add(n, sat_mul(4, n_dims)) : n;
+}
+
 static int parse_shape(struct lex *L, struct shape *s);
 static int tuple_elements(struct lex *L, struct shape *s);
 
@@ -242,21 +288,33 @@ static int tuple_elements(struct lex *L, struct shape *s)
         s->n_top++;
         s->bytes += c.bytes;
         s->all_bytes += c.all_bytes;
+        s->sub_size_bytes = sat_add(s->sub_size_bytes, c.sub_size_bytes);
     } while (accept(L, ','));
     s->all_bytes += s->bytes; /* the tuple's own top-level buffer */
+    /* XLA: ByteSizeOfTupleIndexTable, a pointer per element */
+    s->size_bytes = sat_mul(HLO_POINTER_BYTES, s->n_top);
+    s->sub_size_bytes = sat_add(s->sub_size_bytes, s->size_bytes);
     return expect(L, ')', "closing a tuple shape");
 }
 
-static int parse_dims(struct lex *L, struct shape *s)
+/* The dimensions of an array: their product in s->elems, and how many there
+ * are (s->rank stops at HLO_MAX_RANK) and whether one is dynamic, for XLA's
+ * size of a dynamic shape. */
+static int parse_dims(struct lex *L, struct shape *s, uint64_t *n_dims, int *dynamic)
 {
     uint64_t *elems = &s->elems;
     *elems = 1;
+    *n_dims = 0;
+    *dynamic = 0;
     if (accept(L, ']'))
         return 0;
     do {
         ws(L);
-        if (L->p + 1 < L->end && L->p[0] == '<' && L->p[1] == '=')
+        if (L->p + 1 < L->end && L->p[0] == '<' && L->p[1] == '=') {
             L->p += 2; /* a dynamic dimension's bound */
+            *dynamic = 1;
+        }
+        (*n_dims)++;
         ws(L);
         char *end;
         errno = 0;
@@ -291,17 +349,28 @@ static int parse_shape(struct lex *L, struct shape *s)
         free(t);
         return -1;
     }
+    int opaque = !strcmp(t, "opaque");
     free(t);
-    if (expect(L, '[', "after an element type") || parse_dims(L, s))
+    uint64_t n_dims, bits = 0;
+    int dynamic;
+    if (expect(L, '[', "after an element type") || parse_dims(L, s, &n_dims, &dynamic))
         return -1;
     /* a layout follows the dimensions without a space; a '{' after a space
      * opens a computation body (ENTRY e () -> f32[4] {) */
-    if (L->p < L->end && *L->p == '{' && skip_group(L))
-        return -1;
+    if (L->p < L->end && *L->p == '{') {
+        const char *layout = L->p;
+        if (skip_group(L))
+            return -1;
+        bits = layout_elem_bits(layout, L->p);
+    }
     if (width && s->elems > UINT64_MAX / width)
         return lfail(L, line, "shape is too large");
     s->bytes = s->all_bytes = s->elems * width;
     s->leaf_elems = s->elems;
+    /* XLA's ByteSizeOf: a token is 0 bytes, an opaque value a pointer */
+    s->size_bytes = opaque ? HLO_POINTER_BYTES
+                           : array_size_bytes(s->elems, width, bits, n_dims, dynamic);
+    s->sub_size_bytes = s->size_bytes;
     return 0;
 }
 

@@ -18,6 +18,12 @@ enum hlo_dtype {
  * i.e. the bytes of every buffer (ShapeIndex) an instruction defining the
  * whole shape owns. */
 #define HLO_MAX_RANK 12
+/* The pointer_size the GPU compiler passes to ShapeUtil::ByteSizeOf: a tuple's
+ * index table holds one pointer per element, an opaque value is a pointer. */
+#define HLO_POINTER_BYTES 8
+/* io_bytes beyond this is refused: XLA holds it in an int64, and the memory
+ * limit it is subtracted from is far smaller */
+#define HLO_MAX_IO_BYTES ((uint64_t)1 << 62)
 struct shape {
     uint64_t bytes;     /* tuple_sum size */
     uint64_t all_bytes; /* sum over all sub-shapes of their tuple_sum size */
@@ -27,6 +33,16 @@ struct shape {
     uint32_t n_top;          /* top-level elements of a tuple */
     uint64_t top_all[2];     /* all_bytes of elements 0 and 1 */
     uint64_t top_bytes[2];   /* bytes of elements 0 and 1 */
+    /* XLA's GetSizeOfShape(shape, pointer_size) (gpu_hlo_schedule.cc), what
+     * GetSchedulerMemoryLimit counts for the module's inputs and outputs:
+     * ShapeUtil::ByteSizeOf, i.e. an array's elements times its type's byte
+     * width (packed to n bits when its layout says E(n)), plus an s32 per
+     * dimension when a dimension is dynamic; a tuple's own index table,
+     * HLO_POINTER_BYTES per element, not its leaves.  Both saturate at
+     * UINT64_MAX. */
+    uint64_t size_bytes;
+    uint64_t sub_size_bytes; /* size_bytes summed over the shape and every
+                                nested subshape (ShapeUtil::ForEachSubshape) */
     uint8_t dtype;           /* enum hlo_dtype of an array, else of leaf 0 */
     uint8_t rank;            /* of an array (of leaf 0 for a tuple); dims beyond
                                 HLO_MAX_RANK are folded into the last */
