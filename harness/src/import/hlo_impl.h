@@ -91,6 +91,24 @@ struct comp {
     int entry;
     uint32_t n, cap;
     struct instr *in;
+    /* where the root's shape is in the text (byte offset, line), read again
+     * to find the subshapes input_output_alias names; the root is the first
+     * ROOT, else the last instruction (root_marked: a ROOT was seen) */
+    size_t root_sh_at;
+    uint32_t root_sh_line;
+    int root_marked;
+};
+
+/* One entry of the header's input_output_alias (XLA's
+ * HloInputOutputAliasConfig): output index {out} of the ENTRY's result is
+ * parameter `param`'s subshape {param_index}.  Indices are ShapeIndex paths,
+ * kept in the module's alias_idx pool. */
+struct hlo_alias {
+    uint32_t line;               /* of the header */
+    uint32_t param;              /* parameter number */
+    uint32_t out_at, n_out;      /* output index: alias_idx[out_at ..] */
+    uint32_t param_at, n_param;  /* parameter index: alias_idx[param_at ..] */
+    int must_alias;              /* must-alias; may-alias (the default) 0 */
 };
 
 struct sb_hlo_module {
@@ -105,6 +123,13 @@ struct sb_hlo_module {
     uint32_t n_donated;
     uint8_t *donated;    /* [n_donated] entry parameter N is aliased to an
                             output (input_output_alias) */
+    uint32_t n_alias, n_alias_idx;
+    struct hlo_alias *alias;  /* [n_alias] input_output_alias, in text order */
+    uint32_t *alias_idx;      /* [n_alias_idx] their indices' elements */
+    /* XLA's total_io_size (GetSchedulerMemoryLimit): sub_size_bytes of every
+     * ENTRY parameter and of the result, less size_bytes of each aliased
+     * result subshape; at most HLO_MAX_IO_BYTES */
+    uint64_t io_bytes;
     /* the ENTRY with its while loops and calls expanded (hlo_flat.c), or
      * NULL before sb_hlo_expand */
     struct comp *flat;
