@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """An independent count of what `schedbench validate` reports for an HLO module
 (issue 21): collectives by type and dot FLOPs after the while loops run their
-trip counts, read from the text with regular expressions and none of the
-harness's code.
+trip counts, and io_bytes, read from the text with regular expressions and
+none of the harness's code.
 
 Rules, kept deliberately simple and separate from harness/src/import:
 - a computation is `[ENTRY] [%]name ... {` up to a line that is `}`;
@@ -14,6 +14,11 @@ Rules, kept deliberately simple and separate from harness/src/import:
 - a while runs its body N times, N the constant its condition compares with
   (every loop in the corpus counts 0, 1, ... N-1); a call runs its to_apply
   once; fusions do not occur in the corpus.
+- io_bytes (XLA's total_io_size in GetSchedulerMemoryLimit): every subshape
+  of every ENTRY `parameter` line's shape and of the ROOT line's shape, a
+  tuple as 8 bytes per element plus its elements, an array as elements times
+  its type's bytes; less the own size of each result subshape the header's
+  `input_output_alias` names by its `{output index}:`.
 
 usage: hlo_count.py SCHEDBENCH DIR|MODULE.hlo...   (exit 0 when all agree; a
 directory stands for its *.hlo, and one that does not exist is skipped)
@@ -44,6 +49,63 @@ def prod(xs):
     for x in xs:
         p *= x
     return p
+
+
+BYTES = {"pred": 1, "s8": 1, "u8": 1, "s16": 2, "u16": 2, "f16": 2, "bf16": 2,
+         "s32": 4, "u32": 4, "f32": 4, "s64": 8, "u64": 8, "f64": 8, "c64": 8,
+         "c128": 16, "token": 0}
+ARRAY = re.compile(r"([a-z][a-z0-9]*)\[([^\]]*)\](\{[^}]*\})?")
+
+
+def read_shape(text, i=0):
+    """(node, end): node is ("tuple", [nodes]) or ("array", bytes)."""
+    while True:  # spaces and /*index=5*/ comments
+        while i < len(text) and text[i] == " ":
+            i += 1
+        if not text.startswith("/*", i):
+            break
+        i = text.index("*/", i) + 2
+    if text[i] == "(":
+        kids, i = [], i + 1
+        while text[i] != ")":
+            kid, i = read_shape(text, i)
+            kids.append(kid)
+            i = i + 1 if text[i] == "," else i
+        return ("tuple", kids), i + 1
+    m = ARRAY.match(text, i)
+    elems = prod(int(d) for d in m.group(2).split(",") if d)
+    size = elems * (1 if m.group(1)[:2] in ("f8", "f4", "s4", "u4") else BYTES[m.group(1)])
+    return ("array", size), m.end()
+
+
+def own(node):
+    return 8 * len(node[1]) if node[0] == "tuple" else node[1]
+
+
+def every(node):
+    return own(node) + (sum(every(k) for k in node[1]) if node[0] == "tuple" else 0)
+
+
+def io_bytes(path, comps, entry):
+    header = open(path).readline()
+    lines = [DEF.match(s) for s in comps[entry]]
+    lines = [m for m in lines if m]
+    total = 0
+    for m in lines:
+        o = OPC.search(m.group(2))
+        if o and o.group(1) == "parameter":
+            total += every(read_shape(m.group(2)[:o.start() + 1])[0])
+    root = [s for s in comps[entry] if s.strip().startswith("ROOT")]
+    rest = DEF.match(root[0]).group(2)
+    result = read_shape(rest[:OPC.search(rest).start() + 1])[0]
+    total += every(result)
+    alias = re.search(r"input_output_alias=\{(.*?)\}\s*(?:,\s*[a-z_]+=|$)", header)
+    for out in re.findall(r"\{([0-9, ]*)\}:\s*\(", alias.group(1) if alias else ""):
+        node = result
+        for k in (int(x) for x in out.split(",") if x.strip()):
+            node = node[1][k]
+        total -= own(node)
+    return total
 
 
 def parse(path):
@@ -125,9 +187,14 @@ def main():
                for m in re.finditer(r"collective (\w+)\s+(\d+)", out)}
         dm = re.search(r"^\s+dot\s+\d+ nodes\s+flops (\S+)", out, re.M)
         got_flops = float(dm.group(1)) if dm else 0.0
-        ok = got == colls and abs(got_flops - flops) <= 1e-6 * max(flops, 1)
-        print("%s %s: collectives %s (schedbench %s), dot flops %.6e (schedbench %.6e)" %
-              ("ok  " if ok else "FAIL", f.split("/")[-1], colls, got, flops, got_flops))
+        io = io_bytes(f, comps, entry)
+        im = re.search(r"^\s+io_bytes (\d+)", out, re.M)
+        got_io = int(im.group(1)) if im else None
+        ok = got == colls and abs(got_flops - flops) <= 1e-6 * max(flops, 1) and got_io == io
+        print("%s %s: collectives %s (schedbench %s), dot flops %.6e (schedbench %.6e), "
+              "io_bytes %d (schedbench %s)" %
+              ("ok  " if ok else "FAIL", f.split("/")[-1], colls, got, flops, got_flops, io,
+               got_io))
         bad += not ok
     print("hlo_count: %d passed, %d failed" % (len(files) - bad, bad))
     return 1 if bad else 0

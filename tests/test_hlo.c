@@ -190,6 +190,9 @@ static void test_errors(void)
         {"hlo_bad_nodone.hlo", "hlo_bad_nodone.hlo:5: all-gather-start 's' has no done"},
         {"hlo_bad_broadcast.hlo", "hlo_bad_broadcast.hlo:5: collective-broadcast 'b'"},
         {"hlo_bad_header.hlo", "hlo_bad_header.hlo:1: expected 'HloModule NAME'"},
+        /* the header goes on to line 3, where the second alias lacks its ':' */
+        {"hlo_bad_alias.hlo", "hlo_bad_alias.hlo:3: expected ':' after an output index in "
+                              "input_output_alias, found '(1, {}) }'"},
         {"no_such_file.hlo", "no_such_file.hlo: cannot open"},
         /* the body never moves the counter: refused with the while's line */
         {"hlo_bad_trip.hlo", "hlo_bad_trip.hlo:18: while 'w': cannot find its trip count "
@@ -597,6 +600,155 @@ static void test_cost_conformance(void)
     CHECK_EQ_U(passed + failed + skipped, 51); /* the 51 TESTs of the file */
 }
 
+/* input_output_alias and io_bytes, XLA's total_io_size (GetSchedulerMemoryLimit):
+ * every subshape of every ENTRY parameter and of the result, where a tuple's
+ * own size is its index table of 8 bytes per element, less the own size of
+ * each result subshape an alias names.
+ *   hlo_io.hlo: parameters f32[4,8] = 32 * 4 = 128 and bf16[16] = 16 * 2 = 32;
+ *     result (f32[4,8], s32[]): table 2 * 8 = 16, then 128 and 4, = 148;
+ *     128 + 32 + 148 = 308
+ *   hlo_io_alias.hlo: the same with {0}: (0, {}): less f32[4,8]'s 128, = 180;
+ *     parameter 0 is donated, no longer a weight; parameter 1 still is
+ *   hlo_io_nested.hlo: p = (f32[2], (s32[], bf16[4])): outer table 2 * 8 = 16,
+ *     f32[2] 8, inner table 2 * 8 = 16, s32[] 4, bf16[4] 8, = 52; the result
+ *     has the same shape, 52; {1, 1} is the result's bf16[4]: 52 + 52 - 8 = 96 */
+static void test_io(void)
+{
+    static const struct {
+        const char *file, *io_bytes;
+    } cases[] = {
+        {"hlo_io.hlo", "308"},
+        {"hlo_io_alias.hlo", "180"},
+        {"hlo_io_nested.hlo", "96"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char path[512];
+        struct sb_err e;
+        snprintf(path, sizeof path, "%s/hlo_cases/%s", SB_TEST_DATA, cases[i].file);
+        struct sb_graph *g = sb_graph_load(path, &e);
+        if (!g) {
+            fprintf(stderr, "%s\n", e.msg);
+            CHECK(0);
+            continue;
+        }
+        const char *io = sb_graph_meta(g, "io_bytes");
+        CHECK(io && !strcmp(io, cases[i].io_bytes));
+        if (i < 2) { /* x and y are rows 0 and 1 */
+            CHECK_EQ_U(g->v.flags[0] & SB_FLAG_WEIGHT, i == 0 ? SB_FLAG_WEIGHT : 0);
+            CHECK_EQ_U(g->v.flags[1] & SB_FLAG_WEIGHT, SB_FLAG_WEIGHT);
+        }
+        if (i == 0) { /* convert keeps it: format v1 writes it back as "# io_bytes=308" */
+            char csv[512];
+            snprintf(csv, sizeof csv, "%s/hlo_io.csv", SB_TEST_TMP);
+            CHECK(sb_graph_write(g, csv, &e) == 0);
+            struct sb_graph *back = sb_graph_load(csv, &e);
+            CHECK(back && sb_graph_meta(back, "io_bytes") &&
+                  !strcmp(sb_graph_meta(back, "io_bytes"), "308"));
+            sb_graph_free(back);
+        }
+        sb_graph_free(g);
+    }
+}
+
+/* Element sizes as XLA's ShapeUtil::ByteSizeOf has them, on a module of
+ * parameters whose ROOT is a tuple of them all:
+ *   s4[10]{0:E(4)}: packed to 4 bits, ceil(10 * 4 / 8) = 5
+ *   s4[10]{0}: no element size in the layout, a byte each: 10
+ *   pred[3]: a byte each: 3
+ *   f32[<=8,2]: dynamic, 8 * 2 * 4 = 64 plus an s32 per dimension, 2 * 4 = 8: 72
+ *   token[]: 0;  opaque[]: a pointer, 8
+ * parameters 5 + 10 + 3 + 72 + 0 + 8 = 98; the result is their 6-tuple: table
+ * 6 * 8 = 48 plus the same 98 = 146; 98 + 146 = 244.
+ * The sum stops at 2^62: s8[2^61] in and the same out is 2^61 + 2^61 = 2^62
+ * exactly, taken; one element more each way is 2^62 + 2, refused. */
+static void test_io_sizes(void)
+{
+    static const char types[] =
+        "HloModule types\n\nENTRY e {\n"
+        "  a = s4[10]{0:E(4)} parameter(0)\n  b = s4[10]{0} parameter(1)\n"
+        "  c = pred[3]{0} parameter(2)\n  d = f32[<=8,2]{1,0} parameter(3)\n"
+        "  k = token[] parameter(4)\n  o = opaque[] parameter(5)\n"
+        "  ROOT t = (s4[10]{0:E(4)}, s4[10]{0}, pred[3]{0}, f32[<=8,2]{1,0}, token[], "
+        "opaque[]) tuple(a, b, c, d, k, o)\n}\n";
+    static const char limit[] =
+        "HloModule big\nENTRY e {\n  p = s8[2305843009213693952] parameter(0)\n"
+        "  ROOT n = s8[2305843009213693952] negate(p)\n}\n";
+    static const char over[] =
+        "HloModule big\nENTRY e {\n  p = s8[2305843009213693953] parameter(0)\n"
+        "  ROOT n = s8[2305843009213693953] negate(p)\n}\n";
+    struct sb_err e;
+    struct sb_hlo_module *m = sb_hlo_parse("types.hlo", types, strlen(types), &e);
+    CHECK(m != NULL);
+    if (m)
+        CHECK_EQ_U(sb_hlo_io_bytes(m), 244);
+    sb_hlo_free(m);
+    m = sb_hlo_parse("limit.hlo", limit, strlen(limit), &e);
+    CHECK(m != NULL);
+    if (m)
+        CHECK_EQ_U(sb_hlo_io_bytes(m), 4611686018427387904ull);
+    sb_hlo_free(m);
+    m = sb_hlo_parse("over.hlo", over, strlen(over), &e);
+    CHECK(m == NULL);
+    if (!m)
+        CHECK_CONTAINS(e.msg, "over.hlo:2: ENTRY 'e': its parameters and result take more "
+                              "than 2^62 bytes");
+    sb_hlo_free(m);
+}
+
+/* input_output_alias as XLA's parser reads it, then checked against the
+ * ENTRY: two parameters f32[4] and ROOT r = (f32[4], f32[4]) on line 6.  A
+ * trailing comma is allowed in the list and in an index, as in XLA; {1,}
+ * is the result's second f32[4]: 16 + 16 in, table 16 + 16 + 16 out, less 16:
+ * 64.  Each bad text is refused with the file and the header's line. */
+static void test_alias_errors(void)
+{
+    static const char fmt[] = "HloModule m, input_output_alias=%s\n\nENTRY e {\n"
+                              "  x = f32[4] parameter(0)\n  y = f32[4] parameter(1)\n"
+                              "  ROOT r = (f32[4], f32[4]) tuple(x, y)\n}\n";
+    static const struct {
+        const char *alias, *msg;
+    } cases[] = {
+        {"{ {1,}: (1, {}), }", NULL},
+        {"{ {0} (0, {}) }",
+         "t.hlo:1: expected ':' after an output index in input_output_alias, found '(0, {}) }'"},
+        {"{ {0}: 0 }", "t.hlo:1: expected '(' before a parameter number in input_output_alias"},
+        {"{ [0]: (0, {}) }",
+         "t.hlo:1: expected '{' opening an output index in input_output_alias"},
+        {"{ {0}: (x, {}) }", "t.hlo:1: input_output_alias: expected a parameter number, "
+                             "found 'x, {}) }'"},
+        {"{ {0}: (0, {}, maybe-alias) }", "t.hlo:1: input_output_alias: unknown alias kind "
+                                          "'maybe-alias' (may-alias or must-alias)"},
+        {"{ {0}: (0, {})}x", "t.hlo:1: input_output_alias: unexpected 'x' after its "
+                             "closing '}'"},
+        {"{ {4294967296}: (0, {}) }", "t.hlo:1: input_output_alias: a tuple index is too "
+                                      "large"},
+        {"{ {2}: (0, {}) }", "t.hlo:1: input_output_alias: output {2} is not in the result "
+                             "shape (ROOT 'r', line 6)"},
+        {"{ {0, 0}: (0, {}) }", "t.hlo:1: input_output_alias: output {0, 0} is not in the "
+                                "result shape (ROOT 'r', line 6)"},
+        {"{ {0}: (2, {}) }", "t.hlo:1: input_output_alias: output {0} names parameter 2, "
+                             "but ENTRY 'e' has 2 parameters"},
+        {"{ {1}: (0, {}), {1}: (1, {}) }", "t.hlo:1: input_output_alias: output {1} is "
+                                           "aliased twice (parameters 0 and 1)"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char text[512];
+        struct sb_err e;
+        snprintf(text, sizeof text, fmt, cases[i].alias);
+        struct sb_hlo_module *m = sb_hlo_parse("t.hlo", text, strlen(text), &e);
+        if (i == 0) {
+            CHECK(m != NULL);
+            if (m)
+                CHECK_EQ_U(sb_hlo_io_bytes(m), 64);
+        } else {
+            CHECK(m == NULL);
+            if (!m)
+                CHECK_CONTAINS(e.msg, cases[i].msg);
+        }
+        sb_hlo_free(m);
+    }
+}
+
 int main(void)
 {
     test_cost_conformance();
@@ -611,5 +763,8 @@ int main(void)
     test_computation();
     test_errors();
     test_truncated();
+    test_io();
+    test_io_sizes();
+    test_alias_errors();
     return check_report();
 }

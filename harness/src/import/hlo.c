@@ -18,6 +18,7 @@
 
 #include <ctype.h>
 #include <errno.h>
+#include <inttypes.h>
 #include <string.h>
 
 
@@ -25,6 +26,7 @@
 
 struct lex {
     const char *p, *end;
+    const char *begin; /* the whole text: offsets into it outlive the parse */
     const char *path;
     uint32_t line;
     struct sb_err *e;
@@ -203,6 +205,52 @@ static int elem_bytes(const char *t, uint64_t *out, uint8_t *dt)
     return -1;
 }
 
+static uint64_t sat_add(uint64_t a, uint64_t b)
+{
+    return a > UINT64_MAX - b ? UINT64_MAX : a + b;
+}
+
+static uint64_t sat_mul(uint64_t a, uint64_t b)
+{
+    return b && a > UINT64_MAX / b ? UINT64_MAX : a * b;
+}
+
+/* The element size in bits a layout gives, E(n) in "{1,0:T(8,128)E(4)}", or
+ * 0 when it gives none.  Layout::Print writes the items after ':' as
+ * juxtaposed X(...) groups; only that level is read, so that the layout of a
+ * physical shape inside P(...) is not.  The group [s, e) is balanced (it was
+ * skipped), so strtoull stops at its ')'. */
+static uint64_t layout_elem_bits(const char *s, const char *e)
+{
+    int depth = 0, items = 0;
+    for (const char *p = s + 1; p < e; p++) {
+        if (*p == '(') {
+            depth++;
+        } else if (*p == ')') {
+            depth--;
+        } else if (!depth && *p == ':') {
+            items = 1;
+        } else if (!depth && items && *p == 'E' && p + 1 < e && p[1] == '(' &&
+                   (p[-1] == ':' || p[-1] == ')')) {
+            return strtoull(p + 2, NULL, 10);
+        }
+    }
+    return 0;
+}
+
+/* XLA's GetSizeOfShape of an array: ShapeUtil::ByteSizeOfElements (elements
+ * times the type's byte width, which is one byte for pred and sub-byte types,
+ * or ceil(elements * bits / 8) when the layout packs them to `bits`), plus
+ * an s32 per dimension when any dimension is dynamic (a "<=" bound). */
+static uint64_t array_size_bytes(uint64_t elems, uint64_t width, uint64_t bits,
+                                 uint64_t n_dims, int dynamic)
+{
+    uint64_t n = bits ? sat_add(sat_mul(elems / 8, bits),
+                                sat_add(sat_mul(elems % 8, bits), 7) / 8)
+                      : sat_mul(elems, width);
+    return dynamic ? sat_add(n, sat_mul(4, n_dims)) : n;
+}
+
 static int parse_shape(struct lex *L, struct shape *s);
 static int tuple_elements(struct lex *L, struct shape *s);
 
@@ -242,21 +290,33 @@ static int tuple_elements(struct lex *L, struct shape *s)
         s->n_top++;
         s->bytes += c.bytes;
         s->all_bytes += c.all_bytes;
+        s->sub_size_bytes = sat_add(s->sub_size_bytes, c.sub_size_bytes);
     } while (accept(L, ','));
     s->all_bytes += s->bytes; /* the tuple's own top-level buffer */
+    /* XLA: ByteSizeOfTupleIndexTable, a pointer per element */
+    s->size_bytes = sat_mul(HLO_POINTER_BYTES, s->n_top);
+    s->sub_size_bytes = sat_add(s->sub_size_bytes, s->size_bytes);
     return expect(L, ')', "closing a tuple shape");
 }
 
-static int parse_dims(struct lex *L, struct shape *s)
+/* The dimensions of an array: their product in s->elems, and how many there
+ * are (s->rank stops at HLO_MAX_RANK) and whether one is dynamic, for XLA's
+ * size of a dynamic shape. */
+static int parse_dims(struct lex *L, struct shape *s, uint64_t *n_dims, int *dynamic)
 {
     uint64_t *elems = &s->elems;
     *elems = 1;
+    *n_dims = 0;
+    *dynamic = 0;
     if (accept(L, ']'))
         return 0;
     do {
         ws(L);
-        if (L->p + 1 < L->end && L->p[0] == '<' && L->p[1] == '=')
+        if (L->p + 1 < L->end && L->p[0] == '<' && L->p[1] == '=') {
             L->p += 2; /* a dynamic dimension's bound */
+            *dynamic = 1;
+        }
+        (*n_dims)++;
         ws(L);
         char *end;
         errno = 0;
@@ -291,17 +351,28 @@ static int parse_shape(struct lex *L, struct shape *s)
         free(t);
         return -1;
     }
+    int opaque = !strcmp(t, "opaque");
     free(t);
-    if (expect(L, '[', "after an element type") || parse_dims(L, s))
+    uint64_t n_dims, bits = 0;
+    int dynamic;
+    if (expect(L, '[', "after an element type") || parse_dims(L, s, &n_dims, &dynamic))
         return -1;
     /* a layout follows the dimensions without a space; a '{' after a space
      * opens a computation body (ENTRY e () -> f32[4] {) */
-    if (L->p < L->end && *L->p == '{' && skip_group(L))
-        return -1;
+    if (L->p < L->end && *L->p == '{') {
+        const char *layout = L->p;
+        if (skip_group(L))
+            return -1;
+        bits = layout_elem_bits(layout, L->p);
+    }
     if (width && s->elems > UINT64_MAX / width)
         return lfail(L, line, "shape is too large");
     s->bytes = s->all_bytes = s->elems * width;
     s->leaf_elems = s->elems;
+    /* XLA's ByteSizeOf: a token is 0 bytes, an opaque value a pointer */
+    s->size_bytes = opaque ? HLO_POINTER_BYTES
+                           : array_size_bytes(s->elems, width, bits, n_dims, dynamic);
+    s->sub_size_bytes = s->size_bytes;
     return 0;
 }
 
@@ -553,7 +624,10 @@ static int parse_instr(struct lex *L, struct comp *c)
     if (!w)
         return lfail(L, in.line, "expected an instruction, found '%.*s'", ahead(L, 20), L->p);
     in.name = w;
-    int rc = expect(L, '=', "after an instruction name") || parse_shape(L, &in.sh);
+    int rc = expect(L, '=', "after an instruction name");
+    size_t sh_at = (size_t)(L->p - L->begin);
+    uint32_t sh_line = L->line;
+    rc = rc || parse_shape(L, &in.sh);
     if (!rc) {
         uint32_t line = L->line;
         in.opcode = word(L);
@@ -565,6 +639,11 @@ static int parse_instr(struct lex *L, struct comp *c)
     if (rc) {
         hlo_instr_free(&in);
         return -1;
+    }
+    if (!c->root_marked) { /* the first ROOT, else the last instruction */
+        c->root_sh_at = sh_at;
+        c->root_sh_line = sh_line;
+        c->root_marked = in.root;
     }
     if (c->n == c->cap) {
         c->cap = c->cap ? c->cap * 2 : 16;
@@ -614,6 +693,115 @@ static int parse_computation(struct lex *L, struct sb_hlo_module *m)
     return rc;
 }
 
+/* ---- input_output_alias -------------------------------------------------- */
+
+/* The text follows XLA's HloParserImpl::ParseAliasing:
+ *   { {1, 2}: (4, {1}, must-alias), {0}: (3, {}) }
+ * an output index, then the parameter number, the parameter's index and an
+ * optional kind (may-alias when absent); a trailing comma is allowed in the
+ * list and in an index, as there. */
+
+/* Appends to a pool whose capacity is the next power of two of its size. */
+static void *grow_pow2(void *v, uint32_t n, size_t size)
+{
+    return n && (n & (n - 1)) ? v : sb_xrealloc(v, (n ? 2 * (size_t)n : 8) * size);
+}
+
+/* A parameter number or a tuple index: a decimal below 2^32 - 1. */
+static int alias_number(struct lex *A, const char *what, uint32_t *out)
+{
+    int c = peek(A);
+    if (c < 0 || !isdigit(c))
+        return lfail(A, A->line, "input_output_alias: expected %s, found '%.*s'", what,
+                     ahead(A, 20), A->p);
+    uint64_t v = 0;
+    for (; A->p < A->end && isdigit((unsigned char)*A->p); A->p++) {
+        v = v * 10 + (uint64_t)(*A->p - '0');
+        if (v >= UINT32_MAX)
+            return lfail(A, A->line, "input_output_alias: %s is too large", what);
+    }
+    *out = (uint32_t)v;
+    return 0;
+}
+
+/* {i, j, ...} (XLA's ParseShapeIndex) into m->alias_idx. */
+static int alias_index(struct lex *A, struct sb_hlo_module *m, const char *what,
+                       uint32_t *at, uint32_t *n)
+{
+    if (expect(A, '{', what))
+        return -1;
+    *at = m->n_alias_idx;
+    *n = 0;
+    while (peek(A) != '}') {
+        uint32_t v;
+        if (alias_number(A, "a tuple index", &v))
+            return -1;
+        if (*n == MAX_TUPLE_DEPTH)
+            return lfail(A, A->line, "input_output_alias: an index deeper than %d tuples",
+                         MAX_TUPLE_DEPTH);
+        m->alias_idx = grow_pow2(m->alias_idx, m->n_alias_idx, sizeof *m->alias_idx);
+        m->alias_idx[m->n_alias_idx++] = v;
+        (*n)++;
+        if (!accept(A, ','))
+            break;
+    }
+    return expect(A, '}', "closing an index in input_output_alias");
+}
+
+/* OUTPUT_INDEX: (PARAMETER, PARAMETER_INDEX[, may-alias|must-alias]) */
+static int alias_entry(struct lex *A, struct sb_hlo_module *m)
+{
+    peek(A); /* the alias's own line, after any newline */
+    struct hlo_alias a = {.line = A->line};
+    if (alias_index(A, m, "opening an output index in input_output_alias", &a.out_at,
+                    &a.n_out) ||
+        expect(A, ':', "after an output index in input_output_alias") ||
+        expect(A, '(', "before a parameter number in input_output_alias") ||
+        alias_number(A, "a parameter number", &a.param) ||
+        expect(A, ',', "after a parameter number in input_output_alias") ||
+        alias_index(A, m, "opening a parameter index in input_output_alias", &a.param_at,
+                    &a.n_param))
+        return -1;
+    if (accept(A, ',')) {
+        uint32_t line = A->line;
+        char *kind = word(A);
+        int must = kind && !strcmp(kind, "must-alias");
+        if (!must && (!kind || strcmp(kind, "may-alias") != 0)) {
+            lfail(A, line, "input_output_alias: unknown alias kind '%s' (may-alias or "
+                           "must-alias)", kind ? kind : "");
+            free(kind);
+            return -1;
+        }
+        a.must_alias = must;
+        free(kind);
+    }
+    if (expect(A, ')', "closing an alias in input_output_alias"))
+        return -1;
+    m->alias = grow_pow2(m->alias, m->n_alias, sizeof *m->alias);
+    m->alias[m->n_alias++] = a;
+    return 0;
+}
+
+/* The header's value [s, e), which starts on `line`: every alias into m. */
+static int parse_aliases(struct lex *L, struct sb_hlo_module *m, const char *s, const char *e,
+                         uint32_t line)
+{
+    struct lex A = {.p = s, .end = e, .begin = L->begin, .path = L->path, .line = line,
+                    .e = L->e};
+    int rc = expect(&A, '{', "opening input_output_alias");
+    while (!rc && peek(&A) >= 0 && peek(&A) != '}') {
+        rc = alias_entry(&A, m);
+        if (!rc && !accept(&A, ','))
+            break;
+    }
+    rc = rc || expect(&A, '}', "closing input_output_alias");
+    if (!rc && peek(&A) >= 0)
+        rc = lfail(&A, A.line, "input_output_alias: unexpected '%.*s' after its closing '}'",
+                   ahead(&A, 20), A.p);
+    L->failed |= A.failed;
+    return rc;
+}
+
 static int parse_header(struct lex *L, struct sb_hlo_module *m)
 {
     uint32_t line = L->line;
@@ -629,25 +817,20 @@ static int parse_header(struct lex *L, struct sb_hlo_module *m)
     while (accept(L, ',')) {
         const char *s, *e;
         char *key = word(L);
-        if (!key || expect(L, '=', "after a module attribute") || skip_value(L, &s, &e)) {
+        if (!key || expect(L, '=', "after a module attribute")) {
             free(key);
             return key ? -1 : lfail(L, L->line, "bad module attribute");
         }
-        if (!strcmp(key, "is_scheduled"))
+        peek(L); /* the value's line, after any newline */
+        uint32_t vline = L->line;
+        int rc = skip_value(L, &s, &e);
+        if (!rc && !strcmp(key, "is_scheduled"))
             m->scheduled = e - s == 4 && !strncmp(s, "true", 4);
-        if (!strcmp(key, "input_output_alias")) /* "{0}: (3, {}, may-alias)": 3 */
-            for (const char *p = s; p < e; p++)
-                if (*p == '(' && p + 1 < e && isdigit((unsigned char)p[1])) {
-                    unsigned long n = strtoul(p + 1, NULL, 10);
-                    if (n < 1000000 && n >= m->n_donated) {
-                        m->donated = sb_xrealloc(m->donated, n + 1);
-                        memset(m->donated + m->n_donated, 0, n + 1 - m->n_donated);
-                        m->n_donated = (uint32_t)n + 1;
-                    }
-                    if (n < m->n_donated)
-                        m->donated[n] = 1;
-                }
+        if (!rc && !strcmp(key, "input_output_alias"))
+            rc = parse_aliases(L, m, s, e, vline); /* checked against the ENTRY later */
         free(key);
+        if (rc)
+            return -1;
     }
     return 0;
 }
@@ -682,16 +865,184 @@ static int check_module(struct lex *L, struct sb_hlo_module *m)
     return 0;
 }
 
+/* ---- the module's inputs and outputs -------------------------------------- */
+
+/* XLA's GetSchedulerMemoryLimit (gpu_hlo_schedule.cc) subtracts from the
+ * device's memory total_io_size: GetSizeOfShape of every subshape of every
+ * ENTRY parameter and of the module's result (tuples' index tables
+ * included), less that of the result subshape each input_output_alias entry
+ * names, which is counted once as its parameter. */
+
+static uint32_t root_of(const struct comp *c);
+
+static int cmp_index(const uint32_t *a, uint32_t na, const uint32_t *b, uint32_t nb)
+{
+    for (uint32_t i = 0; i < na && i < nb; i++)
+        if (a[i] != b[i])
+            return a[i] < b[i] ? -1 : 1;
+    return (na > nb) - (na < nb); /* a prefix first, as a preorder visits */
+}
+
+struct alias_key {
+    const uint32_t *idx; /* output index */
+    uint32_t n, k;       /* its length; the alias's number in m->alias */
+};
+
+static int by_output_index(const void *x, const void *y)
+{
+    const struct alias_key *a = x, *b = y;
+    int c = cmp_index(a->idx, a->n, b->idx, b->n);
+    return c ? c : (a->k > b->k) - (a->k < b->k);
+}
+
+/* The result shape's text read again in preorder, which visits its
+ * subshapes in the order of their ShapeIndex, against the aliases sorted the
+ * same way: one pass whatever the number of aliases. */
+struct io_walk {
+    struct lex *S;                    /* over the root's shape */
+    const struct alias_key *key;      /* [n_key] by output index */
+    uint32_t n_key, next;             /* the next alias to find */
+    uint32_t path[MAX_TUPLE_DEPTH];   /* index of the subshape being read */
+    int missed;                       /* key[next] names no subshape */
+    uint64_t aliased_bytes;           /* size_bytes of those found */
+};
+
+static int io_walk_shape(struct io_walk *w, uint32_t depth)
+{
+    int hit = 0;
+    if (w->next < w->n_key) {
+        const struct alias_key *a = &w->key[w->next];
+        int c = cmp_index(a->idx, a->n, w->path, depth);
+        if (c < 0) { /* the walk has passed where it would be */
+            w->missed = 1;
+            return -1;
+        }
+        hit = c == 0;
+        w->next += hit;
+    }
+    if (peek(w->S) != '(') {
+        struct shape sh;
+        if (parse_shape(w->S, &sh))
+            return -1;
+        if (hit)
+            w->aliased_bytes = sat_add(w->aliased_bytes, sh.size_bytes);
+        return 0;
+    }
+    w->S->p++; /* '(' */
+    uint32_t n = 0;
+    if (!accept(w->S, ')')) {
+        do {
+            SB_ASSERT(depth < MAX_TUPLE_DEPTH); /* the text was parsed with this bound */
+            w->path[depth] = n++;
+            if (io_walk_shape(w, depth + 1))
+                return -1;
+        } while (accept(w->S, ','));
+        if (expect(w->S, ')', "closing a tuple shape"))
+            return -1;
+    }
+    if (hit)
+        w->aliased_bytes = sat_add(w->aliased_bytes, sat_mul(HLO_POINTER_BYTES, n));
+    return 0;
+}
+
+/* "{1, 2}" for messages, cut short past the buffer. */
+static const char *index_text(const uint32_t *idx, uint32_t n, char *buf, size_t size)
+{
+    size_t len = (size_t)snprintf(buf, size, "{");
+    for (uint32_t i = 0; i < n && len < size; i++)
+        len += (size_t)snprintf(buf + len, size - len, "%s%u", i ? ", " : "", idx[i]);
+    if (len < size)
+        snprintf(buf + len, size - len, "}");
+    return buf;
+}
+
+/* Sorts the aliases by output index and refuses one given twice (XLA keeps
+ * one alias per output). */
+static struct alias_key *sorted_aliases(struct lex *L, const struct sb_hlo_module *m)
+{
+    struct alias_key *key = sb_xmalloc(m->n_alias * sizeof *key);
+    for (uint32_t k = 0; k < m->n_alias; k++)
+        key[k] = (struct alias_key){m->alias_idx + m->alias[k].out_at, m->alias[k].n_out, k};
+    qsort(key, m->n_alias, sizeof *key, by_output_index);
+    for (uint32_t j = 1; j < m->n_alias; j++)
+        if (!cmp_index(key[j - 1].idx, key[j - 1].n, key[j].idx, key[j].n)) {
+            char ix[96];
+            const struct hlo_alias *a = &m->alias[key[j - 1].k], *b = &m->alias[key[j].k];
+            lfail(L, b->line, "input_output_alias: output %s is aliased twice (parameters %u "
+                              "and %u)", index_text(key[j].idx, key[j].n, ix, sizeof ix),
+                  a->param, b->param);
+            free(key);
+            return NULL;
+        }
+    return key;
+}
+
+/* pass 3: m->io_bytes, and the parameters the aliases donate. */
+static int module_io(struct lex *L, struct sb_hlo_module *m)
+{
+    const struct comp *c = &m->c[m->entry];
+    const struct instr *root = &c->in[root_of(c)];
+    uint32_t n_params = 0;
+    uint64_t total = root->sh.sub_size_bytes;
+    for (uint32_t i = 0; i < c->n; i++)
+        if (!strcmp(c->in[i].opcode, "parameter")) {
+            n_params++;
+            total = sat_add(total, c->in[i].sh.sub_size_bytes);
+        }
+    if (total > HLO_MAX_IO_BYTES)
+        return lfail(L, c->line, "ENTRY '%s': its parameters and result take more than 2^62 "
+                                 "bytes", c->name);
+    m->donated = sb_xcalloc(n_params ? n_params : 1, 1);
+    m->n_donated = n_params;
+    for (uint32_t k = 0; k < m->n_alias; k++) {
+        const struct hlo_alias *a = &m->alias[k];
+        char ix[96];
+        if (a->param >= n_params)
+            return lfail(L, a->line, "input_output_alias: output %s names parameter %u, but "
+                                     "ENTRY '%s' has %u parameters",
+                         index_text(m->alias_idx + a->out_at, a->n_out, ix, sizeof ix),
+                         a->param, c->name, n_params);
+        m->donated[a->param] = 1;
+    }
+    m->io_bytes = total;
+    if (!m->n_alias)
+        return 0;
+    struct alias_key *key = sorted_aliases(L, m);
+    if (!key)
+        return -1;
+    struct lex S = {.p = L->begin + c->root_sh_at, .end = L->end, .begin = L->begin,
+                    .path = L->path, .line = c->root_sh_line, .e = L->e};
+    struct io_walk w = {.S = &S, .key = key, .n_key = m->n_alias};
+    int rc = io_walk_shape(&w, 0);
+    if (!rc && w.next < w.n_key)
+        w.missed = 1;
+    if (w.missed) {
+        char ix[96];
+        const struct alias_key *a = &key[w.next];
+        rc = lfail(L, m->alias[a->k].line, "input_output_alias: output %s is not in the "
+                                           "result shape (ROOT '%s', line %u)",
+                   index_text(a->idx, a->n, ix, sizeof ix), root->name, root->line);
+    }
+    free(key);
+    L->failed |= S.failed;
+    if (rc)
+        return -1;
+    /* each aliased subshape is a distinct part of the result, counted above */
+    SB_ASSERT(w.aliased_bytes <= total);
+    m->io_bytes = total - w.aliased_bytes;
+    return 0;
+}
+
 struct sb_hlo_module *sb_hlo_parse(const char *path, const char *buf, size_t n,
                                    struct sb_err *e)
 {
-    struct lex L = {.p = buf, .end = buf + n, .path = path, .line = 1, .e = e};
+    struct lex L = {.p = buf, .end = buf + n, .begin = buf, .path = path, .line = 1, .e = e};
     struct sb_hlo_module *m = sb_xcalloc(1, sizeof *m);
     m->path = sb_xstrdup(path);
     int rc = parse_header(&L, m);
     while (!rc && peek(&L) >= 0)
         rc = parse_computation(&L, m);
-    rc = rc || check_module(&L, m);
+    rc = rc || check_module(&L, m) || module_io(&L, m);
     if (!rc)
         hlo_index_comps(m);
     if (rc) {
@@ -713,6 +1064,8 @@ void sb_hlo_free(struct sb_hlo_module *m)
     }
     free(m->c);
     free(m->donated);
+    free(m->alias);
+    free(m->alias_idx);
     free(m->ctab);
     hlo_flat_free(m->flat);
     free(m->name);
@@ -1716,6 +2069,13 @@ static void add_meta(struct builder *B)
     }
     sb_builder_meta(B->gb, "hlo_module", B->m->name);
     sb_builder_meta(B->gb, "hlo_computation", B->c->name);
+    if (B->o->step) {
+        /* the module's figure whichever computation is built: XLA schedules
+         * every computation under the one memory limit it comes from */
+        char n[24];
+        snprintf(n, sizeof n, "%" PRIu64, B->m->io_bytes);
+        sb_builder_meta(B->gb, "io_bytes", n);
+    }
     if (B->n_groups) {
         char n[64];
         snprintf(n, sizeof n, "%u groups (--import fuse=none: every op alone)", B->n_groups);
@@ -1876,6 +2236,8 @@ int sb_hlo_find_computation(const struct sb_hlo_module *m, const char *name)
 
 uint32_t sb_hlo_n_computations(const struct sb_hlo_module *m) { return m->n; }
 
+uint64_t sb_hlo_io_bytes(const struct sb_hlo_module *m) { return m->io_bytes; }
+
 const char *sb_hlo_computation_name(const struct sb_hlo_module *m, uint32_t c)
 {
     return c < m->n ? m->c[c].name : NULL;
@@ -2028,6 +2390,10 @@ void sb_hlo_print_summary(const struct sb_graph *g, FILE *f)
         if (nc[t])
             fprintf(f, "    collective %-18s %6u  bytes %.6e\n", sb_coll_name((enum sb_coll)t),
                     nc[t], cb[t]);
+    const char *io = sb_graph_meta(g, "io_bytes");
+    if (io)
+        fprintf(f, "  io_bytes %s (ENTRY parameters and result, less aliased outputs: "
+                   "XLA's total_io_size)\n", io);
 }
 
 int sb_hlo_cost_total(const struct sb_hlo_module *m, const char *instr, double out[3])

@@ -87,6 +87,11 @@ struct sb_hlo_instr_info {
     const char *const *calls; /* [n_calls] calls=, body=, condition=, branches */
     const char *apply;        /* to_apply= or NULL */
 };
+/* XLA's total_io_size of the module (GetSchedulerMemoryLimit in
+ * gpu_hlo_schedule.cc), what step builds record as `# io_bytes=`: every
+ * subshape of every ENTRY parameter and of the result, tuples' index tables
+ * included, less each result subshape input_output_alias names; at most 2^62. */
+uint64_t sb_hlo_io_bytes(const struct sb_hlo_module *m);
 /* Computation index by text name (NULL = ENTRY); -1 when absent. */
 int sb_hlo_find_computation(const struct sb_hlo_module *m, const char *name);
 uint32_t sb_hlo_n_computations(const struct sb_hlo_module *m);

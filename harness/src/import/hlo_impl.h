@@ -18,6 +18,12 @@ enum hlo_dtype {
  * i.e. the bytes of every buffer (ShapeIndex) an instruction defining the
  * whole shape owns. */
 #define HLO_MAX_RANK 12
+/* The pointer_size the GPU compiler passes to ShapeUtil::ByteSizeOf: a tuple's
+ * index table holds one pointer per element, an opaque value is a pointer. */
+#define HLO_POINTER_BYTES 8
+/* io_bytes beyond this is refused: XLA holds it in an int64, and the memory
+ * limit it is subtracted from is far smaller */
+#define HLO_MAX_IO_BYTES ((uint64_t)1 << 62)
 struct shape {
     uint64_t bytes;     /* tuple_sum size */
     uint64_t all_bytes; /* sum over all sub-shapes of their tuple_sum size */
@@ -27,6 +33,16 @@ struct shape {
     uint32_t n_top;          /* top-level elements of a tuple */
     uint64_t top_all[2];     /* all_bytes of elements 0 and 1 */
     uint64_t top_bytes[2];   /* bytes of elements 0 and 1 */
+    /* XLA's GetSizeOfShape(shape, pointer_size) (gpu_hlo_schedule.cc), what
+     * GetSchedulerMemoryLimit counts for the module's inputs and outputs:
+     * ShapeUtil::ByteSizeOf, i.e. an array's elements times its type's byte
+     * width (packed to n bits when its layout says E(n)), plus an s32 per
+     * dimension when a dimension is dynamic; a tuple's own index table,
+     * HLO_POINTER_BYTES per element, not its leaves.  Both saturate at
+     * UINT64_MAX. */
+    uint64_t size_bytes;
+    uint64_t sub_size_bytes; /* size_bytes summed over the shape and every
+                                nested subshape (ShapeUtil::ForEachSubshape) */
     uint8_t dtype;           /* enum hlo_dtype of an array, else of leaf 0 */
     uint8_t rank;            /* of an array (of leaf 0 for a tuple); dims beyond
                                 HLO_MAX_RANK are folded into the last */
@@ -77,6 +93,24 @@ struct comp {
     int entry;
     uint32_t n, cap;
     struct instr *in;
+    /* where the root's shape is in the text (byte offset, line), read again
+     * to find the subshapes input_output_alias names; the root is the first
+     * ROOT, else the last instruction (root_marked: a ROOT was seen) */
+    size_t root_sh_at;
+    uint32_t root_sh_line;
+    int root_marked;
+};
+
+/* One entry of the header's input_output_alias (XLA's
+ * HloInputOutputAliasConfig): output index {out} of the ENTRY's result is
+ * parameter `param`'s subshape {param_index}.  Indices are ShapeIndex paths,
+ * kept in the module's alias_idx pool. */
+struct hlo_alias {
+    uint32_t line;               /* of the header */
+    uint32_t param;              /* parameter number */
+    uint32_t out_at, n_out;      /* output index: alias_idx[out_at ..] */
+    uint32_t param_at, n_param;  /* parameter index: alias_idx[param_at ..] */
+    int must_alias;              /* must-alias; may-alias (the default) 0 */
 };
 
 struct sb_hlo_module {
@@ -91,6 +125,13 @@ struct sb_hlo_module {
     uint32_t n_donated;
     uint8_t *donated;    /* [n_donated] entry parameter N is aliased to an
                             output (input_output_alias) */
+    uint32_t n_alias, n_alias_idx;
+    struct hlo_alias *alias;  /* [n_alias] input_output_alias, in text order */
+    uint32_t *alias_idx;      /* [n_alias_idx] their indices' elements */
+    /* XLA's total_io_size (GetSchedulerMemoryLimit): sub_size_bytes of every
+     * ENTRY parameter and of the result, less size_bytes of each aliased
+     * result subshape; at most HLO_MAX_IO_BYTES */
+    uint64_t io_bytes;
     /* the ENTRY with its while loops and calls expanded (hlo_flat.c), or
      * NULL before sb_hlo_expand */
     struct comp *flat;
