@@ -39,6 +39,7 @@ struct lhs_config {
     int send_recvs;               /* schedule_send_recvs */
     int same_send_recv;           /* force_send_recv_to_use_same_resource */
     uint64_t memory_limit;        /* bytes; UINT64_MAX = none */
+    int limit_from_device;        /* memory_limit unset: XLA GPU's, per graph */
     int depth_memory;             /* depth_based_memory_pressure_reduction */
     int64_t rerun;
     int top_down;                 /* top_down_scheduling */
@@ -50,6 +51,7 @@ struct lhs_config {
     int flexible_aggressive;      /* aggressive_flexible_annotation_scheduling */
     int track_sync;               /* track_sync_op_resource_usage */
     enum lhs_computations computations; /* the view's scopes: one at a time */
+    int memory_guard;             /* keep the no-limit schedule if its peak is lower */
 };
 
 /* ---- the scheduling graph ---------------------------------------------------- */

@@ -41,7 +41,7 @@ enum {
     P_COPY, P_AGGRESSIVE, P_DEPTH_OVER_STALL, P_RELEASE_START, P_SEND_RECVS,
     P_SAME_SEND_RECV, P_MEMORY_LIMIT, P_DEPTH_MEMORY, P_RERUN, P_TOP_DOWN,
     P_BY_STRUCTURE, P_MEMORY_MODEL, P_SELECTION, P_ALWAYS, P_FLEXIBLE, P_FLEXIBLE_AGGRESSIVE,
-    P_TRACK_SYNC, P_COMPUTATIONS, P_COUNT
+    P_TRACK_SYNC, P_COMPUTATIONS, P_MEMORY_GUARD, P_COUNT
 };
 
 #define LIMIT_MAX 2147483647.0 /* INT32_MAX, the largest limit XLA's tests use */
@@ -85,8 +85,10 @@ static const struct sb_param params[P_COUNT] = {
      "XLA schedule_send_recvs: send/recv pairs are async ops (GPU: true)"},
     {"force_send_recv_to_use_same_resource", SB_PARAM_BOOL, 0, 0, 1, NULL,
      "XLA force_send_recv_to_use_same_resource: recv_host uses send_host's resource"},
-    {"memory_limit", SB_PARAM_DOUBLE, LHS_NO_LIMIT, 0, LHS_NO_LIMIT, NULL,
-     "XLA memory_limit, bytes (default UINT64_MAX = none); memory rules engage above half"},
+    {"memory_limit", SB_PARAM_BYTES, NAN, 0, INFINITY, NULL,
+     "XLA memory_limit in the bytes memory_model counts (80GB, 75e9, ...); unset: XLA GPU's "
+     "GetSchedulerMemoryLimit from the device's memory and the program's inputs and outputs; "
+     "none: SchedulerConfig's default UINT64_MAX; memory rules engage above half"},
     {"depth_based_memory_pressure_reduction", SB_PARAM_BOOL, 0, 0, 1, NULL,
      "XLA depth_based_memory_pressure_reduction: over the limit prefer deep nodes"},
     {"rerun", SB_PARAM_INT, 0, 0, 100, NULL,
@@ -116,6 +118,10 @@ static const struct sb_param params[P_COUNT] = {
      "separate = XLA: each computation (the view's scopes: an expanded loop's "
      "iterations) scheduled on its own, a loop one node of its caller; flat = the "
      "whole graph as one computation, nodes free to cross iterations"},
+    {"memory_guard", SB_PARAM_BOOL, 1, 0, 1, NULL,
+     "not XLA's: under a memory_limit, keep the schedule the same rules give without one "
+     "when its peak (the harness's count) is lower; XLA's over-limit rules are one-step "
+     "greedy and, under a limit no order reaches, can raise the peak (docs/aggressive.md)"},
 };
 
 static int lhs_init(const double *p, void **state, char *err, size_t n_err)
@@ -140,9 +146,12 @@ static int lhs_init(const double *p, void **state, char *err, size_t n_err)
     c->release_start = p[P_RELEASE_START] != 0;
     c->send_recvs = p[P_SEND_RECVS] != 0;
     c->same_send_recv = p[P_SAME_SEND_RECV] != 0;
-    /* a double cannot hold every uint64; the largest values mean "no limit" */
-    c->memory_limit = p[P_MEMORY_LIMIT] >= LHS_NO_LIMIT ? UINT64_MAX
-                                                       : (uint64_t)p[P_MEMORY_LIMIT];
+    /* unset: from the device, at run time; a double cannot hold every
+     * uint64, so the largest values (and none) mean "no limit" */
+    c->limit_from_device = isnan(p[P_MEMORY_LIMIT]);
+    c->memory_limit = c->limit_from_device || p[P_MEMORY_LIMIT] >= LHS_NO_LIMIT
+                          ? UINT64_MAX
+                          : (uint64_t)p[P_MEMORY_LIMIT];
     c->depth_memory = p[P_DEPTH_MEMORY] != 0;
     c->rerun = (int64_t)p[P_RERUN];
     c->top_down = p[P_TOP_DOWN] != 0;
@@ -154,6 +163,7 @@ static int lhs_init(const double *p, void **state, char *err, size_t n_err)
     c->flexible_aggressive = p[P_FLEXIBLE_AGGRESSIVE] != 0;
     c->track_sync = p[P_TRACK_SYNC] != 0;
     c->computations = (enum lhs_computations)p[P_COMPUTATIONS];
+    c->memory_guard = p[P_MEMORY_GUARD] != 0;
     *state = c;
     return 0;
 }
@@ -2246,21 +2256,118 @@ static void comp_free(struct comp_sched *C)
     free(C->by_scope), free(C->rep);
 }
 
-static int lhs_run(void *state, const struct sb_graph_view *g, struct sb_schedule *out)
+/* XLA GPU's memory limit (GetSchedulerMemoryLimit, xla/service/gpu/
+ * gpu_hlo_schedule.cc at openxla/xla 025352635a15): the device's memory
+ * scaled to the share XLA's allocator gets, less the program's inputs and
+ * outputs (taken as live throughout), times the slop factor.  XLA computes it
+ * in int64 and returns it as uint64: when the inputs and outputs alone exceed
+ * the base it wraps to a limit nothing reaches, which is "none" here too. */
+#define XLA_DEVICE_SHARE_PCT 80 /* device_memory_size() * 80 / 100 */
+#define XLA_SLOP_PCT 95         /* xla_gpu_memory_limit_slop_factor default */
+
+static uint64_t xla_gpu_memory_limit(uint64_t device_bytes, uint64_t io_bytes)
 {
-    const struct lhs_config *c = state;
+    uint64_t base = device_bytes / 100 * XLA_DEVICE_SHARE_PCT +
+                    device_bytes % 100 * XLA_DEVICE_SHARE_PCT / 100;
+    if (io_bytes >= base)
+        return UINT64_MAX;
+    uint64_t free_bytes = base - io_bytes;
+    return free_bytes / 100 * XLA_SLOP_PCT + free_bytes % 100 * XLA_SLOP_PCT / 100;
+}
+
+/* The memory of the device the graph's nodes run on (their assigned one,
+ * else 0; the smallest when they are on several), SB_MEM_UNLIMITED if none. */
+static uint64_t device_memory(const struct sb_graph_view *g)
+{
+    const struct sb_machine_view *m = g->machine;
+    uint64_t cap = SB_MEM_UNLIMITED;
+    int any = 0;
+    for (uint32_t v = 0; v < g->n_nodes; v++) {
+        int32_t d = g->device[v];
+        if (d >= 0 && (uint32_t)d < m->n_devices && g->kind[v] != SB_KIND_INPUT) {
+            cap = m->mem_cap_bytes[d] < cap ? m->mem_cap_bytes[d] : cap;
+            any = 1;
+        }
+    }
+    return any ? cap : m->mem_cap_bytes[0];
+}
+
+/* Bytes of the graph's inputs: what memory_model=xla does not count. */
+static uint64_t input_bytes(const struct sb_graph_view *g)
+{
+    uint64_t sum = 0;
+    for (uint32_t v = 0; v < g->n_nodes; v++)
+        if (g->kind[v] == SB_KIND_INPUT)
+            sum += g->out_bytes[v];
+    return sum;
+}
+
+/* The limit this run schedules under, in the bytes the tracker counts, and
+ * the same in the harness's bytes for the row (0: none).  Unset, it is XLA
+ * GPU's: harness bytes count the inputs and outputs XLA subtracted, so there
+ * the limit adds them back. */
+static uint64_t run_limit(const struct lhs_config *c, const struct sb_graph_view *g,
+                          uint64_t *harness_bytes)
+{
+    uint64_t limit = c->memory_limit;
+    if (c->limit_from_device) {
+        uint64_t cap = device_memory(g);
+        limit = cap == SB_MEM_UNLIMITED ? UINT64_MAX : xla_gpu_memory_limit(cap, g->io_bytes);
+        if (limit != UINT64_MAX && c->memory == LHS_MEM_HARNESS)
+            limit += g->io_bytes;
+    }
+    *harness_bytes = limit == UINT64_MAX ? 0
+                     : c->memory == LHS_MEM_XLA ? limit + input_bytes(g)
+                                                : limit;
+    return limit;
+}
+
+/* The whole graph under configuration c: one computation, or each of its
+ * scopes apart. */
+static int schedule_all(const struct sb_graph_view *g, const struct lhs_config *c,
+                        uint32_t *order, char *err, size_t n_err)
+{
     if (!g->scope || g->n_scopes < 2 || c->computations == LHS_COMP_FLAT)
-        return schedule_view(g, c, out->order, out->err, out->n_err);
-    struct comp_sched C = {.g = g, .c = c, .out = out->order, .err = out->err,
-                           .n_err = out->n_err};
-    if (out->n_err)
-        out->err[0] = 0;
-    int rc = comp_init(&C) ? sb_plugin_fail(out->err, out->n_err, "out of memory")
+        return schedule_view(g, c, order, err, n_err);
+    struct comp_sched C = {.g = g, .c = c, .out = order, .err = err, .n_err = n_err};
+    if (n_err)
+        err[0] = 0;
+    int rc = comp_init(&C) ? sb_plugin_fail(err, n_err, "out of memory")
                            : schedule_scope(&C, 0);
     if (!rc && C.n_out != g->n_nodes)
-        rc = sb_plugin_fail(out->err, out->n_err, "scheduled %u of %u nodes by scope",
-                            C.n_out, g->n_nodes);
+        rc = sb_plugin_fail(err, n_err, "scheduled %u of %u nodes by scope", C.n_out,
+                            g->n_nodes);
     comp_free(&C);
+    return rc;
+}
+
+/* memory_guard: the same rules without a limit, kept when their peak is
+ * lower (ties keep the limited schedule).  Both peaks are the harness's. */
+static int guard(const struct sb_graph_view *g, const struct lhs_config *c, uint32_t *order,
+                 char *err, size_t n_err)
+{
+    uint32_t n = g->n_nodes, pos;
+    struct lhs_config free_cfg = *c;
+    free_cfg.memory_limit = UINT64_MAX;
+    uint32_t *other = malloc(((size_t)n + 1) * sizeof *other);
+    uint64_t *mem = malloc(((size_t)n + 1) * sizeof *mem);
+    int rc = !other || !mem ? sb_plugin_fail(err, n_err, "out of memory")
+                            : schedule_all(g, &free_cfg, other, err, n_err);
+    if (!rc && g->host->mem_profile(g, other, n, mem, &pos) <
+                   g->host->mem_profile(g, order, n, mem, &pos))
+        memcpy(order, other, (size_t)n * sizeof *order);
+    free(other);
+    free(mem);
+    return rc;
+}
+
+static int lhs_run(void *state, const struct sb_graph_view *g, struct sb_schedule *out)
+{
+    struct lhs_config local = *(const struct lhs_config *)state;
+    local.memory_limit = run_limit(&local, g, &out->mem_limit_bytes);
+    int rc = schedule_all(g, &local, out->order, out->err, out->n_err);
+    if (!rc && local.memory_guard && local.memory_limit != UINT64_MAX)
+        rc = guard(g, &local, out->order, out->err, out->n_err);
     return rc;
 }
 

@@ -640,6 +640,8 @@ static int mb_run(const struct sb_graph_view *g, const struct mb_params *P,
     while (M.n_deferred)
         mb_force(&M, M.deferred[0]);
     int rc = 0;
+    /* the cap is the limit the row checks the peak against (mem_limit_bytes) */
+    out->mem_limit_bytes = M.cap_bytes > 0 ? (uint64_t)M.cap_bytes : 0;
     if (M.twice != SB_NONE)
         rc = sb_plugin_fail(out->err, out->n_err, "internal error: node %u placed twice",
                             M.twice);

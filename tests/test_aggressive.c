@@ -5,6 +5,7 @@
 #include "check.h"
 #include "core/core.h"
 #include "import/import.h"
+#include "core/machine.h"
 
 #include <stdlib.h>
 
@@ -486,10 +487,117 @@ static void test_scoped_random(void)
     CHECK(runs == 40 * (int)(sizeof configs / sizeof configs[0]));
 }
 
+/* Issue 35, item 2: the default memory_limit is XLA GPU's
+ * GetSchedulerMemoryLimit (gpu_hlo_schedule.cc, openxla/xla 025352635a15):
+ * (device * 80 / 100 - io) * 95 / 100, io being the module's inputs and
+ * outputs as XLA counts them.  hlo_io_alias.hlo's io is 180 bytes
+ * (tests/test_hlo.c: parameters 128 + 32, result table 16 + 128 + 4, minus
+ * output {0} aliased to parameter 0, 128).  On a device of 10,000 bytes:
+ * base 8,000; (8,000 - 180) * 95 / 100 = 7,429, the bytes XLA's tracker may
+ * hold.  memory_model=harness counts the inputs and outputs XLA took away,
+ * so the row's limit is 7,429 + 180 = 7,609; memory_model=xla skips the
+ * graph's inputs (x 128 + y 32 = 160): the row says 7,429 + 160 = 7,589.
+ * On the built-in 80e9-byte device: base 64e9, (64e9 - 180) * 95 / 100 =
+ * 60,799,999,829 (integer arithmetic, as XLA's), + 180 = 60,800,000,009.
+ * On 200 bytes the base (160) is below io: XLA's int64 goes negative and
+ * wraps in its uint64 return, a limit nothing reaches: none, row empty (0). */
+static uint64_t limit_of(const char *machine_yaml, const char *spec)
+{
+    struct sb_err e;
+    struct sb_cost_params c;
+    struct sb_graph *g = sb_graph_load(SB_TEST_DATA "/hlo_cases/hlo_io_alias.hlo", &e);
+    struct sb_machine *m = NULL;
+    uint64_t got = UINT64_MAX;
+    if (!g) {
+        fprintf(stderr, "%s\n", e.msg);
+        CHECK(0);
+        return got;
+    }
+    sb_cost_defaults(&c);
+    sb_cost_apply(&c, g);
+    if (machine_yaml) {
+        char path[600];
+        snprintf(path, sizeof path, "%s/limit.yaml", SB_TEST_TMP);
+        FILE *f = fopen(path, "w");
+        CHECK(f != NULL);
+        if (f) {
+            fputs(machine_yaml, f);
+            fclose(f);
+        }
+        m = sb_machine_load(path, &e);
+        CHECK(m != NULL && sb_machine_apply(m, g, &e) == 0);
+    }
+    struct sb_sched sc;
+    struct sb_schedule s;
+    CHECK(sb_sched_parse(&sc, spec, &e) == 0);
+    sb_schedule_init(&s, g, 1);
+    if (sb_sched_run(&sc, g, &s, &e) == 0)
+        got = s.mem_limit_bytes;
+    else
+        fprintf(stderr, "%s: %s\n", spec, e.msg);
+    CHECK_EQ_U(g->v.io_bytes, 180);
+    sb_schedule_free(&s);
+    sb_sched_free(&sc);
+    sb_graph_free(g);
+    sb_machine_free(m);
+    return got;
+}
+
+static void test_default_limit(void)
+{
+    static const char dev10k[] = "devices:\n  - {name: g, kind: gpu, mem_bytes: 10000B}\n";
+    static const char dev200[] = "devices:\n  - {name: g, kind: gpu, mem_bytes: 200B}\n";
+    CHECK_EQ_U(limit_of(dev10k, "aggressive"), 7609);
+    CHECK_EQ_U(limit_of(dev10k, "aggressive:memory_model=xla"), 7589);
+    CHECK_EQ_U(limit_of(NULL, "aggressive"), 60800000009ull);
+    CHECK_EQ_U(limit_of(dev200, "aggressive"), 0);
+    CHECK_EQ_U(limit_of(dev10k, "aggressive:memory_limit=none"), 0);
+    CHECK_EQ_U(limit_of(dev10k, "aggressive:memory_limit=5KB"), 5000);
+}
+
+/* Issue 35, item 3: XLA's over-limit rules are one-step greedy.  Inputs n0
+ * (10 B) and n1 (100 B); n2 = f(n1), 1 B; n3 = f(n0, n1), 100 B; an
+ * all-gather starts from n2 and n3.  Any order peaks at n3 with n0, n1 and
+ * n3 live: 210 B at least.  With memory_limit=1 every step is over the
+ * limit; bottom-up after the collective, n3 would free its 100 and make n0
+ * and n1 live (+10), n2 free its 1 and make n1 live (+99):
+ * kDecreaseMemoryOverLimit takes n3 first, so n2 runs before n3 in time and
+ * n0 (the nop n0 follows at once), then n2, then n1: reversed, n1 n2 n0 n3
+ * n4 n5, and n2's byte is live at n3: 211 B.  memory_guard (default)
+ * compares with the rules' schedule without a limit, which reaches the 210 B
+ * floor, and keeps that. */
+static const char greedy_csv[] =
+    "id,name,kind,inputs,cost_us,out_bytes,coll,comm_us\n"
+    "0,n0,input,,,10,,\n"
+    "1,n1,input,,,100,,\n"
+    "2,n2,compute,1,1,1,,\n"
+    "3,n3,compute,0 1,10,100,,\n"
+    "4,n4,start,2 3,,100,all_gather,20\n"
+    "5,n5,done,4,,,,\n";
+
+static void test_memory_guard(void)
+{
+    struct sb_graph *g = graph(greedy_csv);
+    static const uint32_t greedy[] = {1, 2, 0, 3, 4, 5};
+    check_order(g, "aggressive:memory_limit=1,memory_guard=false", greedy);
+    check_order(g, "aggressive:memory_limit=1,memory_guard=false,selection=scan", greedy);
+    double span;
+    uint64_t peak;
+    sim_of(g, "aggressive:memory_limit=1,memory_guard=false", &span, &peak);
+    CHECK_EQ_U(peak, 211);
+    sim_of(g, "aggressive:memory_limit=1", &span, &peak);
+    CHECK_EQ_U(peak, 210);
+    sim_of(g, "aggressive:memory_limit=none", &span, &peak);
+    CHECK_EQ_U(peak, 210);
+    sb_graph_free(g);
+}
+
 int main(void)
 {
     sb_registry_add_builtins();
     test_computations();
+    test_default_limit();
+    test_memory_guard();
     test_scoped_random();
     test_overlap();
     test_top_down();

@@ -141,7 +141,7 @@ expect_rc 0 "no cost" "$BIN" run -q -w "$WORK/nocost.csv" -s original -o "$WORK/
 contains "$WORK/err" "none of its 2 compute nodes has a cost_us" "no-cost warning"
 expect_rc 0 "list" "$BIN" list
 lacks "$WORK/out" "e+19" "list: no 1.84467e+19"
-contains "$WORK/out" "default none" "list: none"
+contains "$WORK/out" "default unset" "list: a size without a default (memory_limit: from the device)"
 # the .so copy of a built-in loads under another name
 SO=$(dirname "$BIN")/plugins/sb_heft.so
 expect_rc 2 "duplicate plugin" "$BIN" run -q --plugin "$SO" -w "$C" -s heft -o "$WORK/pl.csv"

@@ -150,6 +150,14 @@ struct sb_graph_view {
     const uint32_t *scope_parent; /* [n_scopes]; scope_parent[0] = 0 */
     const uint32_t *scope_loop;   /* [n_scopes]; UINT32_MAX for scope 0 */
     const uint32_t *scope_iter;   /* [n_scopes] */
+    /* Appended: the bytes of the program's inputs and outputs, which XLA's
+     * GetSchedulerMemoryLimit takes as live throughout and subtracts from
+     * the device's memory (its total_io_size): the importer's `# io_bytes=`
+     * when it gives one (HLO: every entry parameter's and the result's
+     * subshapes, minus the outputs aliased to parameters), else the input
+     * nodes' buffers plus the output buffers that are not a view of an
+     * input (docs/cost-model.md). */
+    uint64_t io_bytes;
 };
 
 /* What node v holds of resource k on device a while it runs: 0 where the

@@ -31,7 +31,8 @@ enum sb_param_type {
      * "80GiB", "1.5TB", "80e9"; docs/plugins.md, "Sizes"), passed as a
      * double of whole bytes, exact up to 2^53 (8 PiB).  A host older than
      * the type refuses the plugin at load ("has a bad type"). */
-    SB_PARAM_BYTES = 4,
+    SB_PARAM_BYTES = 4, /* with max = INFINITY it also takes "none", passed as
+                           INFINITY: a limit switched off */
 };
 
 /* A default of NAN means "no default": the plugin is passed NAN when the user
@@ -59,6 +60,11 @@ struct sb_schedule {
      * synchronises after position i (nothing later in the order starts before
      * everything up to i has finished). */
     uint8_t *barrier;
+    /* Appended, host-zeroed: the memory limit the policy scheduled under, in
+     * the bytes the harness reports (peak_mem_bytes), 0 for none.  The row
+     * records it (mem_limit_bytes), so a schedule that ended above the limit
+     * it was given says so. */
+    uint64_t mem_limit_bytes;
 };
 
 struct sb_plugin {

@@ -68,7 +68,9 @@ static void print_param(const struct sb_param *q, int key_w)
         snprintf(def, sizeof def, "%.*s", (int)strcspn(c, "|"), c);
     } else if (q->type == SB_PARAM_BOOL) {
         snprintf(def, sizeof def, "%s", q->def ? "true" : "false");
-    } else if (q->def >= 1.8e19 || isnan(q->def)) { /* UINT64_MAX: no limit; NAN: none */
+    } else if (isnan(q->def)) { /* no default: the doc says what unset means */
+        snprintf(def, sizeof def, "unset");
+    } else if (q->def >= 1.8e19) { /* UINT64_MAX: no limit */
         snprintf(def, sizeof def, "none");
     } else {
         snprintf(def, sizeof def, "%.15g", q->def);

@@ -209,7 +209,10 @@ static const struct {
 static const char *const config_defaults =
     "resources=per_type,memory_model=xla,aggressive_scheduling_policies=false,"
     "schedule_send_recvs=false,prioritize_async_depth_over_stall=false,"
-    "enable_release_start_policy=false,top_down_scheduling=false,rerun=0";
+    "enable_release_start_policy=false,top_down_scheduling=false,rerun=0,"
+    /* SchedulerConfig's memory_limit is UINT64_MAX, not GPU's formula, and
+     * XLA has no memory_guard */
+    "memory_limit=none,memory_guard=false";
 
 static int is_true(const char *v) { return !strcmp(v, "true") || !strcmp(v, "1"); }
 

@@ -32,6 +32,10 @@ const char *const sb_result_columns[] = {
     "sched_ms", "peak_pos", "edges", "cost_model", "cell", "lb_gap_pct",
     /* placement (docs/machines.md) */
     "devices_used", "transfer_bytes", "barriers", "dev_peak_bytes", "over_capacity",
+    /* each device's memory (empty: unlimited), and the limit the policy was
+     * given (empty: none), so that a row says whether it fits and whether it
+     * kept to its own limit (issue 35) */
+    "dev_cap_bytes", "mem_limit_bytes",
     /* which sweep the row belongs to, so merge can refuse gaps and mixtures:
      * the run's --shard K/N, a hash of everything that decides the cells and
      * their results (workloads, schedulers, cost model, --cost, --sim,
@@ -725,31 +729,47 @@ static void write_header(FILE *f)
     sb_csv_end(f);
 }
 
-static void write_placement(FILE *f, const struct sb_sim_result *r, int no_mem)
+/* A list of per-device byte counts, ';'-separated; `none` is written as an
+ * empty entry.  Sized to the devices, so a machine of 256 lists them all. */
+static void write_dev_list(FILE *f, const uint64_t *v, uint32_t n, uint64_t none)
 {
+    char *buf = sb_xmalloc((size_t)n * 22 + 1), *p = buf;
+    *p = 0;
+    for (uint32_t d = 0; d < n; d++) {
+        if (d)
+            *p++ = ';';
+        if (v[d] != none)
+            p += sprintf(p, "%llu", (unsigned long long)v[d]);
+        *p = 0;
+    }
+    sb_csv_field(f, buf, 0);
+    free(buf);
+}
+
+static void write_placement(FILE *f, const struct sb_graph *g, const struct sb_sim_result *r,
+                            const struct sb_schedule *s, int no_mem)
+{
+    const struct sb_machine_view *m = g->v.machine;
     if (!r) {
         for (int k = 0; k < 5; k++)
             sb_csv_field(f, "", 0);
-        return;
+    } else {
+        sb_csv_fieldf(f, 0, "%u", r->devices_used);
+        sb_csv_fieldf(f, 0, "%llu", (unsigned long long)r->transfer_bytes);
+        sb_csv_fieldf(f, 0, "%u", r->barriers);
+        if (no_mem) { /* per-device peaks and capacity need tensor sizes */
+            sb_csv_field(f, "", 0);
+            sb_csv_field(f, "", 0);
+        } else {
+            write_dev_list(f, r->dev_peak_bytes, r->n_dev, UINT64_MAX);
+            sb_csv_fieldf(f, 0, "%u", r->over_capacity);
+        }
     }
-    sb_csv_fieldf(f, 0, "%u", r->devices_used);
-    sb_csv_fieldf(f, 0, "%llu", (unsigned long long)r->transfer_bytes);
-    sb_csv_fieldf(f, 0, "%u", r->barriers);
-    if (no_mem) { /* per-device peaks and capacity need tensor sizes */
+    write_dev_list(f, m->mem_cap_bytes, m->n_devices, SB_MEM_UNLIMITED);
+    if (s && s->mem_limit_bytes)
+        sb_csv_fieldf(f, 0, "%llu", (unsigned long long)s->mem_limit_bytes);
+    else
         sb_csv_field(f, "", 0);
-        sb_csv_field(f, "", 0);
-        return;
-    }
-    char buf[64 * 24], *p = buf;
-    size_t left = sizeof buf;
-    for (uint32_t d = 0; d < r->n_dev && left > 24; d++) {
-        int k = snprintf(p, left, "%s%llu", d ? ";" : "",
-                         (unsigned long long)r->dev_peak_bytes[d]);
-        p += k;
-        left -= (size_t)k;
-    }
-    sb_csv_field(f, buf, 0);
-    sb_csv_fieldf(f, 0, "%u", r->over_capacity);
 }
 
 static void write_sweep(FILE *f, const struct run_opts *o)
@@ -771,7 +791,8 @@ static const char *model_name(const struct run_opts *o)
 
 static void write_row(FILE *f, const struct sb_graph *g, const char *sched,
                       const char *status, const struct sb_sim_result *r,
-                      double sched_ms, const struct run_opts *o, uint64_t cell)
+                      const struct sb_schedule *s, double sched_ms, const struct run_opts *o,
+                      uint64_t cell)
 {
     sb_csv_field(f, g->name, 1);
     sb_csv_field(f, sched, 0);
@@ -810,7 +831,7 @@ static void write_row(FILE *f, const struct sb_graph *g, const char *sched,
         sb_csv_fieldf(f, 0, "%.3f", gap < 0 && gap > -1e-9 ? 0.0 : gap);
     } else
         sb_csv_field(f, "", 0);
-    write_placement(f, r, no_mem);
+    write_placement(f, g, r, s, no_mem);
     write_sweep(f, o);
     sb_csv_end(f);
 }
@@ -968,14 +989,14 @@ static int run_cell(FILE *f, const struct sb_graph *g, const struct sb_sched *sc
     double ms = sb_now_ms() - t0;
     if (failed) {
         snprintf(status, sizeof status, "error:%s", e.msg);
-        write_row(f, g, sc->spec, status, NULL, ms, o, cell);
+        write_row(f, g, sc->spec, status, NULL, &s, ms, o, cell);
     } else if (sb_schedule_validate(&g->v, &s, &e)) {
         snprintf(status, sizeof status, "invalid:%s", e.msg);
-        write_row(f, g, sc->spec, status, NULL, ms, o, cell);
+        write_row(f, g, sc->spec, status, NULL, &s, ms, o, cell);
     } else {
         struct sb_sim_result r;
         sb_sim_run(g, &s, &o->sim, &r);
-        write_row(f, g, sc->spec, "ok", &r, ms, o, cell);
+        write_row(f, g, sc->spec, "ok", &r, &s, ms, o, cell);
         bad = 0;
         io_fail = write_extras(o, g, sc->spec, &s, &r, io) != 0;
         sb_sim_result_free(&r);
@@ -1370,7 +1391,7 @@ static int run_isolated(FILE *f, const struct sb_graph *g, const struct sb_sched
         fputs(row, f);
         free(row);
     } else {
-        write_row(f, g, sc->spec, why, NULL, sb_now_ms() - t0, o, c);
+        write_row(f, g, sc->spec, why, NULL, NULL, sb_now_ms() - t0, o, c);
     }
     if (st < 0)
         sb_errf(io, "schedbench run: an isolated cell could not write its extra output "

@@ -76,6 +76,39 @@ const struct sb_machine_view sb_machine_one = {
     .can_read = one_read,
 };
 
+/* The view's io_bytes: '# io_bytes=' when the importer wrote it, else the
+ * input nodes' buffers and the output buffers that are no view of an input
+ * (an output updated in place of a parameter is counted once, as XLA counts
+ * an aliased output once), each buffer once, saturating at 2^62. */
+static uint64_t io_bytes(const struct sb_graph *g)
+{
+    const struct sb_graph_view *v = &g->v;
+    const char *meta = sb_graph_meta(g, "io_bytes");
+    char *end;
+    if (meta && *meta) {
+        unsigned long long b = strtoull(meta, &end, 10);
+        if (!*end && meta[0] != '-')
+            return b;
+    }
+    uint64_t sum = 0;
+    uint8_t *seen = sb_xcalloc((size_t)v->n_nodes + 1, 1);
+    for (uint32_t i = 0; i < v->n_nodes; i++) {
+        uint32_t r = i; /* the buffer a view lives in */
+        while ((v->flags[r] & SB_FLAG_ALIAS || v->kind[r] == SB_KIND_DONE) &&
+               v->pred_off[r] < v->pred_off[r + 1] && v->pred[v->pred_off[r]] < r)
+            r = v->pred[v->pred_off[r]];
+        int io = v->kind[i] == SB_KIND_INPUT || (v->flags[i] & SB_FLAG_OUTPUT);
+        if (io && !seen[r]) {
+            seen[r] = 1;
+            sum += v->out_bytes[r];
+            if (sum > (1ull << 62))
+                sum = 1ull << 62;
+        }
+    }
+    free(seen);
+    return sum;
+}
+
 void sb_graph_fill_view(struct sb_graph *g)
 {
     struct sb_graph_view *v = &g->v;
@@ -124,6 +157,7 @@ void sb_graph_fill_view(struct sb_graph *g)
     v->scope_parent = g->scopes ? g->scopes->parent : NULL;
     v->scope_loop = g->scopes ? g->scopes->loop : NULL;
     v->scope_iter = g->scopes ? g->scopes->iter : NULL;
+    v->io_bytes = io_bytes(g);
     v->pred_after = g->pred_after;
 }
 

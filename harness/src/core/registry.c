@@ -230,6 +230,10 @@ static int set_bytes(const struct sb_plugin *p, const struct sb_param *q, const 
 {
     uint64_t bytes;
     const char *why;
+    if (isinf(q->max) && !strcmp(val, "none")) { /* a limit that can be switched off */
+        *out = INFINITY;
+        return 0;
+    }
     if (sb_size_parse(val, &bytes, &why))
         return sb_errf(e, "scheduler '%s': %s='%s' is not a size: %s (write bytes, or a "
                           "number with a unit: %s)", p->name, q->key, val, why, SB_SIZE_UNITS);

@@ -24,6 +24,7 @@ void sb_schedule_init(struct sb_schedule *s, const struct sb_graph *g,
     s->err = sb_xcalloc(SB_PLUGIN_ERR_BYTES, 1);
     s->n_err = SB_PLUGIN_ERR_BYTES;
     s->barrier = sb_xcalloc((size_t)n + 1, 1);
+    s->mem_limit_bytes = 0;
 }
 
 void sb_schedule_free(struct sb_schedule *s)
