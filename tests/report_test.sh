@@ -320,20 +320,25 @@ contains "$FP/p/w.memory.gp" "set label 1 'device capacity 2 KB'" "capacity line
 contains "$FP/p/w.memory.gp" "set yrange [0:3.240000]" "memory axis reaches the largest peak"
 contains "$FP/p/w.memory.gp" "title 'ready (peak 3 KB, does NOT fit)'" "legend says which does not fit"
 contains "$FP/p/w.memory.gp" "title 'original (peak 1 KB)'" "legend of a row that fits"
+# the bars' peak panel draws it too (the same 2 KB line), and stretches its
+# axis only when the line is above every bar: here the 3 KB peak is higher
+contains "$FP/p/w.bars.gp" "set arrow 1 from graph 0, first 2.000000 to graph 1, first 2.000000" "capacity on the bars"
+contains "$FP/p/w.bars.gp" "set label 1 'device capacity 2 KB'" "bars capacity labelled"
 # --mem-cap overrides it: 2.5 KB
 expect_rc 0 "plot --mem-cap over capacity" "$BIN" plot "$FP/r.csv" -o "$FP/o" --mem-cap 2.5KB
-contains "$FP/o/w.memory.gp" "set label 1 'memory cap 2.5 KB' at graph 0.01, first 2.500000" "--mem-cap wins"
+contains "$FP/o/w.memory.gp" "set label 1 'memory cap 2.5 KB' at graph 0.99, first 2.500000" "--mem-cap wins"
 lacks "$FP/o/w.memory.gp" "device capacity" "--mem-cap replaces the capacity"
 # devices of 2000 and 4000 bytes: the line is the smallest (2 KB), and says so
 sed 's/,2000$/,2000;4000/' "$FP/r.csv" >"$FP/two.csv"
 expect_rc 0 "plot two capacities" "$BIN" plot "$FP/two.csv" -o "$FP/t" --mem-dir "$FP/mem"
-contains "$FP/t/w.memory.gp" "set label 1 'smallest device capacity 2 KB' at graph 0.01, first 2.000000" "smallest capacity"
+contains "$FP/t/w.memory.gp" "set label 1 'smallest device capacity 2 KB' at graph 0.99, first 2.000000" "smallest capacity"
 # 80 GB devices: 8e10 / 3000 is far past 4 times the largest peak; named in the
 # title, not drawn (every line would lie flat at the bottom)
 sed 's/,2000$/,80000000000/' "$FP/r.csv" >"$FP/big.csv"
 expect_rc 0 "plot big capacity" "$BIN" plot "$FP/big.csv" -o "$FP/b" --mem-dir "$FP/mem"
 contains "$FP/b/w.memory.gp" "set title 'w (device capacity 80 GB, far above every peak)'" "far capacity named"
 lacks "$FP/b/w.memory.gp" "set arrow 1" "far capacity not drawn"
+contains "$FP/b/w.bars.gp" "set title 'peak memory (device capacity 80 GB, far above every peak)'" "far capacity named on the bars"
 # a results file without dev_cap_bytes: no line, as before
 cut -d, -f1-10 "$FP/r.csv" >"$FP/old.csv"
 expect_rc 0 "plot without capacity" "$BIN" plot "$FP/old.csv" -o "$FP/n" --mem-dir "$FP/mem"

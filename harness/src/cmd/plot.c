@@ -566,10 +566,12 @@ static void cap_gp(FILE *f, const struct cap_line *c)
 {
     if (c->y <= 0 || c->in_title)
         return;
+    /* in front: the bars of a bar chart would hide it */
     fprintf(f, "  set arrow 1 from graph 0, first %.6f to graph 1, first %.6f nohead "
-               "lw 2 dt 2 lc rgb '#cc0000'\n  set label 1 ", c->y, c->y);
+               "front lw 2 dt 2 lc rgb '#cc0000'\n  set label 1 ", c->y, c->y);
     sb_gp_literal(f, c->label);
-    fprintf(f, " at graph 0.01, first %.6f offset 0,0.6 tc rgb '#cc0000'\n", c->y);
+    fprintf(f, " at graph 0.99, first %.6f right offset 0,0.6 front tc rgb '#cc0000'\n",
+            c->y);
 }
 
 /* The top of the memory axis: the largest peak, or the capacity line's
@@ -755,6 +757,7 @@ static int bars_plot(const struct res *r, const char *w, const struct plot_opts 
     if (open_out(&dat, o->out_dir, base, "dat", e))
         return -1;
     uint32_t n = 0, n_mem = 0, n_exp = 0, n_lb = 0;
+    double peak_hi = 0; /* the largest peak, plotted units (cap_line) */
     fprintf(dat.f, "# scheduler makespan lower_bound above_bound_pct peak exposed "
                    "(? = unknown)\n");
     for (uint32_t i = 0; i < r->t.n_rows; i++) {
@@ -768,10 +771,13 @@ static int bars_plot(const struct res *r, const char *w, const struct plot_opts 
             fprintf(dat.f, " %.6f %.2f", lb / tu.scale, 100 * (span - lb) / lb), n_lb++;
         else
             fprintf(dat.f, " ? ?");
-        if (mem_known(r, i))
-            fprintf(dat.f, " %.6f", num(r, i, r->c_mem) / mu.scale), n_mem++;
-        else
+        if (mem_known(r, i)) {
+            double y = num(r, i, r->c_mem) / mu.scale;
+            fprintf(dat.f, " %.6f", y), n_mem++;
+            peak_hi = y > peak_hi ? y : peak_hi;
+        } else {
             fprintf(dat.f, " ?");
+        }
         fprintf(dat.f, " %.6f\n", ex / tu.scale);
         n_exp += ex > 0;
         n++;
@@ -821,11 +827,28 @@ static int bars_plot(const struct res *r, const char *w, const struct plot_opts 
                       "  plot '%s.dat' using 0:2:xtic(1) with boxes lc rgb '%s', \\\n"
                       "       '' using 0:2:(lbl($2)) with labels offset 0,0.7\n",
                 tu.axis, base, palette[0]);
-    if (n_mem)
-        fprintf(gp.f, "  set title 'peak memory'\n  set ylabel 'peak memory (%s)'\n"
+    if (n_mem) {
+        /* the devices' capacity across the peaks, as on the memory plot */
+        struct cap_line cap;
+        cap_line(r, w, o, mu, peak_hi, &cap);
+        fprintf(gp.f, "  set title ");
+        if (cap.in_title) {
+            char *t = sb_strf("peak memory (%s)", cap.label);
+            sb_gp_literal(gp.f, t);
+            free(t);
+        } else {
+            sb_gp_literal(gp.f, "peak memory");
+        }
+        fprintf(gp.f, "\n");
+        cap_gp(gp.f, &cap);
+        if (cap.y > peak_hi && !cap.in_title)
+            fprintf(gp.f, "  set yrange [0:%.6f]\n", cap.y * 1.12);
+        fprintf(gp.f, "  set ylabel 'peak memory (%s)'\n"
                       "  plot '%s.dat' using 0:5:xtic(1) with boxes lc rgb '%s', \\\n"
-                      "       '' using 0:5:(lbl($5)) with labels offset 0,0.7\n",
+                      "       '' using 0:5:(lbl($5)) with labels offset 0,0.7\n"
+                      "  unset arrow 1\n  unset label 1\n  set yrange [0:*]\n",
                 mu.axis, base, palette[4]);
+    }
     if (n_exp)
         fprintf(gp.f, "  set title 'exposed communication'\n"
                       "  set ylabel 'exposed communication (%s)'\n"
