@@ -203,5 +203,18 @@ above=$(awk -F, 'NR==1{for(i=1;i<=NF;i++){if($i=="peak_mem_bytes")p=i; if($i=="s
                  NR>1 && $s=="original"{o=$p} NR>1 && $s=="minmem" && $p+0 > o+0 {n++} END{print n+0}' "$WORK/mmc.csv")
 same "$above" 0 "minmem never above original"
 
+# ---- issue 35: a row says when its policy ended above its own limit ---------------
+# chain peaks at 300 B whatever the order (test_sim.c); aggressive told to keep
+# within 100 B cannot (it leaves a graph without collectives as it is, as XLA
+# does, and records the limit all the same): the row carries the limit and
+# summary flags it; without a limit the column is empty.
+expect_rc 0 "own limit" "$BIN" run -q -w "$C" -o "$WORK/ol.csv" \
+    -s "aggressive:memory_limit=100" -s "aggressive:memory_limit=none"
+same "$(col "$WORK/ol.csv" mem_limit_bytes 2),$(col "$WORK/ol.csv" peak_mem_bytes 2)" "100,300" "limit recorded"
+same "$(col "$WORK/ol.csv" mem_limit_bytes 3)" "" "no limit, no value"
+same "$(col "$WORK/ol.csv" dev_cap_bytes 2)" "80000000000" "the built-in device's memory"
+expect_rc 0 "summary own limit" "$BIN" summary "$WORK/ol.csv" --format json
+contains "$WORK/out" '"over_limit": true' "summary flags the row above its limit"
+
 echo "$pass passed, $fail failed"
 [ "$fail" = 0 ]
