@@ -1674,7 +1674,7 @@ static int has_async(const struct sb_graph_view *g, const struct lhs_config *c)
 /* One computation: XLA's RunImpl on it.  order holds the view's original
  * order on entry and the schedule on return. */
 static int schedule_view(const struct sb_graph_view *g, const struct lhs_config *c,
-                         uint32_t *order, char *err, size_t n_err)
+                         uint32_t *order, int *engaged, char *err, size_t n_err)
 {
     uint32_t n = g->n_nodes;
     for (uint32_t v = 0; v < n; v++)
@@ -1687,6 +1687,9 @@ static int schedule_view(const struct sb_graph_view *g, const struct lhs_config 
     uint64_t limit = c->memory_limit;
     int64_t peak = 0;
     int rc = schedule_pass(g, c, order, limit, prev, &peak, err, n_err);
+    /* the memory rules read the tracker only above half the limit: below it
+     * every decision was the one made without a limit */
+    *engaged |= limit != UINT64_MAX && (uint64_t)peak > limit / 2;
     /* XLA LatencyHidingScheduler::RunImpl: reschedule, starting from the last
      * schedule, with the limit cut by 0.9 while the peak exceeds the original
      * limit */
@@ -1694,6 +1697,7 @@ static int schedule_view(const struct sb_graph_view *g, const struct lhs_config 
         limit = (uint64_t)((double)limit * 0.9);
         memcpy(order, prev, (size_t)n * sizeof *prev);
         rc = schedule_pass(g, c, order, limit, prev, &peak, err, n_err);
+        *engaged = 1;
     }
     if (!rc)
         memcpy(order, prev, (size_t)n * sizeof *prev);
@@ -1734,6 +1738,7 @@ struct comp_sched {
     uint32_t *pos, *end; /* [n_scopes] DFS position of scope s, and past its subtree */
     uint32_t *rep;       /* [n] scratch: the sub-view node a view node maps to */
     uint32_t while_op;   /* op index of "while", or n_ops (appended by sub-views) */
+    int engaged;         /* some computation's memory rules were read */
     char *err;
     size_t n_err;
 };
@@ -2083,7 +2088,7 @@ static int schedule_scope(struct comp_sched *C, uint32_t P)
     if (!rc && !order)
         rc = sb_plugin_fail(C->err, C->n_err, "out of memory");
     if (!rc)
-        rc = schedule_view(&S.v, C->c, order, C->err, C->n_err);
+        rc = schedule_view(&S.v, C->c, order, &C->engaged, C->err, C->n_err);
     for (uint32_t k = 0; !rc && k < m; k++) {
         uint32_t x = order[k];
         if (!S.is_loop[x]) {
@@ -2325,10 +2330,10 @@ static uint64_t run_limit(const struct lhs_config *c, const struct sb_graph_view
 /* The whole graph under configuration c: one computation, or each of its
  * scopes apart. */
 static int schedule_all(const struct sb_graph_view *g, const struct lhs_config *c,
-                        uint32_t *order, char *err, size_t n_err)
+                        uint32_t *order, int *engaged, char *err, size_t n_err)
 {
     if (!g->scope || g->n_scopes < 2 || c->computations == LHS_COMP_FLAT)
-        return schedule_view(g, c, order, err, n_err);
+        return schedule_view(g, c, order, engaged, err, n_err);
     struct comp_sched C = {.g = g, .c = c, .out = order, .err = err, .n_err = n_err};
     if (n_err)
         err[0] = 0;
@@ -2337,6 +2342,7 @@ static int schedule_all(const struct sb_graph_view *g, const struct lhs_config *
     if (!rc && C.n_out != g->n_nodes)
         rc = sb_plugin_fail(err, n_err, "scheduled %u of %u nodes by scope", C.n_out,
                             g->n_nodes);
+    *engaged |= C.engaged;
     comp_free(&C);
     return rc;
 }
@@ -2351,8 +2357,9 @@ static int guard(const struct sb_graph_view *g, const struct lhs_config *c, uint
     free_cfg.memory_limit = UINT64_MAX;
     uint32_t *other = malloc(((size_t)n + 1) * sizeof *other);
     uint64_t *mem = malloc(((size_t)n + 1) * sizeof *mem);
+    int ignored = 0;
     int rc = !other || !mem ? sb_plugin_fail(err, n_err, "out of memory")
-                            : schedule_all(g, &free_cfg, other, err, n_err);
+                            : schedule_all(g, &free_cfg, other, &ignored, err, n_err);
     if (!rc && g->host->mem_profile(g, other, n, mem, &pos) <
                    g->host->mem_profile(g, order, n, mem, &pos))
         memcpy(order, other, (size_t)n * sizeof *order);
@@ -2365,8 +2372,11 @@ static int lhs_run(void *state, const struct sb_graph_view *g, struct sb_schedul
 {
     struct lhs_config local = *(const struct lhs_config *)state;
     local.memory_limit = run_limit(&local, g, &out->mem_limit_bytes);
-    int rc = schedule_all(g, &local, out->order, out->err, out->n_err);
-    if (!rc && local.memory_guard && local.memory_limit != UINT64_MAX)
+    int engaged = 0;
+    int rc = schedule_all(g, &local, out->order, &engaged, out->err, out->n_err);
+    /* only where the memory rules were read can the schedule differ from
+     * the one without a limit */
+    if (!rc && local.memory_guard && engaged)
         rc = guard(g, &local, out->order, out->err, out->n_err);
     return rc;
 }
