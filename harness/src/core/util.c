@@ -280,22 +280,30 @@ int sb_check_nesting(const char *path, const char *buf, size_t n, int json,
 
 int sb_mkdirs(const char *path, struct sb_err *e)
 {
-    char buf[4096];
     struct stat st;
-    snprintf(buf, sizeof buf, "%s", path);
+    if (!*path) /* there is no folder to make: "" is no name */
+        return sb_errf(e, "'': an empty folder name");
+    char *buf = sb_xstrdup(path);
+    int rc = 0;
     for (char *p = buf + 1;; p++) {
         int end = *p == 0;
         if (*p == '/' || end) {
             *p = 0;
-            if (mkdir(buf, 0777) != 0 && errno != EEXIST)
-                return sb_errf(e, "%s: cannot create folder: %s", buf, strerror(errno));
-            if (stat(buf, &st) != 0 || !S_ISDIR(st.st_mode))
-                return sb_errf(e, "%s: exists and is not a folder", buf);
+            if (mkdir(buf, 0777) != 0 && errno != EEXIST) {
+                rc = sb_errf(e, "%s: cannot create folder: %s", buf, strerror(errno));
+                break;
+            }
+            if (stat(buf, &st) != 0 || !S_ISDIR(st.st_mode)) {
+                rc = sb_errf(e, "%s: exists and is not a folder", buf);
+                break;
+            }
             if (end)
-                return 0;
+                break;
             *p = '/';
         }
     }
+    free(buf);
+    return rc;
 }
 
 int sb_atomic_open(struct sb_atomic *a, const char *path, struct sb_err *e)

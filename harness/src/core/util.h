@@ -88,7 +88,7 @@ int sb_input_check(const char *path, struct sb_err *e);
  * only refuse more. */
 int sb_check_nesting(const char *path, const char *buf, size_t n, int json,
                      unsigned max_depth, struct sb_err *e);
-/* mkdir -p: every missing folder of path. */
+/* mkdir -p: every missing folder of path ("" is refused). */
 int sb_mkdirs(const char *path, struct sb_err *e);
 int sb_atomic_open(struct sb_atomic *a, const char *path, struct sb_err *e);
 int sb_atomic_commit(struct sb_atomic *a, struct sb_err *e); /* closes, renames */
