@@ -13,6 +13,7 @@
 #define _POSIX_C_SOURCE 200809L
 #include "commands.h"
 #include "table.h"
+#include "core/escape.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -26,18 +27,6 @@ struct report_opts {
     const char *results, *out, *mem_dir, *vs, *workload, *gantt;
     int all_rows; /* --include-over-capacity, as summary's */
 };
-
-static void esc(FILE *f, const char *s)
-{
-    for (; *s; s++)
-        switch (*s) {
-        case '<': fputs("&lt;", f); break;
-        case '>': fputs("&gt;", f); break;
-        case '&': fputs("&amp;", f); break;
-        case '"': fputs("&quot;", f); break;
-        default: fputc(*s, f);
-        }
-}
 
 /* ---- the figures: plot into a temporary folder ---------------------------------- */
 
@@ -145,7 +134,7 @@ static void distinct_list(FILE *f, const struct sb_table *t, const char *col, ui
             continue;
         if (n++)
             fputs(", ", f);
-        esc(f, *v ? v : "(empty)");
+        sb_html_text(f, *v ? v : "(empty)");
     }
     *count = n;
 }
@@ -176,7 +165,7 @@ static void identity(FILE *f, const struct sb_table *t, const struct report_opts
     uint32_t nw, ns, nm, nid;
     char commit[64];
     fprintf(f, "<table class=\"id\">\n<tr><th>results file</th><td>");
-    esc(f, o->results);
+    sb_html_text(f, o->results);
     fprintf(f, " (%u rows)</td></tr>\n<tr><th>workloads</th><td>", t->n_rows);
     distinct_list(f, t, "workload", &nw);
     fprintf(f, " <span class=\"n\">(%u)</span></td></tr>\n<tr><th>policies</th><td>", nw);
@@ -232,7 +221,7 @@ static void figure(FILE *f, const char *dir, const char *base, const char *capti
     struct stat st;
     if (stat(path, &st) == 0) {
         fprintf(f, "<figure><figcaption>");
-        esc(f, caption);
+        sb_html_text(f, caption);
         fprintf(f, "</figcaption>\n");
         if (inline_svg(f, path, ++*fig))
             fprintf(f, "<p>(could not read %s)</p>", base);
@@ -246,9 +235,9 @@ static int write_page(FILE *f, const struct report_opts *o, const struct sb_tabl
 {
     fprintf(f, "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n"
                "<title>schedbench report: ");
-    esc(f, o->results);
+    sb_html_text(f, o->results);
     fprintf(f, "</title>\n<style>%s</style>\n</head><body>\n<h1>schedbench report: ", style);
-    esc(f, o->results);
+    sb_html_text(f, o->results);
     fprintf(f, "</h1>\n<nav><a href=\"#sweep\">the sweep</a><a href=\"#glance\">at a "
                "glance</a><a href=\"#all\">all workloads</a><a href=\"#per\">per "
                "workload</a><a href=\"#notes\">notes</a></nav>\n"
@@ -256,7 +245,7 @@ static int write_page(FILE *f, const struct report_opts *o, const struct sb_tabl
     identity(f, t, o);
     fprintf(f, "<h2 id=\"glance\">At a glance</h2>\n<p>Across workloads, then per workload: "
                "each policy's makespan and peak memory, their ratios to ");
-    esc(f, o->vs ? o->vs : "original");
+    sb_html_text(f, o->vs ? o->vs : "original");
     fprintf(f, ", how far the makespan is above its lower bound (0%%: provably optimal) and "
                "whether the schedule fits its devices' memory (NO: its peak exceeds the "
                "capacity of that many devices; -: the results file does not say); the best "
@@ -279,7 +268,7 @@ static int write_page(FILE *f, const struct report_opts *o, const struct sb_tabl
         char sw[256], base[600];
         sb_safe_name(sw, sizeof sw, w);
         fprintf(f, "<h3>");
-        esc(f, w);
+        sb_html_text(f, w);
         fprintf(f, "</h3>\n");
         static const char *const kinds[][2] = {
             {"bars", "makespan with its lower bound, peak memory, exposed communication"},
@@ -321,7 +310,7 @@ static int write_page(FILE *f, const struct report_opts *o, const struct sb_tabl
         if (!strncmp(line, "plot: skipped ", 14) || !strncmp(line, "plot: ", 6)) {
             if (strncmp(line, "plot: wrote ", 12)) {
                 fprintf(f, "<li>");
-                esc(f, line + 6);
+                sb_html_text(f, line + 6);
                 fprintf(f, "</li>\n");
             }
         }
