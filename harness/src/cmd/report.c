@@ -392,22 +392,27 @@ int sb_cmd_report(int argc, char **argv)
         sb_table_free(&t);
         return 2;
     }
+    /* the page's file first: a folder, a symlink or a missing folder is
+     * refused before any figure is drawn */
+    struct sb_atomic out;
+    if (sb_atomic_open(&out, o.out, &e)) {
+        fprintf(stderr, "schedbench report: %s\n", e.msg);
+        sb_table_free(&t);
+        return 2;
+    }
     const char *tmp = getenv("TMPDIR");
     char *dir = sb_strf("%s/schedbench-report.XXXXXX", tmp && *tmp ? tmp : "/tmp");
     if (!mkdtemp(dir)) {
         fprintf(stderr, "schedbench report: cannot make a temporary folder %s: %s\n", dir,
                 strerror(errno));
+        sb_atomic_abort(&out);
         free(dir);
         sb_table_free(&t);
         return 2;
     }
     int plot_rc = draw(&o, dir);
-    struct sb_atomic out;
     int rc = 0;
-    if (sb_atomic_open(&out, o.out, &e)) {
-        fprintf(stderr, "schedbench report: %s\n", e.msg);
-        rc = 2;
-    } else if (write_page(out.f, &o, &t, dir, plot_rc, &e)) {
+    if (write_page(out.f, &o, &t, dir, plot_rc, &e)) {
         fprintf(stderr, "schedbench report: %s\n", e.msg);
         sb_atomic_abort(&out);
         rc = 2;

@@ -306,30 +306,77 @@ int sb_mkdirs(const char *path, struct sb_err *e)
     return rc;
 }
 
+/* ---- writing output files ------------------------------------------------ */
+
+/* The folder of path ("." for a bare name), in a new allocation. */
+static char *folder_of(const char *path)
+{
+    const char *slash = strrchr(path, '/');
+    if (!slash)
+        return sb_xstrdup(".");
+    if (slash == path)
+        return sb_xstrdup("/");
+    return sb_strf("%.*s", (int)(slash - path), path);
+}
+
+/* What lstat found at path, for a refusal; NULL for a regular file. */
+static const char *not_regular(const struct stat *st)
+{
+    if (S_ISREG(st->st_mode))
+        return NULL;
+    return S_ISLNK(st->st_mode) ? "a symbolic link" : file_type(st->st_mode);
+}
+
+int sb_out_check(const char *path, struct sb_err *e)
+{
+    struct stat st;
+    if (!*path)
+        return sb_errf(e, "'': an empty file name");
+    if (lstat(path, &st) == 0) {
+        const char *what = not_regular(&st);
+        if (what)
+            return sb_errf(e, "%s: is %s: only a regular file is replaced (name the file "
+                              "itself)", path, what);
+        return 0;
+    }
+    if (errno != ENOENT)
+        return sb_errf(e, "%s: cannot check: %s", path, strerror(errno));
+    char *dir = folder_of(path);
+    int rc = 0;
+    if (stat(dir, &st) != 0)
+        rc = sb_errf(e, "%s: cannot create: folder '%s' %s", path, dir,
+                     errno == ENOENT ? "does not exist" : strerror(errno));
+    else if (!S_ISDIR(st.st_mode))
+        rc = sb_errf(e, "%s: cannot create: '%s' is not a folder", path, dir);
+    else if (access(dir, W_OK | X_OK) != 0) /* a read-only folder or file system */
+        rc = sb_errf(e, "%s: cannot create: folder '%s': %s", path, dir, strerror(errno));
+    free(dir);
+    return rc;
+}
+
 int sb_atomic_open(struct sb_atomic *a, const char *path, struct sb_err *e)
 {
-    size_t n = strlen(path) + 32;
-    a->path = sb_xstrdup(path);
-    a->tmp = sb_xmalloc(n);
-    snprintf(a->tmp, n, "%s.tmp.%ld", path, (long)getpid());
-    a->f = fopen(a->tmp, "wb");
+    memset(a, 0, sizeof *a);
+    if (sb_out_check(path, e))
+        return -1;
+    a->tmp = sb_strf("%s.tmp.%ld", path, (long)getpid());
+    /* the temporary is ours by name: whatever a dead process of the same pid
+     * left there goes, and a new file is made (never written through a
+     * symlink or into a FIFO planted at that name) */
+    unlink(a->tmp);
+    int fd = open(a->tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+    a->f = fd >= 0 ? fdopen(fd, "wb") : NULL;
     if (!a->f) {
-        /* name the file the user asked for, and its folder when that is what
-         * is missing, not the temporary file */
-        int err = errno;
-        const char *slash = strrchr(path, '/');
-        struct stat st;
-        char dir[4096];
-        snprintf(dir, sizeof dir, "%.*s", slash ? (int)(slash - path) : 1, slash ? path : ".");
-        if (err == ENOENT && slash && stat(dir, &st) != 0)
-            sb_errf(e, "%s: cannot create: folder '%s' does not exist", path, dir);
-        else
-            sb_errf(e, "%s: cannot create: %s", path, strerror(err));
-        free(a->path);
+        sb_errf(e, "%s: cannot create: %s", path, strerror(errno));
+        if (fd >= 0) {
+            close(fd);
+            unlink(a->tmp);
+        }
         free(a->tmp);
-        a->path = a->tmp = NULL;
+        a->tmp = NULL;
         return -1;
     }
+    a->path = sb_xstrdup(path);
     return 0;
 }
 
@@ -343,16 +390,26 @@ static void atomic_release(struct sb_atomic *a)
 
 int sb_atomic_commit(struct sb_atomic *a, struct sb_err *e)
 {
-    int bad = ferror(a->f);
-    if (fclose(a->f) != 0 || bad) {
-        sb_errf(e, "%s: write failed: %s", a->tmp, strerror(errno));
+    /* a write that failed earlier left only the error flag: no reason */
+    int bad = ferror(a->f), err = 0;
+    if (fflush(a->f) != 0)
+        bad = 1, err = errno;
+    if (fclose(a->f) != 0 && !err)
+        bad = 1, err = errno;
+    if (bad) {
+        sb_errf(e, "%s: write failed%s%s", a->path, err ? ": " : "", err ? strerror(err) : "");
         unlink(a->tmp);
         atomic_release(a);
         return -1;
     }
-    if (rename(a->tmp, a->path) != 0) {
-        sb_errf(e, "%s: cannot rename to %s: %s", a->tmp, a->path,
-                strerror(errno));
+    /* again: the path may have changed while the file was being filled */
+    struct stat st;
+    const char *what = lstat(a->path, &st) == 0 ? not_regular(&st) : NULL;
+    if (what || rename(a->tmp, a->path) != 0) {
+        if (what)
+            sb_errf(e, "%s: is %s now: only a regular file is replaced", a->path, what);
+        else
+            sb_errf(e, "%s: cannot rename %s over it: %s", a->path, a->tmp, strerror(errno));
         unlink(a->tmp);
         atomic_release(a);
         return -1;
@@ -368,6 +425,52 @@ void sb_atomic_abort(struct sb_atomic *a)
     fclose(a->f);
     unlink(a->tmp);
     atomic_release(a);
+}
+
+FILE *sb_open_regular(const char *path, int append, struct sb_err *e)
+{
+    int fd = open(path, O_WRONLY | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC |
+                            (append ? O_APPEND : 0), 0666);
+    struct stat st;
+    if (fd < 0) {
+        int err = errno;
+        if (err == ELOOP) /* O_NOFOLLOW met a symlink */
+            sb_errf(e, "%s: is a symbolic link: only a regular file is written", path);
+        else
+            sb_errf(e, "%s: cannot create: %s", path, strerror(err));
+        return NULL;
+    }
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+        sb_errf(e, "%s: is %s: only a regular file is written", path,
+                file_type(st.st_mode));
+        close(fd);
+        return NULL;
+    }
+    if (!append && ftruncate(fd, 0) != 0) {
+        sb_errf(e, "%s: cannot truncate: %s", path, strerror(errno));
+        close(fd);
+        return NULL;
+    }
+    int fl = fcntl(fd, F_GETFL);
+    if (fl >= 0)
+        fcntl(fd, F_SETFL, fl & ~O_NONBLOCK);
+    FILE *f = fdopen(fd, append ? "ab" : "wb");
+    if (!f) {
+        sb_errf(e, "%s: %s", path, strerror(errno));
+        close(fd);
+    }
+    return f;
+}
+
+int sb_stdout_check(struct sb_err *e)
+{
+    int bad = ferror(stdout), err = 0;
+    if (fflush(stdout) != 0)
+        bad = 1, err = errno;
+    if (bad)
+        return sb_errf(e, "standard output: write error%s%s", err ? ": " : "",
+                       err ? strerror(err) : "");
+    return 0;
 }
 
 static int needs_quotes(const char *s)

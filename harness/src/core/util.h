@@ -36,8 +36,13 @@ void *sb_xrealloc(void *p, size_t n);
 void sb_prefault(void *p, size_t n);
 char *sb_xstrdup(const char *s);
 
-/* Atomic output: write to "<path>.tmp.<pid>", then rename over path, so a
- * reader never sees a half-written result file. */
+/* ---- writing output files ---------------------------------------------------
+ * Every file schedbench writes goes through sb_atomic_*: written to
+ * "<path>.tmp.<pid>" beside path, then renamed over it, so that a reader never
+ * sees half a file.  Only a regular file, or nothing, is ever replaced: a
+ * symlink, a folder, a FIFO, a device or a socket at path is refused when the
+ * output is opened (before any work) and again just before the rename, so
+ * that `-o /dev/null` run as root cannot replace /dev/null. */
 struct sb_atomic {
     FILE *f;
     char *path;
@@ -90,9 +95,28 @@ int sb_check_nesting(const char *path, const char *buf, size_t n, int json,
                      unsigned max_depth, struct sb_err *e);
 /* mkdir -p: every missing folder of path ("" is refused). */
 int sb_mkdirs(const char *path, struct sb_err *e);
+
+/* 0 when path may be written by sb_atomic_*: a path that names a
+ * regular file or nothing, in a folder that exists; else -1 and a message
+ * naming path and what it is ("is a symbolic link", "is a FIFO", "folder 'x'
+ * does not exist"). */
+int sb_out_check(const char *path, struct sb_err *e);
+/* sb_out_check, then creates the temporary (which proves the folder
+ * writable): the checks come before the work that fills the file. */
 int sb_atomic_open(struct sb_atomic *a, const char *path, struct sb_err *e);
-int sb_atomic_commit(struct sb_atomic *a, struct sb_err *e); /* closes, renames */
-void sb_atomic_abort(struct sb_atomic *a);                    /* closes, unlinks */
+/* Closes and renames; on failure (a write error, a disk full, path turned
+ * into a folder meanwhile) removes the temporary and says why. */
+int sb_atomic_commit(struct sb_atomic *a, struct sb_err *e);
+void sb_atomic_abort(struct sb_atomic *a); /* closes, unlinks */
+/* A regular file opened for writing (appended to, or truncated), never
+ * through a symlink and never blocking on a FIFO: NULL and a message when
+ * path is anything else.  For files that are not written atomically (run's
+ * journal). */
+FILE *sb_open_regular(const char *path, int append, struct sb_err *e);
+/* Flushes standard output: -1 and a message ("standard output: write
+ * error: No space left on device") when anything written to it was lost,
+ * so that a command whose output went nowhere does not exit 0. */
+int sb_stdout_check(struct sb_err *e);
 
 /* CSV output through libcsv: a field is quoted (by csv_fwrite) only when it
  * needs to be, so plain values stay readable. */
