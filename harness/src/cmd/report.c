@@ -20,7 +20,9 @@
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 struct report_opts {
@@ -323,6 +325,92 @@ static int write_page(FILE *f, const struct report_opts *o, const struct sb_tabl
     return 0;
 }
 
+/* ---- drawing in a child: nothing left behind when interrupted ------------------
+ *
+ * The figures are drawn and the page is written by a child process; this one
+ * waits.  On SIGINT, SIGTERM or SIGHUP its handler passes the signal on to the
+ * child and notes it (kill() is all it calls: async-signal-safe); once the
+ * child is gone, the temporary folder and the page's temporary file are
+ * removed here, outside the handler, and the process dies of the signal it
+ * got, as it would have without the handler.  A report killed with SIGKILL
+ * still leaves its folder, schedbench-report.* under $TMPDIR. */
+
+static volatile sig_atomic_t drawer_pid, drawer_sig;
+
+static void pass_on(int sig)
+{
+    drawer_sig = sig;
+    if (drawer_pid > 0)
+        kill((pid_t)drawer_pid, sig);
+}
+
+static int draw_and_write(const struct report_opts *o, const struct sb_table *t,
+                          const char *dir, struct sb_atomic *out)
+{
+    struct sb_err e;
+    int plot_rc = draw(o, dir);
+    if (write_page(out->f, o, t, dir, plot_rc, &e)) {
+        fprintf(stderr, "schedbench report: %s\n", e.msg);
+        sb_atomic_abort(out);
+        return 2;
+    }
+    if (sb_atomic_commit(out, &e)) {
+        fprintf(stderr, "schedbench report: %s\n", e.msg);
+        return 2;
+    }
+    printf("report: wrote %s\n", o->out);
+    return 0;
+}
+
+static int make_page(const struct report_opts *o, const struct sb_table *t, const char *dir,
+                     struct sb_atomic *out)
+{
+    static const int sigs[] = {SIGINT, SIGTERM, SIGHUP};
+    struct sigaction sa, old[3];
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = pass_on;
+    sigemptyset(&sa.sa_mask);
+    drawer_sig = 0;
+    drawer_pid = 0;
+    for (int i = 0; i < 3; i++)
+        sigaction(sigs[i], &sa, &old[i]);
+    fflush(NULL); /* nothing buffered may be written twice */
+    pid_t pid = fork();
+    if (pid == 0) {
+        for (int i = 0; i < 3; i++)
+            signal(sigs[i], SIG_DFL);
+        int rc = drawer_sig ? 128 + drawer_sig : draw_and_write(o, t, dir, out);
+        fflush(NULL);
+        _exit(rc);
+    }
+    int rc = 2, st = 0;
+    if (pid < 0) {
+        fprintf(stderr, "schedbench report: cannot fork: %s\n", strerror(errno));
+    } else {
+        drawer_pid = pid;
+        if (drawer_sig) /* a signal came before the child's pid was known */
+            kill(pid, drawer_sig);
+        while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
+            ;
+        drawer_pid = 0;
+        rc = WIFEXITED(st) ? WEXITSTATUS(st) : 2;
+        if (WIFSIGNALED(st) && !drawer_sig)
+            fprintf(stderr, "schedbench report: the process drawing the page died of signal "
+                            "%d: no page written\n", WTERMSIG(st));
+    }
+    /* the child committed the page or removed its temporary; when it died
+     * before either, the temporary is still there: this removes it */
+    sb_atomic_abort(out);
+    remove_dir(dir);
+    for (int i = 0; i < 3; i++)
+        sigaction(sigs[i], &old[i], NULL);
+    if (drawer_sig) {
+        signal(drawer_sig, SIG_DFL);
+        raise(drawer_sig);
+    }
+    return rc;
+}
+
 static int report_help(void)
 {
     printf("usage: schedbench report RESULTS.csv [-o REPORT.html] [--mem-dir DIR]\n"
@@ -410,18 +498,7 @@ int sb_cmd_report(int argc, char **argv)
         sb_table_free(&t);
         return 2;
     }
-    int plot_rc = draw(&o, dir);
-    int rc = 0;
-    if (write_page(out.f, &o, &t, dir, plot_rc, &e)) {
-        fprintf(stderr, "schedbench report: %s\n", e.msg);
-        sb_atomic_abort(&out);
-        rc = 2;
-    } else if (sb_atomic_commit(&out, &e)) {
-        fprintf(stderr, "schedbench report: %s\n", e.msg);
-        rc = 2;
-    } else
-        printf("report: wrote %s\n", o.out);
-    remove_dir(dir);
+    int rc = make_page(&o, &t, dir, &out); /* removes dir */
     free(dir);
     sb_table_free(&t);
     return rc;
