@@ -341,7 +341,8 @@ static int run_help(void)
            "                    and the file is written (exit status still 2)\n"
            "\n"
            "Exit status: 0 all cells ok, 1 some cell invalid or failed, 2 bad input,\n"
-           "130 interrupted (the finished cells stay in OUT.partial for --resume).\n",
+           "130 interrupted (SIGINT, SIGTERM or SIGHUP, to this process or to an\n"
+           "isolated cell: the finished cells stay in OUT.partial for --resume).\n",
            SB_DEFAULT_CORPUS);
     return 0;
 }
@@ -1180,28 +1181,40 @@ static void *ticker(void *arg)
 
 /* ---- Ctrl-C -------------------------------------------------------------------
  *
- * SIGINT or SIGTERM ends the run at once: the results file is left as it was
- * (its temporary is removed), the journal keeps every finished row, and the
- * message says how to continue.  Everything the handler touches is prepared
- * before the sweep, as only write, unlink and _exit are safe there. */
+ * SIGINT, SIGTERM or SIGHUP ends the run at once: the results file is left as
+ * it was (its temporary is removed), the isolated cells still running are
+ * killed, the journal keeps every finished row, and the message says how to
+ * continue.  Everything the handler touches is prepared before the sweep, as
+ * only write, unlink, kill and _exit are safe there.  An isolated cell that
+ * dies of one of these signals (Ctrl-C reaches the whole process group, and
+ * the child may die first) ends the run the same way: its row is not written,
+ * so --resume runs it again. */
 static char *sig_msg, *sig_tmp;
 static size_t sig_msg_len;
 static pid_t sig_pid; /* the run's own process */
+static struct sigaction sig_hup_was;
 
 static void on_signal(int sig)
 {
     /* an isolated cell's child inherits the handler: it dies of the signal,
-     * which its parent records as crash:SIGINT and --resume runs again */
+     * which its parent takes for an interruption (interrupted()) */
     if (getpid() != sig_pid) {
         signal(sig, SIG_DFL);
         raise(sig);
         return;
     }
+    sb_isolate_kill_all();
     if (sig_tmp)
         unlink(sig_tmp);
     if (sig_msg && write(2, sig_msg, sig_msg_len) < 0)
         sig_msg = NULL; /* nothing more to do about a closed stderr */
     _exit(130);
+}
+
+/* An isolated child was stopped by sig: the run stops as if it got it. */
+static void interrupted(int sig)
+{
+    on_signal(sig);
 }
 
 static void catch_signals(const char *out, const char *tmp)
@@ -1218,12 +1231,17 @@ static void catch_signals(const char *out, const char *tmp)
     sigemptyset(&sa.sa_mask);
     sigaction(SIGINT, &sa, NULL);
     sigaction(SIGTERM, &sa, NULL);
+    /* a hangup ends the run only where it would have: not under nohup */
+    sigaction(SIGHUP, NULL, &sig_hup_was);
+    if (sig_hup_was.sa_handler != SIG_IGN)
+        sigaction(SIGHUP, &sa, NULL);
 }
 
 static void release_signals(void)
 {
     signal(SIGINT, SIG_DFL);
     signal(SIGTERM, SIG_DFL);
+    sigaction(SIGHUP, &sig_hup_was, NULL);
     free(sig_msg);
     free(sig_tmp);
     sig_msg = sig_tmp = NULL;
@@ -1325,10 +1343,11 @@ static void resume_from(struct sweep *S, const char *path)
             uint64_t at;
             const char *cell = sb_table_get(&t, r, (uint32_t)cc);
             /* a cell whose isolated child died of the Ctrl-C that ended the
-             * run has no result: it runs again */
+             * run (recorded so before it was an interruption) runs again */
             if (strcmp(sb_table_get(&t, r, (uint32_t)ci), id) ||
                 !find_cell(S, strtoull(cell, NULL, 10), &at) || S->row[at] ||
-                !strcmp(sb_table_get(&t, r, (uint32_t)cs), "crash:SIGINT"))
+                !strcmp(sb_table_get(&t, r, (uint32_t)cs), "crash:SIGINT") ||
+                !strcmp(sb_table_get(&t, r, (uint32_t)cs), "crash:signal 2"))
                 continue;
             S->row[at] = table_row(&t, r);
             S->status[at] = strcmp(sb_table_get(&t, r, (uint32_t)cs), "ok") != 0;
@@ -1359,6 +1378,8 @@ static void open_journal(struct sweep *S)
                 S->journal_path);
 }
 
+static void interrupted(int sig);
+
 struct cell_ctx {
     const struct sb_graph *g;
     const struct sb_sched *sc;
@@ -1385,8 +1406,11 @@ static int run_isolated(FILE *f, const struct sb_graph *g, const struct sb_sched
     char *row, why_buf[64];
     const char *why;
     double t0 = sb_now_ms();
+    int sig;
     int st = sb_isolate(isolated_cell, &x, o->cell_timeout_s, &row, &why, why_buf,
-                        sizeof why_buf);
+                        sizeof why_buf, &sig);
+    if (st == SB_ISOLATE_INTERRUPTED) /* no row: the run stops, --resume runs it */
+        interrupted(sig);
     if (row) {
         fputs(row, f);
         free(row);
