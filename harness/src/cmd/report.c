@@ -354,11 +354,13 @@ static int draw_and_write(const struct report_opts *o, const struct sb_table *t,
         sb_atomic_abort(out);
         return 2;
     }
+    int to_stdout = !strcmp(o->out, "-");
     if (sb_atomic_commit(out, &e)) {
         fprintf(stderr, "schedbench report: %s\n", e.msg);
         return 2;
     }
-    printf("report: wrote %s\n", o->out);
+    if (!to_stdout)
+        printf("report: wrote %s\n", o->out);
     return 0;
 }
 

@@ -78,6 +78,31 @@ char *sb_xstrdup(const char *s)
 
 static uint64_t max_input_bytes = SB_MAX_INPUT_BYTES_DEFAULT;
 
+/* the digest of what this thread reads, while one is started (util.h) */
+static _Thread_local uint64_t *digest_at;
+
+void sb_digest_start(uint64_t *h) { digest_at = h; }
+
+/* Eight bytes at a time (a multiply and a shift each), then the tail and the
+ * length: an edit anywhere changes the result; ~8x faster than FNV-1a's byte
+ * at a time, which would add a tenth of a second to a 100 MB load. */
+uint64_t sb_hash_bytes(uint64_t h, const void *p, size_t n)
+{
+    const unsigned char *b = p;
+    const uint64_t k = 0x9e3779b97f4a7c15ull; /* 2^64 / golden ratio */
+    size_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        uint64_t w;
+        memcpy(&w, b + i, 8);
+        h = (h ^ w) * k;
+        h ^= h >> 32;
+    }
+    for (; i < n; i++)
+        h = (h ^ b[i]) * 0x100000001b3ull;
+    h = (h ^ (uint64_t)n) * k;
+    return h ^ (h >> 29);
+}
+
 uint64_t sb_max_input_bytes(void) { return max_input_bytes; }
 
 int sb_parse_bytes(const char *s, uint64_t *out)
@@ -188,6 +213,10 @@ int sb_input_check(const char *path, struct sb_err *e)
     if (fd < 0)
         return -1;
     close(fd);
+    if (digest_at) { /* the library reads it: so must the digest */
+        size_t n;
+        free(sb_read_file_limited(path, max_input_bytes, &n, NULL));
+    }
     return 0;
 }
 
@@ -243,6 +272,8 @@ char *sb_read_file_limited(const char *path, uint64_t max_bytes, size_t *n, stru
         close(fd);
     buf[len] = 0;
     *n = len;
+    if (digest_at)
+        *digest_at = sb_hash_bytes(*digest_at, buf, len);
     return buf;
 }
 
@@ -330,13 +361,15 @@ static const char *not_regular(const struct stat *st)
 int sb_out_check(const char *path, struct sb_err *e)
 {
     struct stat st;
+    if (!strcmp(path, "-"))
+        return 0;
     if (!*path)
         return sb_errf(e, "'': an empty file name");
     if (lstat(path, &st) == 0) {
         const char *what = not_regular(&st);
         if (what)
             return sb_errf(e, "%s: is %s: only a regular file is replaced (name the file "
-                              "itself)", path, what);
+                              "itself, or '-' for standard output)", path, what);
         return 0;
     }
     if (errno != ENOENT)
@@ -359,6 +392,11 @@ int sb_atomic_open(struct sb_atomic *a, const char *path, struct sb_err *e)
     memset(a, 0, sizeof *a);
     if (sb_out_check(path, e))
         return -1;
+    if (!strcmp(path, "-")) {
+        a->f = stdout;
+        a->path = sb_xstrdup(path);
+        return 0;
+    }
     a->tmp = sb_strf("%s.tmp.%ld", path, (long)getpid());
     /* the temporary is ours by name: whatever a dead process of the same pid
      * left there goes, and a new file is made (never written through a
@@ -390,6 +428,11 @@ static void atomic_release(struct sb_atomic *a)
 
 int sb_atomic_commit(struct sb_atomic *a, struct sb_err *e)
 {
+    if (!a->tmp) { /* standard output */
+        int rc = sb_stdout_check(e);
+        atomic_release(a);
+        return rc;
+    }
     /* a write that failed earlier left only the error flag: no reason */
     int bad = ferror(a->f), err = 0;
     if (fflush(a->f) != 0)
@@ -422,8 +465,12 @@ void sb_atomic_abort(struct sb_atomic *a)
 {
     if (!a->f)
         return;
-    fclose(a->f);
-    unlink(a->tmp);
+    if (a->tmp) {
+        fclose(a->f);
+        unlink(a->tmp);
+    } else {
+        fflush(a->f); /* standard output stays open */
+    }
     atomic_release(a);
 }
 
