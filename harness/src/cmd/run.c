@@ -327,7 +327,8 @@ static int run_help(void)
            "  --isolate         run each cell in a child process: a policy that crashes\n"
            "                    or hangs gets status crash:<SIGNAL> or timeout and the\n"
            "                    sweep goes on (make run and CI use it)\n"
-           "  --cell-timeout S  with --isolate, stop a cell after S seconds (default 600)\n"
+           "  --cell-timeout S  with --isolate, stop a cell, or the load of a workload\n"
+           "                    (its cells are then timeout), after S seconds (default 600)\n"
            "  --resume          reuse the rows a killed run of the same sweep left in\n"
            "                    OUT.partial (the results file itself is only ever\n"
            "                    replaced whole); a journal of other columns is refused,\n"
@@ -846,8 +847,9 @@ static void write_row(FILE *f, const struct sb_graph *g, const char *sched,
     sb_csv_end(f);
 }
 
-/* The row of a cell whose workload did not load (--keep-going): the file path
- * stands for the workload name, and only the identity columns are filled. */
+/* The row of a cell whose workload did not load (--keep-going; or, with
+ * --isolate, a load that timed out or crashed): the file path stands for the
+ * workload name, and only the identity columns are filled. */
 static void write_load_error(FILE *f, const char *path, const char *sched, const char *status,
                              const struct run_opts *o, uint64_t cell)
 {
@@ -1027,7 +1029,8 @@ static int run_cell(FILE *f, const struct sb_graph *g, const struct sb_sched *sc
 struct workload {
     pthread_mutex_t mu;
     struct sb_graph *g;
-    int state;            /* 0 not loaded, 1 loaded, -1 failed, -2 a model refused it */
+    int state;            /* 0 not loaded, 1 loaded, -1 failed, -2 a model refused it,
+                             -3 its load timed out or crashed (--isolate; why in err) */
     uint32_t cells_left;  /* this shard's cells still to run */
     /* scheduling of the workers, under sweep.mu: */
     uint64_t cursor;      /* its first unclaimed cell is at or after cells[cursor] */
@@ -1038,7 +1041,7 @@ struct workload {
     struct sb_machine *machine; /* from its '# machine=' line, without --machine */
     struct sb_err err;
     uint64_t digest;      /* of every file its load read, from o->inputs_digest */
-    int have_digest;      /* its load ran */
+    int have_digest;      /* the load ran here (not only in a child that died) */
     uint64_t n_stale;     /* journalled rows not reused: it changed since */
 };
 
@@ -1105,7 +1108,8 @@ static void warn_no_cost(const struct run_opts *o, const struct sb_graph *g)
 }
 
 /* The steps of a workload's load: read and build the graph, price it, give
- * ASTRA-sim its collectives, place it on its machine. */
+ * ASTRA-sim its collectives, place it on its machine.  The same in this
+ * process and in a child that tries them first (--isolate). */
 static void load_workload(const struct run_opts *o, uint32_t w, struct workload *W)
 {
     W->g = sb_graph_load_with(o->w.path[w], &o->imp, &W->err);
@@ -1128,11 +1132,61 @@ static void load_workload(const struct run_opts *o, uint32_t w, struct workload 
     }
 }
 
+static void interrupted(int sig);
+
+struct probe_ctx {
+    const struct run_opts *o;
+    uint32_t w;
+};
+
+/* The child's side of a load tried first (--isolate): its outcome, good or
+ * bad, is found again by the load that follows here; only whether it ended,
+ * in time and alive, is wanted.  Its messages would come twice: not shown. */
+static int probe_child(FILE *f, void *arg)
+{
+    const struct probe_ctx *x = arg;
+    struct workload W;
+    (void)f;
+    memset(&W, 0, sizeof W);
+    if (!freopen("/dev/null", "w", stderr))
+        return 0;
+    load_workload(x->o, x->w, &W);
+    return 0;
+}
+
+/* --cell-timeout covers loading too: under --isolate a workload is loaded in
+ * a child first, and only one whose load ends in time, without crashing, is
+ * loaded here (an importer that loops for ever would otherwise stop the
+ * sweep with no row).  Loading twice is the price, only with --isolate.  0
+ * when the load may go ahead; else the workload is state -3 and its cells get
+ * the reason as their status. */
+static int probe_load(struct sweep *S, uint32_t w)
+{
+    struct probe_ctx x = {S->o, w};
+    char *row, why_buf[64];
+    const char *why;
+    int sig;
+    int st = sb_isolate(probe_child, &x, S->o->cell_timeout_s, &row, &why, why_buf,
+                        sizeof why_buf, &sig);
+    free(row);
+    if (st == SB_ISOLATE_INTERRUPTED)
+        interrupted(sig);
+    if (st != 1 || !why)
+        return 0;
+    struct workload *W = &S->wl[w];
+    W->state = -3;
+    snprintf(W->err.msg, sizeof W->err.msg, "%s", why);
+    fprintf(stderr, "schedbench run: %s: loading it %s (--cell-timeout %g s): its cells are "
+                    "recorded as '%s'\n", S->o->w.path[w],
+            strcmp(why, "timeout") ? "crashed" : "took too long", S->o->cell_timeout_s, why);
+    return -1;
+}
+
 static struct sb_graph *acquire(struct sweep *S, uint32_t w)
 {
     struct workload *W = &S->wl[w];
     pthread_mutex_lock(&W->mu);
-    if (W->state == 0) {
+    if (W->state == 0 && (!S->o->isolate || probe_load(S, w) == 0)) {
         /* the digest of what the load reads: the workload, its rank and
          * group files, its machine (journal(), --resume) */
         uint64_t h = S->o->inputs_digest;
@@ -1805,12 +1859,14 @@ static void do_cell(struct sweep *S, uint64_t i)
             S->io_failed = 1;
             pthread_mutex_unlock(&S->mu);
         }
-    } else if (S->o->keep_going || W->state == -2) {
+    } else if (S->o->keep_going || W->state == -2 || W->state == -3) {
         char *buf = NULL, *status;
         size_t len = 0;
         FILE *f = open_memstream(&buf, &len);
         SB_ASSERT(f);
-        status = sb_strf("error:%s", W->err.msg);
+        /* -3: the load timed out or crashed, and W->err is "timeout" or
+         * "crash:..." as a cell's would be */
+        status = W->state == -3 ? sb_xstrdup(W->err.msg) : sb_strf("error:%s", W->err.msg);
         write_load_error(f, S->o->w.path[w], S->o->sched[k].spec, status, S->o, c);
         free(status);
         fclose(f);
