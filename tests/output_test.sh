@@ -82,6 +82,17 @@ contains "$WORK/err" "$W/dir.csv: is a folder: only a regular file is replaced" 
 if [ -e "$WORK/gnuplot.calls" ]; then bad "report -o DIR drew figures before refusing"; else ok; fi
 if [ -L "$W/link.csv" ] && [ -p "$W/fifo.csv" ] && [ -d "$W/dir.csv" ]; then ok; else bad "merge/convert/report replaced a target"; fi
 
+# an empty folder name (--mem-dir ''): refused; it used to walk past the
+# string's end (valgrind: a jump on uninitialised memory, when installed and
+# the binary is not built with ASan, which valgrind cannot run)
+expect_rc 2 "--mem-dir ''" "$BIN" run -q -w "$C" -s original --mem-dir '' -o "$W/m.csv"
+contains "$WORK/err" "'': an empty folder name" "--mem-dir '' says so"
+if command -v valgrind >/dev/null && ! ldd "$BIN" 2>/dev/null | grep -q libasan; then
+    valgrind -q --error-exitcode=99 "$BIN" run -q -w "$C" -s original --mem-dir '' -o "$W/m.csv" >/dev/null 2>"$WORK/vg"
+    rc=$?
+    if [ "$rc" = 2 ]; then ok; else bad "--mem-dir '' under valgrind: exit $rc: $(head -c 600 "$WORK/vg")"; fi
+fi
+
 # ---- 2. -o - writes to standard output -------------------------------------------
 expect_rc 0 "run -o -" "$BIN" run -q -w "$C" -s original,heft -o -
 same "$(cut -d, -f1-11,13- "$WORK/out")" "$(cut -d, -f1-11,13- "$WORK/r.csv")" "run -o -: the results file's rows"
