@@ -6,7 +6,7 @@
 # FIFO or a symlink made here (/dev/full is only written to, by redirection).
 # Arguments: schedbench BIN, test data DIR, test plugin DIR, scratch DIR.
 set -u
-BIN=$1 DATA=$2 PLUG=$3/misbehave.so WORK=$4/output_work
+BIN=$(realpath "$1") DATA=$(realpath "$2") PLUG=$(realpath "$3")/misbehave.so WORK=$(realpath "$4")/output_work
 rm -rf "$WORK" && mkdir -p "$WORK"
 pass=0 fail=0
 ok() { pass=$((pass + 1)); }
