@@ -2052,9 +2052,10 @@ static void tell_resumed(const struct sweep *S)
     const struct run_opts *o = S->o;
     for (uint32_t w = 0; w < o->w.n; w++)
         if (S->wl[w].n_stale)
-            fprintf(stderr, "schedbench run: --resume: %s: %llu journalled rows not reused: "
+            fprintf(stderr, "schedbench run: --resume: %s: %llu journalled row%s not reused: "
                             "its files (or its machine's) have changed since they were "
-                            "written\n", o->w.path[w], (unsigned long long)S->wl[w].n_stale);
+                            "written\n", o->w.path[w], (unsigned long long)S->wl[w].n_stale,
+                    S->wl[w].n_stale == 1 ? "" : "s");
     if (!o->quiet && S->journal_path)
         fprintf(stderr, "schedbench run: --resume: %llu of %llu cells taken from %s\n",
                 (unsigned long long)S->n_reused, (unsigned long long)S->n_cells,
