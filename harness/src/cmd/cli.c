@@ -256,7 +256,9 @@ static int cmd_convert(int argc, char **argv)
         if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
             printf("usage: schedbench convert IN -o OUT.csv [--toposort]\n"
                    "Reads IN (workload CSV, or another tool's format by extension)\n"
-                   "and writes it as workload format v1 (docs/workload-format.md).\n"
+                   "and writes it as workload format v1 (docs/workload-format.md);\n"
+                   "-o - to standard output.  A name or '# key=value' metadata holding a\n"
+                   "control byte is refused: a '# key=value' line cannot hold it.\n"
                    "--toposort: a CSV whose rows read later rows is put in topological\n"
                    "order (smallest id first, renumbered); a cycle is named.\n");
             return 0;

@@ -189,7 +189,8 @@ int sb_cmd_merge(int argc, char **argv)
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
             printf("usage: schedbench merge A.csv B.csv ... -o ALL.csv\n"
-                   "Joins the results of `schedbench run --shard K/N` runs in sweep order.\n");
+                   "Joins the results of `schedbench run --shard K/N` runs in sweep order.\n"
+                   "-o - writes them to standard output.\n");
             free(in);
             return 0;
         }
