@@ -1754,8 +1754,11 @@ static int open_journal(struct sweep *S, struct sb_err *e)
     if (!append)
         S->n_journal = 0;
     S->journal = sb_open_regular(S->journal_path, append, e);
-    if (!S->journal)
-        return -1;
+    if (!S->journal) {
+        char msg[sizeof e->msg];
+        snprintf(msg, sizeof msg, "%s", e->msg);
+        return sb_errf(e, "schedbench run: the journal: %s", msg);
+    }
     if (!append) {
         write_journal_header(S->journal);
         fflush(S->journal);
