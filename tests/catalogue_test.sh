@@ -29,6 +29,13 @@ while IFS=$'\t' read -r file how want; do
     network) check "$file" "$want" "$BIN" collective --op all_reduce --network "$f" ;;
     conform) rm -rf "$WORK/case" && mkdir -p "$WORK/case" && cp "$f" "$WORK/case/" &&
              check "$file" "$want" "$BIN" conform "$WORK/case" ;;
+    resume) rm -f "$WORK/res.csv" && cp "$f" "$WORK/res.csv.partial" &&
+            check "$file" "$want" "$BIN" run -q -w "$TESTS/data/chain.csv" -s original --resume -o "$WORK/res.csv"
+            if cmp -s "$f" "$WORK/res.csv.partial" && [ ! -e "$WORK/res.csv" ]; then ok
+            else bad "$file: the journal changed or a results file was written"; fi ;;
+    convert) rm -f "$WORK/conv.csv"
+             check "$file" "$want" "$BIN" convert "$f" -o "$WORK/conv.csv"
+             if [ -e "$WORK/conv.csv" ]; then bad "$file: convert wrote a file"; else ok; fi ;;
     *) bad "$file: unknown way '$how'" ;;
     esac
 done <"$TESTS/bad/catalogue.tsv"

@@ -1,10 +1,14 @@
 /* Test schedulers that go wrong in the ways the harness must survive:
  * mode 0 reverses the order (invalid), mode 1 returns an error, mode 2 fails
  * in init; for run --isolate, mode 3 dies of SIGSEGV, mode 4 never returns,
- * mode 5 aborts.  Also exercises every parameter type. */
+ * mode 5 aborts; mode 6 (mkdir) makes the folder $SB_MISBEHAVE_MKDIR and
+ * returns the file order, so that a test can turn run's -o into a folder
+ * while the sweep runs (its final rename then fails).  Also exercises every
+ * parameter type. */
 #include <math.h>
 #include <signal.h>
 #include <stdlib.h>
+#include <sys/stat.h>
 
 #include "schedbench/plugin.h"
 
@@ -13,7 +17,7 @@ struct state {
 };
 
 static const struct sb_param params[] = {
-    {"mode", SB_PARAM_ENUM, 0, 0, 0, "reverse|fail|initfail|crash|hang|abort", "how to misbehave"},
+    {"mode", SB_PARAM_ENUM, 0, 0, 0, "reverse|fail|initfail|crash|hang|abort|mkdir", "how to misbehave"},
     {"scale", SB_PARAM_DOUBLE, 1.5, 0, 10, NULL, "a number in 0..10"},
     {"count", SB_PARAM_INT, 3, 1, 8, NULL, "an integer in 1..8"},
     {"loud", SB_PARAM_BOOL, 0, 0, 1, NULL, "a switch"},
@@ -44,6 +48,14 @@ static int run(void *state, const struct sb_graph_view *g, struct sb_schedule *o
             ;
     if (s->mode == 5)
         abort();
+    if (s->mode == 6) {
+        const char *dir = getenv("SB_MISBEHAVE_MKDIR");
+        if (dir)
+            mkdir(dir, 0777);
+        for (uint32_t i = 0; i < g->n_nodes; i++)
+            out->order[i] = i;
+        return 0;
+    }
     for (uint32_t i = 0; i < g->n_nodes; i++)
         out->order[i] = g->n_nodes - 1 - i;
     return 0;

@@ -256,7 +256,9 @@ static int cmd_convert(int argc, char **argv)
         if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
             printf("usage: schedbench convert IN -o OUT.csv [--toposort]\n"
                    "Reads IN (workload CSV, or another tool's format by extension)\n"
-                   "and writes it as workload format v1 (docs/workload-format.md).\n"
+                   "and writes it as workload format v1 (docs/workload-format.md);\n"
+                   "-o - to standard output.  A name or '# key=value' metadata holding a\n"
+                   "control byte is refused: a '# key=value' line cannot hold it.\n"
                    "--toposort: a CSV whose rows read later rows is put in topological\n"
                    "order (smallest id first, renumbered); a cycle is named.\n");
             return 0;
@@ -277,6 +279,10 @@ static int cmd_convert(int argc, char **argv)
         return 2;
     }
     struct sb_err e;
+    if (sb_out_check(out, &e)) { /* before a load that may take minutes */
+        fprintf(stderr, "schedbench convert: %s\n", e.msg);
+        return 2;
+    }
     struct sb_graph *g = sb_graph_load_with(in, &imp, &e);
     if (!g) {
         fprintf(stderr, "%s\n", e.msg);
@@ -291,6 +297,20 @@ static int cmd_convert(int argc, char **argv)
 
 /* ---- main ----------------------------------------------------------------- */
 
+/* Every command's output that went nowhere (a full disk, `>/dev/full`, a
+ * closed stdout) is an error, whatever the command found: exit 2 with a
+ * message, not the command's 0 or 1. */
+static int stdout_status(const char *cmd, int rc)
+{
+    struct sb_err e;
+    if (rc >= 2) /* failed already, and said why (run -o - says so itself) */
+        return rc;
+    if (sb_stdout_check(&e) == 0)
+        return rc;
+    fprintf(stderr, "schedbench %s: %s\n", cmd, e.msg);
+    return rc >= 2 ? rc : 2;
+}
+
 int main(int argc, char **argv)
 {
     struct sb_err limit_err;
@@ -302,48 +322,50 @@ int main(int argc, char **argv)
         return usage(stderr);
     const char *cmd = argv[1];
     if (!strcmp(cmd, "--help") || !strcmp(cmd, "-h") || !strcmp(cmd, "help"))
-        return usage(stdout);
+        return stdout_status("--help", usage(stdout));
     if (!strcmp(cmd, "--version")) {
         printf("schedbench %s (plugin ABI %d)\n", SB_VERSION, SB_PLUGIN_ABI);
-        return 0;
+        return stdout_status(cmd, 0);
     }
-#ifdef SB_HAVE_GEN
-    if (!strcmp(cmd, "gen"))
-        return sb_gen_main(argc - 1, argv + 1);
-#endif
-    if (!strcmp(cmd, "compare"))
-        return sb_cmd_compare(argc - 1, argv + 1);
-    if (!strcmp(cmd, "merge"))
-        return sb_cmd_merge(argc - 1, argv + 1);
-    if (!strcmp(cmd, "plot"))
-        return sb_cmd_plot(argc - 1, argv + 1);
-    if (!strcmp(cmd, "summary"))
-        return sb_cmd_summary(argc - 1, argv + 1);
-    if (!strcmp(cmd, "report"))
-        return sb_cmd_report(argc - 1, argv + 1);
-    sb_registry_add_builtins();
     int rc;
-    if (!strcmp(cmd, "run"))
-        rc = sb_cmd_run(argc - 1, argv + 1);
-    else if (!strcmp(cmd, "list"))
-        rc = cmd_list(argc - 1, argv + 1);
-    else if (!strcmp(cmd, "validate"))
-        rc = cmd_validate(argc - 1, argv + 1);
-    else if (!strcmp(cmd, "convert"))
-        rc = cmd_convert(argc - 1, argv + 1);
-    else if (!strcmp(cmd, "conform"))
-        rc = sb_cmd_conform(argc - 1, argv + 1);
-    else if (!strcmp(cmd, "collective"))
-        rc = sb_cmd_collective(argc - 1, argv + 1);
+    if (!strcmp(cmd, "compare"))
+        rc = sb_cmd_compare(argc - 1, argv + 1);
+    else if (!strcmp(cmd, "merge"))
+        rc = sb_cmd_merge(argc - 1, argv + 1);
+    else if (!strcmp(cmd, "plot"))
+        rc = sb_cmd_plot(argc - 1, argv + 1);
+    else if (!strcmp(cmd, "summary"))
+        rc = sb_cmd_summary(argc - 1, argv + 1);
+    else if (!strcmp(cmd, "report"))
+        rc = sb_cmd_report(argc - 1, argv + 1);
+#ifdef SB_HAVE_GEN
+    else if (!strcmp(cmd, "gen"))
+        rc = sb_gen_main(argc - 1, argv + 1);
+#endif
     else {
-        static const char *const cmds[] = {"run", "list", "validate", "convert", "conform",
-                                           "collective", "compare", "merge", "plot",
-                                           "summary", "report", "gen"};
-        const char *near = sb_did_you_mean(cmd, cmds, sizeof cmds / sizeof cmds[0]);
-        fprintf(stderr, "schedbench: unknown command '%s'%s%s%s\n", cmd,
-                near ? " (did you mean '" : "", near ? near : "", near ? "'?)" : "");
-        rc = usage(stderr);
+        sb_registry_add_builtins();
+        if (!strcmp(cmd, "run"))
+            rc = sb_cmd_run(argc - 1, argv + 1);
+        else if (!strcmp(cmd, "list"))
+            rc = cmd_list(argc - 1, argv + 1);
+        else if (!strcmp(cmd, "validate"))
+            rc = cmd_validate(argc - 1, argv + 1);
+        else if (!strcmp(cmd, "convert"))
+            rc = cmd_convert(argc - 1, argv + 1);
+        else if (!strcmp(cmd, "conform"))
+            rc = sb_cmd_conform(argc - 1, argv + 1);
+        else if (!strcmp(cmd, "collective"))
+            rc = sb_cmd_collective(argc - 1, argv + 1);
+        else {
+            static const char *const cmds[] = {"run", "list", "validate", "convert", "conform",
+                                               "collective", "compare", "merge", "plot",
+                                               "summary", "report", "gen"};
+            const char *near = sb_did_you_mean(cmd, cmds, sizeof cmds / sizeof cmds[0]);
+            fprintf(stderr, "schedbench: unknown command '%s'%s%s%s\n", cmd,
+                    near ? " (did you mean '" : "", near ? near : "", near ? "'?)" : "");
+            rc = usage(stderr);
+        }
+        sb_registry_clear();
     }
-    sb_registry_clear();
-    return rc;
+    return stdout_status(cmd, rc);
 }

@@ -17,6 +17,7 @@
 #include "commands.h"
 
 #include "table.h"
+#include "core/escape.h"
 
 #include <jansson.h>
 #include <math.h>
@@ -422,8 +423,13 @@ static void print_csv(const struct row *rows, uint32_t n, const struct opts *o)
         if (o->changes_only && rows[i].v == V_OK)
             continue;
         row_fields(&rows[i], f);
+        /* workload, scheduler and note carry names and messages: for a
+         * spreadsheet (escape.h); the rest are this command's own words */
         for (int c = 0; c < N_OUT_COLS; c++)
-            sb_csv_field(stdout, f[c], c == 0);
+            if (c < 2 || c == N_OUT_COLS - 1)
+                sb_csv_sheet_field(stdout, f[c], c == 0);
+            else
+                sb_csv_field(stdout, f[c], c == 0);
         sb_csv_end(stdout);
     }
 }
@@ -432,8 +438,8 @@ static void print_json(const struct row *rows, uint32_t n, const struct opts *o)
 {
     json_t *root = json_object(), *arr = json_array();
     uint32_t count[6] = {0};
-    json_object_set_new(root, "base", json_string(o->base));
-    json_object_set_new(root, "new", json_string(o->next));
+    json_object_set_new(root, "base", sb_json_string(o->base));
+    json_object_set_new(root, "new", sb_json_string(o->next));
     json_object_set_new(root, "mem_tol_pct", json_real(o->mem_tol_pct));
     json_object_set_new(root, "time_tol_pct", json_real(o->time_tol_pct));
     json_object_set_new(root, "cross_model", json_boolean(o->model_note != NULL));
@@ -443,8 +449,8 @@ static void print_json(const struct row *rows, uint32_t n, const struct opts *o)
         if (o->changes_only && x->v == V_OK)
             continue;
         json_t *r = json_object();
-        json_object_set_new(r, "workload", json_string(x->workload));
-        json_object_set_new(r, "scheduler", json_string(x->scheduler));
+        json_object_set_new(r, "workload", sb_json_string(x->workload));
+        json_object_set_new(r, "scheduler", sb_json_string(x->scheduler));
         json_object_set_new(r, "verdict", json_string(verdict_names[x->v]));
         for (int m = 0; m < M_COUNT; m++) {
             static const char *const key[M_COUNT] = {"peak_mem", "makespan", "exposed"};
@@ -462,9 +468,9 @@ static void print_json(const struct row *rows, uint32_t n, const struct opts *o)
         int fo = fits(x->have_old, x->old_over), fn = fits(x->have_new, x->new_over);
         json_object_set_new(r, "fits_old", fo < 0 ? json_null() : json_boolean(fo));
         json_object_set_new(r, "fits_new", fn < 0 ? json_null() : json_boolean(fn));
-        json_object_set_new(r, "note", json_string(x->note ? x->note : ""));
-        json_object_set_new(r, "parameters", json_string(x->params));
-        json_object_set_new(r, "fit_note", json_string(x->fit_note ? x->fit_note : ""));
+        json_object_set_new(r, "note", sb_json_string(x->note ? x->note : ""));
+        json_object_set_new(r, "parameters", sb_json_string(x->params));
+        json_object_set_new(r, "fit_note", sb_json_string(x->fit_note ? x->fit_note : ""));
         json_array_append_new(arr, r);
     }
     json_object_set_new(root, "rows", arr);
@@ -490,8 +496,11 @@ static void print_markdown(const struct row *rows, uint32_t n, const struct opts
         if (o->changes_only && rows[i].v == V_OK)
             continue;
         row_fields(&rows[i], f);
-        for (int c = 0; c < N_OUT_COLS; c++)
-            printf("| %s ", f[c]);
+        for (int c = 0; c < N_OUT_COLS; c++) {
+            fputs("| ", stdout);
+            sb_md_cell(stdout, f[c]);
+            fputc(' ', stdout);
+        }
         printf("|\n");
     }
 }
@@ -544,8 +553,8 @@ static int compare_help(void)
            "devices, with nothing grown, is improved.  Columns fits_old and fits_new say\n"
            "yes, no or - (unknown), and note says when the fit decided the verdict.\n"
            "Exit status: 0 nothing regressed, went missing or turned into an error;\n"
-           "1 otherwise; 2 unusable input, or rows priced by different cost models\n"
-           "(column cost_model: the units differ).\n"
+           "1 otherwise; 2 unusable input, rows priced by different cost models\n"
+           "(column cost_model: the units differ), or output that could not be written.\n"
            "\n"
            "  --changes-only   print only rows whose verdict is not ok\n"
            "  --cross-model    compare rows of two time models (--comm simple against\n"

@@ -8,12 +8,49 @@
 
 #include <errno.h>
 #include <poll.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+
+/* The children being waited for, for sb_isolate_kill_all: a slot per thread
+ * that can fork one (run --jobs is at most 256), written outside the handler
+ * under a lock, read by the handler as whole ints. */
+#define MAX_CHILDREN 512
+static volatile sig_atomic_t children[MAX_CHILDREN];
+static pthread_mutex_t children_mu = PTHREAD_MUTEX_INITIALIZER;
+
+static int child_add(pid_t pid)
+{
+    pthread_mutex_lock(&children_mu);
+    int k = 0;
+    while (k < MAX_CHILDREN && children[k])
+        k++;
+    if (k < MAX_CHILDREN)
+        children[k] = (sig_atomic_t)pid;
+    pthread_mutex_unlock(&children_mu);
+    return k;
+}
+
+/* Cleared before the child is reaped, so its pid cannot have been reused by
+ * another process when the handler kills it. */
+static void child_forget(int k)
+{
+    if (k < MAX_CHILDREN)
+        children[k] = 0;
+}
+
+void sb_isolate_kill_all(void)
+{
+    for (int k = 0; k < MAX_CHILDREN; k++) {
+        pid_t pid = (pid_t)children[k];
+        if (pid > 0)
+            kill(pid, SIGKILL);
+    }
+}
 
 static const char *signal_name(int sig)
 {
@@ -24,7 +61,6 @@ static const char *signal_name(int sig)
     case SIGFPE: return "SIGFPE";
     case SIGILL: return "SIGILL";
     case SIGKILL: return "SIGKILL";
-    case SIGTERM: return "SIGTERM";
     default: return NULL;
     }
 }
@@ -84,11 +120,12 @@ static int drain(int fd, double deadline, char **data, size_t *n)
 }
 
 int sb_isolate(sb_cell_fn fn, void *ctx, double timeout_s, char **row, const char **why,
-               char *why_buf, size_t n_why)
+               char *why_buf, size_t n_why, int *sig)
 {
     int fds[2];
     *row = NULL;
     *why = NULL;
+    *sig = 0;
     fflush(NULL); /* nothing buffered may be written twice */
     if (pipe(fds) != 0) {
         *why = "crash:pipe";
@@ -104,6 +141,7 @@ int sb_isolate(sb_cell_fn fn, void *ctx, double timeout_s, char **row, const cha
         close(fds[0]);
         child(fds[1], fn, ctx);
     }
+    int slot = child_add(pid);
     close(fds[1]);
     char *data;
     size_t n;
@@ -111,9 +149,19 @@ int sb_isolate(sb_cell_fn fn, void *ctx, double timeout_s, char **row, const cha
     close(fds[0]);
     if (timed_out)
         kill(pid, SIGKILL);
+    child_forget(slot);
     int st = 0;
     while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
         ;
+    /* stopped, not crashed: Ctrl-C reaches the whole process group, and the
+     * child may die of it before this process runs its handler */
+    if (!timed_out && WIFSIGNALED(st) &&
+        (WTERMSIG(st) == SIGINT || WTERMSIG(st) == SIGTERM || WTERMSIG(st) == SIGHUP)) {
+        free(data);
+        *sig = WTERMSIG(st);
+        *why = *sig == SIGINT ? "SIGINT" : *sig == SIGTERM ? "SIGTERM" : "SIGHUP";
+        return SB_ISOLATE_INTERRUPTED;
+    }
     if (timed_out) {
         free(data);
         *why = "timeout";

@@ -167,21 +167,18 @@ static int collect(struct sb_table *t, uint32_t n, struct mrow **out, uint64_t *
     return 0;
 }
 
-static int write_merged(const char *path, struct sb_table *t, const struct mrow *m,
+static int write_merged(struct sb_atomic *out, struct sb_table *t, const struct mrow *m,
                         uint64_t n, struct sb_err *e)
 {
-    struct sb_atomic out;
-    if (sb_atomic_open(&out, path, e))
-        return -1;
     for (uint32_t c = 0; c < t[0].n_cols; c++)
-        sb_csv_field(out.f, t[0].cell[c], c == 0);
-    sb_csv_end(out.f);
+        sb_csv_field(out->f, t[0].cell[c], c == 0);
+    sb_csv_end(out->f);
     for (uint64_t i = 0; i < n; i++) {
         for (uint32_t c = 0; c < t[0].n_cols; c++)
-            sb_csv_field(out.f, sb_table_get(&t[m[i].file], m[i].row, c), c == 0);
-        sb_csv_end(out.f);
+            sb_csv_field(out->f, sb_table_get(&t[m[i].file], m[i].row, c), c == 0);
+        sb_csv_end(out->f);
     }
-    return sb_atomic_commit(&out, e);
+    return sb_atomic_commit(out, e);
 }
 
 int sb_cmd_merge(int argc, char **argv)
@@ -192,7 +189,8 @@ int sb_cmd_merge(int argc, char **argv)
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
             printf("usage: schedbench merge A.csv B.csv ... -o ALL.csv\n"
-                   "Joins the results of `schedbench run --shard K/N` runs in sweep order.\n");
+                   "Joins the results of `schedbench run --shard K/N` runs in sweep order.\n"
+                   "-o - writes them to standard output.\n");
             free(in);
             return 0;
         }
@@ -206,15 +204,26 @@ int sb_cmd_merge(int argc, char **argv)
         free(in);
         return 2;
     }
-    struct sb_table *t = sb_xcalloc(n, sizeof *t);
     struct sb_err e;
+    struct sb_atomic dst;
+    /* the output first: refused before the shards are read (util.h) */
+    if (sb_atomic_open(&dst, out, &e)) {
+        fprintf(stderr, "schedbench merge: %s\n", e.msg);
+        free(in);
+        return 2;
+    }
+    struct sb_table *t = sb_xcalloc(n, sizeof *t);
     struct mrow *m = NULL;
     uint64_t n_rows = 0;
     int rc = 0;
     for (uint32_t f = 0; f < n && !rc; f++)
         rc = sb_table_read(&t[f], in[f], &e) || (f && same_header(&t[0], &t[f], &e));
     if (!rc)
-        rc = collect(t, n, &m, &n_rows, &e) || write_merged(out, t, m, n_rows, &e);
+        rc = collect(t, n, &m, &n_rows, &e);
+    if (!rc)
+        rc = write_merged(&dst, t, m, n_rows, &e); /* commits */
+    else
+        sb_atomic_abort(&dst);
     if (rc)
         fprintf(stderr, "%s\n", e.msg);
     for (uint32_t f = 0; f < n; f++)

@@ -13,31 +13,22 @@
 #define _POSIX_C_SOURCE 200809L
 #include "commands.h"
 #include "table.h"
+#include "core/escape.h"
 
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 struct report_opts {
     const char *results, *out, *mem_dir, *vs, *workload, *gantt;
     int all_rows; /* --include-over-capacity, as summary's */
 };
-
-static void esc(FILE *f, const char *s)
-{
-    for (; *s; s++)
-        switch (*s) {
-        case '<': fputs("&lt;", f); break;
-        case '>': fputs("&gt;", f); break;
-        case '&': fputs("&amp;", f); break;
-        case '"': fputs("&quot;", f); break;
-        default: fputc(*s, f);
-        }
-}
 
 /* ---- the figures: plot into a temporary folder ---------------------------------- */
 
@@ -145,7 +136,7 @@ static void distinct_list(FILE *f, const struct sb_table *t, const char *col, ui
             continue;
         if (n++)
             fputs(", ", f);
-        esc(f, *v ? v : "(empty)");
+        sb_html_text(f, *v ? v : "(empty)");
     }
     *count = n;
 }
@@ -176,7 +167,7 @@ static void identity(FILE *f, const struct sb_table *t, const struct report_opts
     uint32_t nw, ns, nm, nid;
     char commit[64];
     fprintf(f, "<table class=\"id\">\n<tr><th>results file</th><td>");
-    esc(f, o->results);
+    sb_html_text(f, o->results);
     fprintf(f, " (%u rows)</td></tr>\n<tr><th>workloads</th><td>", t->n_rows);
     distinct_list(f, t, "workload", &nw);
     fprintf(f, " <span class=\"n\">(%u)</span></td></tr>\n<tr><th>policies</th><td>", nw);
@@ -232,7 +223,7 @@ static void figure(FILE *f, const char *dir, const char *base, const char *capti
     struct stat st;
     if (stat(path, &st) == 0) {
         fprintf(f, "<figure><figcaption>");
-        esc(f, caption);
+        sb_html_text(f, caption);
         fprintf(f, "</figcaption>\n");
         if (inline_svg(f, path, ++*fig))
             fprintf(f, "<p>(could not read %s)</p>", base);
@@ -246,9 +237,9 @@ static int write_page(FILE *f, const struct report_opts *o, const struct sb_tabl
 {
     fprintf(f, "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n"
                "<title>schedbench report: ");
-    esc(f, o->results);
+    sb_html_text(f, o->results);
     fprintf(f, "</title>\n<style>%s</style>\n</head><body>\n<h1>schedbench report: ", style);
-    esc(f, o->results);
+    sb_html_text(f, o->results);
     fprintf(f, "</h1>\n<nav><a href=\"#sweep\">the sweep</a><a href=\"#glance\">at a "
                "glance</a><a href=\"#all\">all workloads</a><a href=\"#per\">per "
                "workload</a><a href=\"#notes\">notes</a></nav>\n"
@@ -256,7 +247,7 @@ static int write_page(FILE *f, const struct report_opts *o, const struct sb_tabl
     identity(f, t, o);
     fprintf(f, "<h2 id=\"glance\">At a glance</h2>\n<p>Across workloads, then per workload: "
                "each policy's makespan and peak memory, their ratios to ");
-    esc(f, o->vs ? o->vs : "original");
+    sb_html_text(f, o->vs ? o->vs : "original");
     fprintf(f, ", how far the makespan is above its lower bound (0%%: provably optimal) and "
                "whether the schedule fits its devices' memory (NO: its peak exceeds the "
                "capacity of that many devices; -: the results file does not say); the best "
@@ -279,7 +270,7 @@ static int write_page(FILE *f, const struct report_opts *o, const struct sb_tabl
         char sw[256], base[600];
         sb_safe_name(sw, sizeof sw, w);
         fprintf(f, "<h3>");
-        esc(f, w);
+        sb_html_text(f, w);
         fprintf(f, "</h3>\n");
         static const char *const kinds[][2] = {
             {"bars", "makespan with its lower bound, peak memory, exposed communication"},
@@ -321,7 +312,7 @@ static int write_page(FILE *f, const struct report_opts *o, const struct sb_tabl
         if (!strncmp(line, "plot: skipped ", 14) || !strncmp(line, "plot: ", 6)) {
             if (strncmp(line, "plot: wrote ", 12)) {
                 fprintf(f, "<li>");
-                esc(f, line + 6);
+                sb_html_text(f, line + 6);
                 fprintf(f, "</li>\n");
             }
         }
@@ -334,13 +325,102 @@ static int write_page(FILE *f, const struct report_opts *o, const struct sb_tabl
     return 0;
 }
 
+/* ---- drawing in a child: nothing left behind when interrupted ------------------
+ *
+ * The figures are drawn and the page is written by a child process; this one
+ * waits.  On SIGINT, SIGTERM or SIGHUP its handler passes the signal on to the
+ * child and notes it (kill() is all it calls: async-signal-safe); once the
+ * child is gone, the temporary folder and the page's temporary file are
+ * removed here, outside the handler, and the process dies of the signal it
+ * got, as it would have without the handler.  A report killed with SIGKILL
+ * still leaves its folder, schedbench-report.* under $TMPDIR. */
+
+static volatile sig_atomic_t drawer_pid, drawer_sig;
+
+static void pass_on(int sig)
+{
+    drawer_sig = sig;
+    if (drawer_pid > 0)
+        kill((pid_t)drawer_pid, sig);
+}
+
+static int draw_and_write(const struct report_opts *o, const struct sb_table *t,
+                          const char *dir, struct sb_atomic *out)
+{
+    struct sb_err e;
+    int plot_rc = draw(o, dir);
+    if (write_page(out->f, o, t, dir, plot_rc, &e)) {
+        fprintf(stderr, "schedbench report: %s\n", e.msg);
+        sb_atomic_abort(out);
+        return 2;
+    }
+    int to_stdout = !strcmp(o->out, "-");
+    if (sb_atomic_commit(out, &e)) {
+        fprintf(stderr, "schedbench report: %s\n", e.msg);
+        return 2;
+    }
+    if (!to_stdout)
+        printf("report: wrote %s\n", o->out);
+    return 0;
+}
+
+static int make_page(const struct report_opts *o, const struct sb_table *t, const char *dir,
+                     struct sb_atomic *out)
+{
+    static const int sigs[] = {SIGINT, SIGTERM, SIGHUP};
+    struct sigaction sa, old[3];
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = pass_on;
+    sigemptyset(&sa.sa_mask);
+    drawer_sig = 0;
+    drawer_pid = 0;
+    for (int i = 0; i < 3; i++)
+        sigaction(sigs[i], &sa, &old[i]);
+    fflush(NULL); /* nothing buffered may be written twice */
+    pid_t pid = fork();
+    if (pid == 0) {
+        for (int i = 0; i < 3; i++)
+            signal(sigs[i], SIG_DFL);
+        int rc = drawer_sig ? 128 + drawer_sig : draw_and_write(o, t, dir, out);
+        fflush(NULL);
+        _exit(rc);
+    }
+    int rc = 2, st = 0;
+    if (pid < 0) {
+        fprintf(stderr, "schedbench report: cannot fork: %s\n", strerror(errno));
+    } else {
+        drawer_pid = pid;
+        if (drawer_sig) /* a signal came before the child's pid was known */
+            kill(pid, drawer_sig);
+        while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
+            ;
+        drawer_pid = 0;
+        rc = WIFEXITED(st) ? WEXITSTATUS(st) : 2;
+        if (WIFSIGNALED(st) && !drawer_sig)
+            fprintf(stderr, "schedbench report: the process drawing the page died of signal "
+                            "%d: no page written\n", WTERMSIG(st));
+    }
+    /* the child committed the page or removed its temporary; when it died
+     * before either, the temporary is still there: this removes it */
+    sb_atomic_abort(out);
+    remove_dir(dir);
+    for (int i = 0; i < 3; i++)
+        sigaction(sigs[i], &old[i], NULL);
+    if (drawer_sig) {
+        signal(drawer_sig, SIG_DFL);
+        raise(drawer_sig);
+    }
+    return rc;
+}
+
 static int report_help(void)
 {
     printf("usage: schedbench report RESULTS.csv [-o REPORT.html] [--mem-dir DIR]\n"
            "                         [--vs POLICY] [--workload W] [--gantt SCHEDULER]\n"
            "                         [--include-over-capacity]\n"
            "\n"
-           "Writes one self-contained HTML page (default report.html): the sweep's\n"
+           "Writes one self-contained HTML page (default report.html; - for standard\n"
+           "output, checked before any figure is drawn): the sweep's\n"
            "identity (results file, workloads, policies, cost model, sweep id, status\n"
            "counts, schedbench version and source commit), the summary tables of\n"
            "`schedbench summary` (ratios to original, or to --vs POLICY; whether each\n"
@@ -403,31 +483,25 @@ int sb_cmd_report(int argc, char **argv)
         sb_table_free(&t);
         return 2;
     }
+    /* the page's file first: a folder, a symlink or a missing folder is
+     * refused before any figure is drawn */
+    struct sb_atomic out;
+    if (sb_atomic_open(&out, o.out, &e)) {
+        fprintf(stderr, "schedbench report: %s\n", e.msg);
+        sb_table_free(&t);
+        return 2;
+    }
     const char *tmp = getenv("TMPDIR");
     char *dir = sb_strf("%s/schedbench-report.XXXXXX", tmp && *tmp ? tmp : "/tmp");
     if (!mkdtemp(dir)) {
         fprintf(stderr, "schedbench report: cannot make a temporary folder %s: %s\n", dir,
                 strerror(errno));
+        sb_atomic_abort(&out);
         free(dir);
         sb_table_free(&t);
         return 2;
     }
-    int plot_rc = draw(&o, dir);
-    struct sb_atomic out;
-    int rc = 0;
-    if (sb_atomic_open(&out, o.out, &e)) {
-        fprintf(stderr, "schedbench report: %s\n", e.msg);
-        rc = 2;
-    } else if (write_page(out.f, &o, &t, dir, plot_rc, &e)) {
-        fprintf(stderr, "schedbench report: %s\n", e.msg);
-        sb_atomic_abort(&out);
-        rc = 2;
-    } else if (sb_atomic_commit(&out, &e)) {
-        fprintf(stderr, "schedbench report: %s\n", e.msg);
-        rc = 2;
-    } else
-        printf("report: wrote %s\n", o.out);
-    remove_dir(dir);
+    int rc = make_page(&o, &t, dir, &out); /* removes dir */
     free(dir);
     sb_table_free(&t);
     return rc;

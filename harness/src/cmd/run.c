@@ -15,6 +15,7 @@
 #include "table.h"
 #include "commands.h"
 
+#include <csv.h>
 #include <dirent.h>
 #include <signal.h>
 #include <time.h>
@@ -267,6 +268,8 @@ struct run_opts {
     char *ident;                /* the options that define the sweep, as given */
     char *out_named;            /* without -o: results/<sweep_id>.csv */
     uint64_t sweep_id;          /* FNV-1a of ident, the workloads and schedulers */
+    uint64_t inputs_digest;     /* of the files the options read (--machine, --system,
+                                   --network): each workload's digest starts from it */
 };
 
 static int run_help(void)
@@ -294,7 +297,9 @@ static int run_help(void)
            "                    several after one -w, or -w repeated\n"
            "  -s SPEC           name[:key=value,...]; several separated by commas, e.g.\n"
            "                    -s original,lhs:all_gather_overlap_limit=2; 'all' = every one\n"
-           "  -o OUT.csv        results file (written to a temporary file, then renamed)\n"
+           "  -o OUT.csv        results file (written to a temporary file, then renamed;\n"
+           "                    only a regular file is replaced); - writes the results\n"
+           "                    to standard output (no summary, no journal)\n"
            "  --cost-model M    analytical (default): cost_us and a ring alpha-beta model;\n"
            "                    approx: XLA's approximate latency estimator (abstract units)\n"
            "  --cost K=V,...    analytical constants: lat_us (per ring step), bw_gbps (GB/s,\n"
@@ -322,10 +327,14 @@ static int run_help(void)
            "  --isolate         run each cell in a child process: a policy that crashes\n"
            "                    or hangs gets status crash:<SIGNAL> or timeout and the\n"
            "                    sweep goes on (make run and CI use it)\n"
-           "  --cell-timeout S  with --isolate, stop a cell after S seconds (default 600)\n"
+           "  --cell-timeout S  with --isolate, stop a cell, or the load of a workload\n"
+           "                    (its cells are then timeout), after S seconds (default 600)\n"
            "  --resume          reuse the rows a killed run of the same sweep left in\n"
            "                    OUT.partial (the results file itself is only ever\n"
-           "                    replaced whole)\n"
+           "                    replaced whole); a journal of other columns is refused,\n"
+           "                    and a row that does not check out (another sweep, a\n"
+           "                    garbled field, a workload or machine edited since) runs\n"
+           "                    again, with a word on why\n"
            "  --import K=V,...  importer options: peak_tflops and mem_gbps (Chakra\n"
            "                    roofline, default 989 and 3350), clock_ghz (ASTRA-sim\n"
            "                    text cycles, default 1), npus (ASTRA-sim text, default 16)\n"
@@ -340,8 +349,10 @@ static int run_help(void)
            "                    with status error:<message>; the rest of the sweep runs\n"
            "                    and the file is written (exit status still 2)\n"
            "\n"
-           "Exit status: 0 all cells ok, 1 some cell invalid or failed, 2 bad input,\n"
-           "130 interrupted (the finished cells stay in OUT.partial for --resume).\n",
+           "Exit status: 0 all cells ok, 1 some cell invalid or failed, 2 bad input or\n"
+           "an output that could not be written (the finished cells then stay in\n"
+           "OUT.partial for --resume), 130 interrupted (SIGINT, SIGTERM or SIGHUP, to\n"
+           "this process or to an isolated cell: the finished cells stay in OUT.partial).\n",
            SB_DEFAULT_CORPUS);
     return 0;
 }
@@ -836,13 +847,12 @@ static void write_row(FILE *f, const struct sb_graph *g, const char *sched,
     sb_csv_end(f);
 }
 
-/* The row of a cell whose workload did not load (--keep-going): the file path
- * stands for the workload name, and only the identity columns are filled. */
-static void write_load_error(FILE *f, const char *path, const char *sched, const char *msg,
+/* The row of a cell whose workload did not load (--keep-going; or, with
+ * --isolate, a load that timed out or crashed): the file path stands for the
+ * workload name, and only the identity columns are filled. */
+static void write_load_error(FILE *f, const char *path, const char *sched, const char *status,
                              const struct run_opts *o, uint64_t cell)
 {
-    char status[sizeof((struct sb_err *)0)->msg + 8];
-    snprintf(status, sizeof status, "error:%s", msg);
     for (int i = 0; sb_result_columns[i]; i++) {
         const char *c = sb_result_columns[i];
         if (!strcmp(c, "workload"))
@@ -1019,7 +1029,8 @@ static int run_cell(FILE *f, const struct sb_graph *g, const struct sb_sched *sc
 struct workload {
     pthread_mutex_t mu;
     struct sb_graph *g;
-    int state;            /* 0 not loaded, 1 loaded, -1 failed, -2 a model refused it */
+    int state;            /* 0 not loaded, 1 loaded, -1 failed, -2 a model refused it,
+                             -3 its load timed out or crashed (--isolate; why in err) */
     uint32_t cells_left;  /* this shard's cells still to run */
     /* scheduling of the workers, under sweep.mu: */
     uint64_t cursor;      /* its first unclaimed cell is at or after cells[cursor] */
@@ -1029,6 +1040,18 @@ struct workload {
     char *name;           /* the graph's name, kept after it is freed */
     struct sb_machine *machine; /* from its '# machine=' line, without --machine */
     struct sb_err err;
+    uint64_t digest;      /* of every file its load read, from o->inputs_digest */
+    int have_digest;      /* the load ran here (not only in a child that died) */
+    uint64_t n_stale;     /* journalled rows not reused: it changed since */
+};
+
+/* A row of the journal a --resume found for a cell, reused once the cell's
+ * workload has loaded here with the same digest. */
+struct candidate {
+    char *row;            /* the results row, as the file gets it */
+    char *workload;       /* its workload field */
+    uint64_t digest;      /* its inputs field */
+    int status;           /* 0 ok, 1 not */
 };
 
 struct sweep {
@@ -1047,8 +1070,11 @@ struct sweep {
     struct sb_err io_err;
     double t0_ms, last_draw_ms;
     int progress;
-    FILE *journal;        /* OUT.partial: rows as they finish (--resume) */
+    FILE *journal;        /* OUT.partial: rows as they finish (--resume); NULL for -o - */
     char *journal_path;
+    uint64_t n_journal;   /* rows the journal holds: read back, and written since */
+    struct candidate *cand; /* [n_cells] with --resume: rows found in the journal */
+    uint64_t n_cand;
     uint64_t n_reused;    /* rows taken from the journal of a killed run */
 };
 
@@ -1081,36 +1107,98 @@ static void warn_no_cost(const struct run_opts *o, const struct sb_graph *g)
                 compute);
 }
 
+/* The steps of a workload's load: read and build the graph, price it, give
+ * ASTRA-sim its collectives, place it on its machine.  The same in this
+ * process and in a child that tries them first (--isolate). */
+static void load_workload(const struct run_opts *o, uint32_t w, struct workload *W)
+{
+    W->g = sb_graph_load_with(o->w.path[w], &o->imp, &W->err);
+    W->state = W->g ? 1 : -1;
+    if (W->g)
+        sb_cost_apply(&o->cost, W->g);
+    /* a collective ASTRA-sim's model refuses is not bad input: the
+     * workload's rows say so and the sweep goes on */
+    if (W->g && o->comm_astra && sb_astra_apply(&o->astra, o->comm_astra == 2, W->g, &W->err)) {
+        sb_graph_free(W->g);
+        W->g = NULL;
+        W->state = -2;
+    }
+    if (W->g && place(o, W, &W->err)) {
+        sb_graph_free(W->g);
+        W->g = NULL;
+        sb_machine_free(W->machine);
+        W->machine = NULL;
+        W->state = -1;
+    }
+}
+
+static void interrupted(int sig);
+
+struct probe_ctx {
+    const struct run_opts *o;
+    uint32_t w;
+};
+
+/* The child's side of a load tried first (--isolate): its outcome, good or
+ * bad, is found again by the load that follows here; only whether it ended,
+ * in time and alive, is wanted.  Its messages would come twice: not shown. */
+static int probe_child(FILE *f, void *arg)
+{
+    const struct probe_ctx *x = arg;
+    struct workload W;
+    (void)f;
+    memset(&W, 0, sizeof W);
+    if (!freopen("/dev/null", "w", stderr))
+        return 0;
+    load_workload(x->o, x->w, &W);
+    return 0;
+}
+
+/* --cell-timeout covers loading too: under --isolate a workload is loaded in
+ * a child first, and only one whose load ends in time, without crashing, is
+ * loaded here (an importer that loops for ever would otherwise stop the
+ * sweep with no row).  Loading twice is the price, only with --isolate.  0
+ * when the load may go ahead; else the workload is state -3 and its cells get
+ * the reason as their status. */
+static int probe_load(struct sweep *S, uint32_t w)
+{
+    struct probe_ctx x = {S->o, w};
+    char *row, why_buf[64];
+    const char *why;
+    int sig;
+    int st = sb_isolate(probe_child, &x, S->o->cell_timeout_s, &row, &why, why_buf,
+                        sizeof why_buf, &sig);
+    free(row);
+    if (st == SB_ISOLATE_INTERRUPTED)
+        interrupted(sig);
+    if (st != 1 || !why)
+        return 0;
+    struct workload *W = &S->wl[w];
+    W->state = -3;
+    snprintf(W->err.msg, sizeof W->err.msg, "%s", why);
+    fprintf(stderr, "schedbench run: %s: loading it %s (--cell-timeout %g s): its cells are "
+                    "recorded as '%s'\n", S->o->w.path[w],
+            strcmp(why, "timeout") ? "crashed" : "took too long", S->o->cell_timeout_s, why);
+    return -1;
+}
+
 static struct sb_graph *acquire(struct sweep *S, uint32_t w)
 {
     struct workload *W = &S->wl[w];
     pthread_mutex_lock(&W->mu);
-    if (W->state == 0) {
-        W->g = sb_graph_load_with(S->o->w.path[w], &S->o->imp, &W->err);
-        W->state = W->g ? 1 : -1;
+    if (W->state == 0 && (!S->o->isolate || probe_load(S, w) == 0)) {
+        /* the digest of what the load reads: the workload, its rank and
+         * group files, its machine (journal(), --resume) */
+        uint64_t h = S->o->inputs_digest;
+        sb_digest_start(&h);
+        load_workload(S->o, w, W);
+        sb_digest_start(NULL);
+        W->digest = h;
+        W->have_digest = 1;
         if (W->g) {
-            sb_cost_apply(&S->o->cost, W->g);
             warn_no_cost(S->o, W->g);
-        }
-        /* a collective ASTRA-sim's model refuses is not bad input: the
-         * workload's rows say so and the sweep goes on */
-        if (W->g && S->o->comm_astra &&
-            sb_astra_apply(&S->o->astra, S->o->comm_astra == 2, W->g, &W->err)) {
-            sb_graph_free(W->g);
-            W->g = NULL;
-            W->state = -2;
-        }
-        if (W->g) {
-            if (place(S->o, W, &W->err)) {
-                sb_graph_free(W->g);
-                W->g = NULL;
-                sb_machine_free(W->machine);
-                W->machine = NULL;
-                W->state = -1;
-            }
-        }
-        if (W->g)
             W->name = sb_xstrdup(W->g->name);
+        }
     }
     struct sb_graph *g = W->g;
     pthread_mutex_unlock(&W->mu);
@@ -1180,23 +1268,29 @@ static void *ticker(void *arg)
 
 /* ---- Ctrl-C -------------------------------------------------------------------
  *
- * SIGINT or SIGTERM ends the run at once: the results file is left as it was
- * (its temporary is removed), the journal keeps every finished row, and the
- * message says how to continue.  Everything the handler touches is prepared
- * before the sweep, as only write, unlink and _exit are safe there. */
+ * SIGINT, SIGTERM or SIGHUP ends the run at once: the results file is left as
+ * it was (its temporary is removed), the isolated cells still running are
+ * killed, the journal keeps every finished row, and the message says how to
+ * continue.  Everything the handler touches is prepared before the sweep, as
+ * only write, unlink, kill and _exit are safe there.  An isolated cell that
+ * dies of one of these signals (Ctrl-C reaches the whole process group, and
+ * the child may die first) ends the run the same way: its row is not written,
+ * so --resume runs it again. */
 static char *sig_msg, *sig_tmp;
 static size_t sig_msg_len;
 static pid_t sig_pid; /* the run's own process */
+static struct sigaction sig_hup_was;
 
 static void on_signal(int sig)
 {
     /* an isolated cell's child inherits the handler: it dies of the signal,
-     * which its parent records as crash:SIGINT and --resume runs again */
+     * which its parent takes for an interruption (interrupted()) */
     if (getpid() != sig_pid) {
         signal(sig, SIG_DFL);
         raise(sig);
         return;
     }
+    sb_isolate_kill_all();
     if (sig_tmp)
         unlink(sig_tmp);
     if (sig_msg && write(2, sig_msg, sig_msg_len) < 0)
@@ -1204,13 +1298,23 @@ static void on_signal(int sig)
     _exit(130);
 }
 
-static void catch_signals(const char *out, const char *tmp)
+/* An isolated child was stopped by sig: the run stops as if it got it. */
+static void interrupted(int sig)
 {
-    sig_msg = sb_strf("\nschedbench run: interrupted; the results file %s was not written. "
-                      "The finished cells are in %s.partial: run the same command with "
-                      "--resume to continue from them.\n", out, out);
+    on_signal(sig);
+}
+
+static void catch_signals(const char *out, const char *tmp, const char *journal)
+{
+    if (journal)
+        sig_msg = sb_strf("\nschedbench run: interrupted; the results file %s was not "
+                          "written. The finished cells are in %s: run the same command "
+                          "with --resume to continue from them.\n", out, journal);
+    else
+        sig_msg = sb_strf("\nschedbench run: interrupted; no results were written (-o - "
+                          "keeps no journal to resume from).\n");
     sig_msg_len = strlen(sig_msg);
-    sig_tmp = sb_xstrdup(tmp);
+    sig_tmp = tmp ? sb_xstrdup(tmp) : NULL;
     sig_pid = getpid();
     struct sigaction sa;
     memset(&sa, 0, sizeof sa);
@@ -1218,12 +1322,17 @@ static void catch_signals(const char *out, const char *tmp)
     sigemptyset(&sa.sa_mask);
     sigaction(SIGINT, &sa, NULL);
     sigaction(SIGTERM, &sa, NULL);
+    /* a hangup ends the run only where it would have: not under nohup */
+    sigaction(SIGHUP, NULL, &sig_hup_was);
+    if (sig_hup_was.sa_handler != SIG_IGN)
+        sigaction(SIGHUP, &sa, NULL);
 }
 
 static void release_signals(void)
 {
     signal(SIGINT, SIG_DFL);
     signal(SIGTERM, SIG_DFL);
+    sigaction(SIGHUP, &sig_hup_was, NULL);
     free(sig_msg);
     free(sig_tmp);
     sig_msg = sig_tmp = NULL;
@@ -1258,17 +1367,40 @@ static void remove_stale_tmp(const char *out)
     free(dir);
 }
 
-/* OUT.partial holds every finished row, appended and flushed as it completes,
- * so that a sweep killed with SIGINT or SIGKILL can continue (--resume).  The
- * results file is only ever replaced whole; the journal goes when it is. */
-static void journal(struct sweep *S, const char *row)
+/* ---- the journal ------------------------------------------------------------------
+ *
+ * OUT.partial holds every finished row, appended and flushed as it completes,
+ * so that a sweep killed with SIGINT or SIGKILL, or one whose results file
+ * could not be written at the end, can continue (--resume).  Its columns are
+ * the results columns and one more, `inputs`: the digest of every file the
+ * row's workload's load read (sb_digest_start), so that a row computed from a
+ * workload or machine edited since is not reused.  The results file is only
+ * ever replaced whole; the journal goes once it is in place. */
+#define JOURNAL_INPUTS "inputs"
+
+static void journal(struct sweep *S, const char *row, uint32_t w)
 {
     if (!S->journal || !row)
         return;
+    const struct workload *W = &S->wl[w];
+    size_t n = strlen(row);
     pthread_mutex_lock(&S->mu);
-    fputs(row, S->journal);
+    fwrite(row, 1, n && row[n - 1] == '\n' ? n - 1 : n, S->journal);
+    if (W->have_digest)
+        fprintf(S->journal, ",%016llx\n", (unsigned long long)W->digest);
+    else /* its load ran only in a child that died: never reused */
+        fputs(",\n", S->journal);
     fflush(S->journal);
+    S->n_journal++;
     pthread_mutex_unlock(&S->mu);
+}
+
+static void write_journal_header(FILE *f)
+{
+    for (int i = 0; sb_result_columns[i]; i++)
+        sb_csv_field(f, sb_result_columns[i], i == 0);
+    sb_csv_field(f, JOURNAL_INPUTS, 0);
+    sb_csv_end(f);
 }
 
 static int find_cell(const struct sweep *S, uint64_t c, uint64_t *at)
@@ -1285,78 +1417,376 @@ static int find_cell(const struct sweep *S, uint64_t c, uint64_t *at)
     return lo < S->n_cells && S->cells[lo] == c;
 }
 
-static char *table_row(const struct sb_table *t, uint32_t r)
+/* ---- --resume: reading the journal back ---------------------------------------------
+ *
+ * The header must be this schedbench's, column for column (a journal of other
+ * columns or another order is refused: its rows would land in the wrong
+ * columns).  Each row is checked field by field against what run writes, and
+ * against this sweep (its id, shard and cell count, the scheduler and cost
+ * model of its cell); a row that fails is not reused, and said so, and its
+ * cell runs again.  A row that passes is a candidate: it is reused once its
+ * workload has loaded with the same digest (do_cell).  Of several rows of one
+ * cell, the last wins (a re-run appends). */
+
+/* Column kinds of the results row as run writes it: u an unsigned integer, d a
+ * decimal (%.3f), s a signed one, l a ';' list of integers or blanks; each may
+ * be empty (a row that did not run), except what every row has. */
+static const struct {
+    const char *col;
+    char kind;
+    int required;
+} field_kinds[] = {
+    {"nodes", 'u', 1},          {"collectives", 'u', 1},     {"edges", 'u', 0},
+    {"makespan_us", 'd', 0},    {"peak_mem_bytes", 'u', 0},  {"exposed_comm_us", 'd', 0},
+    {"compute_us", 'd', 0},     {"comm_us", 'd', 0},         {"makespan_lb_us", 'd', 0},
+    {"sched_ms", 'd', 0},       {"peak_pos", 'u', 0},        {"lb_gap_pct", 's', 0},
+    {"devices_used", 'u', 0},   {"transfer_bytes", 'u', 0},  {"barriers", 'u', 0},
+    {"dev_peak_bytes", 'l', 0}, {"over_capacity", 'u', 0},   {"dev_cap_bytes", 'l', 0},
+    {"mem_limit_bytes", 'u', 0},
+};
+
+static int all_digits(const char *s, size_t n)
 {
-    char *buf = NULL;
-    size_t len = 0;
-    FILE *f = open_memstream(&buf, &len);
-    SB_ASSERT(f);
-    for (uint32_t c = 0; c < t->n_cols; c++)
-        sb_csv_field(f, sb_table_get(t, r, c), c == 0);
-    sb_csv_end(f);
-    fclose(f);
-    return buf;
+    if (!n || n > 20)
+        return 0;
+    for (size_t i = 0; i < n; i++)
+        if (s[i] < '0' || s[i] > '9')
+            return 0;
+    return 1;
 }
 
-/* Takes the rows of the same sweep from a killed run's journal; a last line
- * cut short by the kill is dropped. */
-static void resume_from(struct sweep *S, const char *path)
+static int field_ok(char kind, const char *v)
 {
-    size_t n = 0;
-    char *buf = sb_read_file(path, &n);
-    if (!buf)
+    if (!*v)
+        return 1;
+    if (kind == 'u')
+        return all_digits(v, strlen(v));
+    if (kind == 'l') {
+        for (const char *p = v;;) {
+            size_t k = strcspn(p, ";");
+            if (k && !all_digits(p, k))
+                return 0;
+            if (!p[k])
+                return 1;
+            p += k + 1;
+        }
+    }
+    const char *p = v + (kind == 's' && *v == '-');
+    size_t k = strspn(p, "0123456789");
+    if (!k)
+        return 0;
+    if (p[k] == '.' && strspn(p + k + 1, "0123456789") > 0)
+        k += 1 + strspn(p + k + 1, "0123456789");
+    return p[k] == 0;
+}
+
+/* A status run writes for a row it keeps: ok, error:, invalid:, crash: (but
+ * not a cell stopped by Ctrl-C, which older versions recorded as a crash),
+ * timeout. */
+static int status_ok(const char *st)
+{
+    static const char *const stopped[] = {"crash:SIGINT", "crash:SIGTERM", "crash:SIGHUP",
+                                          "crash:signal 1", "crash:signal 2", "crash:signal 15"};
+    for (size_t i = 0; i < sizeof stopped / sizeof stopped[0]; i++)
+        if (!strcmp(st, stopped[i]))
+            return 0;
+    return !strcmp(st, "ok") || !strcmp(st, "timeout") || !strncmp(st, "error:", 6) ||
+           !strncmp(st, "invalid:", 8) || !strncmp(st, "crash:", 6);
+}
+
+/* Checks one journal row (fields f[0..n), n = the header's count): the index
+ * of its cell in this shard, or -1 with why. */
+static int64_t check_journal_row(const struct sweep *S, char **f, char *why, size_t n_why)
+{
+    const struct run_opts *o = S->o;
+    char want[64];
+    int ok_row = 0;
+    uint64_t at = 0, cell = 0;
+    for (uint32_t c = 0; sb_result_columns[c]; c++) {
+        const char *col = sb_result_columns[c], *v = f[c];
+        if (!strcmp(col, "cell")) {
+            if (!all_digits(v, strlen(v)) || strlen(v) > 19)
+                return snprintf(why, n_why, "cell '%.40s' is not a cell number", v), -1;
+            cell = strtoull(v, NULL, 10);
+            if (!find_cell(S, cell, &at))
+                return snprintf(why, n_why, "cell %llu is not one of this run's",
+                                (unsigned long long)cell), -1;
+        }
+    }
+    for (uint32_t c = 0; sb_result_columns[c]; c++) {
+        const char *col = sb_result_columns[c], *v = f[c];
+        if (!strcmp(col, "workload")) {
+            if (!*v)
+                return snprintf(why, n_why, "no workload name"), -1;
+        } else if (!strcmp(col, "scheduler")) {
+            const char *spec = o->sched[cell % o->n_sched].spec;
+            if (strcmp(v, spec))
+                return snprintf(why, n_why, "scheduler '%.60s', but cell %llu is '%.60s' in "
+                                "this run", v, (unsigned long long)cell, spec), -1;
+        } else if (!strcmp(col, "status")) {
+            if (!status_ok(v))
+                return snprintf(why, n_why, "status '%.60s' is not a finished cell's", v), -1;
+            ok_row = !strcmp(v, "ok");
+        } else if (!strcmp(col, "cost_model")) {
+            if (strcmp(v, model_name(o)))
+                return snprintf(why, n_why, "cost model '%.40s', this run's is '%s'", v,
+                                model_name(o)), -1;
+        } else if (!strcmp(col, "shard")) {
+            snprintf(want, sizeof want, "%u/%u", o->shard_k, o->shard_n);
+            if (strcmp(v, want))
+                return snprintf(why, n_why, "shard '%.40s', this run is %s", v, want), -1;
+        } else if (!strcmp(col, "sweep_id")) {
+            snprintf(want, sizeof want, "%016llx", (unsigned long long)o->sweep_id);
+            if (strcmp(v, want))
+                return snprintf(why, n_why, "sweep_id '%.40s' is another sweep's (this one "
+                                "is %s: other workloads, schedulers or options)", v, want), -1;
+        } else if (!strcmp(col, "sweep_cells")) {
+            snprintf(want, sizeof want, "%llu", (unsigned long long)o->w.n * o->n_sched);
+            if (strcmp(v, want))
+                return snprintf(why, n_why, "sweep_cells '%.40s', this sweep has %s", v,
+                                want), -1;
+        } else {
+            for (size_t k = 0; k < sizeof field_kinds / sizeof field_kinds[0]; k++)
+                if (!strcmp(col, field_kinds[k].col) &&
+                    (!field_ok(field_kinds[k].kind, v) || (field_kinds[k].required && !*v)))
+                    return snprintf(why, n_why, "%s '%.40s' is not what run writes there",
+                                    col, v), -1;
+        }
+    }
+    int c_span = -1;
+    for (int c = 0; sb_result_columns[c]; c++)
+        if (!strcmp(sb_result_columns[c], "makespan_us"))
+            c_span = c;
+    if (ok_row && c_span >= 0 && !*f[c_span])
+        return snprintf(why, n_why, "an ok row without a makespan"), -1;
+    return (int64_t)at;
+}
+
+struct jreader {
+    struct sweep *S;
+    const char *path;
+    struct sb_err *e;
+    uint32_t n_cols;          /* results columns + inputs */
+    char **f;                 /* fields of the record being read */
+    uint32_t n_f, cap_f;
+    uint32_t line, rec_line;  /* the line being fed, the record's first */
+    uint64_t n_rec, n_bad;
+    int refused;              /* the header is not this schedbench's */
+};
+
+static void j_field(void *s, size_t len, void *data)
+{
+    struct jreader *J = data;
+    if (J->n_f == 0)
+        J->rec_line = J->line;
+    if (J->n_f == J->cap_f) {
+        J->cap_f = J->cap_f ? J->cap_f * 2 : 64;
+        J->f = sb_xrealloc(J->f, J->cap_f * sizeof *J->f);
+    }
+    char *v = sb_xmalloc(len + 1);
+    if (len)
+        memcpy(v, s, len);
+    v[len] = 0;
+    J->f[J->n_f++] = v;
+}
+
+/* Told for the first few rows not reused; then only counted. */
+#define JOURNAL_MAX_TOLD 5
+
+static void j_reject(struct jreader *J, const char *why)
+{
+    if (J->n_bad++ < JOURNAL_MAX_TOLD)
+        fprintf(stderr, "schedbench run: --resume: %s:%u: %s: this row is not reused (its "
+                        "cell runs again)\n", J->path, J->rec_line, why);
+}
+
+static void j_header(struct jreader *J)
+{
+    uint32_t n = J->n_f > J->n_cols ? J->n_f : J->n_cols;
+    for (uint32_t c = 0; c < n; c++) {
+        const char *want = c + 1 < J->n_cols ? sb_result_columns[c]
+                           : c + 1 == J->n_cols ? JOURNAL_INPUTS : NULL;
+        const char *got = c < J->n_f ? J->f[c] : NULL;
+        if (want && got && !strcmp(want, got))
+            continue;
+        J->refused = 1;
+        if (want && got)
+            sb_errf(J->e, "schedbench run: --resume: %s:1: column %u is '%.60s' where this "
+                          "schedbench writes '%s': a journal of other columns (another "
+                          "version, or edited) cannot be resumed; remove it, or run without "
+                          "--resume", J->path, c + 1, got, want);
+        else
+            sb_errf(J->e, "schedbench run: --resume: %s:1: %u columns where this schedbench "
+                          "writes %u: a journal of other columns (another version, or "
+                          "edited) cannot be resumed; remove it, or run without --resume",
+                    J->path, J->n_f, J->n_cols);
         return;
+    }
+}
+
+static void j_record(int c, void *data)
+{
+    struct jreader *J = data;
+    struct sweep *S = J->S;
+    char why[300];
+    (void)c;
+    if (J->refused) {
+    } else if (J->n_rec++ == 0) {
+        j_header(J);
+    } else if (J->n_f != J->n_cols) {
+        snprintf(why, sizeof why, "%u fields, the header has %u", J->n_f, J->n_cols);
+        j_reject(J, why);
+    } else {
+        int64_t at = check_journal_row(S, J->f, why, sizeof why);
+        const char *in = J->f[J->n_cols - 1];
+        if (at >= 0 && !(strlen(in) == 16 && strspn(in, "0123456789abcdef") == 16)) {
+            snprintf(why, sizeof why, "inputs '%.40s' is not a digest (its workload did "
+                                      "not load)", in);
+            at = -1;
+        }
+        if (at < 0) {
+            j_reject(J, why);
+        } else {
+            struct candidate *x = &S->cand[at];
+            if (x->row) /* a later row of the same cell wins */
+                free(x->row), free(x->workload);
+            else
+                S->n_cand++;
+            char *buf = NULL;
+            size_t len = 0;
+            FILE *m = open_memstream(&buf, &len);
+            SB_ASSERT(m);
+            for (uint32_t k = 0; k + 1 < J->n_cols; k++)
+                sb_csv_field(m, J->f[k], k == 0);
+            sb_csv_end(m);
+            fclose(m);
+            x->row = buf;
+            x->workload = sb_xstrdup(J->f[0]);
+            x->digest = strtoull(in, NULL, 16);
+            int cs = 0;
+            while (strcmp(sb_result_columns[cs], "status"))
+                cs++;
+            x->status = strcmp(J->f[cs], "ok") != 0;
+        }
+    }
+    for (uint32_t k = 0; k < J->n_f; k++)
+        free(J->f[k]);
+    J->n_f = 0;
+}
+
+/* Reads the journal of a killed run into S->cand; -1 with a message when it
+ * cannot be resumed at all.  A last line cut short by the kill is dropped. */
+static int resume_from(struct sweep *S, const char *path, struct sb_err *e)
+{
+    struct stat st;
+    if (lstat(path, &st) != 0 && errno == ENOENT) {
+        if (!S->o->quiet)
+            fprintf(stderr, "schedbench run: --resume: no journal %s: every cell runs\n", path);
+        return 0;
+    }
+    size_t n = 0;
+    char *buf = sb_read_file_limited(path, sb_max_input_bytes(), &n, e);
+    if (!buf) {
+        char msg[sizeof e->msg];
+        snprintf(msg, sizeof msg, "%s", e->msg);
+        return sb_errf(e, "schedbench run: --resume: %s", msg);
+    }
     while (n && buf[n - 1] != '\n')
         n--;
-    char *tmp = sb_strf("%s.resume", path);
-    FILE *f = fopen(tmp, "wb");
-    struct sb_table t;
-    struct sb_err e;
-    int ok = f && fwrite(buf, 1, n, f) == n;
-    if (f)
-        fclose(f);
-    free(buf);
-    if (ok && !sb_table_read(&t, tmp, &e)) {
-        int cc = sb_table_col(&t, "cell"), ci = sb_table_col(&t, "sweep_id");
-        int cs = sb_table_col(&t, "status");
-        char id[32];
-        snprintf(id, sizeof id, "%016llx", (unsigned long long)S->o->sweep_id);
-        for (uint32_t r = 0; cc >= 0 && ci >= 0 && cs >= 0 && r < t.n_rows; r++) {
-            uint64_t at;
-            const char *cell = sb_table_get(&t, r, (uint32_t)cc);
-            /* a cell whose isolated child died of the Ctrl-C that ended the
-             * run has no result: it runs again */
-            if (strcmp(sb_table_get(&t, r, (uint32_t)ci), id) ||
-                !find_cell(S, strtoull(cell, NULL, 10), &at) || S->row[at] ||
-                !strcmp(sb_table_get(&t, r, (uint32_t)cs), "crash:SIGINT"))
-                continue;
-            S->row[at] = table_row(&t, r);
-            S->status[at] = strcmp(sb_table_get(&t, r, (uint32_t)cs), "ok") != 0;
-            S->wl[S->cells[at] / S->o->n_sched].cells_left--;
-            S->n_reused++;
-        }
-        sb_table_free(&t);
+    if (memchr(buf, 0, n)) {
+        free(buf);
+        return sb_errf(e, "schedbench run: --resume: %s: a NUL byte: not a journal run "
+                          "wrote; remove it, or run without --resume", path);
     }
-    unlink(tmp);
-    free(tmp);
+    struct jreader J = {.S = S, .path = path, .e = e, .line = 1};
+    while (sb_result_columns[J.n_cols])
+        J.n_cols++;
+    J.n_cols++; /* inputs */
+    S->cand = sb_xcalloc(S->n_cells + 1, sizeof *S->cand);
+    struct csv_parser p;
+    SB_ASSERT(csv_init(&p, 0) == 0);
+    csv_set_blk_size(&p, 1 << 20);
+    for (size_t pos = 0; pos < n && !J.refused;) {
+        const char *nl = memchr(buf + pos, '\n', n - pos);
+        size_t len = nl ? (size_t)(nl - (buf + pos)) + 1 : n - pos;
+        if (csv_parse(&p, buf + pos, len, j_field, j_record, &J) != len) {
+            fprintf(stderr, "schedbench run: --resume: %s:%u: CSV error (%s): the rows from "
+                            "here on are not reused\n", path, J.line,
+                    csv_strerror(csv_error(&p)));
+            break;
+        }
+        pos += len;
+        J.line++;
+    }
+    if (!J.refused)
+        csv_fini(&p, j_field, j_record, &J);
+    csv_free(&p);
+    for (uint32_t k = 0; k < J.n_f; k++)
+        free(J.f[k]);
+    free(J.f);
+    free(buf);
+    if (!J.refused && J.n_rec == 0)
+        return sb_errf(e, "schedbench run: --resume: %s: empty: not a journal run wrote; "
+                          "remove it, or run without --resume", path);
+    if (J.n_bad > JOURNAL_MAX_TOLD)
+        fprintf(stderr, "schedbench run: --resume: %s: %llu more rows not reused\n", path,
+                (unsigned long long)(J.n_bad - JOURNAL_MAX_TOLD));
+    if (!J.refused)
+        S->n_journal = J.n_rec - 1;
+    return J.refused ? -1 : 0;
 }
 
-static void open_journal(struct sweep *S)
+/* The journal, before the sweep: read back (--resume), then opened to append
+ * to (it held rows to reuse) or started afresh.  -1 with a message when it
+ * cannot be resumed or written; nothing runs then. */
+static int open_journal(struct sweep *S, struct sb_err *e)
 {
+    if (!strcmp(S->o->out, "-")) {
+        if (S->o->resume)
+            return sb_errf(e, "schedbench run: --resume needs -o FILE: its journal is "
+                              "FILE.partial (-o - keeps none)");
+        return 0;
+    }
     S->journal_path = sb_strf("%s.partial", S->o->out);
-    if (S->o->resume)
-        resume_from(S, S->journal_path);
-    S->journal = fopen(S->journal_path, S->n_reused ? "ab" : "wb");
-    if (S->journal && !S->n_reused) {
-        for (int i = 0; sb_result_columns[i]; i++)
-            sb_csv_field(S->journal, sb_result_columns[i], i == 0);
-        sb_csv_end(S->journal);
+    if (S->o->resume && resume_from(S, S->journal_path, e))
+        return -1;
+    int append = S->n_cand > 0;
+    if (!append)
+        S->n_journal = 0;
+    S->journal = sb_open_regular(S->journal_path, append, e);
+    if (!S->journal) {
+        char msg[sizeof e->msg];
+        snprintf(msg, sizeof msg, "%s", e->msg);
+        return sb_errf(e, "schedbench run: the journal: %s", msg);
+    }
+    if (!append) {
+        write_journal_header(S->journal);
         fflush(S->journal);
     }
-    if (S->n_reused && !S->o->quiet)
-        fprintf(stderr, "schedbench run: --resume: %llu of %llu cells taken from %s\n",
-                (unsigned long long)S->n_reused, (unsigned long long)S->n_cells,
-                S->journal_path);
+    return 0;
+}
+
+/* A candidate row of cell i is reused when the workload loaded here read the
+ * same bytes as when it was journalled, and has the same name. */
+static int reuse(struct sweep *S, uint64_t i, uint32_t w, const struct sb_graph *g)
+{
+    struct candidate *x = &S->cand[i];
+    struct workload *W = &S->wl[w];
+    const char *name = g ? g->name : S->o->w.path[w];
+    int same = W->have_digest && x->digest == W->digest && !strcmp(x->workload, name);
+    pthread_mutex_lock(&S->mu);
+    if (same) {
+        S->row[i] = x->row;
+        S->status[i] = x->status;
+        S->n_reused++;
+    } else {
+        W->n_stale++;
+        free(x->row);
+    }
+    pthread_mutex_unlock(&S->mu);
+    free(x->workload);
+    x->row = x->workload = NULL;
+    return same;
 }
 
 struct cell_ctx {
@@ -1385,8 +1815,11 @@ static int run_isolated(FILE *f, const struct sb_graph *g, const struct sb_sched
     char *row, why_buf[64];
     const char *why;
     double t0 = sb_now_ms();
+    int sig;
     int st = sb_isolate(isolated_cell, &x, o->cell_timeout_s, &row, &why, why_buf,
-                        sizeof why_buf);
+                        sizeof why_buf, &sig);
+    if (st == SB_ISOLATE_INTERRUPTED) /* no row: the run stops, --resume runs it */
+        interrupted(sig);
     if (row) {
         fputs(row, f);
         free(row);
@@ -1406,6 +1839,11 @@ static void do_cell(struct sweep *S, uint64_t i)
     uint64_t c = S->cells[i];
     uint32_t w = (uint32_t)(c / S->o->n_sched), k = (uint32_t)(c % S->o->n_sched);
     struct sb_graph *g = acquire(S, w);
+    const struct workload *W = &S->wl[w];
+    if (S->cand && S->cand[i].row && reuse(S, i, w, g)) {
+        release(S, w);
+        return;
+    }
     if (g) {
         char *buf = NULL;
         size_t len = 0;
@@ -1416,7 +1854,7 @@ static void do_cell(struct sweep *S, uint64_t i)
                                      : run_cell(f, g, &S->o->sched[k], S->o, c, &io);
         fclose(f);
         S->row[i] = buf;
-        journal(S, buf);
+        journal(S, buf, w);
         if (S->status[i] < 0) {
             pthread_mutex_lock(&S->mu);
             if (!S->io_failed)
@@ -1424,15 +1862,20 @@ static void do_cell(struct sweep *S, uint64_t i)
             S->io_failed = 1;
             pthread_mutex_unlock(&S->mu);
         }
-    } else if (S->o->keep_going || S->wl[w].state == -2) {
-        char *buf = NULL;
+    } else if (S->o->keep_going || W->state == -2 || W->state == -3) {
+        char *buf = NULL, *status;
         size_t len = 0;
         FILE *f = open_memstream(&buf, &len);
         SB_ASSERT(f);
-        write_load_error(f, S->o->w.path[w], S->o->sched[k].spec, S->wl[w].err.msg, S->o, c);
+        /* -3: the load timed out or crashed, and W->err is "timeout" or
+         * "crash:..." as a cell's would be */
+        status = W->state == -3 ? sb_xstrdup(W->err.msg) : sb_strf("error:%s", W->err.msg);
+        write_load_error(f, S->o->w.path[w], S->o->sched[k].spec, status, S->o, c);
+        free(status);
         fclose(f);
         S->row[i] = buf;
         S->status[i] = 1;
+        journal(S, buf, w);
     }
     release(S, w);
 }
@@ -1507,7 +1950,7 @@ static void *worker(void *arg)
     }
 }
 
-static void plan(struct sweep *S, struct run_opts *o)
+static int plan(struct sweep *S, struct run_opts *o, struct sb_err *e)
 {
     uint64_t total = (uint64_t)o->w.n * o->n_sched;
     S->o = o;
@@ -1527,14 +1970,16 @@ static void plan(struct sweep *S, struct run_opts *o)
     pthread_cond_init(&S->cv, NULL);
     S->t0_ms = sb_now_ms();
     S->progress = !o->quiet && isatty(2);
-    open_journal(S);
     S->claimed = sb_xcalloc(S->n_cells + 1, 1);
+    if (open_journal(S, e))
+        return -1;
     for (uint64_t i = S->n_cells; i-- > 0;) {
         struct workload *W = &S->wl[S->cells[i] / o->n_sched];
         W->cursor = i; /* ends at its first cell */
         S->claimed[i] = S->row[i] != NULL; /* resumed */
         W->unclaimed += !S->claimed[i];
     }
+    return 0;
 }
 
 static void execute(struct sweep *S)
@@ -1594,19 +2039,47 @@ static void sweep_free(struct sweep *S)
     if (S->journal)
         fclose(S->journal);
     free(S->journal_path);
+    for (uint64_t i = 0; S->cand && i < S->n_cells; i++)
+        free(S->cand[i].row), free(S->cand[i].workload);
+    free(S->cand);
     free(S->row);
     free(S->status);
     free(S->cells);
     free(S->wl);
 }
 
+/* What --resume took, and what it could not: a workload edited since its rows
+ * were journalled runs again, and says so. */
+static void tell_resumed(const struct sweep *S)
+{
+    const struct run_opts *o = S->o;
+    for (uint32_t w = 0; w < o->w.n; w++)
+        if (S->wl[w].n_stale)
+            fprintf(stderr, "schedbench run: --resume: %s: %llu journalled row%s not reused: "
+                            "its files (or its machine's) have changed since they were "
+                            "written\n", o->w.path[w], (unsigned long long)S->wl[w].n_stale,
+                    S->wl[w].n_stale == 1 ? "" : "s");
+    if (!o->quiet && S->journal_path)
+        fprintf(stderr, "schedbench run: --resume: %llu of %llu cells taken from %s\n",
+                (unsigned long long)S->n_reused, (unsigned long long)S->n_cells,
+                S->journal_path);
+}
+
 /* Returns 0 all ok, 1 some cell invalid or failed, 2 bad input (message in e),
- * 3 bad input with --keep-going: the rows are written all the same. */
-static int sweep(FILE *f, struct run_opts *o, struct sb_err *e)
+ * 3 bad input with --keep-going: the rows are written all the same.
+ * *n_journal: the rows the journal holds at the end; UINT64_MAX when the
+ * sweep did not start (a journal refused is left as it was). */
+static int sweep(FILE *f, struct run_opts *o, uint64_t *n_journal, struct sb_err *e)
 {
     struct sweep S = {0};
-    plan(&S, o);
+    *n_journal = UINT64_MAX;
+    if (plan(&S, o, e)) {
+        sweep_free(&S);
+        return 2;
+    }
     execute(&S);
+    if (o->resume)
+        tell_resumed(&S);
     int rc = 0, bad_input = input_error(&S, e) != 0;
     if (bad_input && !o->keep_going)
         rc = 2;
@@ -1621,6 +2094,9 @@ static int sweep(FILE *f, struct run_opts *o, struct sb_err *e)
             rc = 1;
     if (bad_input && rc != 2)
         rc = 3;
+    /* refused input leaves nothing behind, as before the sweep started; an
+     * output that failed keeps the rows */
+    *n_journal = bad_input && !o->keep_going ? 0 : S.n_journal;
     sweep_free(&S);
     return rc;
 }
@@ -1637,29 +2113,40 @@ int sb_cmd_run(int argc, char **argv)
     sb_sim_defaults(&o.sim);
     sb_import_defaults(&o.imp);
     sb_astra_defaults(&o.astra);
-    if (parse_run_args(&o, argc, argv, &e) || finish_opts(&o, &e)) {
+    /* the files the options read (--machine, --system, --network) start the
+     * digest of every workload's inputs */
+    sb_digest_start(&o.inputs_digest);
+    int bad = parse_run_args(&o, argc, argv, &e) || finish_opts(&o, &e);
+    sb_digest_start(NULL);
+    if (bad) {
         fprintf(stderr, "%s\n", e.msg);
         free_opts(&o);
         return 2;
     }
+    /* the results file, its folder and the journal are checked before the
+     * sweep: a sweep of hours must not end in "cannot create" */
     if (sb_atomic_open(&out, o.out, &e)) {
         fprintf(stderr, "schedbench run: %s\n", e.msg);
         free_opts(&o);
         return 2;
     }
-    remove_stale_tmp(o.out);
-    catch_signals(o.out, out.tmp);
+    int to_stdout = out.tmp == NULL;
+    char *partial = to_stdout ? NULL : sb_strf("%s.partial", o.out);
+    if (!to_stdout)
+        remove_stale_tmp(o.out);
+    catch_signals(o.out, out.tmp, partial);
     write_header(out.f);
-    int rc = sweep(out.f, &o, &e);
+    uint64_t n_journal;
+    int rc = sweep(out.f, &o, &n_journal, &e), written = 0;
     release_signals();
-    char *partial = sb_strf("%s.partial", o.out);
     if (rc == 3) { /* --keep-going: the file holds every row, the exit says bad input */
         fprintf(stderr, "%s\n", e.msg);
         if (sb_atomic_commit(&out, &e))
             fprintf(stderr, "schedbench run: %s\n", e.msg);
-        else if (!o.quiet)
+        else if ((written = 1) && !o.quiet)
             fprintf(stderr, "schedbench: %u workloads x %u schedulers -> %s (some workloads "
-                            "did not load: see status)\n", o.w.n, o.n_sched, o.out);
+                            "did not load: see status)\n", o.w.n, o.n_sched,
+                    to_stdout ? "standard output" : o.out);
         rc = 2;
     } else if (rc == 2) {
         fprintf(stderr, "%s\n", e.msg);
@@ -1668,7 +2155,8 @@ int sb_cmd_run(int argc, char **argv)
         fprintf(stderr, "schedbench run: %s\n", e.msg);
         rc = 2;
     } else {
-        if (!o.quiet) {
+        written = 1;
+        if (!o.quiet && !to_stdout) {
             /* the answer at a glance, then where the figures are */
             struct sb_err se;
             fflush(stderr);
@@ -1679,10 +2167,19 @@ int sb_cmd_run(int argc, char **argv)
         }
         if (!o.quiet || o.out_named)
             fprintf(stderr, "schedbench: %u workloads x %u schedulers%s -> %s%s\n", o.w.n,
-                    o.n_sched, o.shard_n > 1 ? " (one shard)" : "", o.out,
+                    o.n_sched, o.shard_n > 1 ? " (one shard)" : "",
+                    to_stdout ? "standard output" : o.out,
                     rc ? " (some cells invalid or failed: see status)" : "");
     }
-    unlink(partial); /* the sweep ended: nothing left to resume */
+    /* the journal goes once the results file is in place; until then it is
+     * the only copy of the finished rows */
+    if (partial && n_journal != UINT64_MAX && (written || !n_journal))
+        unlink(partial);
+    else if (partial && n_journal != UINT64_MAX)
+        fprintf(stderr, "schedbench run: the %llu finished rows are kept in %s: once the "
+                        "cause above is fixed, the same command with --resume writes %s "
+                        "without running them again\n", (unsigned long long)n_journal,
+                partial, o.out);
     free(partial);
     free_opts(&o);
     return rc;

@@ -16,6 +16,7 @@
 #define _POSIX_C_SOURCE 200809L
 #include "commands.h"
 #include "table.h"
+#include "core/escape.h"
 
 #include <jansson.h>
 #include <math.h>
@@ -523,20 +524,20 @@ static json_t *best_array(const struct summary *S, const struct wl *W, enum best
     json_t *a = json_array();
     for (uint32_t i = 0; i < W->n; i++)
         if (is_best(W, &W->e[i], b))
-            json_array_append_new(a, json_string(G(S, W->e[i].row, S->c.s)));
+            json_array_append_new(a, sb_json_string(G(S, W->e[i].row, S->c.s)));
     return a;
 }
 
 static void print_json(const struct summary *S, const struct sum_opts *o, FILE *f)
 {
     json_t *root = json_object(), *wls = json_array();
-    json_object_set_new(root, "results", json_string(o->results));
-    json_object_set_new(root, "vs", json_string(S->vs));
+    json_object_set_new(root, "results", sb_json_string(o->results));
+    json_object_set_new(root, "vs", sb_json_string(S->vs));
     json_object_set_new(root, "include_over_capacity", json_boolean(S->all_rows));
     for (uint32_t k = 0; k < S->n_wl; k++) {
         const struct wl *W = &S->wl[k];
         json_t *w = json_object(), *rows = json_array();
-        json_object_set_new(w, "workload", json_string(W->name));
+        json_object_set_new(w, "workload", sb_json_string(W->name));
         json_object_set_new(w, "best_makespan", best_array(S, W, BEST_SPAN));
         /* [] when none fits, null when no row's fit is known */
         json_object_set_new(w, "fastest_that_fits",
@@ -545,8 +546,8 @@ static void print_json(const struct summary *S, const struct sum_opts *o, FILE *
         for (uint32_t i = 0; i < W->n; i++) {
             const struct entry *x = &W->e[i];
             json_t *r = json_object();
-            json_object_set_new(r, "scheduler", json_string(G(S, x->row, S->c.s)));
-            json_object_set_new(r, "status", json_string(G(S, x->row, S->c.status)));
+            json_object_set_new(r, "scheduler", sb_json_string(G(S, x->row, S->c.s)));
+            json_object_set_new(r, "status", sb_json_string(G(S, x->row, S->c.status)));
             json_object_set_new(r, "makespan_us", jnum(x->ok ? x->span : NAN));
             json_object_set_new(r, "peak_mem_bytes", jnum(x->mem_known ? x->mem : NAN));
             json_object_set_new(r, "exposed_comm_us", jnum(x->ok ? x->exp : NAN));
@@ -569,7 +570,7 @@ static void print_json(const struct summary *S, const struct sum_opts *o, FILE *
     json_t *pol = json_array();
     for (uint32_t p = 0; p < np; p++) {
         json_t *x = json_object();
-        json_object_set_new(x, "scheduler", json_string(P[p].name));
+        json_object_set_new(x, "scheduler", sb_json_string(P[p].name));
         json_object_set_new(x, "geomean_makespan_ratio",
                             jnum(P[p].n_span ? exp(P[p].log_span / P[p].n_span) : NAN));
         json_object_set_new(x, "workloads_with_makespan_ratio", json_integer(P[p].n_span));
@@ -610,9 +611,10 @@ static void print_csv(const struct summary *S, FILE *f)
         const struct wl *W = &S->wl[k];
         for (uint32_t i = 0; i < W->n; i++) {
             const struct entry *x = &W->e[i];
-            sb_csv_field(f, W->name, 1);
-            sb_csv_field(f, G(S, x->row, S->c.s), 0);
-            sb_csv_field(f, G(S, x->row, S->c.status), 0);
+            /* names and statuses: for a spreadsheet (escape.h) */
+            sb_csv_sheet_field(f, W->name, 1);
+            sb_csv_sheet_field(f, G(S, x->row, S->c.s), 0);
+            sb_csv_sheet_field(f, G(S, x->row, S->c.status), 0);
             csv_num(f, x->ok ? x->span : NAN, "%.3f");
             csv_num(f, x->mem_known ? x->mem : NAN, "%.0f");
             csv_num(f, x->ok ? x->exp : NAN, "%.3f");
@@ -657,14 +659,14 @@ static int print_devices(const struct summary *S, const struct sum_opts *o, FILE
                     break;
                 if (json) {
                     json_t *r = json_object();
-                    json_object_set_new(r, "workload", json_string(S->wl[k].name));
-                    json_object_set_new(r, "scheduler", json_string(G(S, x->row, S->c.s)));
+                    json_object_set_new(r, "workload", sb_json_string(S->wl[k].name));
+                    json_object_set_new(r, "scheduler", sb_json_string(G(S, x->row, S->c.s)));
                     json_object_set_new(r, "device", json_integer(d));
                     json_object_set_new(r, "peak_mem_bytes", json_integer((json_int_t)v));
                     json_array_append_new(arr, r);
                 } else {
-                    sb_csv_field(f, S->wl[k].name, 1);
-                    sb_csv_field(f, G(S, x->row, S->c.s), 0);
+                    sb_csv_sheet_field(f, S->wl[k].name, 1);
+                    sb_csv_sheet_field(f, G(S, x->row, S->c.s), 0);
                     sb_csv_fieldf(f, 0, "%u", d);
                     sb_csv_fieldf(f, 0, "%llu", v);
                     sb_csv_end(f);
@@ -682,18 +684,6 @@ static int print_devices(const struct summary *S, const struct sum_opts *o, FILE
 
 /* ---- html (schedbench report) --------------------------------------------------- */
 
-static void html_text(FILE *f, const char *s)
-{
-    for (; *s; s++)
-        switch (*s) {
-        case '<': fputs("&lt;", f); break;
-        case '>': fputs("&gt;", f); break;
-        case '&': fputs("&amp;", f); break;
-        case '"': fputs("&quot;", f); break;
-        default: fputc(*s, f);
-        }
-}
-
 static void print_html(const struct summary *S, FILE *f)
 {
     char a[64], b[64], c[64], d[64], g[64], h[64], fit[128], best[1024], note[1024];
@@ -703,7 +693,7 @@ static void print_html(const struct summary *S, FILE *f)
         uint32_t np = policies(S, P);
         fprintf(f, "<h3>across %u workloads</h3>\n<p>Geometric mean of the ratios to ",
                 S->n_wl);
-        html_text(f, S->vs);
+        sb_html_text(f, S->vs);
         fprintf(f, " (over how many workloads), and how many times each policy was best%s.</p>\n"
                    "<table class=\"sum\"><tr><th>policy</th><th>makespan ratio</th><th>best</th>"
                    "<th>peak ratio</th><th>best</th><th>over capacity</th></tr>\n",
@@ -724,7 +714,7 @@ static void print_html(const struct summary *S, FILE *f)
             else
                 snprintf(b, sizeof b, "-");
             fprintf(f, "<tr><td>");
-            html_text(f, P[p].name);
+            sb_html_text(f, P[p].name);
             fprintf(f, "</td><td>%s</td><td>%u</td><td>%s</td><td>%u</td><td>%u</td></tr>\n",
                     a, P[p].best_span, b, P[p].best_mem, P[p].n_unfit);
         }
@@ -735,20 +725,20 @@ static void print_html(const struct summary *S, FILE *f)
         const struct wl *W = &S->wl[k];
         struct scale ts = time_scale(W), ms = mem_scale(W);
         fprintf(f, "<h3 id=\"w-%u\">", k);
-        html_text(f, W->name);
+        sb_html_text(f, W->name);
         fprintf(f, "</h3>\n<table class=\"sum\"><tr><th>policy</th><th>makespan</th>"
                    "<th>&times; ");
-        html_text(f, S->vs);
+        sb_html_text(f, S->vs);
         fprintf(f, "</th><th>above bound</th><th>peak</th><th>&times; ");
-        html_text(f, S->vs);
+        sb_html_text(f, S->vs);
         fprintf(f, "</th><th>exposed</th><th>fits</th></tr>\n");
         for (uint32_t i = 0; i < W->n; i++) {
             const struct entry *x = &W->e[i];
             fprintf(f, "<tr><td>");
-            html_text(f, G(S, x->row, S->c.s));
+            sb_html_text(f, G(S, x->row, S->c.s));
             if (!x->ok) {
                 fprintf(f, "</td><td colspan=\"7\" class=\"bad\">");
-                html_text(f, G(S, x->row, S->c.status));
+                sb_html_text(f, G(S, x->row, S->c.status));
                 fprintf(f, "</td></tr>\n");
                 continue;
             }
@@ -776,22 +766,22 @@ static void print_html(const struct summary *S, FILE *f)
         if (isfinite(W->best_span)) {
             best_list(S, W, BEST_SPAN, best, sizeof best);
             fprintf(f, "best makespan: <b>");
-            html_text(f, best);
+            sb_html_text(f, best);
             int all_fit = best_fit_note(S, W, ms, note, sizeof note);
             fprintf(f, "</b> (%.4g %s", W->best_span / ts.div, ts.name);
-            html_text(f, note);
+            sb_html_text(f, note);
             fit_line(S, W, ts, ms, best, sizeof best, note, sizeof note);
             if (*best && !all_fit) {
                 fprintf(f, "; fastest that fits: <b>");
-                html_text(f, best);
+                sb_html_text(f, best);
                 fprintf(f, "</b>");
-                html_text(f, note);
+                sb_html_text(f, note);
             }
         }
         if (isfinite(W->best_mem)) {
             best_list(S, W, BEST_MEM, best, sizeof best);
             fprintf(f, "; best peak: <b>");
-            html_text(f, best);
+            sb_html_text(f, best);
             fprintf(f, "</b> (%.4g %s)", W->best_mem / ms.div, ms.name);
         } else if (isfinite(W->best_span))
             fprintf(f, "; peak memory not measured (no tensor sizes)");

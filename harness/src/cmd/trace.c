@@ -8,6 +8,7 @@
  * producer).  Events are written in time order. */
 #define _POSIX_C_SOURCE 200809L
 #include "trace.h"
+#include "core/escape.h"
 
 #include <string.h>
 
@@ -32,21 +33,6 @@ static int cmp_ev(const void *a, const void *b)
     if (x->ts != y->ts)
         return x->ts < y->ts ? -1 : 1;
     return x->seq < y->seq ? -1 : x->seq > y->seq;
-}
-
-static void json_str(FILE *f, const char *s)
-{
-    fputc('"', f);
-    for (; *s; s++) {
-        unsigned char c = (unsigned char)*s;
-        if (c == '"' || c == '\\')
-            fprintf(f, "\\%c", c);
-        else if (c < 0x20)
-            fprintf(f, "\\u%04x", c);
-        else
-            fputc(c, f);
-    }
-    fputc('"', f);
 }
 
 static struct ev *collect(const struct sb_graph_view *g, const struct sb_schedule *s,
@@ -103,7 +89,7 @@ static void write_device_names(FILE *f, const struct sb_graph *G, const char *sc
         snprintf(title, sizeof title, "%s / %s", G->name, sched);
     fprintf(f, "%s{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":%u,\"tid\":0,"
                "\"args\":{\"name\":", first ? "" : ",\n", PID + d);
-    json_str(f, title);
+    sb_json_str(f, title);
     fprintf(f, "}},\n{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":%u,\"tid\":%d,"
                "\"args\":{\"name\":\"compute stream\"}}", PID + d, TID_COMPUTE);
 }
@@ -149,7 +135,7 @@ static void write_lane_names(FILE *f, const struct sb_graph *G, const char *sche
                            "\"tid\":%u,\"args\":{\"name\":", PID + a, TID_LINK0 + b);
                 char name[300];
                 snprintf(name, sizeof name, "copies to %s", g->machine->dev_name[b]);
-                json_str(f, name);
+                sb_json_str(f, name);
                 fprintf(f, "}}");
             }
     free(link);
@@ -171,7 +157,7 @@ static void write_event(FILE *f, const struct sb_graph_view *g, const struct sb_
     if (e->kind == EV_COPY) {
         const struct sb_sim_copy *c = &r->copies[v];
         fprintf(f, ",\n{\"name\":");
-        json_str(f, g->names + g->name_off[c->producer]);
+        sb_json_str(f, g->names + g->name_off[c->producer]);
         fprintf(f, ",\"cat\":\"copy\",\"ph\":\"X\",\"pid\":%u,\"tid\":%u,\"ts\":%.3f,"
                    "\"dur\":%.3f,\"args\":{\"id\":%u,\"bytes\":%llu}}",
                 PID + c->from_dev, TID_LINK0 + c->to_dev, e->ts, c->end_us - c->begin_us,
@@ -185,7 +171,7 @@ static void write_event(FILE *f, const struct sb_graph_view *g, const struct sb_
                       : e->kind == EV_WAIT  ? "exposed"
                                             : sb_coll_name((enum sb_coll)g->coll[v]);
     fprintf(f, ",\n{\"name\":");
-    json_str(f, g->names + g->name_off[v]);
+    sb_json_str(f, g->names + g->name_off[v]);
     fprintf(f, ",\"cat\":\"%s\",\"ph\":\"X\",\"pid\":%u,\"tid\":%u,\"ts\":%.3f,"
                "\"dur\":%.3f,\"args\":{\"id\":%u",
             cat, PID + (uint32_t)s->device[v], tid, e->ts, dur, v);
@@ -193,7 +179,7 @@ static void write_event(FILE *f, const struct sb_graph_view *g, const struct sb_
         fprintf(f, ",\"comm_bytes\":%llu", (unsigned long long)g->comm_bytes[v]);
     else if (g->op[v]) {
         fprintf(f, ",\"op\":");
-        json_str(f, g->op_names[g->op[v]]);
+        sb_json_str(f, g->op_names[g->op[v]]);
     }
     fprintf(f, "}}");
 }

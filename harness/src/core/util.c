@@ -78,6 +78,31 @@ char *sb_xstrdup(const char *s)
 
 static uint64_t max_input_bytes = SB_MAX_INPUT_BYTES_DEFAULT;
 
+/* the digest of what this thread reads, while one is started (util.h) */
+static _Thread_local uint64_t *digest_at;
+
+void sb_digest_start(uint64_t *h) { digest_at = h; }
+
+/* Eight bytes at a time (a multiply and a shift each), then the tail and the
+ * length: an edit anywhere changes the result; ~8x faster than FNV-1a's byte
+ * at a time, which would add a tenth of a second to a 100 MB load. */
+uint64_t sb_hash_bytes(uint64_t h, const void *p, size_t n)
+{
+    const unsigned char *b = p;
+    const uint64_t k = 0x9e3779b97f4a7c15ull; /* 2^64 / golden ratio */
+    size_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        uint64_t w;
+        memcpy(&w, b + i, 8);
+        h = (h ^ w) * k;
+        h ^= h >> 32;
+    }
+    for (; i < n; i++)
+        h = (h ^ b[i]) * 0x100000001b3ull;
+    h = (h ^ (uint64_t)n) * k;
+    return h ^ (h >> 29);
+}
+
 uint64_t sb_max_input_bytes(void) { return max_input_bytes; }
 
 int sb_parse_bytes(const char *s, uint64_t *out)
@@ -188,6 +213,10 @@ int sb_input_check(const char *path, struct sb_err *e)
     if (fd < 0)
         return -1;
     close(fd);
+    if (digest_at) { /* the library reads it: so must the digest */
+        size_t n;
+        free(sb_read_file_limited(path, max_input_bytes, &n, NULL));
+    }
     return 0;
 }
 
@@ -243,6 +272,8 @@ char *sb_read_file_limited(const char *path, uint64_t max_bytes, size_t *n, stru
         close(fd);
     buf[len] = 0;
     *n = len;
+    if (digest_at)
+        *digest_at = sb_hash_bytes(*digest_at, buf, len);
     return buf;
 }
 
@@ -280,48 +311,110 @@ int sb_check_nesting(const char *path, const char *buf, size_t n, int json,
 
 int sb_mkdirs(const char *path, struct sb_err *e)
 {
-    char buf[4096];
     struct stat st;
-    snprintf(buf, sizeof buf, "%s", path);
+    if (!*path) /* there is no folder to make: "" is no name */
+        return sb_errf(e, "'': an empty folder name");
+    char *buf = sb_xstrdup(path);
+    int rc = 0;
     for (char *p = buf + 1;; p++) {
         int end = *p == 0;
         if (*p == '/' || end) {
             *p = 0;
-            if (mkdir(buf, 0777) != 0 && errno != EEXIST)
-                return sb_errf(e, "%s: cannot create folder: %s", buf, strerror(errno));
-            if (stat(buf, &st) != 0 || !S_ISDIR(st.st_mode))
-                return sb_errf(e, "%s: exists and is not a folder", buf);
+            if (mkdir(buf, 0777) != 0 && errno != EEXIST) {
+                rc = sb_errf(e, "%s: cannot create folder: %s", buf, strerror(errno));
+                break;
+            }
+            if (stat(buf, &st) != 0 || !S_ISDIR(st.st_mode)) {
+                rc = sb_errf(e, "%s: exists and is not a folder", buf);
+                break;
+            }
             if (end)
-                return 0;
+                break;
             *p = '/';
         }
     }
+    free(buf);
+    return rc;
+}
+
+/* ---- writing output files ------------------------------------------------ */
+
+/* The folder of path ("." for a bare name), in a new allocation. */
+static char *folder_of(const char *path)
+{
+    const char *slash = strrchr(path, '/');
+    if (!slash)
+        return sb_xstrdup(".");
+    if (slash == path)
+        return sb_xstrdup("/");
+    return sb_strf("%.*s", (int)(slash - path), path);
+}
+
+/* What lstat found at path, for a refusal; NULL for a regular file. */
+static const char *not_regular(const struct stat *st)
+{
+    if (S_ISREG(st->st_mode))
+        return NULL;
+    return S_ISLNK(st->st_mode) ? "a symbolic link" : file_type(st->st_mode);
+}
+
+int sb_out_check(const char *path, struct sb_err *e)
+{
+    struct stat st;
+    if (!strcmp(path, "-"))
+        return 0;
+    if (!*path)
+        return sb_errf(e, "'': an empty file name");
+    if (lstat(path, &st) == 0) {
+        const char *what = not_regular(&st);
+        if (what)
+            return sb_errf(e, "%s: is %s: only a regular file is replaced (name the file "
+                              "itself, or '-' for standard output)", path, what);
+        return 0;
+    }
+    if (errno != ENOENT)
+        return sb_errf(e, "%s: cannot check: %s", path, strerror(errno));
+    char *dir = folder_of(path);
+    int rc = 0;
+    if (stat(dir, &st) != 0)
+        rc = sb_errf(e, "%s: cannot create: folder '%s' %s", path, dir,
+                     errno == ENOENT ? "does not exist" : strerror(errno));
+    else if (!S_ISDIR(st.st_mode))
+        rc = sb_errf(e, "%s: cannot create: '%s' is not a folder", path, dir);
+    else if (access(dir, W_OK | X_OK) != 0) /* a read-only folder or file system */
+        rc = sb_errf(e, "%s: cannot create: folder '%s': %s", path, dir, strerror(errno));
+    free(dir);
+    return rc;
 }
 
 int sb_atomic_open(struct sb_atomic *a, const char *path, struct sb_err *e)
 {
-    size_t n = strlen(path) + 32;
-    a->path = sb_xstrdup(path);
-    a->tmp = sb_xmalloc(n);
-    snprintf(a->tmp, n, "%s.tmp.%ld", path, (long)getpid());
-    a->f = fopen(a->tmp, "wb");
+    memset(a, 0, sizeof *a);
+    if (sb_out_check(path, e))
+        return -1;
+    if (!strcmp(path, "-")) {
+        a->f = stdout;
+        a->path = sb_xstrdup(path);
+        return 0;
+    }
+    a->tmp = sb_strf("%s.tmp.%ld", path, (long)getpid());
+    /* the temporary is ours by name: whatever a dead process of the same pid
+     * left there goes, and a new file is made (never written through a
+     * symlink or into a FIFO planted at that name) */
+    unlink(a->tmp);
+    int fd = open(a->tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+    a->f = fd >= 0 ? fdopen(fd, "wb") : NULL;
     if (!a->f) {
-        /* name the file the user asked for, and its folder when that is what
-         * is missing, not the temporary file */
-        int err = errno;
-        const char *slash = strrchr(path, '/');
-        struct stat st;
-        char dir[4096];
-        snprintf(dir, sizeof dir, "%.*s", slash ? (int)(slash - path) : 1, slash ? path : ".");
-        if (err == ENOENT && slash && stat(dir, &st) != 0)
-            sb_errf(e, "%s: cannot create: folder '%s' does not exist", path, dir);
-        else
-            sb_errf(e, "%s: cannot create: %s", path, strerror(err));
-        free(a->path);
+        sb_errf(e, "%s: cannot create: %s", path, strerror(errno));
+        if (fd >= 0) {
+            close(fd);
+            unlink(a->tmp);
+        }
         free(a->tmp);
-        a->path = a->tmp = NULL;
+        a->tmp = NULL;
         return -1;
     }
+    a->path = sb_xstrdup(path);
     return 0;
 }
 
@@ -335,16 +428,31 @@ static void atomic_release(struct sb_atomic *a)
 
 int sb_atomic_commit(struct sb_atomic *a, struct sb_err *e)
 {
-    int bad = ferror(a->f);
-    if (fclose(a->f) != 0 || bad) {
-        sb_errf(e, "%s: write failed: %s", a->tmp, strerror(errno));
+    if (!a->tmp) { /* standard output */
+        int rc = sb_stdout_check(e);
+        atomic_release(a);
+        return rc;
+    }
+    /* a write that failed earlier left only the error flag: no reason */
+    int bad = ferror(a->f), err = 0;
+    if (fflush(a->f) != 0)
+        bad = 1, err = errno;
+    if (fclose(a->f) != 0 && !err)
+        bad = 1, err = errno;
+    if (bad) {
+        sb_errf(e, "%s: write failed%s%s", a->path, err ? ": " : "", err ? strerror(err) : "");
         unlink(a->tmp);
         atomic_release(a);
         return -1;
     }
-    if (rename(a->tmp, a->path) != 0) {
-        sb_errf(e, "%s: cannot rename to %s: %s", a->tmp, a->path,
-                strerror(errno));
+    /* again: the path may have changed while the file was being filled */
+    struct stat st;
+    const char *what = lstat(a->path, &st) == 0 ? not_regular(&st) : NULL;
+    if (what || rename(a->tmp, a->path) != 0) {
+        if (what)
+            sb_errf(e, "%s: is %s now: only a regular file is replaced", a->path, what);
+        else
+            sb_errf(e, "%s: cannot rename %s over it: %s", a->path, a->tmp, strerror(errno));
         unlink(a->tmp);
         atomic_release(a);
         return -1;
@@ -357,9 +465,59 @@ void sb_atomic_abort(struct sb_atomic *a)
 {
     if (!a->f)
         return;
-    fclose(a->f);
-    unlink(a->tmp);
+    if (a->tmp) {
+        fclose(a->f);
+        unlink(a->tmp);
+    } else {
+        fflush(a->f); /* standard output stays open */
+    }
     atomic_release(a);
+}
+
+FILE *sb_open_regular(const char *path, int append, struct sb_err *e)
+{
+    int fd = open(path, O_WRONLY | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC |
+                            (append ? O_APPEND : 0), 0666);
+    struct stat st;
+    if (fd < 0) {
+        int err = errno;
+        if (err == ELOOP) /* O_NOFOLLOW met a symlink */
+            sb_errf(e, "%s: is a symbolic link: only a regular file is written", path);
+        else
+            sb_errf(e, "%s: cannot create: %s", path, strerror(err));
+        return NULL;
+    }
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+        sb_errf(e, "%s: is %s: only a regular file is written", path,
+                file_type(st.st_mode));
+        close(fd);
+        return NULL;
+    }
+    if (!append && ftruncate(fd, 0) != 0) {
+        sb_errf(e, "%s: cannot truncate: %s", path, strerror(errno));
+        close(fd);
+        return NULL;
+    }
+    int fl = fcntl(fd, F_GETFL);
+    if (fl >= 0)
+        fcntl(fd, F_SETFL, fl & ~O_NONBLOCK);
+    FILE *f = fdopen(fd, append ? "ab" : "wb");
+    if (!f) {
+        sb_errf(e, "%s: %s", path, strerror(errno));
+        close(fd);
+    }
+    return f;
+}
+
+int sb_stdout_check(struct sb_err *e)
+{
+    int bad = ferror(stdout), err = 0;
+    if (fflush(stdout) != 0)
+        bad = 1, err = errno;
+    if (bad)
+        return sb_errf(e, "standard output: write error%s%s", err ? ": " : "",
+                       err ? strerror(err) : "");
+    return 0;
 }
 
 static int needs_quotes(const char *s)

@@ -36,12 +36,18 @@ void *sb_xrealloc(void *p, size_t n);
 void sb_prefault(void *p, size_t n);
 char *sb_xstrdup(const char *s);
 
-/* Atomic output: write to "<path>.tmp.<pid>", then rename over path, so a
- * reader never sees a half-written result file. */
+/* ---- writing output files ---------------------------------------------------
+ * Every file schedbench writes goes through sb_atomic_*: written to
+ * "<path>.tmp.<pid>" beside path, then renamed over it, so that a reader never
+ * sees half a file.  Only a regular file, or nothing, is ever replaced: a
+ * symlink, a folder, a FIFO, a device or a socket at path is refused when the
+ * output is opened (before any work) and again just before the rename, so
+ * that `-o /dev/null` run as root cannot replace /dev/null.  The path "-" is
+ * standard output, written through: nothing temporary, nothing renamed. */
 struct sb_atomic {
     FILE *f;
     char *path;
-    char *tmp;
+    char *tmp;  /* NULL when writing to standard output */
 };
 /* ---- reading input files ----------------------------------------------------
  * Every input is read whole, and only when it is a regular file (or "-",
@@ -88,11 +94,44 @@ int sb_input_check(const char *path, struct sb_err *e);
  * only refuse more. */
 int sb_check_nesting(const char *path, const char *buf, size_t n, int json,
                      unsigned max_depth, struct sb_err *e);
-/* mkdir -p: every missing folder of path. */
+/* mkdir -p: every missing folder of path ("" is refused). */
 int sb_mkdirs(const char *path, struct sb_err *e);
+
+/* 0 when path may be written by sb_atomic_*: "-", or a path that names a
+ * regular file or nothing, in a folder that exists; else -1 and a message
+ * naming path and what it is ("is a symbolic link", "is a FIFO", "folder 'x'
+ * does not exist"). */
+int sb_out_check(const char *path, struct sb_err *e);
+/* sb_out_check, then creates the temporary (which proves the folder
+ * writable): the checks come before the work that fills the file. */
 int sb_atomic_open(struct sb_atomic *a, const char *path, struct sb_err *e);
-int sb_atomic_commit(struct sb_atomic *a, struct sb_err *e); /* closes, renames */
-void sb_atomic_abort(struct sb_atomic *a);                    /* closes, unlinks */
+/* Closes and renames; on failure (a write error, a disk full, path turned
+ * into a folder meanwhile) removes the temporary and says why.  For "-",
+ * flushes standard output and reports a write error. */
+int sb_atomic_commit(struct sb_atomic *a, struct sb_err *e);
+void sb_atomic_abort(struct sb_atomic *a); /* closes, unlinks */
+/* A regular file opened for writing (appended to, or truncated), never
+ * through a symlink and never blocking on a FIFO: NULL and a message when
+ * path is anything else.  For files that are not written atomically (run's
+ * journal). */
+FILE *sb_open_regular(const char *path, int append, struct sb_err *e);
+/* Flushes standard output: -1 and a message ("standard output: write
+ * error: No space left on device") when anything written to it was lost,
+ * so that a command whose output went nowhere does not exit 0. */
+int sb_stdout_check(struct sb_err *e);
+
+/* ---- what a computation read ------------------------------------------------
+ * A digest of the contents of every input read on this thread while one is
+ * started: sb_read_file*, and sb_input_check (which reads the file to add it)
+ * fold the bytes of each file into *h.  run keeps the digest of what each
+ * workload's load read (its file or rank files, a Chakra group file, the
+ * machine its '# machine=' line names) beside every row of its journal, so
+ * that --resume never reuses a row computed from an input edited since.
+ * NULL stops it. */
+void sb_digest_start(uint64_t *h);
+/* The digest's hash, usable alone: folds n bytes into h (64 bits, not
+ * cryptographic: it tells an edited file from the one before). */
+uint64_t sb_hash_bytes(uint64_t h, const void *p, size_t n);
 
 /* CSV output through libcsv: a field is quoted (by csv_fwrite) only when it
  * needs to be, so plain values stay readable. */

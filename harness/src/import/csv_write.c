@@ -3,6 +3,7 @@
 #define _POSIX_C_SOURCE 200809L
 #include "core/core.h"
 #include "core/scope.h"
+#include "core/escape.h"
 
 #include <string.h>
 
@@ -167,10 +168,44 @@ static void write_node(FILE *f, const struct sb_graph *G, uint32_t v)
     sb_csv_end(f);
 }
 
+/* The '# key=value' lines: the reader takes a key to the first '=' and a value
+ * to the end of its line, with no escape, so a control byte (a newline above
+ * all) in either, or an '=' or a blank in a key, cannot be written: the value
+ * would end early and the rest be read as a line of its own.  Refused with
+ * the key and the byte, rather than written as something else. */
+static unsigned control_byte(const char *s)
+{
+    for (; *s; s++) {
+        unsigned char c = (unsigned char)*s;
+        if ((c < 0x20 && c != '\t') || c == 0x7f)
+            return c;
+    }
+    return 0;
+}
+
+static int check_meta(const struct sb_graph *g, struct sb_err *e)
+{
+    if (!sb_meta_text_ok(g->name))
+        return sb_errf(e, "%s: the graph's name holds a control character (0x%02x): it "
+                          "cannot be written as a '# name=' line", g->path, control_byte(g->name));
+    for (uint32_t i = 0; i < g->n_meta; i++) {
+        const char *k = g->meta_key[i];
+        if (!*k || !sb_meta_text_ok(k) || strpbrk(k, "= \t"))
+            return sb_errf(e, "%s: metadata key '%.60s' cannot be written as a '# key=value' "
+                              "line (empty, or an '=', a blank or a control character in it)",
+                           g->path, k);
+        if (!sb_meta_text_ok(g->meta_val[i]))
+            return sb_errf(e, "%s: metadata '%s' holds a control character (0x%02x): it cannot "
+                              "be written as a '# %s=value' line", g->path, k,
+                           control_byte(g->meta_val[i]), k);
+    }
+    return 0;
+}
+
 int sb_graph_write(const struct sb_graph *g, const char *path, struct sb_err *e)
 {
     struct sb_atomic out;
-    if (sb_atomic_open(&out, path, e))
+    if (check_meta(g, e) || sb_atomic_open(&out, path, e))
         return -1;
     fprintf(out.f, "# name=%s\n", g->name);
     for (uint32_t i = 0; i < g->n_meta; i++)
