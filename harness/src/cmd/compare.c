@@ -17,6 +17,7 @@
 #include "commands.h"
 
 #include "table.h"
+#include "core/num.h"
 
 #include <jansson.h>
 #include <math.h>
@@ -557,12 +558,14 @@ static int compare_help(void)
     return 0;
 }
 
+/* a percentage read strictly (core/num.h): no hex, inf or nan */
 static int parse_tol(const char *flag, const char *v, double *out, struct sb_err *e)
 {
-    char *end;
-    *out = v ? strtod(v, &end) : 0;
-    if (!v || end == v || *end || !isfinite(*out) || *out < 0)
-        return sb_errf(e, "schedbench compare: %s needs a non-negative percentage", flag);
+    const char *why = "missing";
+    if (!v || sb_num_real(v, 0, 1e6, out, &why))
+        return sb_errf(e, "schedbench compare: %s needs a non-negative percentage, at most "
+                          "10^6 (%s%s%s%s)", flag, v ? "'" : "", v ? v : "", v ? "': " : "",
+                       why);
     return 0;
 }
 
@@ -571,8 +574,13 @@ static int parse_compare_args(struct opts *o, int argc, char **argv, struct sb_e
     o->mem_tol_pct = 1;
     o->time_tol_pct = 2;
     o->format = "text";
+    struct sb_opt_seen once = {0};
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+        if (v && (!strcmp(a, "--mem-tol") || !strcmp(a, "--time-tol") ||
+                  !strcmp(a, "--format") || !strcmp(a, "--schedulers")) &&
+            sb_opt_once(&once, "compare", a, v, e))
+            return -1;
         if (!strcmp(a, "--mem-tol") || !strcmp(a, "--time-tol")) {
             if (parse_tol(a, v, a[2] == 'm' ? &o->mem_tol_pct : &o->time_tol_pct, e))
                 return -1;

@@ -189,6 +189,7 @@ int sb_cmd_merge(int argc, char **argv)
     const char *out = NULL;
     uint32_t n = 0;
     char **in = sb_xcalloc((size_t)argc, sizeof *in);
+    struct sb_opt_seen once = {0};
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
             printf("usage: schedbench merge A.csv B.csv ... -o ALL.csv\n"
@@ -196,9 +197,19 @@ int sb_cmd_merge(int argc, char **argv)
             free(in);
             return 0;
         }
-        if (!strcmp(argv[i], "-o") && i + 1 < argc)
+        struct sb_err oe;
+        if (!strcmp(argv[i], "-o") && i + 1 < argc) {
+            if (sb_opt_once(&once, "merge", "-o", argv[i + 1], &oe)) {
+                fprintf(stderr, "%s\n", oe.msg);
+                free(in);
+                return 2;
+            }
             out = argv[++i];
-        else
+        } else if (argv[i][0] == '-' && argv[i][1]) {
+            fprintf(stderr, "schedbench merge: unknown option '%s' (see --help)\n", argv[i]);
+            free(in);
+            return 2;
+        } else
             in[n++] = argv[i];
     }
     if (!out || !n) {

@@ -360,10 +360,18 @@ int sb_cmd_report(int argc, char **argv)
     struct report_opts o = {0};
     static const char *const flags[] = {"-o", "--mem-dir", "--vs", "--workload", "--gantt",
                                         "--include-over-capacity", "--help"};
+    struct sb_opt_seen once = {0};
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+        struct sb_err oe;
         if (!strcmp(a, "--help") || !strcmp(a, "-h"))
             return report_help();
+        if (v && (!strcmp(a, "-o") || !strcmp(a, "--mem-dir") || !strcmp(a, "--vs") ||
+                  !strcmp(a, "--workload") || !strcmp(a, "--gantt")) &&
+            sb_opt_once(&once, "report", a, v, &oe)) {
+            fprintf(stderr, "%s\n", oe.msg);
+            return 2;
+        }
         if (!strcmp(a, "-o") && v)
             o.out = argv[++i];
         else if (!strcmp(a, "--mem-dir") && v)

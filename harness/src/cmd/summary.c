@@ -867,10 +867,16 @@ int sb_cmd_summary(int argc, char **argv)
     struct sb_err e;
     static const char *const flags[] = {"--vs", "--workload", "--format", "--devices",
                                         "--include-over-capacity", "--help"};
+    struct sb_opt_seen once = {0};
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         if (!strcmp(a, "--help") || !strcmp(a, "-h"))
             return summary_help();
+        if (v && (!strcmp(a, "--vs") || !strcmp(a, "--workload") || !strcmp(a, "--format")) &&
+            sb_opt_once(&once, "summary", a, v, &e)) {
+            fprintf(stderr, "%s\n", e.msg);
+            return 2;
+        }
         if (!strcmp(a, "--vs") && v)
             o.vs = argv[++i];
         else if (!strcmp(a, "--workload") && v)
