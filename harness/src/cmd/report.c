@@ -411,6 +411,14 @@ int sb_cmd_report(int argc, char **argv)
         sb_table_free(&t);
         return 2;
     }
+    /* a (workload, scheduler) twice would count twice: refused before any
+     * plot, as summary and compare refuse it */
+    if (sb_results_check_unique(&t, sb_table_col(&t, "workload"),
+                                sb_table_col(&t, "scheduler"), &e)) {
+        fprintf(stderr, "schedbench report: %s\n", e.msg);
+        sb_table_free(&t);
+        return 2;
+    }
     const char *tmp = getenv("TMPDIR");
     char *dir = sb_strf("%s/schedbench-report.XXXXXX", tmp && *tmp ? tmp : "/tmp");
     if (!mkdtemp(dir)) {
