@@ -832,6 +832,14 @@ int sb_machine_of_graph(struct sb_graph *g, struct sb_machine **out, struct sb_e
                           "machine=' line), and the built-in device declares no resource "
                           "'%s': pass the --machine the workload was written for", g->path,
                        g->res_col_name[0], g->res_col_name[0]);
+    /* the same for a cost_us.<device> column: refused under a machine that
+     * lacks the device (match_cost_columns), so refused without one, not
+     * ignored */
+    if (!rel && g->n_dev_cost)
+        return sb_errf(e, "%s: column cost_us.%s: the run has no machine (no --machine, no "
+                          "'# machine=' line) with a device '%s': pass the --machine the "
+                          "workload was written for", g->path, g->dev_cost_name[0],
+                       g->dev_cost_name[0]);
     if (!rel) /* one device: a pre-assigned device beyond 0 is bad input, not a cell failure */
         for (uint32_t v = 0; v < g->v.n_nodes; v++)
             if (g->device[v] > 0)
