@@ -148,6 +148,15 @@ printf 'topology: [ Ring ]\nnpus_count: [ 8 ]\nbandwidth: [ 50 ]\nlatency: [ 500
 "$BIN" collective --op all_reduce --network "$WORK/n.yml" --bw 5 >"$WORK/t_after" 2>&1
 same "$(cat "$WORK/t_before")" "$(cat "$WORK/t_after")" "collective --bw before or after --network"
 if [ "$(cat "$WORK/t_before")" != "$(cat "$WORK/t_file")" ]; then ok; else bad "--bw had no effect: the check above cannot fail"; fi
+# a network value is read whole: 0.<69 zeros>5e70 is 5e-70 * 10^70 = 5 GB/s,
+# the same as 5; a 63-byte copy read it as 0.000... and refused it
+long_bw="0.$(printf '%069d' 0)5e70"
+printf 'topology: [ Ring ]\nnpus_count: [ 8 ]\nbandwidth: [ %s ]\nlatency: [ 500 ]\n' "$long_bw" >"$WORK/nl.yml"
+printf 'topology: [ Ring ]\nnpus_count: [ 8 ]\nbandwidth: [ 5 ]\nlatency: [ 500 ]\n' >"$WORK/n5.yml"
+expect_rc 0 "a long network bandwidth" "$BIN" collective --op all_reduce --network "$WORK/nl.yml"
+cp "$WORK/out" "$WORK/t_long"
+"$BIN" collective --op all_reduce --network "$WORK/n5.yml" >"$WORK/t_5" 2>&1
+same "$(cat "$WORK/t_long")" "$(cat "$WORK/t_5")" "0.<69 zeros>5e70 GB/s = 5 GB/s"
 # --sim: one mode per spec, each key once; integers strictly
 refused "--sim mixed modes" "sim parameters inflight and all_gather: inflight=N is one limit shared by every collective type" \
     "$BIN" run -q -w "$C" --sim inflight=2,all_gather=3 -o "$WORK/x.csv"
