@@ -406,7 +406,7 @@ int sb_cmd_collective(int argc, char **argv)
      * option overrides a file's value wherever it stands on the line */
     struct sb_opt_seen once = {0};
     const char *file[2] = {NULL, NULL}; /* --system, --network */
-    for (int i = 1; i < argc; i++) {
+    for (int i = 1; i < argc; i += 2) { /* every option takes a value */
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         struct sb_err e;
         if (!strcmp(a, "--help") || !strcmp(a, "-h"))
@@ -421,7 +421,6 @@ int sb_cmd_collective(int argc, char **argv)
         }
         if (!strcmp(a, "--system") || !strcmp(a, "--network"))
             file[a[2] == 'n'] = v;
-        i++;
     }
     for (int k = 0; k < 2; k++) {
         struct sb_err e;
