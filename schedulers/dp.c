@@ -445,11 +445,15 @@ static double try_on(struct dp_ctx *c, uint32_t v, uint32_t b, double barrier, i
     }
 }
 
+/* Whether b can run v.  A node's units, like any resource, are the
+ * machine's to judge (docs/machines.md, "Resources"): a device that declares
+ * `units: M` gives a node needing more an infinite time, and a device that
+ * declares none limits nothing, so the finite time says it all.  (dp used to
+ * compare units with the view's `units` array, which is 1 on a device
+ * without the key, and refused workloads every other policy runs.) */
 static int allowed(const struct dp_ctx *c, uint32_t v, uint32_t b)
 {
     const struct sb_graph_view *g = c->g;
-    if (g->units_used && g->units_used[v] > g->machine->units[b])
-        return 0;
     return g->kind[v] != SB_KIND_COMPUTE || isfinite(g->dev_dur_us[(size_t)v * c->nd + b]);
 }
 
@@ -1689,8 +1693,6 @@ static int ls_pass(struct dp_improve *I, double *best, double lb)
                 if ((int32_t)d == old || (g->kind[mv] == SB_KIND_COMPUTE &&
                                           !isfinite(g->dev_dur_us[(size_t)mv * nd + d])))
                     continue;
-                if (g->units_used && g->units_used[mv] > g->machine->units[d])
-                    continue;
                 I->dev[mv] = (int32_t)d;
                 if (fw != UINT32_MAX)
                     I->dev[fw] = (int32_t)d;
@@ -1856,8 +1858,6 @@ static double ls_list(struct dp_improve *I, const double *prio, double beta, dou
         uint32_t second = UINT32_MAX;
         for (uint32_t d = lo; d < hi && lo + 1 < hi; d++) {
             if (g->kind[v] == SB_KIND_COMPUTE && !isfinite(g->dev_dur_us[(size_t)v * nd + d]))
-                continue;
-            if (g->units_used && g->units_used[v] > g->machine->units[d])
                 continue;
             double x, f = ls_step(L, I->dev, v, d, 0, &x);
             if (f + beta * x < best_s) {

@@ -136,7 +136,12 @@ check "--max-input-bytes" "gpu2-pcie.yaml: $size bytes, above the input limit of
 R="$TESTS/bad/results-negative.rcsv"
 check "SCHEDBENCH_MAX_INPUT_BYTES" "results-negative.rcsv: $(wc -c <"$R") bytes, above the input limit of 10 bytes" \
     env SCHEDBENCH_MAX_INPUT_BYTES=10 "$BIN" compare "$R" "$R"
-if "$BIN" validate --machine "$Y" --max-input-bytes=1K >/dev/null 2>&1; then ok; else bad "$Y within 1K"; fi
+if "$BIN" validate --machine "$Y" --max-input-bytes=1KiB >/dev/null 2>&1; then ok; else bad "$Y within 1KiB"; fi
+# one size rule everywhere (issue 42): a unit letter alone is ambiguous (1K
+# was 1024 here, 1000 nowhere), hexadecimal and fractions of a byte are refused
+check "--max-input-bytes 1K" "--max-input-bytes '1K' is not a size in 1 B .. 2^62 bytes" "$BIN" --max-input-bytes 1K validate --machine "$Y"
+check "--max-input-bytes 0x400" "'0x400' is not a size" "$BIN" --max-input-bytes 0x400 validate --machine "$Y"
+check "--max-input-bytes 1.5B" "a fraction of a byte" "$BIN" --max-input-bytes 1.5B validate --machine "$Y"
 # the limit is inclusive: a file of exactly N bytes is read, N + 1 is not
 if "$BIN" --max-input-bytes "$size" validate --machine "$Y" >/dev/null 2>&1; then ok; else bad "$Y at a limit of its size"; fi
 check "limit - 1" "above the input limit of $((size - 1)) bytes" "$BIN" --max-input-bytes $((size - 1)) validate --machine "$Y"

@@ -135,8 +135,17 @@ lacks "$U/p/chain.memory.gp" "multiplot" "one device: no panels"
 contains "$U/p/chain.memory.gp" "title 'original (peak" "one device: a line per scheduler"
 
 # ---- 9. units of --mem-cap ------------------------------------------------------------
-expect_rc 2 "mem-cap in bytes where GB are expected" "$BIN" plot "$P/r.csv" -o "$P/cap" --mem-cap 80e9
-contains "$WORK/err" "outside 1 KB .. 100 TB (a bare number is GB" "mem-cap range"
+# one rule with a machine's mem_bytes (issue 42): a bare number is bytes, and
+# one below 1 MiB is refused as a missing unit (it was GB before: 80 meant
+# 80 GB, and is refused now rather than drawn at 80 bytes)
+expect_rc 2 "mem-cap bare GB of old" "$BIN" plot "$P/r.csv" -o "$P/cap" --mem-cap 80
+contains "$WORK/err" "--mem-cap '80' is not a capacity (1 B .. 1 PiB" "mem-cap bare number refused"
+contains "$WORK/err" "below 1 MiB without a unit" "mem-cap says why"
+# 80e9 bytes = 80 GB: the same line as 80GB and 80gb (the case of a unit is free)
+expect_rc 0 "mem-cap bare bytes" "$BIN" plot "$P/r.csv" -o "$P/cap" --mem-cap 80e9 --workload overlap
+contains "$P/cap/overlap.memory.gp" "memory cap 80 GB" "mem-cap 80e9 is 80 GB"
+expect_rc 0 "mem-cap lower-case unit" "$BIN" plot "$P/r.csv" -o "$P/cap2" --mem-cap 80gb --workload overlap
+contains "$P/cap2/overlap.memory.gp" "memory cap 80 GB" "mem-cap 80gb is 80 GB"
 expect_rc 2 "mem-cap unknown unit" "$BIN" plot "$P/r.csv" -o "$P/cap" --mem-cap 80Gb/s
 contains "$WORK/err" "80GB, 80GiB, 512MiB" "mem-cap units listed"
 # 4 KiB = 4096 bytes = 4.096 KB, printed with 3 significant digits: 4.1 KB

@@ -113,6 +113,38 @@ static void test_latency(void)
     sb_graph_free(g);
 }
 
+/* Issue 42: the tail over after edges (bound.c's backward pass, linear in the
+ * edges).  Two 10 us collectives from an input; b (3) reads d2 and is
+ * ordered after d1 by three repeated after edges; every other edge costs 1.
+ * Head: the starts issue at 0 + 1 = 1.  Tail of d2: 1 + 3 = 4; of d1: its
+ * edges to b are all after edges, so no latency: 0 + 3 = 3.  One shared
+ * slot: 1 + 20 + min(3, 4) = 24 (critical path 1 + 10 + 1 + 3 = 15).  With
+ * one input edge d1 -> b among the after edges, d1 -> b carries the latency:
+ * 1 + 20 + 4 = 25. */
+static void test_after_edges(void)
+{
+    static const char *const csv[2] = {
+        "id,name,kind,inputs,op,cost_us,coll,comm_us,after\n"
+        "0,i,input,,,,,,\n1,s1,start,0,ag,,all_gather,10,\n2,s2,start,0,rs,,reduce_scatter,10,\n"
+        "3,d1,done,1,,,,,\n4,d2,done,2,,,,,\n5,b,compute,4,mm,3,,,3 3 3\n",
+        "id,name,kind,inputs,op,cost_us,coll,comm_us,after\n"
+        "0,i,input,,,,,,\n1,s1,start,0,ag,,all_gather,10,\n2,s2,start,0,rs,,reduce_scatter,10,\n"
+        "3,d1,done,1,,,,,\n4,d2,done,2,,,,,\n5,b,compute,4 3,mm,3,,,3 3\n"};
+    static const double want[2] = {24, 25};
+    for (int k = 0; k < 2; k++) {
+        struct sb_graph *g = graph(csv[k]);
+        struct sb_sim_config c;
+        if (!g) {
+            CHECK(0);
+            continue;
+        }
+        sb_sim_defaults(&c);
+        c.edge_lat_us = 1;
+        CHECK_NEAR(sb_sim_lower_bound(&g->v, &c), want[k]);
+        sb_graph_free(g);
+    }
+}
+
 /* Issue 23, 3: on a one-device machine whose speed is not 1, or with a
  * cost_us.<device> column, the bound uses the device's time t(v, 0) like the
  * simulator, not the file's cost_us. */
@@ -386,6 +418,7 @@ int main(void)
     test_compute_head();
     test_compute_tail();
     test_latency();
+    test_after_edges();
     test_one_fast_device();
     test_spread_head();
     test_corpus();

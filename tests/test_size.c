@@ -29,7 +29,8 @@ static const struct {
     {"7B", 7},                         /* the unit B alone */
     {"0", 0},                          /* zero is a size; a parameter's range decides */
     {"0e999999", 0},                   /* zero, however large the exponent */
-    {"1e-999999", 0},                  /* a fraction of a byte: dropped */
+    {"2.0B", 2},                       /* whole, written with a point */
+    {"2.50e1", 25},                    /* 2.5 * 10 bytes, whole */
     {"18446744073709551615", 18446744073709551615ull}, /* 2^64 - 1, the largest */
     {"18446744.073709551615e12", 18446744073709551615ull}, /* the same, point moved 12 */
     {"16383PiB", 18445618173802708992ull}, /* 2^64 - 2^50 = 18446744073709551616 -
@@ -62,6 +63,10 @@ static const struct {
     {"18446744073709551615.9e1", "above 18446744073709551615"},
     {"1e20", "above 18446744073709551615"},
     {"1e999999", "above 18446744073709551615"},
+    /* a number in bytes must be whole: "1.5B" was read as 1 byte */
+    {"1.5B", "a fraction of a byte"},
+    {"0.5", "a fraction of a byte"},
+    {"1e-999999", "a fraction of a byte"},
     /* 41 significant digits */
     {"12345678901234567890123456789012345678901", "more than 40 significant digits"},
 };
@@ -93,9 +98,49 @@ static void test_bad(void)
     }
 }
 
+/* Capacities (a machine's mem_bytes, plot --mem-cap): 1 B .. 1 PiB, and a
+ * bare number below 1 MiB (2^20 = 1048576) refused as a missing unit. */
+static void test_capacity(void)
+{
+    static const struct {
+        const char *text;
+        uint64_t bytes; /* 0: refused, with why containing the phrase */
+        const char *why;
+    } cases[] = {
+        {"80GB", 80000000000ull, NULL},
+        {"80gb", 80000000000ull, NULL},       /* the case of the unit does not matter */
+        {"80 GiB", 85899345920ull, NULL},     /* 80 * 2^30 */
+        {"80e9", 80000000000ull, NULL},       /* a bare number is bytes */
+        {"1048576", 1048576, NULL},           /* 2^20: the least bare number */
+        {"2500B", 2500, NULL},                /* with its unit, so few bytes are meant */
+        {"1B", 1, NULL},
+        {"1PiB", 1125899906842624ull, NULL},  /* 2^50: the most */
+        {"1048575", 0, "below 1 MiB without a unit"},
+        {"80", 0, "below 1 MiB without a unit"}, /* --mem-cap 80 was 80 GB */
+        {"0B", 0, "zero bytes"},
+        {"1025TiB", 0, "above 1 PiB"},         /* 1025 * 2^40 > 2^50 */
+        {"1.5B", 0, "a fraction of a byte"},
+        {"80G", 0, "ambiguous"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        uint64_t v = 12345;
+        const char *why = NULL;
+        int rc = sb_size_capacity(cases[i].text, &v, &why);
+        if (cases[i].bytes) {
+            CHECK(rc == 0);
+            CHECK_EQ_U(v, cases[i].bytes);
+        } else {
+            CHECK(rc != 0);
+            CHECK_CONTAINS(why, cases[i].why);
+            CHECK_EQ_U(v, 12345);
+        }
+    }
+}
+
 int main(void)
 {
     test_good();
     test_bad();
+    test_capacity();
     return check_report();
 }

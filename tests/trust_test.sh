@@ -160,7 +160,7 @@ contains "$WORK/err" "$WORK/nope/r.csv: cannot create: folder '$WORK/nope' does 
 # ---- plot: says what it drew and skipped ----------------------------------------
 mkdir -p "$WORK/pl"
 "$BIN" run -q -w "$C" -w "$O" -s original,aggressive -o "$WORK/pl/r.csv" --mem-dir "$WORK/pl/mem"
-expect_rc 0 "plot" "$BIN" plot "$WORK/pl/r.csv" -o "$WORK/pl/out" --mem-cap 0.000005
+expect_rc 0 "plot" "$BIN" plot "$WORK/pl/r.csv" -o "$WORK/pl/out" --mem-cap 5000B
 for f in overlap.memory overlap.bars overlap.scatter pareto heatmap; do
     contains "$WORK/out" "plot: wrote $WORK/pl/out/$f" "plot wrote $f"
 done

@@ -45,8 +45,9 @@ static int usage(FILE *f)
             "  schedbench COMMAND --help   options of one command\n"
             "  schedbench --version\n"
             "\n"
-            "Any command: --max-input-bytes N[K|M|G] raises the input limit (default 1G,\n"
-            "also $SCHEDBENCH_MAX_INPUT_BYTES); inputs must be regular files.\n");
+            "Any command: --max-input-bytes SIZE raises the input limit (default 1GiB,\n"
+            "also $SCHEDBENCH_MAX_INPUT_BYTES); inputs must be regular files.  A size is\n"
+            "bytes, or with a unit: 512MiB, 2GB (KB MB GB TB PB, KiB MiB GiB TiB PiB).\n");
     return f == stderr ? 2 : 0;
 }
 
@@ -182,53 +183,78 @@ static int validate_one(const char *path, const struct sb_machine *m,
     return 0;
 }
 
+/* The whole line is read before anything is loaded (issue 42): --machine and
+ * --import apply to every file wherever they stand ("validate FILE --machine
+ * M" checks FILE on M, as `run -w FILE --machine M` runs it there), and a bad
+ * option refuses the command before any file is read. */
 static int cmd_validate(int argc, char **argv)
 {
-    int rc = 0, n = 0;
+    int rc = 0;
+    uint32_t n_files = 0;
+    const char *machine = NULL, *import = NULL;
+    const char **files = sb_xcalloc((size_t)argc + 1, sizeof *files);
+    struct sb_opt_seen once = {0};
     struct sb_machine *m = NULL;
     struct sb_err e;
     struct sb_import_opts imp;
     sb_import_defaults(&imp);
-    for (int i = 1; i < argc; i++) {
-        if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
+    /* pass 1: the line */
+    for (int i = 1; i < argc && !rc; i++) {
+        const char *a = argv[i];
+        if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
             printf("usage: schedbench validate [--machine FILE.yaml] [--import K=V,...] FILE|DIR...\n"
                    "Loads each graph (every workload file of a DIR, as run -w does), checks it, prints node, edge and collective\n"
                    "counts.  With --machine (or a workload's '# machine=' line), checks\n"
                    "the machine description and the graph's pre-assigned devices against\n"
                    "it (docs/machines.md).  --import takes the importers' options, as run\n"
-                   "does (workloads/importers/).\n"
+                   "does (workloads/importers/).  Options apply to every file, wherever\n"
+                   "they stand on the line.\n"
                    "Exit status 2 if any file is rejected.\n");
-            sb_machine_free(m);
+            free(files);
             return 0;
         }
-        if (!strcmp(argv[i], "--machine")) {
-            sb_machine_free(m);
-            if (i + 1 >= argc) {
-                fprintf(stderr, "schedbench validate: --machine needs a file\n");
-                return 2;
-            }
-            char buf[4200];
-            if (!(m = sb_machine_load(sb_machine_path(argv[++i], buf, sizeof buf), &e))) {
-                sb_machine_hint(argv[i], &e);
-                fprintf(stderr, "%s\n", e.msg);
-                return 2;
-            }
-            printf("%s: %u devices\n", argv[i], m->v.n_devices);
-            continue;
-        }
-        if (!strcmp(argv[i], "--import")) {
+        if (!strcmp(a, "--machine") || !strcmp(a, "--import")) {
             if (i + 1 >= argc)
-                sb_errf(&e, "--import needs K=V,...");
-            if (i + 1 >= argc || sb_import_parse(&imp, argv[++i], &e)) {
-                fprintf(stderr, "schedbench validate: %s\n", e.msg);
-                sb_machine_free(m);
-                return 2;
-            }
-            continue;
+                rc = sb_errf(&e, "schedbench validate: %s needs a value", a);
+            else if (!sb_opt_once(&once, "validate", a, argv[i + 1], &e))
+                *(a[2] == 'm' ? &machine : &import) = argv[++i];
+            else
+                rc = -1;
+        } else if (a[0] == '-' && a[1]) {
+            static const char *const opts[] = {"--machine", "--import", "--help"};
+            const char *near = sb_did_you_mean(a, opts, 3);
+            rc = sb_errf(&e, "schedbench validate: unknown option '%s'%s%s%s", a,
+                         near ? " (did you mean '" : "", near ? near : "", near ? "'?)" : "");
+        } else {
+            files[n_files++] = a;
         }
+    }
+    if (!rc && !n_files && !machine)
+        rc = sb_errf(&e, "schedbench validate: no files given");
+    /* pass 2: the options */
+    if (!rc && import && sb_import_parse(&imp, import, &e)) {
+        char msg[sizeof e.msg];
+        snprintf(msg, sizeof msg, "%s", e.msg);
+        rc = sb_errf(&e, "schedbench validate: %s", msg);
+    }
+    if (!rc && machine) {
+        char buf[4200];
+        if (!(m = sb_machine_load(sb_machine_path(machine, buf, sizeof buf), &e))) {
+            sb_machine_hint(machine, &e);
+            rc = -1;
+        } else {
+            printf("%s: %u devices\n", machine, m->v.n_devices);
+        }
+    }
+    if (rc) {
+        fprintf(stderr, "%s\n", e.msg);
+        free(files);
+        return 2;
+    }
+    /* pass 3: the files, each on the machine */
+    for (uint32_t f = 0; f < n_files; f++) {
         struct sb_paths w = {0};
-        n++;
-        if (sb_paths_add(&w, argv[i], &e)) { /* a folder gives every workload in it */
+        if (sb_paths_add(&w, files[f], &e)) { /* a folder gives every workload in it */
             fprintf(stderr, "%s\n", e.msg);
             rc = 2;
         }
@@ -237,11 +263,8 @@ static int cmd_validate(int argc, char **argv)
                 rc = 2;
         sb_paths_free(&w);
     }
-    if (!n && !m) {
-        fprintf(stderr, "schedbench validate: no files given\n");
-        return 2;
-    }
     sb_machine_free(m);
+    free(files);
     return rc;
 }
 
@@ -251,6 +274,7 @@ static int cmd_convert(int argc, char **argv)
 {
     const char *in = NULL, *out = NULL;
     struct sb_import_opts imp;
+    struct sb_opt_seen once = {0};
     sb_import_defaults(&imp);
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
@@ -263,10 +287,16 @@ static int cmd_convert(int argc, char **argv)
                    "order (smallest id first, renumbered); a cycle is named.\n");
             return 0;
         }
+        struct sb_err oe;
         if (!strcmp(argv[i], "--toposort"))
             imp.toposort = 1;
-        else if (!strcmp(argv[i], "-o") && i + 1 < argc)
+        else if (!strcmp(argv[i], "-o") && i + 1 < argc) {
+            if (sb_opt_once(&once, "convert", "-o", argv[i + 1], &oe)) {
+                fprintf(stderr, "%s\n", oe.msg);
+                return 2;
+            }
             out = argv[++i];
+        }
         else if (!in && argv[i][0] != '-')
             in = argv[i];
         else {

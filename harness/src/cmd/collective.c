@@ -5,6 +5,8 @@
 #include "commands.h"
 #include "net/astra.h"
 #include "import/import.h"
+#include "core/num.h"
+#include "core/size.h"
 
 #include <jansson.h>
 #include <math.h>
@@ -12,18 +14,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* --size: the one size parser (core/size.h), as every size in the tool */
 static int parse_size(const char *s, uint64_t *out)
 {
-    char *end;
-    double v = strtod(s, &end);
-    double mul = !strcmp(end, "") || !strcmp(end, "B") ? 1
-                 : !strcmp(end, "KiB") ? 1024.0 : !strcmp(end, "MiB") ? 1048576.0
-                 : !strcmp(end, "GiB") ? 1073741824.0 : !strcmp(end, "KB") ? 1e3
-                 : !strcmp(end, "MB") ? 1e6 : !strcmp(end, "GB") ? 1e9 : -1;
-    if (end == s || mul < 0 || !(v >= 0) || v * mul > 1e18)
-        return -1;
-    *out = (uint64_t)(v * mul);
-    return 0;
+    const char *why;
+    return sb_size_parse(s, out, &why);
 }
 
 /* "0,2,4,6": a communicator group's physical ranks in ring order */
@@ -31,19 +26,21 @@ static int parse_group(const char *v, uint32_t *ranks, uint32_t *n)
 {
     *n = 0;
     for (const char *p = v;;) {
-        char *end;
-        unsigned long r = strtoul(p, &end, 10);
-        if (end == p || *p == '-' || r > 1u << 20 || *n == 1024)
+        size_t len = strcspn(p, ",");
+        char *one = sb_strf("%.*s", (int)len, p);
+        uint64_t r;
+        const char *why;
+        int bad = sb_num_u64(one, 0, 1u << 20, &r, &why);
+        free(one);
+        if (bad || *n == 1024)
             return -1;
         for (uint32_t i = 0; i < *n; i++)
             if (ranks[i] == r)
                 return -1; /* a rank twice */
         ranks[(*n)++] = (uint32_t)r;
-        if (!*end)
+        if (!p[len])
             return 0;
-        if (*end != ',')
-            return -1;
-        p = end + 1;
+        p += len + 1;
     }
 }
 
@@ -405,20 +402,47 @@ int sb_cmd_collective(int argc, char **argv)
     int aware = 0;
     uint8_t algo = 0;
     sb_astra_defaults(&c);
-    for (int i = 1; i < argc; i++) {
+    /* pass 1: the whole line, each option once; the files first, so that an
+     * option overrides a file's value wherever it stands on the line */
+    struct sb_opt_seen once = {0};
+    const char *file[2] = {NULL, NULL}; /* --system, --network */
+    for (int i = 1; i < argc; i += 2) { /* every option takes a value */
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+        struct sb_err e;
         if (!strcmp(a, "--help") || !strcmp(a, "-h"))
             return usage(stdout);
         if (!v) {
             fprintf(stderr, "schedbench collective: %s needs a value\n", a);
             return 2;
         }
-        i++;
-        char *end;
-        double x = strtod(v, &end);
-        int num_ok = end != v && !*end && x >= 0 && x < 1e15;
-        int bad = 0;
+        if (sb_opt_once(&once, "collective", a, v, &e)) {
+            fprintf(stderr, "%s\n", e.msg);
+            return 2;
+        }
+        if (!strcmp(a, "--system") || !strcmp(a, "--network"))
+            file[a[2] == 'n'] = v;
+    }
+    for (int k = 0; k < 2; k++) {
         struct sb_err e;
+        if (file[k] && (k ? sb_astra_load_network(file[k], &c, &e)
+                          : sb_astra_load_system(file[k], &c, &e))) {
+            fprintf(stderr, "%s\n", e.msg);
+            return 2;
+        }
+        files |= file[k] != NULL;
+    }
+    /* pass 2: the options */
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i], *v = argv[i + 1];
+        i++;
+        /* numbers read strictly (core/num.h): a time or a bandwidth within
+         * the machines' ceilings, a count a whole number */
+        double x = 0;
+        const char *why;
+        int num_ok = !sb_num_real(v, 0, 1e15, &x, &why);
+        uint64_t u = 0;
+        int int_ok = !sb_num_u64(v, 1, 1u << 20, &u, &why);
+        int bad = 0;
         if (!strcmp(a, "--golden"))
             golden_path = v;
         else if (!strcmp(a, "--dags"))
@@ -427,14 +451,8 @@ int sb_cmd_collective(int argc, char **argv)
             bad = parse_group(v, group, &n_group);
         else if (!strcmp(a, "--backend"))
             bad = strcmp(v, "aware") && strcmp(v, "unaware"), aware = !strcmp(v, "aware");
-        else if (!strcmp(a, "--system") || !strcmp(a, "--network")) {
-            if ((a[2] == 's' ? sb_astra_load_system(v, &c, &e) : sb_astra_load_network(v, &c, &e))) {
-                fprintf(stderr, "%s\n", e.msg);
-                return 2;
-            }
-            files = 1;
-            continue;
-        }
+        else if (!strcmp(a, "--system") || !strcmp(a, "--network"))
+            continue; /* read in pass 1 */
         else if (!strcmp(a, "--op"))
             bad = sb_astra_parse_op(v, &op), have_op = 1;
         else if (!strcmp(a, "--algo"))
@@ -444,19 +462,19 @@ int sb_cmd_collective(int argc, char **argv)
         else if (!strcmp(a, "--size"))
             bad = parse_size(v, &size);
         else if (!strcmp(a, "--npus"))
-            bad = !num_ok || x < 1 || x != floor(x) || x > 1 << 20, c.npus[0] = (uint32_t)x;
+            bad = !int_ok, c.npus[0] = (uint32_t)u;
         else if (!strcmp(a, "--bw"))
-            bad = !num_ok || x <= 0, c.bw_gbps[0] = x;
+            bad = !num_ok || x < SB_MIN_GBPS || x > SB_MAX_GBPS, c.bw_gbps[0] = x;
         else if (!strcmp(a, "--latency"))
             bad = !num_ok, c.latency_ns[0] = x;
         else if (!strcmp(a, "--splits"))
-            bad = !num_ok || x < 1 || x != floor(x), c.splits = (uint32_t)x;
+            bad = !int_ok, c.splits = (uint32_t)u;
         else if (!strcmp(a, "--active"))
-            bad = !num_ok || x < 1 || x != floor(x), c.active_chunks = (uint32_t)x;
+            bad = !int_ok, c.active_chunks = (uint32_t)u;
         else if (!strcmp(a, "--endpoint-delay"))
             bad = !num_ok, c.endpoint_delay = x;
         else if (!strcmp(a, "--local-mem-bw"))
-            bad = !num_ok || x <= 0, c.local_mem_bw = x;
+            bad = !num_ok || x < SB_MIN_GBPS || x > SB_MAX_GBPS, c.local_mem_bw = x;
         else {
             fprintf(stderr, "schedbench collective: unknown option '%s'\n", a);
             return usage(stderr);

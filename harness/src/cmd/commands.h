@@ -23,6 +23,19 @@ int sb_summary_html(const char *results, const char *vs, const char *workload, i
  * ignored), or NULL when none is near enough to suggest (suggest.c). */
 const char *sb_did_you_mean(const char *typed, const char *const *names, uint32_t n);
 
+/* Every command reads its whole line before it acts, options wherever they
+ * stand, and an option that takes one value may be given once: a second is
+ * refused rather than settled by whichever came last (suggest.c).
+ * sb_opt_once: 0 the first time flag is seen in s, else -1 and "schedbench
+ * CMD: FLAG given twice (the second is 'VALUE'): give it once".  s starts
+ * zeroed; flag must outlive it (a literal or an argv string). */
+struct sb_opt_seen {
+    const char *flag[32];
+    uint32_t n;
+};
+int sb_opt_once(struct sb_opt_seen *s, const char *cmd, const char *flag, const char *value,
+                struct sb_err *e);
+
 /* schedbench collective: one collective under ASTRA-sim's model (collective.c). */
 int sb_cmd_collective(int argc, char **argv);
 

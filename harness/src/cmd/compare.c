@@ -18,6 +18,7 @@
 
 #include "table.h"
 #include "core/escape.h"
+#include "core/num.h"
 
 #include <jansson.h>
 #include <math.h>
@@ -125,26 +126,9 @@ static int read_over(const struct side *s, uint32_t r, long *out, struct sb_err 
     return 0;
 }
 
-static int find_row(const struct side *s, const char *w, const char *sc, uint32_t from)
-{
-    for (uint32_t r = from; r < s->t.n_rows; r++)
-        if (!strcmp(get(s, r, s->c_workload), w) && !strcmp(get(s, r, s->c_scheduler), sc))
-            return (int)r;
-    return -1;
-}
-
 static int check_unique(const struct side *s, struct sb_err *e)
 {
-    /* quadratic, but results files have one row per cell: thousands at most */
-    for (uint32_t r = 0; r < s->t.n_rows; r++) {
-        int d = find_row(s, get(s, r, s->c_workload), get(s, r, s->c_scheduler), r + 1);
-        if (d >= 0)
-            return sb_errf(e, "%s:%u: duplicate row for workload '%s', scheduler '%s' "
-                              "(first on line %u)", s->t.path, s->t.line[d + 1],
-                           get(s, r, s->c_workload), get(s, r, s->c_scheduler),
-                           s->t.line[r + 1]);
-    }
-    return 0;
+    return sb_results_check_unique(&s->t, s->c_workload, s->c_scheduler, e);
 }
 
 static enum verdict judge(struct row *x, const struct opts *o)
@@ -230,29 +214,6 @@ static int same_model(const struct side *b, uint32_t rb, const struct side *n, u
                    get(b, rb, b->c_scheduler));
 }
 
-/* The policy name of a scheduler column: "aggressive:x=4" -> "aggressive". */
-static int same_policy(const char *a, const char *b)
-{
-    size_t n = strcspn(a, ":");
-    return n == strcspn(b, ":") && !strncmp(a, b, n);
-}
-
-/* The one row of n on workload w whose policy is sched's, not taken by an exact
- * match; -1 when there is none or more than one. */
-static int policy_row(const struct side *n, const char *w, const char *sched,
-                      const unsigned char *taken)
-{
-    int found = -1;
-    for (uint32_t r = 0; r < n->t.n_rows; r++)
-        if (!taken[r] && !strcmp(get(n, r, n->c_workload), w) &&
-            same_policy(get(n, r, n->c_scheduler), sched)) {
-            if (found >= 0)
-                return -1;
-            found = (int)r;
-        }
-    return found;
-}
-
 static void param_note(struct row *x, const char *old_s, const char *new_s)
 {
     const char *a = strchr(old_s, ':'), *b = strchr(new_s, ':');
@@ -260,10 +221,80 @@ static void param_note(struct row *x, const char *old_s, const char *new_s)
              b ? b + 1 : "default");
 }
 
+/* The rows of both sides by name, for matching in linear time (table.h):
+ * each workload, scheduler and policy name (a scheduler before any ':') has
+ * one number across both files. */
+struct names {
+    struct sb_strmap str;
+    char **policy;       /* policy names cut from scheduler columns, owned */
+    uint32_t n_policy;
+};
+
+static uint32_t policy_of(struct names *N, const char *sched)
+{
+    size_t n = strcspn(sched, ":");
+    if (!sched[n])
+        return sb_strmap_put(&N->str, sched);
+    char *p = sb_strf("%.*s", (int)n, sched);
+    uint32_t k = sb_strmap_get(&N->str, p);
+    if (k != UINT32_MAX) {
+        free(p);
+        return k;
+    }
+    N->policy = sb_xrealloc(N->policy, (N->n_policy + 1) * sizeof *N->policy);
+    N->policy[N->n_policy++] = p;
+    return sb_strmap_put(&N->str, p);
+}
+
+/* Rows of one side grouped by (workload, policy name): group g holds
+ * row[first[g] .. first[g + 1]), in row order. */
+struct groups {
+    struct sb_pairmap of;  /* (workload, policy) -> group */
+    uint32_t n;
+    uint32_t *first;       /* [n + 1] */
+    uint32_t *row;         /* [n_rows] */
+    uint32_t *group;       /* [n_rows] each row's group */
+};
+
+static void group_rows(const struct side *s, struct names *N, struct groups *G)
+{
+    uint32_t n = s->t.n_rows;
+    sb_pairmap_init(&G->of);
+    G->n = 0;
+    G->group = sb_xmalloc(((size_t)n + 1) * sizeof *G->group);
+    G->row = sb_xmalloc(((size_t)n + 1) * sizeof *G->row);
+    uint32_t *count = sb_xcalloc((size_t)n + 1, sizeof *count);
+    for (uint32_t r = 0; r < n; r++) {
+        uint32_t w = sb_strmap_put(&N->str, get(s, r, s->c_workload));
+        uint32_t g = sb_pairmap_put(&G->of, w, policy_of(N, get(s, r, s->c_scheduler)), G->n);
+        G->n += g == G->n;
+        G->group[r] = g;
+        count[g]++;
+    }
+    G->first = sb_xcalloc((size_t)G->n + 1, sizeof *G->first);
+    for (uint32_t g = 0; g < G->n; g++)
+        G->first[g + 1] = G->first[g] + count[g];
+    memset(count, 0, ((size_t)n + 1) * sizeof *count);
+    for (uint32_t r = 0; r < n; r++)
+        G->row[G->first[G->group[r]] + count[G->group[r]]++] = r;
+    free(count);
+}
+
+static void groups_free(struct groups *G)
+{
+    sb_pairmap_free(&G->of);
+    free(G->first);
+    free(G->row);
+    free(G->group);
+}
+
 /* Rows pair by (workload, scheduler); a row left over on both sides pairs
  * with the one row of the same workload and policy name whose parameters
  * differ (-s aggressive:limit=4 against the baseline's aggressive), and the
- * note says how the parameters differ. */
+ * note says how the parameters differ: when the base's workload has one row
+ * of that policy left and the new file one not taken.  Each count is kept as
+ * rows pair, so every row is looked up once (it was a scan of the other file
+ * per row: quadratic). */
 static int match(const struct side *b, const struct side *n, struct opts *o,
                  struct row *rows, uint32_t *n_rows, struct sb_err *e)
 {
@@ -271,26 +302,64 @@ static int match(const struct side *b, const struct side *n, struct opts *o,
     unsigned char *taken = sb_xcalloc(n->t.n_rows + 1, 1);
     int *pair = sb_xcalloc(b->t.n_rows + 1, sizeof *pair);
     int rc = 0;
+    struct names N = {0};
+    struct groups gb, gn;
+    struct sb_pairmap exact; /* (workload, scheduler) -> row of n */
+    sb_strmap_init(&N.str);
+    sb_pairmap_init(&exact);
+    for (uint32_t r = 0; r < n->t.n_rows; r++)
+        sb_pairmap_put(&exact, sb_strmap_put(&N.str, get(n, r, n->c_workload)),
+                       sb_strmap_put(&N.str, get(n, r, n->c_scheduler)), r);
+    group_rows(b, &N, &gb);
+    group_rows(n, &N, &gn);
+    /* pass 1: exact pairs */
     for (uint32_t r = 0; r < b->t.n_rows; r++) {
-        pair[r] = find_row(n, get(b, r, b->c_workload), get(b, r, b->c_scheduler), 0);
+        uint32_t w = sb_strmap_get(&N.str, get(b, r, b->c_workload));
+        uint32_t sc = sb_strmap_get(&N.str, get(b, r, b->c_scheduler));
+        uint32_t q = w == UINT32_MAX || sc == UINT32_MAX ? UINT32_MAX
+                                                         : sb_pairmap_get(&exact, w, sc);
+        pair[r] = q == UINT32_MAX ? -1 : (int)q;
         if (pair[r] >= 0)
             taken[pair[r]] = 1;
     }
+    /* pass 2: by policy name, where both sides have one row left.  left_b:
+     * the base rows of a group still unpaired; left_n and cursor: the new
+     * file's rows of a group not taken, and where the first may be (taken
+     * only grows, so the cursor only moves on) */
+    uint32_t *left_b = sb_xcalloc((size_t)gb.n + 1, sizeof *left_b);
+    uint32_t *left_n = sb_xcalloc((size_t)gn.n + 1, sizeof *left_n);
+    uint32_t *cursor = sb_xcalloc((size_t)gn.n + 1, sizeof *cursor);
+    for (uint32_t r = 0; r < b->t.n_rows; r++)
+        left_b[gb.group[r]] += pair[r] < 0;
+    for (uint32_t r = 0; r < n->t.n_rows; r++)
+        left_n[gn.group[r]] += !taken[r];
+    for (uint32_t g = 0; g < gn.n; g++)
+        cursor[g] = gn.first[g];
     for (uint32_t r = 0; r < b->t.n_rows; r++) {
         if (pair[r] >= 0)
             continue;
-        const char *w = get(b, r, b->c_workload), *sc = get(b, r, b->c_scheduler);
-        int q = policy_row(n, w, sc, taken);
-        /* only when the pairing is one to one from the base side too */
-        uint32_t twins = 0;
-        for (uint32_t t = 0; q >= 0 && t < b->t.n_rows; t++)
-            twins += pair[t] < 0 && !strcmp(get(b, t, b->c_workload), w) &&
-                     same_policy(get(b, t, b->c_scheduler), sc);
-        if (q >= 0 && twins == 1) {
-            pair[r] = q;
-            taken[q] = 1;
-        }
+        uint32_t g = sb_pairmap_get(&gn.of, sb_strmap_get(&N.str, get(b, r, b->c_workload)),
+                                    policy_of(&N, get(b, r, b->c_scheduler)));
+        if (g == UINT32_MAX || left_n[g] != 1 || left_b[gb.group[r]] != 1)
+            continue;
+        while (taken[gn.row[cursor[g]]])
+            cursor[g]++;
+        uint32_t q = gn.row[cursor[g]];
+        pair[r] = (int)q;
+        taken[q] = 1;
+        left_n[g]--;
+        left_b[gb.group[r]]--;
     }
+    free(left_b);
+    free(left_n);
+    free(cursor);
+    groups_free(&gb);
+    groups_free(&gn);
+    sb_pairmap_free(&exact);
+    sb_strmap_free(&N.str);
+    for (uint32_t i = 0; i < N.n_policy; i++)
+        free(N.policy[i]);
+    free(N.policy);
     for (uint32_t r = 0; r < b->t.n_rows && !rc; r++) {
         if (!selected(o, get(b, r, b->c_scheduler)))
             continue;
@@ -566,12 +635,14 @@ static int compare_help(void)
     return 0;
 }
 
+/* a percentage read strictly (core/num.h): no hex, inf or nan */
 static int parse_tol(const char *flag, const char *v, double *out, struct sb_err *e)
 {
-    char *end;
-    *out = v ? strtod(v, &end) : 0;
-    if (!v || end == v || *end || !isfinite(*out) || *out < 0)
-        return sb_errf(e, "schedbench compare: %s needs a non-negative percentage", flag);
+    const char *why = "missing";
+    if (!v || sb_num_real(v, 0, 1e6, out, &why))
+        return sb_errf(e, "schedbench compare: %s needs a non-negative percentage, at most "
+                          "10^6 (%s%s%s%s)", flag, v ? "'" : "", v ? v : "", v ? "': " : "",
+                       why);
     return 0;
 }
 
@@ -580,8 +651,13 @@ static int parse_compare_args(struct opts *o, int argc, char **argv, struct sb_e
     o->mem_tol_pct = 1;
     o->time_tol_pct = 2;
     o->format = "text";
+    struct sb_opt_seen once = {0};
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+        if (v && (!strcmp(a, "--mem-tol") || !strcmp(a, "--time-tol") ||
+                  !strcmp(a, "--format") || !strcmp(a, "--schedulers")) &&
+            sb_opt_once(&once, "compare", a, v, e))
+            return -1;
         if (!strcmp(a, "--mem-tol") || !strcmp(a, "--time-tol")) {
             if (parse_tol(a, v, a[2] == 'm' ? &o->mem_tol_pct : &o->time_tol_pct, e))
                 return -1;

@@ -13,7 +13,9 @@
  * The last line is "N passed, M failed[, K skipped]". */
 #define _POSIX_C_SOURCE 200809L
 #include "conform.h"
+#include "commands.h"
 #include "core/core.h"
+#include "core/num.h"
 #include "import/hlo.h"
 
 #include <dirent.h>
@@ -77,6 +79,20 @@ static int add_directive(struct expect *x, enum dkind k, uint32_t line, const ch
     return 0;
 }
 
+/* A number of a directive, read strictly (core/num.h); a malformed one is
+ * the .expect's first problem, as an unknown directive is. */
+static uint64_t expect_num(struct expect *x, uint32_t line, const char *what, const char *s,
+                           uint64_t hi)
+{
+    uint64_t v = 0;
+    const char *why;
+    if (sb_num_u64(s, 0, hi, &v, &why) && !x->unknown[0])
+        snprintf(x->unknown, sizeof x->unknown, "line %u: %s '%.80s' is not an integer in "
+                                                "0..%llu (%s)", line, what, s,
+                 (unsigned long long)hi, why);
+    return v;
+}
+
 /* One line of the .expect. */
 static void read_line(struct expect *x, char *s, uint32_t line)
 {
@@ -85,7 +101,7 @@ static void read_line(struct expect *x, char *s, uint32_t line)
     if (k <= 0)
         return;
     if (!strcmp(w[0], "tier") && k == 2) {
-        x->tier = atoi(w[1]);
+        x->tier = (int)expect_num(x, line, "tier", w[1], 9);
     } else if (!strcmp(w[0], "config") && k == 2 && strchr(w[1], '=') && x->n_cfg < MAX_KV) {
         char *eq = strchr(w[1], '=');
         *eq = 0;
@@ -108,11 +124,12 @@ static void read_line(struct expect *x, char *s, uint32_t line)
     } else if (!strcmp(w[0], "immediately_before") && k == 3) {
         add_directive(x, D_IMMEDIATELY, line, w[1], w[2], 0);
     } else if (!strcmp(w[0], "size") && k == 2) {
-        add_directive(x, D_SIZE, line, "", "", strtoull(w[1], NULL, 10));
+        add_directive(x, D_SIZE, line, "", "", expect_num(x, line, "size", w[1], UINT64_MAX));
     } else if (!strcmp(w[0], "peak") && k == 2) {
-        add_directive(x, D_PEAK, line, "", "", strtoull(w[1], NULL, 10));
+        add_directive(x, D_PEAK, line, "", "", expect_num(x, line, "peak", w[1], UINT64_MAX));
     } else if (!strcmp(w[0], "max_in_flight") && k == 3) {
-        add_directive(x, D_MAX_IN_FLIGHT, line, w[1], "", strtoull(w[2], NULL, 10));
+        add_directive(x, D_MAX_IN_FLIGHT, line, w[1], "",
+                      expect_num(x, line, "max_in_flight", w[2], UINT32_MAX));
     } else if (!x->unknown[0]) {
         snprintf(x->unknown, sizeof x->unknown, "line %u: unknown directive '%s'", line, w[0]);
     }
@@ -833,15 +850,32 @@ int sb_cmd_conform(int argc, char **argv)
 {
     const char *dir = NULL, *only = NULL;
     int tier_only = 0;
+    struct sb_opt_seen once = {0};
     for (int i = 1; i < argc; i++) {
+        struct sb_err oe;
         if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h"))
             return usage(stdout);
+        if (i + 1 < argc &&
+            (!strcmp(argv[i], "--only") || !strcmp(argv[i], "--scheduler") ||
+             !strcmp(argv[i], "--tier")) &&
+            sb_opt_once(&once, "conform", argv[i], argv[i + 1], &oe)) {
+            fprintf(stderr, "%s\n", oe.msg);
+            return 2;
+        }
         if (!strcmp(argv[i], "--only") && i + 1 < argc)
             only = argv[++i];
         else if (!strcmp(argv[i], "--scheduler") && i + 1 < argc)
             other_scheduler = argv[++i];
-        else if (!strcmp(argv[i], "--tier") && i + 1 < argc)
-            tier_only = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--tier") && i + 1 < argc) {
+            uint64_t t;
+            const char *why;
+            if (sb_num_u64(argv[++i], 1, 9, &t, &why)) {
+                fprintf(stderr, "schedbench conform: --tier '%s' is not an integer in 1..9 "
+                                "(%s)\n", argv[i], why);
+                return 2;
+            }
+            tier_only = (int)t;
+        }
         else if (!dir && argv[i][0] != '-')
             dir = argv[i];
         else

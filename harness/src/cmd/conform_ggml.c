@@ -7,6 +7,7 @@
 #define _POSIX_C_SOURCE 200809L
 #include "conform.h"
 #include "core/core.h"
+#include "core/num.h"
 #include "run.h"
 
 #include "../../../schedulers/ggml-impl.h"
@@ -84,22 +85,43 @@ static int32_t ref(const struct gcase *c, const char *s)
     return -2;
 }
 
+/* A field that is a whole number in lo..hi, read strictly (core/num.h): atoi
+ * took "abc" as 0 and "12x" as 12, so a damaged case ran as another one.  A
+ * leading '-' only where lo is negative.  On failure *bad is set and lo is
+ * returned, for the line to be refused once with its file and line. */
+static long field(const char *s, long lo, long hi, int *bad)
+{
+    uint64_t v;
+    const char *why;
+    int neg = s[0] == '-' && lo < 0;
+    if (sb_num_u64(s + neg, 0, neg ? (uint64_t)-lo : (uint64_t)(hi < 0 ? 0 : hi), &v, &why) ||
+        (neg && v == 0)) {
+        *bad = 1;
+        return lo;
+    }
+    return neg ? -(long)v : (long)v;
+}
+
 static int tensor_line(struct gcase *c, char **tok, int n, uint32_t idx, struct sb_err *e,
                        const char *path, unsigned line)
 {
+    int bad = 0;
     if (n < 16 || idx >= c->L + c->N)
         return sb_errf(e, "%s:%u: a tensor line has at least 16 fields", path, line);
     struct ggml_t *x = &c->t[idx];
-    x->view = atoi(tok[4]) != 0;
+    x->view = field(tok[4], 0, 1, &bad) != 0;
     x->exempt = !strcmp(tok[3], "ROPE") || !strcmp(tok[3], "FLASH_ATTN_EXT");
     x->input = strchr(tok[9], 'I') != NULL;
     x->view_src = ref(c, tok[5]);
-    x->buft = strcmp(tok[10], "-") ? atoi(tok[10]) : GGML_NONE;
+    x->buft = strcmp(tok[10], "-") ? (int32_t)field(tok[10], 0, INT32_MAX, &bad) : GGML_NONE;
     x->usage = !strcmp(tok[11], "weights") ? GGML_USAGE_WEIGHTS
                : !strcmp(tok[11], "any") ? GGML_USAGE_ANY
                : !strcmp(tok[11], "compute") ? GGML_USAGE_COMPUTE : GGML_USAGE_NONE;
-    x->pin = strcmp(tok[12], "-") ? atoi(tok[12]) : GGML_NONE;
+    x->pin = strcmp(tok[12], "-") ? (int32_t)field(tok[12], 0, INT32_MAX, &bad) : GGML_NONE;
     /* ids are '-' or in range: a negative one would index before the tables */
+    if (bad)
+        return sb_errf(e, "%s:%u: is_view_op, buft and pin are integers (0 or 1, ids), or '-'",
+                       path, line);
     if (strlen(tok[13]) != c->nb || strlen(tok[14]) != c->nb || x->view_src == -2 ||
         x->buft >= (int32_t)c->nf || x->pin >= (int32_t)c->nb ||
         (strcmp(tok[10], "-") && x->buft < 0) || (strcmp(tok[12], "-") && x->pin < 0))
@@ -110,8 +132,8 @@ static int tensor_line(struct gcase *c, char **tok, int n, uint32_t idx, struct 
         a[b] = tok[13][b] == '1', a[c->nb + b] = tok[14][b] == '1';
     x->supports = a;
     x->offload = a + c->nb;
-    uint32_t ns = (uint32_t)atoi(tok[15]);
-    if ((int)(16 + ns) != n)
+    uint32_t ns = (uint32_t)field(tok[15], 0, MAX_TOK, &bad);
+    if (bad || (int)(16 + ns) != n)
         return sb_errf(e, "%s:%u: n_src %u but %d sources", path, line, ns, n - 16);
     size_t at = c->n_srcs;
     if (c->n_srcs + ns > c->cap_srcs) {
@@ -175,32 +197,34 @@ static int read_case(const char *path, struct gcase *c, struct sb_err *e)
             /* each header record once: a second would replace the first's tables */
             rc = sb_errf(e, "%s:%u: a second '%s' record", path, line, tok[0]);
         else if (!strcmp(tok[0], "sched") && n >= 11) {
-            c->nb = (uint32_t)atoi(tok[2]), c->nf = (uint32_t)atoi(tok[4]);
-            c->p.op_offload = atoi(tok[6]);
-            c->p.cap0 = (uint32_t)atoi(tok[10]);
-            if (!c->nb || c->nb > 64 || !c->nf || c->nf > 64 || atol(tok[10]) < 1 ||
-                atol(tok[10]) > 1 << 20)
-                rc = sb_errf(e, "%s:%u: 1..64 backends and buffer types, split_inputs_cap "
+            int bad = 0;
+            c->nb = (uint32_t)field(tok[2], 1, 64, &bad), c->nf = (uint32_t)field(tok[4], 1, 64, &bad);
+            c->p.op_offload = (int)field(tok[6], 0, 1, &bad);
+            c->p.cap0 = (uint32_t)field(tok[10], 1, 1 << 20, &bad);
+            if (bad)
+                rc = sb_errf(e, "%s:%u: 1..64 backends and buffer types, op_offload 0 or 1, split_inputs_cap "
                                 "1..2^20", path, line);
             else {
                 c->backend_buft = sb_xcalloc(c->nb, sizeof *c->backend_buft);
                 c->reads = sb_xcalloc((size_t)c->nb * c->nf, 1);
             }
         } else if (!strcmp(tok[0], "backend") && n >= 6 && c->nb) {
-            uint32_t id = (uint32_t)atoi(tok[1]);
-            long bf = strtol(tok[4], NULL, 10);
-            if (id >= c->nb || strlen(tok[5]) != c->nf || bf < 0 || bf >= (long)c->nf)
+            int bad = 0;
+            uint32_t id = (uint32_t)field(tok[1], 0, (long)c->nb - 1, &bad);
+            long bf = field(tok[4], 0, (long)c->nf - 1, &bad);
+            if (bad || strlen(tok[5]) != c->nf)
                 rc = sb_errf(e, "%s:%u: bad backend line", path, line);
             else {
-                c->backend_buft[id] = atoi(tok[4]);
+                c->backend_buft[id] = (int32_t)bf;
                 for (uint32_t k = 0; k < c->nf; k++)
                     c->reads[(size_t)id * c->nf + k] = tok[5][k] == '1';
             }
         } else if (!strcmp(tok[0], "graph") && n >= 5 && c->nb) {
-            long l = strtol(tok[2], NULL, 10), nn = strtol(tok[4], NULL, 10);
-            c->L = (uint32_t)(l > 0 ? l : 0), c->N = (uint32_t)(nn > 0 ? nn : 0);
+            int bad = 0;
+            long l = field(tok[2], 0, 1000000, &bad), nn = field(tok[4], 0, 1000000, &bad);
+            c->L = (uint32_t)l, c->N = (uint32_t)nn;
             graph_line = line;
-            if (l < 0 || nn < 0 || l > 1000000 || nn > 1000000)
+            if (bad)
                 rc = sb_errf(e, "%s:%u: too many tensors", path, line);
             else {
                 c->t = sb_xcalloc(c->L + c->N + 1, sizeof *c->t);
@@ -224,15 +248,21 @@ static int read_case(const char *path, struct gcase *c, struct sb_err *e)
             }
         } else if (!strcmp(tok[0], "assign") && n == 3 && c->t) {
             int32_t r = ref(c, tok[1]);
-            if (r < 0)
+            int bad = 0;
+            long b = field(tok[2], -1, (long)c->nb - 1, &bad); /* -1: none */
+            if (bad)
+                rc = sb_errf(e, "%s:%u: assign's backend '%s' is not -1 or an id below %u",
+                             path, line, tok[2], c->nb);
+            else if (r < 0)
                 rc = sb_errf(e, "%s:%u: bad tensor ref '%s'", path, line, tok[1]);
             else if (c->given[c->L + c->N + (uint32_t)r])
                 rc = sb_errf(e, "%s:%u: assign %s is given twice", path, line, tok[1]);
             else
-                c->want_assign[r] = atoi(tok[2]), n_assign++, c->given[c->L + c->N + (uint32_t)r] = 1;
+                c->want_assign[r] = (int32_t)b, n_assign++, c->given[c->L + c->N + (uint32_t)r] = 1;
         } else if (!strcmp(tok[0], "splits") && n == 2) {
-            long k = strtol(tok[1], NULL, 10);
-            if (k < 0 || k > 1000000)
+            int bad = 0;
+            long k = field(tok[1], 0, 1000000, &bad);
+            if (bad)
                 rc = sb_errf(e, "%s:%u: bad split count", path, line);
             else {
                 c->n_splits = (uint32_t)k;
@@ -240,15 +270,21 @@ static int read_case(const char *path, struct gcase *c, struct sb_err *e)
             }
         } else if (!strcmp(tok[0], "split") && n >= 6 && c->want) {
             uint32_t k;
-            if (parse_index(tok[1], c->n_splits, &k))
+            int bad = 0;
+            long n_in = field(tok[5], 0, MAX_TOK, &bad), be = field(tok[2], 0, 64, &bad);
+            long st = field(tok[3], 0, 2000000, &bad), en = field(tok[4], 0, 2000000, &bad);
+            if (bad)
+                rc = sb_errf(e, "%s:%u: a split's backend, start, end and n_inputs are "
+                                "integers", path, line);
+            else if (parse_index(tok[1], c->n_splits, &k))
                 rc = sb_errf(e, "%s:%u: split '%s' is not an index below splits %u", path, line,
                              tok[1], c->n_splits);
-            else if ((uint32_t)(n - 6) != (uint32_t)atoi(tok[5]) || c->want[k].inputs)
+            else if ((long)(n - 6) != n_in || c->want[k].inputs)
                 rc = sb_errf(e, "%s:%u: bad or repeated split line", path, line);
             else {
                 struct ggml_split *s = &c->want[k];
-                s->backend = atoi(tok[2]), s->start = (uint32_t)atoi(tok[3]);
-                s->end = (uint32_t)atoi(tok[4]), s->n_inputs = (uint32_t)(n - 6);
+                s->backend = (int)be, s->start = (uint32_t)st;
+                s->end = (uint32_t)en, s->n_inputs = (uint32_t)(n - 6);
                 s->inputs = sb_xcalloc(s->n_inputs + 1, sizeof *s->inputs);
                 for (uint32_t j = 0; j < s->n_inputs && !rc; j++) {
                     int32_t r = ref(c, tok[6 + j]);

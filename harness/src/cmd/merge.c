@@ -8,6 +8,7 @@
 #define _POSIX_C_SOURCE 200809L
 #include "commands.h"
 #include "table.h"
+#include "core/num.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -15,6 +16,7 @@
 struct mrow {
     uint64_t cell;
     uint32_t file, row;
+    uint32_t shard; /* K of the row's K/N */
 };
 
 static int cmp_mrow(const void *a, const void *b)
@@ -48,8 +50,8 @@ struct ident {
     int c_cell, c_shard, c_id, c_cells;
     const char *id;      /* of the first row: every row must agree */
     uint64_t cells;      /* cells in the whole sweep */
-    uint32_t shards;     /* N of --shard K/N */
-    uint8_t *have_shard; /* [shards + 1] */
+    uint32_t shards;     /* N of --shard K/N; nothing is sized by it (a file
+                            saying 1/4294967295 made merge allocate 4 GiB) */
 };
 
 static int columns(const struct sb_table *t, struct ident *I, struct sb_err *e)
@@ -69,28 +71,29 @@ static int columns(const struct sb_table *t, struct ident *I, struct sb_err *e)
 
 /* One row against the sweep of the first: same identity, a shard of the same
  * N, a cell inside the sweep. */
-static int check_row(const struct sb_table *t, uint32_t r, struct ident *I, uint64_t *cell,
+static int check_row(const struct sb_table *t, uint32_t r, struct ident *I, struct mrow *m,
                      struct sb_err *e)
 {
+    uint64_t *cell = &m->cell;
     unsigned line = t->line[r + 1];
     const char *id = sb_table_get(t, r, (uint32_t)I->c_id);
     const char *cs = sb_table_get(t, r, (uint32_t)I->c_cells);
     const char *sh = sb_table_get(t, r, (uint32_t)I->c_shard);
     const char *c = sb_table_get(t, r, (uint32_t)I->c_cell);
     uint64_t cells;
-    unsigned k, n;
-    char end;
+    uint32_t k, n;
+    const char *why;
     if (parse_u64(c, cell))
         return sb_errf(e, "%s:%u: cell '%s' is not a non-negative integer", t->path, line, c);
     if (parse_u64(cs, &cells))
         return sb_errf(e, "%s:%u: sweep_cells '%s' is not a non-negative integer", t->path,
                        line, cs);
-    if (sscanf(sh, "%u/%u%c", &k, &n, &end) != 2 || k < 1 || k > n)
-        return sb_errf(e, "%s:%u: shard '%s' is not K/N", t->path, line, sh);
-    if (!I->id) {
+    /* run's own rule (core/num.h): sscanf's %u took 1/4294967297 as 1/1 */
+    if (sb_num_shard(sh, UINT32_MAX, &k, &n, &why))
+        return sb_errf(e, "%s:%u: shard '%s' is not K/N with 1 <= K <= N <= 4294967295 (%s)",
+                       t->path, line, sh, why);
+    if (!I->id)
         I->id = id, I->cells = cells, I->shards = n;
-        I->have_shard = sb_xcalloc((size_t)n + 1, 1);
-    }
     if (strcmp(id, I->id) || cells != I->cells)
         return sb_errf(e, "%s:%u: this row is from another sweep (sweep_id %s, %llu cells; "
                           "the first file's is %s, %llu cells): shards of runs with other "
@@ -103,8 +106,14 @@ static int check_row(const struct sb_table *t, uint32_t r, struct ident *I, uint
     if (*cell >= cells)
         return sb_errf(e, "%s:%u: cell %llu is outside the sweep's %llu cells", t->path, line,
                        (unsigned long long)*cell, (unsigned long long)cells);
-    I->have_shard[k] = 1;
+    m->shard = k;
     return 0;
+}
+
+static int cmp_u32(const void *a, const void *b)
+{
+    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+    return (x > y) - (x < y);
 }
 
 /* After sorting: every cell of the sweep exactly once. */
@@ -119,12 +128,30 @@ static int complete(struct sb_table *t, const struct mrow *m, uint64_t k, const 
                            t[m[i - 1].file].line[m[i - 1].row + 1]);
     if (k == I->cells)
         return 0;
+    /* the shards given, sorted and distinct: at most one per row */
+    uint32_t *have = sb_xmalloc((k + 1) * sizeof *have), n_have = 0;
+    for (uint64_t i = 0; i < k; i++)
+        have[i] = m[i].shard;
+    qsort(have, k, sizeof *have, cmp_u32);
+    for (uint64_t i = 0; i < k; i++)
+        if (!n_have || have[n_have - 1] != have[i])
+            have[n_have++] = have[i];
+    /* the shards not given among those that own a cell (shard s owns cells
+     * s - 1, s - 1 + N, ...: the first min(N, cells)), walked beside the
+     * sorted list, so the walk ends after n_have + the shards named */
     char missing[256] = "";
     size_t off = 0;
-    for (uint32_t s = 1; s <= I->shards && off < sizeof missing - 16; s++)
-        if (!I->have_shard[s])
-            off += (size_t)snprintf(missing + off, sizeof missing - off, "%s%u/%u",
-                                    off ? ", " : "", s, I->shards);
+    uint64_t owners = I->cells < I->shards ? I->cells : I->shards;
+    uint32_t j = 0;
+    for (uint64_t s = 1; s <= owners && off < sizeof missing - 16; s++) {
+        while (j < n_have && have[j] < s)
+            j++;
+        if (j < n_have && have[j] == s)
+            continue;
+        off += (size_t)snprintf(missing + off, sizeof missing - off, "%s%llu/%u",
+                                off ? ", " : "", (unsigned long long)s, I->shards);
+    }
+    free(have);
     if (off)
         return sb_errf(e, "merge: %llu of %llu cells: shard %s not given",
                        (unsigned long long)k, (unsigned long long)I->cells, missing);
@@ -149,7 +176,7 @@ static int collect(struct sb_table *t, uint32_t n, struct mrow **out, uint64_t *
     int rc = 0;
     for (uint32_t f = 0; f < n && !rc; f++)
         for (uint32_t r = 0; r < t[f].n_rows && !rc; r++) {
-            rc = check_row(&t[f], r, &I, &m[k].cell, e);
+            rc = check_row(&t[f], r, &I, &m[k], e);
             m[k].file = f, m[k].row = r;
             k++;
         }
@@ -157,7 +184,6 @@ static int collect(struct sb_table *t, uint32_t n, struct mrow **out, uint64_t *
         qsort(m, k, sizeof *m, cmp_mrow);
         rc = complete(t, m, k, &I, e);
     }
-    free(I.have_shard);
     if (rc) {
         free(m);
         return -1;
@@ -186,6 +212,7 @@ int sb_cmd_merge(int argc, char **argv)
     const char *out = NULL;
     uint32_t n = 0;
     char **in = sb_xcalloc((size_t)argc, sizeof *in);
+    struct sb_opt_seen once = {0};
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
             printf("usage: schedbench merge A.csv B.csv ... -o ALL.csv\n"
@@ -194,9 +221,19 @@ int sb_cmd_merge(int argc, char **argv)
             free(in);
             return 0;
         }
-        if (!strcmp(argv[i], "-o") && i + 1 < argc)
+        struct sb_err oe;
+        if (!strcmp(argv[i], "-o") && i + 1 < argc) {
+            if (sb_opt_once(&once, "merge", "-o", argv[i + 1], &oe)) {
+                fprintf(stderr, "%s\n", oe.msg);
+                free(in);
+                return 2;
+            }
             out = argv[++i];
-        else
+        } else if (argv[i][0] == '-' && argv[i][1]) {
+            fprintf(stderr, "schedbench merge: unknown option '%s' (see --help)\n", argv[i]);
+            free(in);
+            return 2;
+        } else
             in[n++] = argv[i];
     }
     if (!out || !n) {

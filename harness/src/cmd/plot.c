@@ -29,6 +29,7 @@
 #define _POSIX_C_SOURCE 200809L
 #include "commands.h"
 #include "core/escape.h"
+#include "core/size.h"
 #include "table.h"
 
 #include <errno.h>
@@ -1375,32 +1376,21 @@ static int plot_help(void)
     return 0;
 }
 
-/* --mem-cap: GB, or a number with its unit as a person writes it (80GB,
- * 80GiB, 512MiB, 8e10B).  A bare number past 10^5 GB (100 TB) is most likely
- * bytes given where GB are expected, and is refused with the accepted range
- * rather than drawn off the chart. */
+/* --mem-cap: a capacity as a machine's mem_bytes takes it (core/size.h:
+ * sb_size_capacity): bytes, or a number with its unit (80GB, 80GiB, 512MiB,
+ * any case), 1 B .. 1 PiB.  A bare number is bytes, as everywhere; a bare
+ * number below 1 MiB is refused as a missing unit.  Before issue 42 a bare
+ * number here was GB, and every such value (at most 10^5) is below 1 MiB:
+ * an old command line is refused with the reason, never drawn at another
+ * size. */
 static int parse_cap(const char *v, double *cap, struct sb_err *e)
 {
-    static const struct {
-        const char *suffix;
-        double bytes;
-    } units[] = {{"", 1e9},           {"GB", 1e9},  {"G", 1e9},    {"GiB", 1073741824.0},
-                 {"MB", 1e6},         {"MiB", 1048576.0}, {"TB", 1e12},
-                 {"TiB", 1099511627776.0}, {"KB", 1e3}, {"KiB", 1024.0}, {"B", 1}};
-    char *end;
-    double x = strtod(v, &end);
-    size_t k = 0;
-    while (end != v && k < sizeof units / sizeof units[0] && strcasecmp(end, units[k].suffix))
-        k++;
-    if (end == v || k == sizeof units / sizeof units[0] || !isfinite(x) || x <= 0)
-        return sb_errf(e, "schedbench plot: --mem-cap '%s' is not a positive size: a number "
-                          "of GB (10^9 bytes), or with a unit: 80GB, 80GiB, 512MiB, 2TB", v);
-    *cap = x * units[k].bytes;
-    if (*cap > 1e14 || *cap < 1e3)
-        return sb_errf(e, "schedbench plot: --mem-cap '%s' is %.3g bytes, outside 1 KB .. "
-                          "100 TB%s", v, *cap,
-                       k == 0 ? " (a bare number is GB: for bytes write e.g. 80e9B, or 80GB)"
-                              : "");
+    uint64_t bytes;
+    const char *why;
+    if (sb_size_capacity(v, &bytes, &why))
+        return sb_errf(e, "schedbench plot: --mem-cap '%s' is not a capacity (1 B .. 1 PiB: "
+                          "bytes, or with a unit: 80GB, 80GiB, 512MiB): %s", v, why);
+    *cap = (double)bytes;
     return 0;
 }
 
@@ -1409,8 +1399,13 @@ static int parse_plot_args(struct plot_opts *o, int argc, char **argv, char *mem
 {
     o->out_dir = "plots";
     int given = 0;
+    struct sb_opt_seen once = {0};
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+        if (v && (!strcmp(a, "-o") || !strcmp(a, "--workload") || !strcmp(a, "--mem-dir") ||
+                  !strcmp(a, "--gantt") || !strcmp(a, "--mem-cap")) &&
+            sb_opt_once(&once, "plot", a, v, e))
+            return -1;
         if (!strcmp(a, "-o") && v)
             o->out_dir = argv[++i];
         else if (!strcmp(a, "--workload") && v)

@@ -440,10 +440,18 @@ int sb_cmd_report(int argc, char **argv)
     struct report_opts o = {0};
     static const char *const flags[] = {"-o", "--mem-dir", "--vs", "--workload", "--gantt",
                                         "--include-over-capacity", "--help"};
+    struct sb_opt_seen once = {0};
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+        struct sb_err oe;
         if (!strcmp(a, "--help") || !strcmp(a, "-h"))
             return report_help();
+        if (v && (!strcmp(a, "-o") || !strcmp(a, "--mem-dir") || !strcmp(a, "--vs") ||
+                  !strcmp(a, "--workload") || !strcmp(a, "--gantt")) &&
+            sb_opt_once(&once, "report", a, v, &oe)) {
+            fprintf(stderr, "%s\n", oe.msg);
+            return 2;
+        }
         if (!strcmp(a, "-o") && v)
             o.out = argv[++i];
         else if (!strcmp(a, "--mem-dir") && v)
@@ -480,6 +488,14 @@ int sb_cmd_report(int argc, char **argv)
     if (sb_table_col(&t, "workload") < 0 || sb_table_col(&t, "scheduler") < 0) {
         fprintf(stderr, "schedbench report: %s:1: not a schedbench results file (missing "
                         "columns)\n", o.results);
+        sb_table_free(&t);
+        return 2;
+    }
+    /* a (workload, scheduler) twice would count twice: refused before any
+     * plot, as summary and compare refuse it */
+    if (sb_results_check_unique(&t, sb_table_col(&t, "workload"),
+                                sb_table_col(&t, "scheduler"), &e)) {
+        fprintf(stderr, "schedbench report: %s\n", e.msg);
         sb_table_free(&t);
         return 2;
     }

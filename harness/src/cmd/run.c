@@ -8,6 +8,7 @@
 #define _POSIX_C_SOURCE 200809L
 #include "run.h"
 #include "core/machine.h"
+#include "core/num.h"
 #include "trace.h"
 #include "isolate.h"
 #include "import/import.h"
@@ -433,79 +434,24 @@ static int add_sched_list(struct run_opts *o, const char *list, struct sb_err *e
     return rc;
 }
 
-/* --cost bandwidths as a person writes them: bw_gbps=400Gbps (bits), 50GB/s,
- * 1.6TB/s, or a bare number of GB/s; anything outside 10^-3 .. 10^5 GB/s is
- * refused with the range (40e9 is bytes/s given where GB/s are expected).
- * The other keys pass through to the cost model's own parser unchanged. */
-static int normalise_cost(const char *spec, char **out, struct sb_err *e)
-{
-    static const struct {
-        const char *suffix;
-        double gb_per_s;
-    } units[] = {{"", 1},         {"GB/s", 1},         {"GBps", 1},     {"Gbps", 0.125},
-                 {"Gb/s", 0.125}, {"TB/s", 1000},      {"MB/s", 0.001}, {"Tbps", 125},
-                 {"Mbps", 0.000125}};
-    char *dup = sb_xstrdup(spec), *save = NULL;
-    size_t cap = strlen(spec) * 2 + 64, len = 0;
-    *out = sb_xmalloc(cap);
-    (*out)[0] = 0;
-    int rc = 0;
-    for (char *kv = strtok_r(dup, ",", &save); kv && !rc; kv = strtok_r(NULL, ",", &save)) {
-        char *eq = strchr(kv, '=');
-        char piece[160];
-        char *end = NULL;
-        double x = eq ? strtod(eq + 1, &end) : 0;
-        /* not a number at all: the cost model's own parser says so */
-        if (eq && !strncmp(kv, "bw_", 3) && end != eq + 1) {
-            size_t k = 0;
-            while (end != eq + 1 && k < sizeof units / sizeof units[0] &&
-                   strcmp(end, units[k].suffix))
-                k++;
-            if (k == sizeof units / sizeof units[0]) {
-                rc = sb_errf(e, "schedbench run: --cost %s: '%s' is not a bandwidth: GB/s, "
-                                "or with a unit: 400Gbps, 50GB/s, 1.6TB/s", kv, eq + 1);
-                break;
-            }
-            double gbs = x * units[k].gb_per_s;
-            if (!(gbs >= 1e-3 && gbs <= 1e5)) {
-                rc = sb_errf(e, "schedbench run: --cost %s is %.3g GB/s, outside 0.001 .. "
-                                "100000 GB/s%s", kv, gbs,
-                             k == 0 ? " (a bare number is GB/s: 40e9 bytes/s is 40, or 320Gbps)"
-                                    : "");
-                break;
-            }
-            *eq = 0;
-            snprintf(piece, sizeof piece, "%s=%.17g", kv, gbs);
-        } else
-            snprintf(piece, sizeof piece, "%s", kv);
-        len += (size_t)snprintf(*out + len, cap - len, "%s%s", len ? "," : "", piece);
-    }
-    free(dup);
-    if (rc) {
-        free(*out);
-        *out = NULL;
-    }
-    return rc;
-}
-
 static int parse_jobs(struct run_opts *o, const char *v, struct sb_err *e)
 {
-    char *end;
-    unsigned long n = strtoul(v, &end, 10);
-    if (end == v || *end || v[0] == '-' || n < 1 || n > 256)
-        return sb_errf(e, "schedbench run: --jobs '%s' is not an integer in 1..256", v);
+    uint64_t n;
+    const char *why;
+    if (sb_num_u64(v, 1, 256, &n, &why))
+        return sb_errf(e, "schedbench run: --jobs '%s' is not an integer in 1..256 (%s)", v,
+                       why);
     o->jobs = (uint32_t)n;
     return 0;
 }
 
+/* --shard K/N: N up to 2^32 - 1 (a cell index is 64 bits, a shard's 32) */
 static int parse_shard(struct run_opts *o, const char *v, struct sb_err *e)
 {
-    unsigned k, n;
-    char tail;
-    if (sscanf(v, "%u/%u%c", &k, &n, &tail) != 2 || n < 1 || k < 1 || k > n)
-        return sb_errf(e, "schedbench run: --shard '%s' is not K/N with 1 <= K <= N", v);
-    o->shard_k = k;
-    o->shard_n = n;
+    const char *why;
+    if (sb_num_shard(v, UINT32_MAX, &o->shard_k, &o->shard_n, &why))
+        return sb_errf(e, "schedbench run: --shard '%s' is not K/N with 1 <= K <= N <= "
+                          "4294967295 (%s)", v, why);
     return 0;
 }
 
@@ -535,6 +481,7 @@ static void sweep_identity(struct run_opts *o)
 
 static int parse_run_args(struct run_opts *o, int argc, char **argv, struct sb_err *e)
 {
+    struct sb_opt_seen once = {0};
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         const char *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -575,6 +522,16 @@ static int parse_run_args(struct run_opts *o, int argc, char **argv, struct sb_e
         }
         if (!v)
             return sb_errf(e, "schedbench run: %s needs a value", a);
+        /* an option of one value given twice is refused, not settled by
+         * whichever came last (-w, -s and --plugin add up) */
+        const char *flag = !strcmp(a, "-j") ? "--jobs" : a;
+        if (strcmp(flag, "-w") && strcmp(flag, "-s") && strcmp(flag, "--plugin") &&
+            sb_opt_once(&once, "run", flag, v, e)) {
+            if (!strcmp(flag, "--cost") || !strcmp(flag, "--sim"))
+                snprintf(e->msg + strlen(e->msg), sizeof e->msg - strlen(e->msg),
+                         ", with every key in one comma list");
+            return -1;
+        }
         i++;
         int rc = 0;
         if (!strcmp(a, "--cost-model") || !strcmp(a, "--cost") || !strcmp(a, "--sim") ||
@@ -613,19 +570,19 @@ static int parse_run_args(struct run_opts *o, int argc, char **argv, struct sb_e
         else if (!strcmp(a, "--network"))
             rc = sb_astra_load_network(v, &o->astra, e);
         else if (!strcmp(a, "--cell-timeout")) {
-            char *end;
-            o->cell_timeout_s = strtod(v, &end);
-            if (end == v || *end || !(o->cell_timeout_s > 0) || o->cell_timeout_s > 1e6)
+            const char *why = NULL;
+            double t = 0;
+            if (sb_num_real(v, 0, 1e6, &t, &why) || !(t > 0))
                 rc = sb_errf(e, "schedbench run: --cell-timeout '%s' is not a number of "
-                                "seconds in (0, 10^6]", v);
+                                "seconds in (0, 10^6] (%s)", v, why ? why : "not above 0");
+            o->cell_timeout_s = t;
         }
-        else if (!strcmp(a, "--cost")) {
-            char *spec;
-            rc = normalise_cost(v, &spec, e) || sb_cost_parse(&o->cost, spec, e);
-            free(spec);
+        else if (!strcmp(a, "--cost") || !strcmp(a, "--sim")) {
+            /* the message names the option; the parser's names the key */
+            struct sb_err inner;
+            if (a[2] == 'c' ? sb_cost_parse(&o->cost, v, &inner) : sb_sim_parse(&o->sim, v, &inner))
+                rc = sb_errf(e, "schedbench run: %s: %s", a, inner.msg);
         }
-        else if (!strcmp(a, "--sim"))
-            rc = sb_sim_parse(&o->sim, v, e);
         else if (!strcmp(a, "--plugin"))
             rc = sb_registry_load(v, e);
         else if (!strcmp(a, "--machine")) {
@@ -984,6 +941,35 @@ static int write_extras(const struct run_opts *o, const struct sb_graph *g,
     return 0;
 }
 
+/* The first figure of r that a results file cannot hold, as a message; NULL
+ * when every one fits.  A row is only written with numbers its readers take
+ * back (cmd/table.h: compare refuses a time above SB_RESULTS_MAX_US, and a
+ * number past 10^250 would not even fit the writer's field).  The machine
+ * and cost ceilings (core/num.h) keep every single time finite; a sum over a
+ * whole graph can still pass the limit, and the cell then says so. */
+static const char *figures_beyond(const struct sb_sim_result *r, char *buf, size_t n)
+{
+    static const char *const name[] = {"makespan_us", "exposed_comm_us", "compute_us",
+                                       "comm_us", "makespan_lb_us", "lb_gap_pct"};
+    double gap = r->makespan_lb_us > 0
+                     ? 100.0 * (r->makespan_us - r->makespan_lb_us) / r->makespan_lb_us : 0;
+    const double v[] = {r->makespan_us, r->exposed_comm_us, r->compute_us, r->comm_us,
+                        r->makespan_lb_us, gap};
+    for (int k = 0; k < 6; k++)
+        if (!(v[k] <= SB_RESULTS_MAX_US)) { /* NaN and infinity too */
+            snprintf(buf, n, "%s %.6g is above 10^22, the most a results file holds: the "
+                             "graph's times, its machine's or --cost's add up to more (the "
+                             "ranges are in docs/machines.md, \"Ranges\")", name[k], v[k]);
+            return buf;
+        }
+    if ((double)r->peak_mem_bytes > SB_RESULTS_MAX_BYTES) {
+        snprintf(buf, n, "peak_mem_bytes %llu is above 2^62, the most a results file holds",
+                 (unsigned long long)r->peak_mem_bytes);
+        return buf;
+    }
+    return NULL;
+}
+
 /* Writes the cell's row to f.  Returns 0 when the cell is ok, 1 when it is
  * invalid or failed, -1 (message in io) when an extra output failed. */
 static int run_cell(FILE *f, const struct sb_graph *g, const struct sb_sched *sc,
@@ -1005,10 +991,16 @@ static int run_cell(FILE *f, const struct sb_graph *g, const struct sb_sched *sc
         write_row(f, g, sc->spec, status, NULL, &s, ms, o, cell);
     } else {
         struct sb_sim_result r;
+        char beyond[400];
         sb_sim_run(g, &s, &o->sim, &r);
-        write_row(f, g, sc->spec, "ok", &r, &s, ms, o, cell);
-        bad = 0;
-        io_fail = write_extras(o, g, sc->spec, &s, &r, io) != 0;
+        if (figures_beyond(&r, beyond, sizeof beyond)) {
+            snprintf(status, sizeof status, "error:%s", beyond);
+            write_row(f, g, sc->spec, status, NULL, &s, ms, o, cell);
+        } else {
+            write_row(f, g, sc->spec, "ok", &r, &s, ms, o, cell);
+            bad = 0;
+            io_fail = write_extras(o, g, sc->spec, &s, &r, io) != 0;
+        }
         sb_sim_result_free(&r);
     }
     sb_schedule_free(&s);

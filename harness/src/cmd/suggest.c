@@ -1,6 +1,8 @@
-/* "Did you mean": the nearest of a list of names to what the user typed. */
+/* "Did you mean": the nearest of a list of names to what the user typed; and
+ * the rule every command's options share (one value per option). */
 #define _POSIX_C_SOURCE 200809L
 #include "commands.h"
+#include "core/util.h"
 
 #include <ctype.h>
 #include <stdlib.h>
@@ -67,4 +69,18 @@ const char *sb_did_you_mean(const char *typed, const char *const *names, uint32_
         best = NULL;
     free(t);
     return best;
+}
+
+/* ---- one value per option ------------------------------------------------------ */
+
+int sb_opt_once(struct sb_opt_seen *s, const char *cmd, const char *flag, const char *value,
+                struct sb_err *e)
+{
+    for (uint32_t k = 0; k < s->n; k++)
+        if (!strcmp(s->flag[k], flag))
+            return sb_errf(e, "schedbench %s: %s given twice (the second is '%.200s'): give it "
+                              "once", cmd, flag, value ? value : "");
+    if (s->n < sizeof s->flag / sizeof s->flag[0])
+        s->flag[s->n++] = flag;
+    return 0;
 }

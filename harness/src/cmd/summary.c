@@ -61,6 +61,7 @@ struct summary {
     struct cols c;
     uint32_t n_wl;
     struct wl *wl;
+    struct entry *entries;   /* [rows] every workload's entries, wl[k].e a slice */
     const char *vs;
     int all_rows;
 };
@@ -91,17 +92,12 @@ static double field_num(const char *f)
  * The name points into the table. */
 static const char *nearest_in_column(const struct summary *S, int c, const char *want)
 {
-    const char **names = sb_xcalloc(S->t.n_rows + 1, sizeof *names);
-    uint32_t n = 0;
-    for (uint32_t r = 0; r < S->t.n_rows; r++) {
-        uint32_t k = 0;
-        while (k < n && strcmp(names[k], G(S, r, c)))
-            k++;
-        if (k == n)
-            names[n++] = G(S, r, c);
-    }
-    const char *near = sb_did_you_mean(want, names, n);
-    free(names);
+    struct sb_strmap names; /* the distinct values, in a hash: linear in the rows */
+    sb_strmap_init(&names);
+    for (uint32_t r = 0; r < S->t.n_rows; r++)
+        sb_strmap_put(&names, G(S, r, c));
+    const char *near = sb_did_you_mean(want, names.key, names.n);
+    sb_strmap_free(&names);
     return near;
 }
 
@@ -148,21 +144,40 @@ static int summary_load(struct summary *S, const struct sum_opts *o, struct sb_e
         sb_table_free(&S->t);
         return sb_errf(e, "%s:1: not a schedbench results file (missing columns)", o->results);
     }
-    S->wl = sb_xcalloc(S->t.n_rows + 1, sizeof *S->wl);
+    /* a (workload, scheduler) row twice would count twice: refused, as
+     * compare refuses it */
+    if (sb_results_check_unique(&S->t, c->w, c->s, e)) {
+        sb_table_free(&S->t);
+        return -1;
+    }
+    /* pass 1: the workloads in the order first seen, and each one's rows;
+     * pass 2: each row's entry in its workload's slice of one array (the
+     * memory is rows, not rows x workloads, and no name is searched for) */
+    struct sb_strmap names;
+    uint32_t *wl_of = sb_xmalloc(((size_t)S->t.n_rows + 1) * sizeof *wl_of);
+    sb_strmap_init(&names);
     for (uint32_t r = 0; r < S->t.n_rows; r++) {
         const char *w = G(S, r, c->w);
-        if (o->workload && strcmp(o->workload, w))
+        wl_of[r] = o->workload && strcmp(o->workload, w) ? UINT32_MAX : sb_strmap_put(&names, w);
+    }
+    S->n_wl = names.n;
+    S->wl = sb_xcalloc((size_t)S->n_wl + 1, sizeof *S->wl);
+    S->entries = sb_xcalloc((size_t)S->t.n_rows + 1, sizeof *S->entries);
+    for (uint32_t r = 0; r < S->t.n_rows; r++)
+        if (wl_of[r] != UINT32_MAX)
+            S->wl[wl_of[r]].n++;
+    for (uint32_t k = 0, at = 0; k < S->n_wl; k++) {
+        S->wl[k].name = names.key[k];
+        S->wl[k].e = S->entries + at;
+        S->wl[k].ref = -1;
+        at += S->wl[k].n;
+        S->wl[k].n = 0; /* counted again as the entries are filled */
+    }
+    sb_strmap_free(&names);
+    for (uint32_t r = 0; r < S->t.n_rows; r++) {
+        if (wl_of[r] == UINT32_MAX)
             continue;
-        uint32_t k = 0;
-        while (k < S->n_wl && strcmp(S->wl[k].name, w))
-            k++;
-        struct wl *W = &S->wl[k];
-        if (k == S->n_wl) {
-            S->n_wl++;
-            W->name = w;
-            W->e = sb_xcalloc(S->t.n_rows + 1, sizeof *W->e);
-            W->ref = -1;
-        }
+        struct wl *W = &S->wl[wl_of[r]];
         struct entry *x = &W->e[W->n++];
         x->row = r;
         x->ok = !strcmp(G(S, r, c->status), "ok");
@@ -174,6 +189,7 @@ static int summary_load(struct summary *S, const struct sum_opts *o, struct sb_e
         x->ok = x->ok && !isnan(x->span);
         fit_of(S, x);
     }
+    free(wl_of);
     if (o->workload && !S->n_wl) {
         const char *near = nearest_in_column(S, c->w, o->workload);
         sb_errf(e, "%s: no rows for workload '%s'%s%s%s", o->results, o->workload,
@@ -230,8 +246,7 @@ static int summary_load(struct summary *S, const struct sum_opts *o, struct sb_e
 
 static void summary_free(struct summary *S)
 {
-    for (uint32_t k = 0; k < S->n_wl; k++)
-        free(S->wl[k].e);
+    free(S->entries);
     free(S->wl);
     sb_table_free(&S->t);
 }
@@ -283,17 +298,16 @@ struct policy {
 
 static uint32_t policies(const struct summary *S, struct policy *P)
 {
-    uint32_t n = 0;
+    struct sb_strmap names; /* policy p is the p-th name seen: no search per row */
+    sb_strmap_init(&names);
     for (uint32_t k = 0; k < S->n_wl; k++) {
         const struct wl *W = &S->wl[k];
         for (uint32_t i = 0; i < W->n; i++) {
             const struct entry *x = &W->e[i];
             const char *s = G(S, x->row, S->c.s);
-            uint32_t p = 0;
-            while (p < n && strcmp(P[p].name, s))
-                p++;
+            uint32_t n = names.n, p = sb_strmap_put(&names, s);
             if (p == n)
-                memset(&P[n++], 0, sizeof *P), P[p].name = s;
+                memset(&P[p], 0, sizeof *P), P[p].name = s;
             P[p].n_unfit += x->ok && x->fits == 0;
             if (!ranked(S, x))
                 continue;
@@ -305,6 +319,8 @@ static uint32_t policies(const struct summary *S, struct policy *P)
             P[p].best_mem += x->mem_known && x->mem == W->rank_mem;
         }
     }
+    uint32_t n = names.n;
+    sb_strmap_free(&names);
     return n;
 }
 
@@ -857,10 +873,16 @@ int sb_cmd_summary(int argc, char **argv)
     struct sb_err e;
     static const char *const flags[] = {"--vs", "--workload", "--format", "--devices",
                                         "--include-over-capacity", "--help"};
+    struct sb_opt_seen once = {0};
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         if (!strcmp(a, "--help") || !strcmp(a, "-h"))
             return summary_help();
+        if (v && (!strcmp(a, "--vs") || !strcmp(a, "--workload") || !strcmp(a, "--format")) &&
+            sb_opt_once(&once, "summary", a, v, &e)) {
+            fprintf(stderr, "%s\n", e.msg);
+            return 2;
+        }
         if (!strcmp(a, "--vs") && v)
             o.vs = argv[++i];
         else if (!strcmp(a, "--workload") && v)

@@ -247,3 +247,149 @@ void sb_fit_note(char *buf, size_t n, long n_over)
     snprintf(buf, n, "does NOT fit (%ld device%s over capacity)", n_over,
              n_over == 1 ? "" : "s");
 }
+
+/* ---- grouping rows in linear time ------------------------------------------------ */
+
+static uint64_t fnv1a(const char *s)
+{
+    uint64_t h = 14695981039346656037ull;
+    for (; *s; s++)
+        h = (h ^ (unsigned char)*s) * 1099511628211ull;
+    return h;
+}
+
+void sb_strmap_init(struct sb_strmap *m)
+{
+    m->n = 0;
+    m->cap = 16;
+    m->key = sb_xmalloc(m->cap / 2 * sizeof *m->key);
+    m->slot = sb_xcalloc(m->cap, sizeof *m->slot);
+}
+
+void sb_strmap_free(struct sb_strmap *m)
+{
+    free(m->key);
+    free(m->slot);
+    m->key = NULL;
+    m->slot = NULL;
+    m->n = m->cap = 0;
+}
+
+/* The slot of s: its own, or the empty one where it would go. */
+static uint32_t str_slot(const struct sb_strmap *m, const char *s)
+{
+    uint32_t i = (uint32_t)fnv1a(s) & (m->cap - 1);
+    while (m->slot[i] && strcmp(m->key[m->slot[i] - 1], s))
+        i = (i + 1) & (m->cap - 1);
+    return i;
+}
+
+uint32_t sb_strmap_get(const struct sb_strmap *m, const char *s)
+{
+    uint32_t i = str_slot(m, s);
+    return m->slot[i] ? m->slot[i] - 1 : UINT32_MAX;
+}
+
+uint32_t sb_strmap_put(struct sb_strmap *m, const char *s)
+{
+    uint32_t i = str_slot(m, s);
+    if (m->slot[i])
+        return m->slot[i] - 1;
+    if (2 * (m->n + 1) > m->cap) { /* keep it at most half full: rehash */
+        SB_ASSERT(m->cap < (1u << 31));
+        free(m->slot);
+        m->cap *= 2;
+        m->key = sb_xrealloc(m->key, m->cap / 2 * sizeof *m->key);
+        m->slot = sb_xcalloc(m->cap, sizeof *m->slot);
+        for (uint32_t k = 0; k < m->n; k++)
+            m->slot[str_slot(m, m->key[k])] = k + 1;
+        i = str_slot(m, s);
+    }
+    m->key[m->n] = s;
+    m->slot[i] = ++m->n;
+    return m->n - 1;
+}
+
+void sb_pairmap_init(struct sb_pairmap *m)
+{
+    m->n = 0;
+    m->cap = 16;
+    m->key = sb_xcalloc(m->cap, sizeof *m->key);
+    m->val = sb_xcalloc(m->cap, sizeof *m->val);
+}
+
+void sb_pairmap_free(struct sb_pairmap *m)
+{
+    free(m->key);
+    free(m->val);
+    m->key = NULL;
+    m->val = NULL;
+    m->n = m->cap = 0;
+}
+
+static uint32_t pair_slot(const uint64_t *key, const uint32_t *val, uint32_t cap, uint64_t k)
+{
+    uint64_t h = (k ^ (k >> 29)) * 0x9e3779b97f4a7c15ull; /* spread both halves */
+    uint32_t i = (uint32_t)(h >> 32) & (cap - 1);
+    while (val[i] && key[i] != k)
+        i = (i + 1) & (cap - 1);
+    return i;
+}
+
+uint32_t sb_pairmap_get(const struct sb_pairmap *m, uint32_t a, uint32_t b)
+{
+    uint64_t k = (uint64_t)a << 32 | b;
+    uint32_t i = pair_slot(m->key, m->val, m->cap, k);
+    return m->val[i] ? m->val[i] - 1 : UINT32_MAX;
+}
+
+uint32_t sb_pairmap_put(struct sb_pairmap *m, uint32_t a, uint32_t b, uint32_t v)
+{
+    uint64_t k = (uint64_t)a << 32 | b;
+    uint32_t i = pair_slot(m->key, m->val, m->cap, k);
+    if (m->val[i])
+        return m->val[i] - 1;
+    if (2 * (m->n + 1) > m->cap) {
+        SB_ASSERT(m->cap < (1u << 31));
+        uint32_t cap = m->cap * 2;
+        uint64_t *key = sb_xcalloc(cap, sizeof *key);
+        uint32_t *val = sb_xcalloc(cap, sizeof *val);
+        for (uint32_t j = 0; j < m->cap; j++)
+            if (m->val[j]) {
+                uint32_t t = pair_slot(key, val, cap, m->key[j]);
+                key[t] = m->key[j];
+                val[t] = m->val[j];
+            }
+        free(m->key);
+        free(m->val);
+        m->key = key, m->val = val, m->cap = cap;
+        i = pair_slot(m->key, m->val, m->cap, k);
+    }
+    m->key[i] = k;
+    m->val[i] = v + 1;
+    m->n++;
+    return v;
+}
+
+int sb_results_check_unique(const struct sb_table *t, int c_workload, int c_scheduler,
+                            struct sb_err *e)
+{
+    struct sb_strmap names;
+    struct sb_pairmap rows;
+    int rc = 0;
+    sb_strmap_init(&names);
+    sb_pairmap_init(&rows);
+    for (uint32_t r = 0; r < t->n_rows && !rc; r++) {
+        const char *w = sb_table_get(t, r, (uint32_t)c_workload);
+        const char *s = sb_table_get(t, r, (uint32_t)c_scheduler);
+        uint32_t first = sb_pairmap_put(&rows, sb_strmap_put(&names, w),
+                                        sb_strmap_put(&names, s), r);
+        if (first != r)
+            rc = sb_errf(e, "%s:%u: duplicate row for workload '%.200s', scheduler '%.200s' "
+                            "(first on line %u)", t->path, t->line[r + 1], w, s,
+                         t->line[first + 1]);
+    }
+    sb_strmap_free(&names);
+    sb_pairmap_free(&rows);
+    return rc;
+}

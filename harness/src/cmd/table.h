@@ -58,4 +58,42 @@ double sb_results_min_cap(const struct sb_table *t, uint32_t r, int c, int *diff
 /* "does NOT fit (1 device over capacity)", for n_over > 0. */
 void sb_fit_note(char *buf, size_t n, long n_over);
 
+/* ---- grouping rows in linear time (issue 42) ---------------------------------
+ * compare, summary and merge match and group rows by name: a linear search
+ * per row made them quadratic (50,000 rows: 28 s in compare).  sb_strmap
+ * numbers distinct strings in the order first seen (open addressing, FNV-1a;
+ * the strings stay the caller's, usually the table's cells); sb_pairmap maps
+ * a pair of such numbers to a row. */
+struct sb_strmap {
+    uint32_t n, cap;   /* strings held; slots, a power of two above 2n */
+    const char **key;  /* [n] by number */
+    uint32_t *slot;    /* [cap] number + 1, 0 = empty */
+};
+void sb_strmap_init(struct sb_strmap *m);
+void sb_strmap_free(struct sb_strmap *m);
+/* The number of s, adding it as number n when new. */
+uint32_t sb_strmap_put(struct sb_strmap *m, const char *s);
+/* The number of s, or UINT32_MAX when it is not in m. */
+uint32_t sb_strmap_get(const struct sb_strmap *m, const char *s);
+
+struct sb_pairmap {
+    uint32_t n, cap;
+    uint64_t *key;    /* [cap] a << 32 | b */
+    uint32_t *val;    /* [cap] value + 1, 0 = empty */
+};
+void sb_pairmap_init(struct sb_pairmap *m);
+void sb_pairmap_free(struct sb_pairmap *m);
+/* The value of (a, b), setting it to v when new. */
+uint32_t sb_pairmap_put(struct sb_pairmap *m, uint32_t a, uint32_t b, uint32_t v);
+/* The value of (a, b), or UINT32_MAX. */
+uint32_t sb_pairmap_get(const struct sb_pairmap *m, uint32_t a, uint32_t b);
+
+/* The rule compare, summary and report share: a (workload, scheduler) pair
+ * once per results file, since a second row would be counted twice (a run
+ * never writes one: it refuses two workloads of one name).  0, or -1 and
+ * "path:line: duplicate row for workload 'w', scheduler 's' (first on line
+ * N)" for the first row that repeats an earlier one. */
+int sb_results_check_unique(const struct sb_table *t, int c_workload, int c_scheduler,
+                            struct sb_err *e);
+
 #endif

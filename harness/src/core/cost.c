@@ -13,6 +13,7 @@
  * Its "every other edge 1" is applied by the simulator (sb_cost_edge_lat). */
 #define _POSIX_C_SOURCE 200809L
 #include "core.h"
+#include "num.h"
 
 #include <math.h>
 #include <string.h>
@@ -93,13 +94,45 @@ double sb_roofline_us(const struct sb_roofline *r, const struct sb_graph *g, uin
     return t < 1e12 ? t : 1e12; /* SB_MAX_COST_US (builder.h) */
 }
 
-static int parse_pos(const char *key, const char *val, double *out, struct sb_err *e)
+/* ---- --cost key=value,... ------------------------------------------------
+ * Every value is read whole and strictly (num.h) and within its ceiling, so
+ * that no collective or roofline time the model derives is infinite
+ * (docs/cost-model.md, "Ranges"). */
+
+/* A bandwidth as a person writes it: GB/s, or with a unit (400Gbps, 50GB/s,
+ * 1.6TB/s); in SB_MIN_GBPS .. SB_MAX_GBPS (40e9 is bytes/s given where GB/s
+ * are expected, and refused with the range). */
+static int parse_bandwidth(const char *key, const char *val, double *out, struct sb_err *e)
 {
-    char *end;
-    double v = strtod(val, &end);
-    if (end == val || *end || !isfinite(v) || v < 0)
-        return sb_errf(e, "cost parameter %s: '%s' is not a non-negative number", key, val);
-    *out = v;
+    static const struct {
+        const char *suffix;
+        double gb_per_s;
+    } units[] = {{"GB/s", 1},   {"GBps", 1},       {"Gbps", 0.125}, {"Gb/s", 0.125},
+                 {"TB/s", 1000}, {"MB/s", 0.001},  {"Tbps", 125},   {"Mbps", 0.000125}};
+    size_t n = strlen(val), k = 0, len = n;
+    for (; k < sizeof units / sizeof units[0]; k++) {
+        size_t u = strlen(units[k].suffix);
+        if (n > u && !strcmp(val + n - u, units[k].suffix)) {
+            len = n - u;
+            break;
+        }
+    }
+    double per = k < sizeof units / sizeof units[0] ? units[k].gb_per_s : 1, x;
+    char *num = sb_xstrdup(val);
+    num[len] = 0;
+    const char *why;
+    int rc = sb_num_real(num, 0, HUGE_VAL, &x, &why);
+    free(num);
+    if (rc)
+        return sb_errf(e, "cost parameter %s: '%s' is not a bandwidth: GB/s, or with a unit: "
+                          "400Gbps, 50GB/s, 1.6TB/s (%s)", key, val, why);
+    double gbs = x * per;
+    if (!(gbs >= SB_MIN_GBPS && gbs <= SB_MAX_GBPS))
+        return sb_errf(e, "cost parameter %s=%s is %.3g GB/s, outside 0.001 .. 100000 GB/s%s",
+                       key, val, gbs,
+                       per == 1 && len == n ? " (a bare number is GB/s: 40e9 bytes/s is 40, "
+                                              "or 320Gbps)" : "");
+    *out = gbs;
     return 0;
 }
 
@@ -114,41 +147,47 @@ static int cost_set(struct sb_cost_params *c, const char *key, const char *val,
                     struct sb_err *e)
 {
     double v = 0;
+    const char *why;
     enum sb_coll t;
-    if (parse_pos(key, val, &v, e))
-        return -1;
-    if (strcmp(key, "lat_us") == 0) {
-        c->step_lat_us = v;
+    if (strcmp(key, "lat_us") == 0 || strcmp(key, "launch_us") == 0) {
+        if (sb_num_real(val, 0, SB_MAX_TIME_US, &v, &why))
+            return sb_errf(e, "cost parameter %s: '%s' is not a time in 0..10^12 us (%s)", key,
+                           val, why);
+        *(strcmp(key, "lat_us") == 0 ? &c->step_lat_us : &c->roof.launch_us) = v;
         return 0;
     }
-    if (strcmp(key, "hbm_gbps") == 0 || strcmp(key, "launch_us") == 0) {
-        *(key[0] == 'h' ? &c->roof.hbm_gbps : &c->roof.launch_us) = v;
-        return 0;
-    }
-    if (strncmp(key, "peak_", 5) == 0) { /* peak_<dtype>: TFLOP/s */
+    if (strcmp(key, "hbm_gbps") == 0)
+        return parse_bandwidth(key, val, &c->roof.hbm_gbps, e);
+    if (strncmp(key, "peak_", 5) == 0) { /* peak_<dtype>: TFLOP/s; 0: the device lacks it */
         enum sb_dtype d;
         if (sb_dtype_parse(key + 5, &d))
             return sb_errf(e, "cost parameter %s: unknown dtype (fp32, tf32, bf16, fp16, "
                               "fp8, int8, fp64)", key);
+        if (sb_num_real(val, 0, SB_MAX_TFLOPS, &v, &why) || (v > 0 && v < SB_MIN_TFLOPS))
+            return sb_errf(e, "cost parameter %s: '%s' is not 0 or a rate in 1e-06..1e+06 "
+                              "TFLOP/s (%s)", key, val, v > 0 ? "below the minimum" : why);
         c->roof.peak_tflops[d] = v;
         return 0;
     }
     if (strcmp(key, "ranks") == 0) {
-        if (v < 1 || v > UINT32_MAX || v != floor(v))
-            return sb_errf(e, "cost parameter ranks: '%s' is not a positive integer", val);
-        c->default_ranks = (uint32_t)v;
+        uint64_t r;
+        if (sb_num_u64(val, 1, UINT32_MAX, &r, &why))
+            return sb_errf(e, "cost parameter ranks: '%s' is not an integer in 1..4294967295 "
+                              "(%s)", val, why);
+        c->default_ranks = (uint32_t)r;
         return 0;
     }
-    if (v <= 0 && strncmp(key, "bw_", 3) == 0)
-        return sb_errf(e, "cost parameter %s: bandwidth must be positive", key);
     if (strcmp(key, "bw_gbps") == 0) {
+        if (parse_bandwidth(key, val, &v, e))
+            return -1;
         for (int k = 1; k < SB_COLL_COUNT; k++)
             if (is_network(k) && !(c->bw_typed & (1u << k)))
                 c->bus_gbps[k] = v;
         return 0;
     }
     if (strncmp(key, "bw_", 3) == 0 && sb_coll_parse(key + 3, &t) == 0) {
-        c->bus_gbps[t] = v;
+        if (parse_bandwidth(key, val, &c->bus_gbps[t], e))
+            return -1;
         c->bw_typed |= 1u << t;
         return 0;
     }
@@ -156,10 +195,14 @@ static int cost_set(struct sb_cost_params *c, const char *key, const char *val,
                       "bw_<coll>, ranks, peak_<dtype>, hbm_gbps, launch_us)", key);
 }
 
-/* "key=value,key=value" */
+/* "key=value,key=value": every piece whole, however long (the pieces are
+ * cut from a copy of the spec, never into a fixed buffer), and each key once:
+ * "lat_us=1,lat_us=2" is refused, not read as whichever came last. */
 int sb_cost_parse(struct sb_cost_params *c, const char *spec, struct sb_err *e)
 {
     char *dup = sb_xstrdup(spec), *save = NULL;
+    const char **seen = sb_xcalloc(strlen(spec) / 2 + 2, sizeof *seen);
+    uint32_t n_seen = 0;
     int rc = 0;
     for (char *kv = strtok_r(dup, ",", &save); kv && !rc;
          kv = strtok_r(NULL, ",", &save)) {
@@ -169,8 +212,14 @@ int sb_cost_parse(struct sb_cost_params *c, const char *spec, struct sb_err *e)
             break;
         }
         *eq = 0;
-        rc = cost_set(c, kv, eq + 1, e);
+        for (uint32_t i = 0; i < n_seen && !rc; i++)
+            if (!strcmp(seen[i], kv))
+                rc = sb_errf(e, "cost parameter %s given twice", kv);
+        seen[n_seen++] = kv;
+        if (!rc)
+            rc = cost_set(c, kv, eq + 1, e);
     }
+    free(seen);
     free(dup);
     return rc;
 }

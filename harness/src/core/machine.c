@@ -3,6 +3,9 @@
  * line and column, so every problem is reported as file:line:col. */
 #define _POSIX_C_SOURCE 200809L
 #include "machine.h"
+#include "builder.h"
+#include "num.h"
+#include "size.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -53,53 +56,58 @@ static int dup_key(struct mload *L, yaml_node_t *map, yaml_node_pair_t *p)
     return 0;
 }
 
-static int num(struct mload *L, yaml_node_t *n, const char *what, double lo, double *out)
+/* A real number in lo..hi (num.h's grammar: decimal notation, no hex, inf or
+ * nan); the ranges are the ceilings of num.h, so that every time derived
+ * from a machine is finite (docs/machines.md, "Ranges"). */
+static int num(struct mload *L, yaml_node_t *n, const char *what, double lo, double hi,
+               double *out)
 {
-    const char *s = scalar(n);
-    char *end;
+    const char *s = scalar(n), *why;
+    char msg[300];
     if (!s)
         return failn(L, n, "%s must be a number", what);
-    double v = strtod(s, &end);
-    if (end == s || *end || !isfinite(v) || v < lo)
-        return failn(L, n, "%s must be a finite number, at least its minimum", what);
-    *out = v;
+    if (sb_num_real(s, lo, hi, out, &why)) {
+        snprintf(msg, sizeof msg, "%s must be a finite number in %g..%g, not '%.40s%s' (%s)",
+                 what, lo, hi, s, strlen(s) > 40 ? "..." : "", why);
+        return failn(L, n, "%s", msg);
+    }
+    return 0;
+}
+
+/* A whole number in lo..hi, digits only ("1e3" and "4.0" are refused, as
+ * every integer option is: num.h); "what must be an integer in range"
+ * otherwise. */
+static int whole(struct mload *L, yaml_node_t *n, const char *what, const char *range,
+                 uint64_t lo, uint64_t hi, uint32_t *out)
+{
+    const char *s = scalar(n), *why;
+    uint64_t v;
+    char msg[300];
+    if (!s || sb_num_u64(s, lo, hi, &v, &why)) {
+        snprintf(msg, sizeof msg, "%s must be an integer in %s, not '%.40s%s'%s%s%s", what,
+                 range, s ? s : "(not a scalar)", s && strlen(s) > 40 ? "..." : "",
+                 s ? " (" : "", s ? why : "", s ? ")" : "");
+        return failn(L, n, "%s", msg);
+    }
+    *out = (uint32_t)v;
     return 0;
 }
 
 /* mem_bytes: bytes, or a number with a unit as a person writes it (80GB,
- * 80GiB, 512MiB; decimal and binary).  A bare number under 1 MiB is most
- * likely gigabytes written without a unit ("mem_bytes: 40"): refused, with
- * the accepted range; "2500B" says bytes were meant. */
-static int mem_bytes(struct mload *L, yaml_node_t *n, double *out)
+ * 80GiB, 512MiB, any case): the one size parser and its rule for
+ * capacities (size.h: sb_size_capacity), which plot --mem-cap shares.  A
+ * bare number under 1 MiB is most likely gigabytes written without a unit
+ * ("mem_bytes: 40"): refused; "2500B" says bytes were meant. */
+static int mem_bytes(struct mload *L, yaml_node_t *n, uint64_t *out)
 {
-    static const struct {
-        const char *unit;
-        double mult;
-    } units[] = {{"", 1},      {"B", 1},       {"KB", 1e3},           {"MB", 1e6},
-                 {"GB", 1e9},  {"TB", 1e12},   {"KiB", 1024.0},       {"MiB", 1048576.0},
-                 {"GiB", 1073741824.0},        {"TiB", 1099511627776.0}};
-    const char *s = scalar(n);
-    char *end;
-    double v = s ? strtod(s, &end) : NAN;
-    if (!s || end == s || !isfinite(v) || v <= 0)
-        return failn(L, n, "mem_bytes '%s' is not a size (bytes, or with a unit: 80GB, 80GiB)",
-                     s ? s : "?");
-    while (*end == ' ')
-        end++;
-    for (size_t i = 0; i < sizeof units / sizeof units[0]; i++)
-        if (!strcmp(end, units[i].unit)) {
-            double b = v * units[i].mult;
-            /* an explicit "B" says bytes were meant, however few (hand-sized
-             * test machines) */
-            double lo = !strcmp(end, "B") ? 1 : 1048576.0;
-            if (b < lo || b > 1125899906842624.0)
-                return failn(L, n, "mem_bytes '%s' is not in 1 MiB..1 PiB (bytes; write the "
-                                   "unit: 40GB, 40GiB, or 2500B for so few bytes)", s);
-            *out = b;
-            return 0;
-        }
-    return failn(L, n, "mem_bytes '%s': unknown unit (B, KB, MB, GB, TB, KiB, MiB, GiB, TiB)",
-                 s);
+    const char *s = scalar(n), *why = "not a scalar";
+    char msg[400];
+    if (s && !sb_size_capacity(s, out, &why))
+        return 0;
+    snprintf(msg, sizeof msg, "mem_bytes '%.40s%s' is not a capacity (1 B .. 1 PiB: bytes, or "
+                              "with a unit: 80GB, 80GiB): %s", s ? s : "?",
+             s && strlen(s) > 40 ? "..." : "", why);
+    return failn(L, n, "%s", msg);
 }
 
 static int dev_index(const struct sb_machine *m, const char *name)
@@ -142,7 +150,8 @@ static int read_peaks(struct mload *L, yaml_node_t *n, uint32_t d)
         if (!key || sb_dtype_parse(key, &t))
             return failn(L, get(L, p, 1), "%s", "peak_tflops keys are fp32, tf32, bf16, "
                                                 "fp16, fp8, int8, fp64");
-        if (num(L, get(L, p, 0), "peak_tflops", 1e-9, &L->m->roof[d].peak_tflops[t]))
+        if (num(L, get(L, p, 0), "peak_tflops", SB_MIN_TFLOPS, SB_MAX_TFLOPS,
+                &L->m->roof[d].peak_tflops[t]))
             return -1;
     }
     L->m->has_roof[d] = 1;
@@ -153,7 +162,7 @@ static int read_speed(struct mload *L, yaml_node_t *n, uint32_t d)
 {
     struct sb_machine *m = L->m;
     if (n->type == YAML_SCALAR_NODE)
-        return num(L, n, "speed", 1e-9, &m->speed[d]);
+        return num(L, n, "speed", SB_MIN_SPEED, SB_MAX_SPEED, &m->speed[d]);
     if (n->type != YAML_MAPPING_NODE)
         return failn(L, n, "%s", "speed must be a number or a map op: factor");
     size_t k = (size_t)(n->data.mapping.pairs.top - n->data.mapping.pairs.start);
@@ -167,7 +176,7 @@ static int read_speed(struct mload *L, yaml_node_t *n, uint32_t d)
         double f = 0;
         if (!key)
             return failn(L, get(L, p, 1), "%s", "speed keys must be op names");
-        if (num(L, get(L, p, 0), "speed factor", 1e-9, &f))
+        if (num(L, get(L, p, 0), "speed factor", SB_MIN_SPEED, SB_MAX_SPEED, &f))
             return -1;
         if (!strcmp(key, "default")) {
             m->speed[d] = f;
@@ -195,15 +204,15 @@ static int res_index(struct sb_machine *m, const char *name)
 /* One resource limit (an integer count in 1..10^6: SMs, cores, streams). */
 static int read_limit(struct mload *L, yaml_node_t *val, const char *name, uint32_t d)
 {
-    double x = 0;
+    uint32_t x = 0;
     int k;
-    if (num(L, val, name, 1, &x))
+    char what[300];
+    snprintf(what, sizeof what, "resource '%.200s'", name);
+    if (whole(L, val, what, "1..10^6", 1, 1000000, &x))
         return -1;
-    if (x != floor(x) || x > 1e6)
-        return failn(L, val, "resource '%s' must be an integer in 1..10^6", name);
     if ((k = res_index(L->m, name)) < 0)
         return failn(L, val, "more than %s resource names in one machine", "16");
-    L->m->res_decl[(size_t)d * SB_MAX_RES + (uint32_t)k] = (uint32_t)x;
+    L->m->res_decl[(size_t)d * SB_MAX_RES + (uint32_t)k] = x;
     return 0;
 }
 
@@ -271,30 +280,23 @@ static int read_device(struct mload *L, yaml_node_t *n, uint32_t d)
         } else if (!strcmp(key, "speed")) {
             rc = read_speed(L, val, d);
         } else if (!strcmp(key, "mem_bytes")) {
-            if (!(rc = mem_bytes(L, val, &x)))
-                m->cap[d] = (uint64_t)x;
+            rc = mem_bytes(L, val, &m->cap[d]);
         } else if (!strcmp(key, "units")) {
-            if (!(rc = num(L, val, "units", 1, &x)) && (x != floor(x) || x > 1e6))
-                rc = failn(L, val, "%s", "units must be an integer in 1..10^6");
-            if (!rc) /* a refused value is never converted: (uint32_t)1e300 is undefined */
-                m->units[d] = (uint32_t)x;
+            rc = whole(L, val, "units", "1..10^6", 1, 1000000, &m->units[d]);
             /* the one-resource case: units is also the resource "units" */
             if (!rc)
                 rc = read_limit(L, val, "units", d);
         } else if (!strcmp(key, "resources")) {
             rc = read_resources(L, val, d);
         } else if (!strcmp(key, "streams")) {
-            if (!(rc = num(L, val, "streams", -INFINITY, &x)) &&
-                (x != floor(x) || x < 1 || x > 1024))
-                rc = failn(L, val, "%s", "streams must be an integer in 1..1024");
-            if (!rc)
-                m->streams[d] = (uint32_t)x;
+            rc = whole(L, val, "streams", "1..1024", 1, SB_MAX_STREAMS, &m->streams[d]);
         } else if (!strcmp(key, "ops")) {
             rc = str_list(L, val, "ops", &m->n_ops[d], &m->ops[d]);
         } else if (!strcmp(key, "peak_tflops")) {
             rc = read_peaks(L, val, d);
         } else if (!strcmp(key, "hbm_gbps") || !strcmp(key, "launch_us")) {
-            if (!(rc = num(L, val, key, key[0] == 'h' ? 1e-9 : 0, &x))) {
+            if (!(rc = key[0] == 'h' ? num(L, val, key, SB_MIN_GBPS, SB_MAX_GBPS, &x)
+                                     : num(L, val, key, 0, SB_MAX_TIME_US, &x))) {
                 *(key[0] == 'h' ? &m->roof[d].hbm_gbps : &m->roof[d].launch_us) = x;
                 m->has_roof[d] = 1;
             }
@@ -367,9 +369,9 @@ static int read_link(struct mload *L, yaml_node_t *n, int pair, double *gbps, do
         yaml_node_t *val = get(L, p, 0);
         int rc = 0;
         if (key && !strcmp(key, "gbps"))
-            rc = num(L, val, "gbps", 1e-9, gbps);
+            rc = num(L, val, "gbps", SB_MIN_GBPS, SB_MAX_GBPS, gbps);
         else if (key && !strcmp(key, "latency_us"))
-            rc = num(L, val, "latency_us", 0, lat);
+            rc = num(L, val, "latency_us", 0, SB_MAX_TIME_US, lat);
         else if (key && pair && (!strcmp(key, "from") || !strcmp(key, "to"))) {
             int d = scalar(val) ? dev_index(L->m, scalar(val)) : -1;
             if (d < 0)
@@ -798,11 +800,11 @@ static struct sb_machine *identical_machine(uint32_t nd)
 static int devices_meta(struct sb_graph *g, const char *s, struct sb_machine **out,
                         struct sb_err *e)
 {
-    char *end;
-    unsigned long nd = strtoul(s, &end, 10);
-    if (end == s || *end || s[0] == '-' || nd < 1 || nd > SB_MAX_DEVICES)
-        return sb_errf(e, "%s: metadata devices '%s' is not a device count in 1..%d", g->path,
-                       s, SB_MAX_DEVICES);
+    uint64_t nd;
+    const char *why;
+    if (sb_num_u64(s, 1, SB_MAX_DEVICES, &nd, &why))
+        return sb_errf(e, "%s: metadata devices '%s' is not a device count in 1..%d (%s)",
+                       g->path, s, SB_MAX_DEVICES, why);
     struct sb_machine *m = identical_machine((uint32_t)nd);
     if (sb_machine_apply(m, g, e)) {
         sb_machine_free(m);
@@ -820,6 +822,24 @@ int sb_machine_of_graph(struct sb_graph *g, struct sb_machine **out, struct sb_e
     *out = NULL;
     if (!rel && devices)
         return devices_meta(g, devices, out, e);
+    /* one device, the built-in one, which declares no resources: a res.<name>
+     * column is refused as under a machine whose devices declare none
+     * (resolve_res), not ignored; its figures would change nothing, and a
+     * workload written for a machine with SMs or cores would run as if it
+     * held none (docs/machines.md, "Resources") */
+    if (!rel && g->n_res_col)
+        return sb_errf(e, "%s: column res.%s: the run has no machine (no --machine, no '# "
+                          "machine=' line), and the built-in device declares no resource "
+                          "'%s': pass the --machine the workload was written for", g->path,
+                       g->res_col_name[0], g->res_col_name[0]);
+    /* the same for a cost_us.<device> column: refused under a machine that
+     * lacks the device (match_cost_columns), so refused without one, not
+     * ignored */
+    if (!rel && g->n_dev_cost)
+        return sb_errf(e, "%s: column cost_us.%s: the run has no machine (no --machine, no "
+                          "'# machine=' line) with a device '%s': pass the --machine the "
+                          "workload was written for", g->path, g->dev_cost_name[0],
+                       g->dev_cost_name[0]);
     if (!rel) /* one device: a pre-assigned device beyond 0 is bad input, not a cell failure */
         for (uint32_t v = 0; v < g->v.n_nodes; v++)
             if (g->device[v] > 0)

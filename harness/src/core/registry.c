@@ -2,6 +2,7 @@
  * configured scheduler ("name:key=value,...") that the CLI runs. */
 #define _POSIX_C_SOURCE 200809L
 #include "core.h"
+#include "num.h"
 #include "size.h"
 
 #include <dlfcn.h>
@@ -185,7 +186,6 @@ static int enum_index(const char *choices, const char *val, double *out)
 
 static int parse_value(const struct sb_param *q, const char *val, double *out)
 {
-    char *end;
     switch (q->type) {
     case SB_PARAM_BOOL:
         if (!strcmp(val, "1") || !strcmp(val, "true") || !strcmp(val, "on"))
@@ -195,13 +195,14 @@ static int parse_value(const struct sb_param *q, const char *val, double *out)
         return -1;
     case SB_PARAM_ENUM:
         return enum_index(q->choices, val, out);
-    default:
-        *out = strtod(val, &end);
-        if (end == val || *end || !isfinite(*out))
+    default: {
+        /* read strictly (core/num.h): decimal notation, no hex, inf or nan;
+         * an integer is written as one ("1e3" and "4.0" are not) */
+        const char *why;
+        if (q->type == SB_PARAM_INT && strpbrk(val, ".eE"))
             return -1;
-        if (q->type == SB_PARAM_INT && *out != floor(*out))
-            return -1;
-        return *out < q->min || *out > q->max ? -1 : 0;
+        return sb_num_real(val, q->min, q->max, out, &why);
+    }
     }
 }
 

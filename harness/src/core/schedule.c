@@ -58,6 +58,30 @@ static int check_positions(const struct sb_graph_view *g, const struct sb_schedu
     return 0;
 }
 
+/* Why node v cannot run on device d, whose time for it is not finite: the
+ * machine (sb_machine_apply) makes t(v, d) infinite for a compute node whose
+ * op d does not support, or that needs more of a resource than d offers; a
+ * time that is infinite for another reason (none should be: core/num.h) is
+ * named as such, not blamed on the op. */
+static void cannot_run(const struct sb_graph_view *g, uint32_t v, uint32_t d, char *buf,
+                       size_t n)
+{
+    const struct sb_machine_view *m = g->machine;
+    for (uint32_t k = 0; g->res_use && g->kind[v] == SB_KIND_COMPUTE && k < m->n_res; k++) {
+        uint32_t lim = m->res_limit[(size_t)d * m->n_res + k], need = sb_res_need(g, v, d, k);
+        if (lim && need > lim) {
+            snprintf(buf, n, "which offers %u of resource '%s' where the node needs %u", lim,
+                     m->res_name[k], need);
+            return;
+        }
+    }
+    if (g->kind[v] == SB_KIND_COMPUTE && isfinite(g->dur_us[v]))
+        snprintf(buf, n, "which does not support op %s", g->op_names[g->op[v]]);
+    else
+        snprintf(buf, n, "where its duration is not finite (%g us)",
+                 g->dev_dur_us[(size_t)v * m->n_devices + d]);
+}
+
 static int check_devices(const struct sb_graph_view *g, const struct sb_schedule *s,
                          struct sb_err *e)
 {
@@ -69,10 +93,12 @@ static int check_devices(const struct sb_graph_view *g, const struct sb_schedule
             return sb_errf(e, "node %u (%s) moved from its pre-assigned device %d to %d",
                            v, nm(g, v), g->device[v], s->device[v]);
         if (s->n_devices == g->machine->n_devices &&
-            g->dev_dur_us[(size_t)v * s->n_devices + (uint32_t)s->device[v]] == INFINITY)
-            return sb_errf(e, "node %u (%s) on device %d (%s), which does not support op %s",
-                           v, nm(g, v), s->device[v],
-                           g->machine->dev_name[s->device[v]], g->op_names[g->op[v]]);
+            !isfinite(g->dev_dur_us[(size_t)v * s->n_devices + (uint32_t)s->device[v]])) {
+            char why[300];
+            cannot_run(g, v, (uint32_t)s->device[v], why, sizeof why);
+            return sb_errf(e, "node %u (%s) on device %d (%s), %s", v, nm(g, v), s->device[v],
+                           g->machine->dev_name[s->device[v]], why);
+        }
     }
     return 0;
 }

@@ -8,6 +8,7 @@
  * served. */
 #define _POSIX_C_SOURCE 200809L
 #include "core.h"
+#include "num.h"
 
 #include <math.h>
 #include <string.h>
@@ -25,40 +26,62 @@ void sb_sim_defaults(struct sb_sim_config *c)
 
 static int parse_limit(const char *key, const char *val, uint32_t *out, struct sb_err *e)
 {
-    char *end;
-    unsigned long v = strtoul(val, &end, 10);
-    if (end == val || *end || val[0] == '-' || v < 1 || v > SB_MAX_INFLIGHT)
-        return sb_errf(e, "sim parameter %s: '%s' is not an integer in 1..%d", key,
-                       val, SB_MAX_INFLIGHT);
+    uint64_t v;
+    const char *why;
+    if (sb_num_u64(val, 1, SB_MAX_INFLIGHT, &v, &why))
+        return sb_errf(e, "sim parameter %s: '%s' is not an integer in 1..%d (%s)", key,
+                       val, SB_MAX_INFLIGHT, why);
     *out = (uint32_t)v;
     return 0;
 }
 
 /* "inflight=N" (one shared resource) or "<coll>=N,..." (one resource per type,
- * unnamed types keep 1). */
+ * unnamed types keep 1).  The two modes do not mix, and a key comes once: a
+ * spec that said both would otherwise run in the mode of its last key. */
 int sb_sim_parse(struct sb_sim_config *c, const char *spec, struct sb_err *e)
 {
     char *dup = sb_xstrdup(spec), *save = NULL;
+    const char *first_mode = NULL; /* the first key, which set the mode */
+    uint32_t seen = 0;             /* bit 0: inflight, bit t: type t */
     int rc = 0;
     for (char *kv = strtok_r(dup, ",", &save); kv && !rc;
          kv = strtok_r(NULL, ",", &save)) {
         char *eq = strchr(kv, '=');
         enum sb_coll t;
+        int shared;
         if (!eq) {
             rc = sb_errf(e, "sim parameter '%s' is not key=value", kv);
             break;
         }
         *eq = 0;
         if (strcmp(kv, "inflight") == 0) {
-            c->shared = 1;
-            rc = parse_limit(kv, eq + 1, &c->limit[0], e);
+            shared = 1, t = (enum sb_coll)0;
         } else if (sb_coll_parse(kv, &t) == 0) {
-            c->shared = 0;
-            rc = parse_limit(kv, eq + 1, &c->limit[t], e);
+            shared = 0;
         } else {
             rc = sb_errf(e, "unknown sim parameter '%s' (known: inflight, or a "
                             "collective type such as all_gather)", kv);
+            break;
         }
+        if (seen & (1u << t)) {
+            rc = sb_errf(e, "sim parameter %s given twice", kv);
+            break;
+        }
+        if (first_mode && shared != c->shared) {
+            rc = sb_errf(e, "sim parameters %s and %s: inflight=N is one limit shared by "
+                            "every collective type, <coll>=N one limit per type; give "
+                            "one or the other", first_mode, kv);
+            break;
+        }
+        if (!first_mode) {
+            /* a new mode: per type, the types not named keep 1 */
+            c->shared = shared;
+            for (int k = 0; k < SB_COLL_COUNT; k++)
+                c->limit[k] = 1;
+        }
+        first_mode = first_mode ? first_mode : kv;
+        seen |= 1u << t;
+        rc = parse_limit(kv, eq + 1, &c->limit[t], e);
     }
     free(dup);
     return rc;

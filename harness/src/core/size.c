@@ -98,13 +98,18 @@ static void times_1024(struct size_dec *d)
         d->digit[d->n++] = (uint8_t)(carry % 10);
 }
 
-/* pass 4: the whole bytes, dropping any fraction; NULL, or why not */
-static const char *to_count(const struct size_dec *d, uint64_t *out)
+/* pass 4: the whole bytes, dropping any fraction of a byte left by a unit
+ * ("1.1GiB"); a number written in bytes (no unit, or B) must be whole: "1.5B"
+ * is no count of bytes (1.5 billion was meant).  NULL, or why not. */
+static const char *to_count(const struct size_dec *d, int in_bytes, uint64_t *out)
 {
     /* the lowest digit left of the point; digits below it are a fraction */
     long lo = d->exp10 < 0 ? -d->exp10 : 0;
     long zeros = d->exp10 > 0 ? d->exp10 : 0;
     uint64_t v = 0;
+    for (long i = 0; in_bytes && i < lo && i < d->n; i++)
+        if (d->digit[i])
+            return "a fraction of a byte (a count of bytes is whole; 1.5GB is 1.5 * 10^9)";
     for (long i = (long)d->n - 1; i >= lo; i--) {
         if (v > (UINT64_MAX - d->digit[i]) / 10)
             return "above 18446744073709551615 bytes (2^64 - 1)";
@@ -145,6 +150,23 @@ int sb_size_parse(const char *s, uint64_t *out, const char **why)
             times_1024(&d);
     else if (*c)
         d.exp10 += 3 * units[k].steps;
-    w = to_count(&d, out);
+    w = to_count(&d, !*c || units[k].steps == 0, out);
     return w ? (*why = w, -1) : 0;
+}
+
+int sb_size_capacity(const char *s, uint64_t *out, const char **why)
+{
+    uint64_t v;
+    if (sb_size_parse(s, &v, why))
+        return -1;
+    /* every unit ends in B (any case), and a number that parsed has no B */
+    if (!strpbrk(s, "bB") && v < SB_MIN_BARE_CAPACITY_BYTES)
+        return *why = "below 1 MiB without a unit: a bare number is bytes (write 80GB for "
+                      "80 * 10^9 bytes, or 2500B for so few)", -1;
+    if (v < 1)
+        return *why = "zero bytes", -1;
+    if (v > SB_MAX_CAPACITY_BYTES)
+        return *why = "above 1 PiB (2^50 bytes)", -1;
+    *out = v;
+    return 0;
 }

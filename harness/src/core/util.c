@@ -1,6 +1,7 @@
 #define _POSIX_C_SOURCE 200809L
 #define _DEFAULT_SOURCE /* madvise */
 #include "util.h"
+#include "size.h"
 
 #include <csv.h>
 #include <errno.h>
@@ -105,38 +106,23 @@ uint64_t sb_hash_bytes(uint64_t h, const void *p, size_t n)
 
 uint64_t sb_max_input_bytes(void) { return max_input_bytes; }
 
-int sb_parse_bytes(const char *s, uint64_t *out)
+int sb_parse_bytes(const char *s, uint64_t *out, const char **why)
 {
-    uint64_t v = 0;
-    const char *c = s;
-    if (*c < '0' || *c > '9')
+    uint64_t v;
+    if (sb_size_parse(s, &v, why))
         return -1;
-    for (; *c >= '0' && *c <= '9'; c++) {
-        if (v > ((uint64_t)1 << 62) / 10)
-            return -1;
-        v = v * 10 + (uint64_t)(*c - '0');
-    }
-    int shift = 0;
-    if (*c == 'K' || *c == 'k')
-        shift = 10;
-    else if (*c == 'M' || *c == 'm')
-        shift = 20;
-    else if (*c == 'G' || *c == 'g')
-        shift = 30;
-    if (shift)
-        c++;
-    if (*c || v == 0 || v > ((uint64_t)1 << 62) >> shift)
-        return -1;
-    *out = v << shift;
+    if (v < 1 || v > ((uint64_t)1 << 62))
+        return *why = v ? "above 2^62 bytes" : "zero bytes", -1;
+    *out = v;
     return 0;
 }
 
 int sb_input_limit_init(int *argc, char **argv, struct sb_err *e)
 {
-    const char *env = getenv("SCHEDBENCH_MAX_INPUT_BYTES");
-    if (env && *env && sb_parse_bytes(env, &max_input_bytes))
-        return sb_errf(e, "SCHEDBENCH_MAX_INPUT_BYTES='%s' is not a size in bytes "
-                          "(N, NK, NM or NG, 1 to 2^62)", env);
+    const char *env = getenv("SCHEDBENCH_MAX_INPUT_BYTES"), *why;
+    if (env && *env && sb_parse_bytes(env, &max_input_bytes, &why))
+        return sb_errf(e, "SCHEDBENCH_MAX_INPUT_BYTES='%s' is not a size in 1 B .. 2^62 "
+                          "bytes (bytes, or with a unit: 512MiB, 2GB): %s", env, why);
     static const char flag[] = "--max-input-bytes";
     int out = 0;
     for (int i = 0; i < *argc; i++) {
@@ -151,9 +137,9 @@ int sb_input_limit_init(int *argc, char **argv, struct sb_err *e)
             argv[out++] = argv[i];
             continue;
         }
-        if (sb_parse_bytes(v, &max_input_bytes))
-            return sb_errf(e, "%s '%s' is not a size in bytes (N, NK, NM or NG, 1 to 2^62)",
-                           flag, v);
+        if (sb_parse_bytes(v, &max_input_bytes, &why))
+            return sb_errf(e, "%s '%s' is not a size in 1 B .. 2^62 bytes (bytes, or with a "
+                              "unit: 512MiB, 2GB): %s", flag, v, why);
     }
     argv[out] = NULL;
     *argc = out;

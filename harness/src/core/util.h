@@ -69,11 +69,12 @@ struct sb_atomic {
 uint64_t sb_max_input_bytes(void);
 /* Sets the limit from $SCHEDBENCH_MAX_INPUT_BYTES, then from a
  * "--max-input-bytes N" (or "--max-input-bytes=N") anywhere in argv, which is
- * removed from argv.  N is bytes, with an optional K, M or G suffix (powers of
- * 1024).  -1 with a message when a value is malformed. */
+ * removed from argv.  N is a size as every size in the tool is written
+ * (size.h: bytes, or 512MiB, 2GB, ...).  -1 with a message when a value is
+ * malformed. */
 int sb_input_limit_init(int *argc, char **argv, struct sb_err *e);
-/* Parses N[K|M|G] into bytes (at least 1, at most 2^62); -1 when malformed. */
-int sb_parse_bytes(const char *s, uint64_t *out);
+/* A size (size.h) of at least 1 byte and at most 2^62; -1 and *why when not. */
+int sb_parse_bytes(const char *s, uint64_t *out, const char **why);
 
 /* The whole file, NUL-terminated (n excludes the NUL), or NULL and a message
  * "path: why" (it does not exist, is a FIFO, is above max_bytes, ...).

@@ -3,6 +3,7 @@
 #define _POSIX_C_SOURCE 200809L
 #include "import.h"
 #include "hlo.h"
+#include "core/num.h"
 
 #include <stddef.h>
 
@@ -50,7 +51,7 @@ int sb_import_parse(struct sb_import_opts *o, const char *spec, struct sb_err *e
     char *dup = sb_xstrdup(spec), *save = NULL;
     int rc = 0;
     for (char *kv = strtok_r(dup, ",", &save); kv && !rc; kv = strtok_r(NULL, ",", &save)) {
-        char *eq = strchr(kv, '='), *end;
+        char *eq = strchr(kv, '=');
         size_t k = 0;
         if (eq)
             *eq = 0;
@@ -69,9 +70,12 @@ int sb_import_parse(struct sb_import_opts *o, const char *spec, struct sb_err *e
                             "clock_ghz, npus, ctrl_deps, streams, toposort, fuse)", kv);
             break;
         }
-        double v = eq ? strtod(eq + 1, &end) : NAN;
-        if (!eq || end == eq + 1 || *end || !(v >= keys[k].lo && v <= keys[k].hi) ||
-            (keys[k].integer && v != floor(v))) {
+        /* read strictly (core/num.h): decimal notation within the key's
+         * range, an integer written as one */
+        double v = NAN;
+        const char *why;
+        if (!eq || (keys[k].integer && strpbrk(eq + 1, ".eE")) ||
+            sb_num_real(eq + 1, keys[k].lo, keys[k].hi, &v, &why)) {
             rc = sb_errf(e, "import option %s: '%s' is not %s in %g..%g", kv, eq ? eq + 1 : "",
                          keys[k].integer ? "an integer" : "a number", keys[k].lo, keys[k].hi);
             break;

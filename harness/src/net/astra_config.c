@@ -4,6 +4,7 @@
  * listed in docs/astra.md, anything else is refused with file:line. */
 #define _POSIX_C_SOURCE 200809L
 #include "astra.h"
+#include "core/num.h"
 
 #include <jansson.h>
 #include <math.h>
@@ -100,8 +101,8 @@ int sb_astra_load_system(const char *path, struct sb_astra_config *c, struct sb_
             rc = number(v, 0, 1e9, &c->endpoint_delay) ?
                  sb_errf(e, "%s:%u: endpoint-delay must be a number of ns", path, line_of(text, key)) : 0;
         } else if (!strcmp(key, "local-mem-bw")) {
-            rc = number(v, 1e-9, 1e9, &c->local_mem_bw) ?
-                 sb_errf(e, "%s:%u: local-mem-bw must be a positive number (GB/s)", path, line_of(text, key)) : 0;
+            rc = number(v, SB_MIN_GBPS, SB_MAX_GBPS, &c->local_mem_bw) ?
+                 sb_errf(e, "%s:%u: local-mem-bw must be a number of GB/s in 0.001..100000", path, line_of(text, key)) : 0;
         } else if (!strcmp(key, "active-chunks-per-dimension") || !strcmp(key, "preferred-dataset-splits")) {
             if (number(v, 1, 1 << 20, &x) || x != floor(x))
                 rc = sb_errf(e, "%s:%u: %s must be a positive integer", path, line_of(text, key), key);
@@ -131,8 +132,10 @@ static int yfail(const char *path, const yaml_node_t *n, const char *msg, struct
                    (unsigned long)n->start_mark.column + 1, msg);
 }
 
-static int yaml_list(yaml_document_t *doc, yaml_node_t *v, const char *path, const char *key,
-                     char out[SB_ASTRA_MAX_DIMS][64], uint32_t *n, struct sb_err *e)
+/* The scalars of a list, kept as nodes (their text whole, however long, and
+ * their line and column for messages). */
+static int yaml_list(yaml_document_t *doc, yaml_node_t *v, const char *path,
+                     yaml_node_t *out[SB_ASTRA_MAX_DIMS], uint32_t *n, struct sb_err *e)
 {
     if (v->type != YAML_SEQUENCE_NODE)
         return yfail(path, v, "expected a list [ ... ]", e);
@@ -141,9 +144,35 @@ static int yaml_list(yaml_document_t *doc, yaml_node_t *v, const char *path, con
         yaml_node_t *x = yaml_document_get_node(doc, *i);
         if (!x || x->type != YAML_SCALAR_NODE || *n == SB_ASTRA_MAX_DIMS)
             return yfail(path, x ? x : v, "expected at most 8 values", e);
-        snprintf(out[(*n)++], 64, "%.63s", (const char *)x->data.scalar.value);
+        out[(*n)++] = x;
     }
-    (void)key;
+    return 0;
+}
+
+static const char *text_of(const yaml_node_t *x)
+{
+    return (const char *)x->data.scalar.value;
+}
+
+/* One dimension's value, read strictly within its range (core/num.h: the
+ * same ceilings as a machine's links, so no time ASTRA-sim's model derives
+ * is infinite). */
+static int dim_value(const char *path, const yaml_node_t *x, uint32_t d, const char *what,
+                     const char *range, double lo, double hi, int integer, double *out,
+                     struct sb_err *e)
+{
+    const char *why;
+    uint64_t u;
+    int bad = integer ? sb_num_u64(text_of(x), (uint64_t)lo, (uint64_t)hi, &u, &why)
+                      : sb_num_real(text_of(x), lo, hi, out, &why);
+    if (bad) {
+        char msg[300];
+        snprintf(msg, sizeof msg, "dimension %u: %s '%.40s%s' is not %s (%s)", d + 1, what,
+                 text_of(x), strlen(text_of(x)) > 40 ? "..." : "", range, why);
+        return yfail(path, x, msg, e);
+    }
+    if (integer)
+        *out = (double)u;
     return 0;
 }
 
@@ -172,7 +201,7 @@ int sb_astra_load_network(const char *path, struct sb_astra_config *c, struct sb
     yaml_parser_delete(&p);
     yaml_node_t *root = yaml_document_get_root_node(&doc);
     int rc = 0;
-    char val[4][SB_ASTRA_MAX_DIMS][64];
+    yaml_node_t *val[4][SB_ASTRA_MAX_DIMS];
     uint32_t cnt[4] = {0};
     static const char *const keys[4] = {"topology", "npus_count", "bandwidth", "latency"};
     if (!root || root->type != YAML_MAPPING_NODE)
@@ -187,26 +216,24 @@ int sb_astra_load_network(const char *path, struct sb_astra_config *c, struct sb
         if (i == 4)
             rc = yfail(path, k, "unknown key (topology, npus_count, bandwidth, latency)", e);
         else
-            rc = yaml_list(&doc, v, path, key, val[i], &cnt[i], e);
+            rc = yaml_list(&doc, v, path, val[i], &cnt[i], e);
     }
     if (!rc && (!cnt[0] || cnt[0] != cnt[1] || cnt[0] != cnt[2] || cnt[0] != cnt[3]))
         rc = sb_errf(e, "%s: topology, npus_count, bandwidth and latency need one value per "
                         "dimension each", path);
     for (uint32_t d = 0; !rc && d < cnt[0]; d++) {
-        char *end;
-        double npus = strtod(val[1][d], &end);
-        int bad = *end || npus < 1 || npus != floor(npus) || npus > 1 << 20;
-        c->bw_gbps[d] = strtod(val[2][d], &end);
-        bad |= *end || !(c->bw_gbps[d] > 0);
-        c->latency_ns[d] = strtod(val[3][d], &end);
-        bad |= *end || !(c->latency_ns[d] >= 0);
-        if (sb_astra_parse_topo(val[0][d], &c->topo[d]))
+        double npus = 0;
+        if (sb_astra_parse_topo(text_of(val[0][d]), &c->topo[d]))
             rc = sb_errf(e, "%s: dimension %u: topology '%s' is not Ring, FullyConnected or "
-                            "Switch", path, d + 1, val[0][d]);
-        else if (bad)
-            rc = sb_errf(e, "%s: dimension %u: npus_count, bandwidth or latency out of range",
-                         path, d + 1);
-        if (!rc) /* a refused count is never converted: (uint32_t)5e62 is undefined */
+                            "Switch", path, d + 1, text_of(val[0][d]));
+        else
+            rc = dim_value(path, val[1][d], d, "npus_count", "an integer in 1..2^20", 1,
+                           1 << 20, 1, &npus, e) ||
+                 dim_value(path, val[2][d], d, "bandwidth", "a number of GB/s in "
+                           "0.001..100000", SB_MIN_GBPS, SB_MAX_GBPS, 0, &c->bw_gbps[d], e) ||
+                 dim_value(path, val[3][d], d, "latency", "a number of ns in 0..10^15", 0,
+                           SB_MAX_TIME_US * 1e3, 0, &c->latency_ns[d], e);
+        if (!rc) /* a refused count is never converted */
             c->npus[d] = (uint32_t)npus;
     }
     if (!rc)
