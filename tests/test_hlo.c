@@ -1,5 +1,6 @@
 #define _POSIX_C_SOURCE 200809L
 #include <dirent.h>
+#include <time.h>
 #include <math.h>
 #include <stdlib.h>
 /* The HLO text importer (files in tests/data/hlo_cases/, out of the way of
@@ -749,8 +750,89 @@ static void test_alias_errors(void)
     }
 }
 
+/* ---- issue 42: bounded imports --------------------------------------------- */
+
+static double now_s(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
+}
+
+/* Two nested while loops, n1 iterations of `outer`, each n2 of `inner`, whose
+ * body is its parameter: it emits nothing.  Lines: inner's ROOT 4, the
+ * inner while 14, the outer while 20. */
+static char *nested_loops(unsigned long n1, unsigned long n2)
+{
+    return sb_strf("HloModule nest\n"
+                   "\n"
+                   "inner {\n"
+                   "  ROOT p = (f32[4]) parameter(0)\n"
+                   "}\n"
+                   "\n"
+                   "cond {\n"
+                   "  p = (f32[4]) parameter(0)\n"
+                   "  ROOT c = pred[] constant(true)\n"
+                   "}\n"
+                   "\n"
+                   "outer {\n"
+                   "  p = (f32[4]) parameter(0)\n"
+                   "  ROOT w2 = (f32[4]) while(p), condition=cond, body=inner, "
+                   "backend_config={\"known_trip_count\":{\"n\":\"%lu\"}}\n"
+                   "}\n"
+                   "\n"
+                   "ENTRY main {\n"
+                   "  a = f32[4] parameter(0)\n"
+                   "  t = (f32[4]) tuple(a)\n"
+                   "  ROOT w = (f32[4]) while(t), condition=cond, body=outer, "
+                   "backend_config={\"known_trip_count\":{\"n\":\"%lu\"}}\n"
+                   "}\n", n2, n1);
+}
+
+/* The expansion's work ceiling (hlo_flat.c, FLAT_MAX_WORK = 2^23 =
+ * 8,388,608 steps; a step is an instruction visited or an iteration begun).
+ * nested_loops(n1, n2) takes 3 steps in ENTRY (a, t, w) and per outer
+ * iteration 1 + 2 (p, w2) + n2 * (1 + 1 (p)): 3 + n1 * (3 + 2 * n2).
+ * n1 = 8: 27 + 16 * n2 <= 8,388,608 while n2 <= 524,286 (8,388,603 steps),
+ * so that expands (to a and t: 2 nodes) and n2 = 524,287 (8,388,619) is
+ * refused at the inner while, naming the outer.  Two loops of 10^6 empty
+ * iterations (10^12 steps; they ran for hours) are refused as soon as the
+ * ceiling is reached: about a second in Release, 20 s here at most. */
+static void test_expansion_work(void)
+{
+    struct sb_err e;
+    char *t = nested_loops(8, 524286);
+    struct sb_graph *g = sb_hlo_load_mem("nest.hlo", t, strlen(t), &e);
+    CHECK(g != NULL);
+    if (g)
+        CHECK_EQ_U(g->v.n_nodes, 2);
+    else
+        fprintf(stderr, "%s\n", e.msg);
+    sb_graph_free(g);
+    free(t);
+    t = nested_loops(8, 524287);
+    g = sb_hlo_load_mem("nest.hlo", t, strlen(t), &e);
+    CHECK(g == NULL);
+    if (!g)
+        CHECK_CONTAINS(e.msg, "nest.hlo:14: while 'w2' (inside while 'w' of line 20): "
+                              "expanding the loops takes more than 8388608 steps");
+    sb_graph_free(g);
+    free(t);
+    t = nested_loops(1000000, 1000000);
+    double t0 = now_s();
+    g = sb_hlo_load_mem("nest.hlo", t, strlen(t), &e);
+    double took = now_s() - t0;
+    fprintf(stderr, "test_hlo: 10^6 x 10^6 empty iterations refused in %.2f s\n", took);
+    CHECK(g == NULL && took < 20);
+    if (!g)
+        CHECK_CONTAINS(e.msg, "nest.hlo:14: while 'w2' (inside while 'w' of line 20)");
+    sb_graph_free(g);
+    free(t);
+}
+
 int main(void)
 {
+    test_expansion_work();
     test_cost_conformance();
     test_memory();
     test_roofline();

@@ -21,6 +21,13 @@
 #define FLAT_MAX_INSTRS (1u << 21)  /* instructions after expansion: 2M, some
                                        40 times a 70B step's 52k */
 #define FLAT_MAX_DEPTH 64           /* nested calls and loops */
+/* Steps of the expansion: every instruction visited (parameters and
+ * get-tuple-elements too, which emit nothing) and every iteration begun,
+ * nested loops multiplied.  The instruction cap alone never fires on loops
+ * whose bodies emit nothing: two nested loops of 10^6 empty iterations ran
+ * for hours.  4 steps per instruction the expansion may emit; about a second
+ * at worst (Release, 0.12 us a step). */
+#define FLAT_MAX_WORK (1u << 23)
 
 /* Names of one computation's instructions, hashed once. */
 struct ctab {
@@ -37,6 +44,9 @@ struct flat {
     uint32_t *op_idx;  /* indices (SB_NONE: unresolved name) */
     uint32_t n_op, cap_op, cap_off;
     char *scope;       /* the iteration being expanded (core/scope.h), NULL: ENTRY */
+    uint64_t work;     /* steps so far (FLAT_MAX_WORK) */
+    const struct instr *loop, *top_loop; /* the innermost and outermost while
+                                            being expanded, NULL: none */
 };
 
 static int ffail(struct flat *F, uint32_t line, const char *fmt, ...)
@@ -309,6 +319,25 @@ static uint32_t *map_ops(struct flat *F, uint32_t k, uint32_t i, const uint32_t 
     return ops;
 }
 
+/* One more step of the expansion; past FLAT_MAX_WORK refused at the while
+ * being expanded (else at in, the instruction visited). */
+static int step(struct flat *F, const struct instr *in)
+{
+    if (++F->work <= FLAT_MAX_WORK)
+        return 0;
+    const struct instr *w = F->loop ? F->loop : in;
+    if (F->top_loop && F->top_loop != F->loop)
+        return ffail(F, w->line, "while '%s' (inside while '%s' of line %u): expanding the "
+                                 "loops takes more than %u steps (instructions visited and "
+                                 "iterations begun, nested loops multiplied, a body that emits "
+                                 "nothing included), beyond what a step build expands",
+                     w->name, F->top_loop->name, F->top_loop->line, FLAT_MAX_WORK);
+    return ffail(F, w->line, "%s '%s': expanding the module takes more than %u steps "
+                             "(instructions visited and iterations begun, nested loops "
+                             "multiplied, a body that emits nothing included), beyond what a "
+                             "step build expands", w->opcode, w->name, FLAT_MAX_WORK);
+}
+
 static int expand_instr(struct flat *F, uint32_t k, uint32_t i, const char *prefix,
                         const uint32_t *args, uint32_t n_args, int is_entry, int depth,
                         uint32_t *map)
@@ -318,6 +347,8 @@ static int expand_instr(struct flat *F, uint32_t k, uint32_t i, const char *pref
     if (F->out->n >= FLAT_MAX_INSTRS)
         return ffail(F, in->line, "the expanded module exceeds %u instructions",
                      FLAT_MAX_INSTRS);
+    if (step(F, in))
+        return -1;
     if (!strcmp(op, "parameter") && !is_entry) {
         if (in->index < 0 || (uint64_t)in->index >= n_args)
             return ffail(F, in->line, "parameter '%s': number %lld, but the caller passes "
@@ -342,7 +373,13 @@ static int expand_instr(struct flat *F, uint32_t k, uint32_t i, const char *pref
         /* each iteration is a computation of its own, as XLA schedules the
          * body apart from its caller: its scope (core/scope.h) says which */
         char *outer = F->scope;
+        const struct instr *outer_loop = F->loop;
+        F->loop = in;
+        if (!F->top_loop)
+            F->top_loop = in;
         for (uint64_t it = 0; it < n && !rc; it++) {
+            if ((rc = step(F, in)))
+                break;
             char *pre = sb_strf("%s%s/iter%llu/", prefix, in->name, (unsigned long long)it);
             F->scope = sb_strf("%s%s%s#%llu", outer ? outer : "", outer ? "/" : "",
                                in->name, (unsigned long long)it);
@@ -351,6 +388,9 @@ static int expand_instr(struct flat *F, uint32_t k, uint32_t i, const char *pref
             free(F->scope);
         }
         F->scope = outer;
+        F->loop = outer_loop;
+        if (F->top_loop == in)
+            F->top_loop = NULL;
         map[i] = carried;
     } else if (!strcmp(op, "call") && (in->apply || in->n_calls)) {
         int ck = hlo_find_comp(F->m, in->apply ? in->apply : in->calls[0]);
