@@ -830,8 +830,80 @@ static void test_expansion_work(void)
     free(t);
 }
 
+/* One all-reduce of f32[8] over replica_groups=groups. */
+static struct sb_graph *one_all_reduce(const char *groups, struct sb_err *e)
+{
+    char *t = sb_strf("HloModule g, is_scheduled=true\n"
+                      "sum {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n"
+                      "  ROOT s = f32[] add(a, b)\n}\n"
+                      "ENTRY e {\n  p = f32[8] parameter(0)\n"
+                      "  ROOT r = f32[8] all-reduce(p), replica_groups=%s, to_apply=sum\n}\n",
+                      groups);
+    struct sb_graph *g = sb_hlo_load_mem("g.hlo", t, strlen(t), e);
+    free(t);
+    return g;
+}
+
+/* Values read whole (issue 42; refusals are in tests/bad/catalogue.tsv).
+ * replica_groups: the group size of every form XLA prints, node 1 being the
+ * all-reduce's start: {} says nothing (0); {{0, 1}, {2, 3}} with spaces, 2;
+ * [4,2]<=[2,4]T(1,0), 4 groups of 2; [1,8]<=[2,2,2]T(2,0,1), one of 8; the
+ * largest size, 2^31 - 1 = 2147483647, one group over as many devices; 2^31
+ * is refused at the all-reduce's line, 9 (HloModule, sum's 5 lines, ENTRY, p).  known_trip_count in the escaped form older XLA printed
+ * ("{\"known_trip_count\":{\"n\":\"3\"}}") and with leading zeros ("003"):
+ * 3 iterations each, 3 negates. */
+static void test_strict_values(void)
+{
+    static const struct {
+        const char *groups;
+        uint32_t size;
+    } ok[] = {{"{}", 0}, {"{{0, 1}, {2, 3}}", 2}, {"[4,2]<=[2,4]T(1,0)", 2},
+              {"[1,8]<=[2,2,2]T(2,0,1)", 8}, {"[1,2147483647]<=[2147483647]", 2147483647}};
+    struct sb_err e;
+    for (size_t i = 0; i < sizeof ok / sizeof ok[0]; i++) {
+        struct sb_graph *g = one_all_reduce(ok[i].groups, &e);
+        CHECK(g != NULL && g->v.n_nodes == 3 && g->v.kind[1] == SB_KIND_START);
+        if (g && g->v.n_nodes == 3)
+            CHECK_EQ_U(g->v.group_size[1], ok[i].size);
+        else if (!g)
+            fprintf(stderr, "%s: %s\n", ok[i].groups, e.msg);
+        sb_graph_free(g);
+    }
+    struct sb_graph *g = one_all_reduce("[1,2147483648]<=[2147483648]", &e);
+    CHECK(g == NULL);
+    if (!g)
+        CHECK_CONTAINS(e.msg, "g.hlo:9: 'r': replica_groups [1,2147483648]<=[2147483648]: its "
+                              "[GROUPS,SIZE] are not two integers in 1..2^31-1");
+    sb_graph_free(g);
+    static const char *const trips[] = {"\"{\\\"known_trip_count\\\":{\\\"n\\\":\\\"3\\\"}}\"",
+                                        "{\"known_trip_count\":{\"n\":\"003\"}}"};
+    for (size_t i = 0; i < 2; i++) {
+        char *t = sb_strf("HloModule w, is_scheduled=true\n"
+                          "body {\n  p = (f32[4]) parameter(0)\n"
+                          "  x = f32[4] get-tuple-element(p), index=0\n"
+                          "  n = f32[4] negate(x)\n  ROOT t = (f32[4]) tuple(n)\n}\n"
+                          "cond {\n  p = (f32[4]) parameter(0)\n"
+                          "  ROOT c = pred[] constant(true)\n}\n"
+                          "ENTRY e {\n  a = f32[4] parameter(0)\n  t = (f32[4]) tuple(a)\n"
+                          "  ROOT w = (f32[4]) while(t), condition=cond, body=body, "
+                          "backend_config=%s\n}\n", trips[i]);
+        g = sb_hlo_load_mem("w.hlo", t, strlen(t), &e);
+        CHECK(g != NULL);
+        uint32_t negs = 0;
+        for (uint32_t v = 0; g && v < g->v.n_nodes; v++)
+            negs += !strcmp(op_of(g, v), "negate");
+        if (g)
+            CHECK_EQ_U(negs, 3);
+        else
+            fprintf(stderr, "%s\n", e.msg);
+        sb_graph_free(g);
+        free(t);
+    }
+}
+
 int main(void)
 {
+    test_strict_values();
     test_expansion_work();
     test_cost_conformance();
     test_memory();

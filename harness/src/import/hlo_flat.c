@@ -198,23 +198,61 @@ static int expand_comp(struct flat *F, uint32_t k, const char *prefix, const uin
 /* The trip count of while instruction w (computation k), whose operand is
  * flat instruction init: known_trip_count in its backend config, else the
  * induction variable pattern of XLA's ComputeWhileLoopTripCount. */
-static int trip_count(struct flat *F, const struct instr *w, uint32_t init, uint64_t *n)
+/* Spaces, quotes and the backslashes that escape them (older XLA printed
+ * backend_config as an escaped string), between the tokens of a config. */
+static const char *config_gap(const char *p)
+{
+    while (*p == ' ' || *p == '"' || *p == '\\')
+        p++;
+    return p;
+}
+
+/* known_trip_count in a while's backend_config, read whole (XLA's
+ * WhileLoopBackendConfig prints {"known_trip_count":{"n":"N"}}): N is a
+ * decimal count, nothing else ("1e6" and "-1" were read as 1); 1 when
+ * found, 0 when absent, -1 refused. */
+static int known_trip_count(struct flat *F, const struct instr *w, uint64_t *n)
 {
     const char *kt = w->backend ? strstr(w->backend, "known_trip_count") : NULL;
-    if (kt) {
-        const char *p = kt + strlen("known_trip_count");
-        while (*p && !(*p >= '0' && *p <= '9'))
-            p++;
-        char *end;
-        unsigned long long v = strtoull(p, &end, 10);
-        if (end == p)
-            return ffail(F, w->line, "while '%s': known_trip_count without a number", w->name);
-        if (v > FLAT_MAX_TRIPS)
-            return ffail(F, w->line, "while '%s': known_trip_count %llu is above 10^6", w->name,
-                         v);
-        *n = v;
+    if (!kt)
         return 0;
-    }
+    const char *p = config_gap(kt + strlen("known_trip_count"));
+    int ok = *p == ':';
+    if (ok)
+        p = config_gap(p + 1);
+    ok = ok && *p == '{';
+    if (ok)
+        p = config_gap(p + 1);
+    ok = ok && *p == 'n';
+    if (ok)
+        p = config_gap(p + 1);
+    ok = ok && *p == ':';
+    if (ok)
+        p = config_gap(p + 1);
+    const char *digits = p;
+    while (ok && *p >= '0' && *p <= '9')
+        p++;
+    size_t n_digits = (size_t)(p - digits);
+    ok = ok && n_digits && *config_gap(p) == '}';
+    if (!ok)
+        return ffail(F, w->line, "while '%s': known_trip_count is not {\"n\":\"N\"} with N a "
+                                 "decimal count: '%.40s'", w->name, kt);
+    /* past 10^6 refused: seven digits decide, without a wrap */
+    uint64_t v = 0;
+    for (size_t i = 0; i < n_digits && v <= FLAT_MAX_TRIPS; i++)
+        v = v * 10 + (uint64_t)(digits[i] - '0');
+    if (v > FLAT_MAX_TRIPS)
+        return ffail(F, w->line, "while '%s': known_trip_count %.*s is above 10^6", w->name,
+                     (int)(n_digits < 40 ? n_digits : 40), digits);
+    *n = v;
+    return 1;
+}
+
+static int trip_count(struct flat *F, const struct instr *w, uint32_t init, uint64_t *n)
+{
+    int kt = known_trip_count(F, w, n);
+    if (kt)
+        return kt < 0 ? -1 : 0;
     int ck = w->cond_k >= 0 ? hlo_find_comp(F->m, w->calls[w->cond_k]) : -1;
     int bk = w->body_k >= 0 ? hlo_find_comp(F->m, w->calls[w->body_k]) : -1;
     if (ck < 0 || bk < 0)
@@ -307,14 +345,17 @@ static int trip_count(struct flat *F, const struct instr *w, uint32_t init, uint
                              "in backend_config, and %s)", w->name, why);
 }
 
-/* The flat operands of instruction i of computation k. */
+/* The flat operands of instruction i of computation k.  Every name was
+ * found to be an earlier instruction of k when the module was parsed
+ * (hlo.c, check_names_resolve), so none binds outside its computation. */
 static uint32_t *map_ops(struct flat *F, uint32_t k, uint32_t i, const uint32_t *map)
 {
     const struct instr *in = &F->m->c[k].in[i];
     uint32_t *ops = sb_xmalloc((in->n_ops ? in->n_ops : 1) * sizeof *ops);
     for (uint32_t j = 0; j < in->n_ops; j++) {
         int p = lookup(F, k, in->ops[j], i);
-        ops[j] = p >= 0 ? map[p] : SB_NONE;
+        SB_ASSERT(p >= 0);
+        ops[j] = map[p];
     }
     return ops;
 }
