@@ -901,8 +901,72 @@ static void test_strict_values(void)
     }
 }
 
+/* tests/gen_hlo_chain.py's module in C: x0 a parameter, x_i = negate(x_i-1)
+ * and y_i = exponential(x_i) for i = 1..n, ROOT r = negate(x_n), all
+ * f32[1024]. */
+static char *chain_module(uint32_t n)
+{
+    size_t cap = 128 + (size_t)n * 96, k = 0;
+    char *t = sb_xmalloc(cap);
+    k += (size_t)snprintf(t + k, cap - k, "HloModule chain, is_scheduled=true\nENTRY e {\n"
+                                          "  x0 = f32[1024] parameter(0)\n");
+    for (uint32_t i = 1; i <= n; i++)
+        k += (size_t)snprintf(t + k, cap - k, "  x%u = f32[1024] negate(x%u)\n"
+                                              "  y%u = f32[1024] exponential(x%u)\n",
+                              i, i - 1, i, i);
+    snprintf(t + k, cap - k, "  ROOT r = f32[1024] negate(x%u)\n}\n", n);
+    return t;
+}
+
+/* Duplication's budget (hlo.c, HLO_DUP_MAX_INSTRS = 64).  In the chain every
+ * x_i has two fusible users (x_i+1, y_i), k = 2, I = O = 4096 B, and
+ * 2 * 4096 <= 4096 + 4096 + 2 * 4096: each is duplicated into its users, and
+ * without a budget y_i recomputed x_1..x_i, i instructions (quadratic).  With
+ * it, x_i duplicated computes x_i and the duplicated x_i-1: size(x_1) = 1,
+ * size(x_i) = size(x_i-1) + 1 up to x_64 = 64; x_65 would be 65, keeps its
+ * node, and x_66 starts again at 1.  n = 200: x_65, x_130, x_195 keep nodes,
+ * so 1 (x0) + 3 + 200 (y) + 1 (r) = 205 nodes (202 when every x was
+ * duplicated).  FLOPs: 1024 per instruction computed (an exponential's
+ * transcendental counts one).  A node computes its instruction and the
+ * duplicated x's back to the last x with a node: y_i (i mod 65) of them,
+ * x_65, x_130 and x_195 64 each, r 5 (x_196..x_200).  The y's: 200 +
+ * 3 * (1 + ... + 64) + (1 + ... + 5) = 200 + 6240 + 15 = 6455; the x nodes
+ * 3 * 65 = 195; r 6: 6656 instructions, 6,815,744 FLOPs.  Before the
+ * budget: 202 nodes, y_i computing 1 + i and r 201, 200 + (1 + ... + 200) +
+ * 201 = 20,501 instructions.  A chain of 20,000 links (1.5 MB) imports in
+ * 0.2 s in Release; it took 60 s quadratically. */
+static void test_duplication_budget(void)
+{
+    struct sb_err e;
+    char *t = chain_module(200);
+    struct sb_graph *g = sb_hlo_load_mem("chain.hlo", t, strlen(t), &e);
+    free(t);
+    CHECK(g != NULL);
+    if (!g)
+        return fprintf(stderr, "%s\n", e.msg), (void)0;
+    CHECK_EQ_U(g->v.n_nodes, 205);
+    double flops = 0;
+    uint32_t x_nodes = 0;
+    for (uint32_t v = 0; v < g->v.n_nodes; v++) {
+        flops += g->flops[v];
+        x_nodes += name_of(g, v)[0] == 'x' && strcmp(name_of(g, v), "x0");
+    }
+    CHECK_EQ_U(x_nodes, 3);
+    CHECK_NEAR(flops, 6815744);
+    sb_graph_free(g);
+    t = chain_module(20000);
+    double t0 = now_s();
+    g = sb_hlo_load_mem("chain.hlo", t, strlen(t), &e);
+    double took = now_s() - t0;
+    fprintf(stderr, "test_hlo: a duplicated chain of 20,000 links imported in %.2f s\n", took);
+    CHECK(g != NULL && took < 10);
+    sb_graph_free(g);
+    free(t);
+}
+
 int main(void)
 {
+    test_duplication_budget();
     test_strict_values();
     test_expansion_work();
     test_cost_conformance();

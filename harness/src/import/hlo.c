@@ -2114,6 +2114,41 @@ static uint8_t *duplication_blockers(struct builder *B)
     return blocked;
 }
 
+/* What a duplicated producer may compute again in each user, its own
+ * duplicated producers included: 64 instructions.  Our budget, not XLA's
+ * (priority fusion stops a fusion's growth through its cost model, which is
+ * not modelled): the modules of ../shared/corpus duplicate at most 8, and a
+ * chain whose every link has a second user (x_i = f(x_i-1), y_i = g(x_i))
+ * duplicated every link into every y_i, i instructions each: quadratic in
+ * time and FLOPs.  Past the budget the group keeps a node of its own, so a
+ * fusion's work is bounded by 64 per duplicated group it reads. */
+#define HLO_DUP_MAX_INSTRS 64
+
+/* Instructions a group rooted at r computes when it is duplicated into a
+ * user: r and its members, and again every duplicated group they read, each
+ * counted once here (an upper bound when those overlap). */
+static uint32_t dup_size(struct builder *B, uint32_t r, const uint32_t *size_of)
+{
+    uint64_t size = 0;
+    uint32_t stamp = ++B->stamp;
+    for (uint32_t m = B->first_member[r];; m = B->next_member[m]) {
+        uint32_t i = m == SB_NONE ? r : m;
+        const struct instr *in = &B->c->in[i];
+        size++;
+        for (uint32_t k = 0; k < in->n_ops; k++) {
+            int p = bfind(B, in->ops[k], i);
+            /* p is outside r: a group root, so decided already */
+            if (p < 0 || B->group_root[p] == r || !B->inl[p] || B->seen[p] == stamp)
+                continue;
+            B->seen[p] = stamp;
+            size += size_of[p];
+        }
+        if (m == SB_NONE)
+            break;
+    }
+    return size < UINT32_MAX ? (uint32_t)size : UINT32_MAX;
+}
+
 static void plan_duplication(struct builder *B, const uint32_t *n_users)
 {
     const struct comp *c = B->c;
@@ -2122,9 +2157,19 @@ static void plan_duplication(struct builder *B, const uint32_t *n_users)
     B->seen = sb_xcalloc(n, sizeof *B->seen);
     B->inl = sb_xcalloc(n, 1);
     B->grouped = sb_xcalloc(n, 1);
+    /* in text order, so a group's producers are decided before it: a group
+     * is duplicated only while what it computes again, duplicated producers
+     * included, stays within HLO_DUP_MAX_INSTRS */
+    uint32_t *size_of = sb_xcalloc(n, sizeof *size_of); /* [instr] of duplicated roots */
     for (uint32_t i = 0; i < c->n; i++)
-        if (B->group_root[i] == i && may_duplicate(B, i, n_users, blocked))
-            B->inl[i] = 1;
+        if (B->group_root[i] == i && may_duplicate(B, i, n_users, blocked)) {
+            uint32_t size = dup_size(B, i, size_of);
+            if (size <= HLO_DUP_MAX_INSTRS) {
+                size_of[i] = size;
+                B->inl[i] = 1;
+            }
+        }
+    free(size_of);
     for (uint32_t i = 0; i < c->n; i++) /* members go with their root */
         B->inl[i] = B->inl[B->group_root[i]];
     B->n_groups = 0;
