@@ -1217,6 +1217,45 @@ static int match_collectives(struct job *J, struct sb_err *e)
     return 0;
 }
 
+/* After edges the joins may add: each joined collective of m ranks adds
+ * m (2m - 1) (every member's start waits for every member's arrive, every
+ * leave for every other member's done), so a job of 256 ranks whose 200
+ * collectives span them all took 26 million edges and 840 MB.  2^23 edges
+ * are about 270 MB and half a second (measured at 32 bytes and 75 ns an
+ * edge); 256 ranks fit 64 such collectives, 64 ranks 1,032.  A join node
+ * would take 2m edges, but as a nop it keeps a place on one rank's stream
+ * (core/sim.c), and a policy that orders other work of that rank before it
+ * would then hold back every member: the joins keep their semantics and
+ * the job is refused past the ceiling instead. */
+#define JOIN_MAX_EDGES (1u << 23)
+
+static int check_join_edges(const struct job *J, const char *pattern, struct sb_err *e)
+{
+    uint64_t total = 0, worst = 0;
+    uint32_t N = J->n, g_worst = 0, m_worst = 0, c_worst = 0;
+    for (uint32_t g = 0; g < J->n_grp; g++) {
+        uint64_t m = 0, colls = 0;
+        for (uint32_t r = 0; r < N; r++)
+            if (J->member[(size_t)g * N + r]) {
+                m++;
+                colls = J->n_seq[(size_t)g * N + r]; /* the same on every member */
+            }
+        uint64_t edges = colls * m * (2 * m - 1); /* below 2^20 * 2^8 * 2^9 */
+        total += edges;
+        if (edges > worst)
+            worst = edges, g_worst = g, m_worst = (uint32_t)m, c_worst = (uint32_t)colls;
+    }
+    if (total <= JOIN_MAX_EDGES)
+        return 0;
+    return sb_errf(e, "%s: joining the ranks' collectives takes %" PRIu64 " after edges, above "
+                      "the ceiling of %u (2^23, about 270 MB): a collective of m ranks takes "
+                      "m (2m - 1), and process group '%s' has %u collectives over %u ranks "
+                      "(%" PRIu64 "); a group file that gives the groups their members takes "
+                      "fewer (chakra.md, \"Several ranks\")", pattern, total, JOIN_MAX_EDGES,
+                   *J->grp[g_worst] ? J->grp[g_worst] : "(none: every rank)", c_worst, m_worst,
+                   worst);
+}
+
 /* The unit consumers of trace node p of rank r wait for. */
 static uint32_t out_unit(const struct job *J, uint32_t r, uint32_t p)
 {
@@ -1510,7 +1549,8 @@ struct sb_graph *sb_chakra_load_ranks_mem(const char *pattern, uint32_t n,
     }
     struct sb_graph *g = NULL;
     uint32_t *order = NULL;
-    if (!rc && !match_collectives(&J, e) && (order = merge_ranks(&J, e)))
+    if (!rc && !match_collectives(&J, e) && !check_join_edges(&J, pattern, e) &&
+        (order = merge_ranks(&J, e)))
         g = build_ranks(&J, pattern, order, e);
     free(order);
     job_free(&J);
