@@ -789,19 +789,19 @@ static char *nested_loops(unsigned long n1, unsigned long n2)
                    "}\n", n2, n1);
 }
 
-/* The expansion's work ceiling (hlo_flat.c, FLAT_MAX_WORK = 2^23 =
- * 8,388,608 steps; a step is an instruction visited or an iteration begun).
+/* The expansion's work ceiling (hlo_flat.c, FLAT_MAX_WORK = 2^22 =
+ * 4,194,304 steps; a step is an instruction visited or an iteration begun).
  * nested_loops(n1, n2) takes 3 steps in ENTRY (a, t, w) and per outer
  * iteration 1 + 2 (p, w2) + n2 * (1 + 1 (p)): 3 + n1 * (3 + 2 * n2).
- * n1 = 8: 27 + 16 * n2 <= 8,388,608 while n2 <= 524,286 (8,388,603 steps),
- * so that expands (to a and t: 2 nodes) and n2 = 524,287 (8,388,619) is
+ * n1 = 8: 27 + 16 * n2 <= 4,194,304 while n2 <= 262,142 (4,194,299 steps),
+ * so that expands (to a and t: 2 nodes) and n2 = 262,143 (4,194,315) is
  * refused at the inner while, naming the outer.  Two loops of 10^6 empty
  * iterations (10^12 steps; they ran for hours) are refused as soon as the
- * ceiling is reached: about a second in Release, 20 s here at most. */
+ * ceiling is reached: half a second in Release, 20 s here at most. */
 static void test_expansion_work(void)
 {
     struct sb_err e;
-    char *t = nested_loops(8, 524286);
+    char *t = nested_loops(8, 262142);
     struct sb_graph *g = sb_hlo_load_mem("nest.hlo", t, strlen(t), &e);
     CHECK(g != NULL);
     if (g)
@@ -810,12 +810,12 @@ static void test_expansion_work(void)
         fprintf(stderr, "%s\n", e.msg);
     sb_graph_free(g);
     free(t);
-    t = nested_loops(8, 524287);
+    t = nested_loops(8, 262143);
     g = sb_hlo_load_mem("nest.hlo", t, strlen(t), &e);
     CHECK(g == NULL);
     if (!g)
         CHECK_CONTAINS(e.msg, "nest.hlo:14: while 'w2' (inside while 'w' of line 20): "
-                              "expanding the loops takes more than 8388608 steps");
+                              "expanding the loops takes more than 4194304 steps");
     sb_graph_free(g);
     free(t);
     t = nested_loops(1000000, 1000000);
