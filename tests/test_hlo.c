@@ -849,7 +849,9 @@ static struct sb_graph *one_all_reduce(const char *groups, struct sb_err *e)
  * all-reduce's start: {} says nothing (0); {{0, 1}, {2, 3}} with spaces, 2;
  * [4,2]<=[2,4]T(1,0), 4 groups of 2; [1,8]<=[2,2,2]T(2,0,1), one of 8; the
  * largest size, 2^31 - 1 = 2147483647, one group over as many devices; 2^31
- * is refused at the all-reduce's line, 9 (HloModule, sum's 5 lines, ENTRY, p).  known_trip_count in the escaped form older XLA printed
+ * is refused at the all-reduce's line, 9 (HloModule, sum's 5 lines, ENTRY, p);
+ * the largest replica id, 2^31 - 1, in a group of 2; 2^31 refused.
+ * known_trip_count in the escaped form older XLA printed
  * ("{\"known_trip_count\":{\"n\":\"3\"}}") and with leading zeros ("003"):
  * 3 iterations each, 3 negates. */
 static void test_strict_values(void)
@@ -858,7 +860,8 @@ static void test_strict_values(void)
         const char *groups;
         uint32_t size;
     } ok[] = {{"{}", 0}, {"{{0, 1}, {2, 3}}", 2}, {"[4,2]<=[2,4]T(1,0)", 2},
-              {"[1,8]<=[2,2,2]T(2,0,1)", 8}, {"[1,2147483647]<=[2147483647]", 2147483647}};
+              {"[1,8]<=[2,2,2]T(2,0,1)", 8}, {"[1,2147483647]<=[2147483647]", 2147483647},
+              {"{{0,2147483647}}", 2}};
     struct sb_err e;
     for (size_t i = 0; i < sizeof ok / sizeof ok[0]; i++) {
         struct sb_graph *g = one_all_reduce(ok[i].groups, &e);
@@ -874,6 +877,12 @@ static void test_strict_values(void)
     if (!g)
         CHECK_CONTAINS(e.msg, "g.hlo:9: 'r': replica_groups [1,2147483648]<=[2147483648]: its "
                               "[GROUPS,SIZE] are not two integers in 1..2^31-1");
+    sb_graph_free(g);
+    g = one_all_reduce("{{0,2147483648}}", &e);
+    CHECK(g == NULL);
+    if (!g)
+        CHECK_CONTAINS(e.msg, "g.hlo:9: 'r': replica_groups {{0,2147483648}}: '2147483648' is "
+                              "not a replica id (a decimal below 2^31)");
     sb_graph_free(g);
     static const char *const trips[] = {"\"{\\\"known_trip_count\\\":{\\\"n\\\":\\\"3\\\"}}\"",
                                         "{\"known_trip_count\":{\"n\":\"003\"}}"};

@@ -630,7 +630,7 @@ static int replica_groups(struct lex *L, uint32_t line, const struct instr *in, 
             uint64_t id;
             while (p < e && *p != ',' && *p != '}')
                 p++;
-            if (p == e || decimal(a, p, HLO_MAX_REPLICAS - 1, &id)) {
+            if (p == e || decimal(a, p, HLO_MAX_REPLICAS, &id)) {
                 lfail(L, line, "'%s': replica_groups %.*s: '%.*s' is not a replica id (a "
                                "decimal below 2^31)", in->name, n_text, s,
                       (int)(p - a < 20 ? p - a : 20), a);
