@@ -112,6 +112,22 @@ printf '\000' >"$WORK/grp.0.et"  # an empty GlobalMetadata, then no node
 timeout 20 "$BIN" validate "$WORK/grp.0.et" >"$WORK/out" 2>&1
 rc=$?
 if [ "$rc" = 2 ] && grep -qF "no nodes" "$WORK/out"; then ok; else bad "FIFO group json: exit $rc: $(head -c 300 "$WORK/out")"; fi
+# Issue 42: a folder of t.0.et and t.01.et ran as a job of one rank (01 read
+# as 1, t.%d.et then found no t.1.et); both the folder and each file refuse
+mkdir -p "$WORK/zr"
+cp "$TESTS/bad/chakra-rank-zero.0.et" "$WORK/zr/t.0.et"
+cp "$TESTS/bad/chakra-rank-zero.0.et" "$WORK/zr/t.01.et"
+check "folder t.0.et t.01.et" "zr/t.01.et: the rank '01' is written with a leading zero" \
+    "$BIN" validate "$WORK/zr"
+check "run folder t.0.et t.01.et" "zr/t.01.et: the rank '01'" "$BIN" run -q -w "$WORK/zr" -o "$WORK/zr.csv"
+check "t.%d.et beside t.01.et" "zr/t.01.et: the rank '01'" "$BIN" validate "$WORK/zr/t.%d.et"
+# 256 ranks whose 200 all-reduces each span every rank: 200 * 256 * 511 =
+# 26,163,200 join edges (840 MB) against the ceiling of 2^23: refused at once
+mkdir -p "$WORK/j256"
+python3 "$TESTS/gen_chakra_job.py" "$WORK/j256/job" 256 200
+check "256 ranks x 200 collectives" "job.%d.et: joining the ranks' collectives takes 26163200 after edges, above the ceiling of 8388608" \
+    timeout 10 "$BIN" validate "$WORK/j256/job.%d.et"
+rm -rf "$WORK/j256"
 # a workload's '# machine=' sidecar goes through the same reader
 printf '# machine=fifo.yaml\nid,name,kind,inputs,cost_us\n0,a,compute,,1\n' >"$WORK/side.csv"
 check "machine= sidecar" "fifo.yaml: is a FIFO, not a regular file" "$BIN" validate "$WORK/side.csv"

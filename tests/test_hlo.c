@@ -1,5 +1,6 @@
 #define _POSIX_C_SOURCE 200809L
 #include <dirent.h>
+#include <time.h>
 #include <math.h>
 #include <stdlib.h>
 /* The HLO text importer (files in tests/data/hlo_cases/, out of the way of
@@ -749,8 +750,234 @@ static void test_alias_errors(void)
     }
 }
 
+/* ---- issue 42: bounded imports --------------------------------------------- */
+
+static double now_s(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
+}
+
+/* Two nested while loops, n1 iterations of `outer`, each n2 of `inner`, whose
+ * body is its parameter: it emits nothing.  Lines: inner's ROOT 4, the
+ * inner while 14, the outer while 20. */
+static char *nested_loops(unsigned long n1, unsigned long n2)
+{
+    return sb_strf("HloModule nest\n"
+                   "\n"
+                   "inner {\n"
+                   "  ROOT p = (f32[4]) parameter(0)\n"
+                   "}\n"
+                   "\n"
+                   "cond {\n"
+                   "  p = (f32[4]) parameter(0)\n"
+                   "  ROOT c = pred[] constant(true)\n"
+                   "}\n"
+                   "\n"
+                   "outer {\n"
+                   "  p = (f32[4]) parameter(0)\n"
+                   "  ROOT w2 = (f32[4]) while(p), condition=cond, body=inner, "
+                   "backend_config={\"known_trip_count\":{\"n\":\"%lu\"}}\n"
+                   "}\n"
+                   "\n"
+                   "ENTRY main {\n"
+                   "  a = f32[4] parameter(0)\n"
+                   "  t = (f32[4]) tuple(a)\n"
+                   "  ROOT w = (f32[4]) while(t), condition=cond, body=outer, "
+                   "backend_config={\"known_trip_count\":{\"n\":\"%lu\"}}\n"
+                   "}\n", n2, n1);
+}
+
+/* The expansion's work ceiling (hlo_flat.c, FLAT_MAX_WORK = 2^22 =
+ * 4,194,304 steps; a step is an instruction visited or an iteration begun).
+ * nested_loops(n1, n2) takes 3 steps in ENTRY (a, t, w) and per outer
+ * iteration 1 + 2 (p, w2) + n2 * (1 + 1 (p)): 3 + n1 * (3 + 2 * n2).
+ * n1 = 8: 27 + 16 * n2 <= 4,194,304 while n2 <= 262,142 (4,194,299 steps),
+ * so that expands (to a and t: 2 nodes) and n2 = 262,143 (4,194,315) is
+ * refused at the inner while, naming the outer.  Two loops of 10^6 empty
+ * iterations (10^12 steps; they ran for hours) are refused as soon as the
+ * ceiling is reached: half a second in Release, 20 s here at most. */
+static void test_expansion_work(void)
+{
+    struct sb_err e;
+    char *t = nested_loops(8, 262142);
+    struct sb_graph *g = sb_hlo_load_mem("nest.hlo", t, strlen(t), &e);
+    CHECK(g != NULL);
+    if (g)
+        CHECK_EQ_U(g->v.n_nodes, 2);
+    else
+        fprintf(stderr, "%s\n", e.msg);
+    sb_graph_free(g);
+    free(t);
+    t = nested_loops(8, 262143);
+    g = sb_hlo_load_mem("nest.hlo", t, strlen(t), &e);
+    CHECK(g == NULL);
+    if (!g)
+        CHECK_CONTAINS(e.msg, "nest.hlo:14: while 'w2' (inside while 'w' of line 20): "
+                              "expanding the loops takes more than 4194304 steps");
+    sb_graph_free(g);
+    free(t);
+    t = nested_loops(1000000, 1000000);
+    double t0 = now_s();
+    g = sb_hlo_load_mem("nest.hlo", t, strlen(t), &e);
+    double took = now_s() - t0;
+    fprintf(stderr, "test_hlo: 10^6 x 10^6 empty iterations refused in %.2f s\n", took);
+    CHECK(g == NULL && took < 20);
+    if (!g)
+        CHECK_CONTAINS(e.msg, "nest.hlo:14: while 'w2' (inside while 'w' of line 20)");
+    sb_graph_free(g);
+    free(t);
+}
+
+/* One all-reduce of f32[8] over replica_groups=groups. */
+static struct sb_graph *one_all_reduce(const char *groups, struct sb_err *e)
+{
+    char *t = sb_strf("HloModule g, is_scheduled=true\n"
+                      "sum {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n"
+                      "  ROOT s = f32[] add(a, b)\n}\n"
+                      "ENTRY e {\n  p = f32[8] parameter(0)\n"
+                      "  ROOT r = f32[8] all-reduce(p), replica_groups=%s, to_apply=sum\n}\n",
+                      groups);
+    struct sb_graph *g = sb_hlo_load_mem("g.hlo", t, strlen(t), e);
+    free(t);
+    return g;
+}
+
+/* Values read whole (issue 42; refusals are in tests/bad/catalogue.tsv).
+ * replica_groups: the group size of every form XLA prints, node 1 being the
+ * all-reduce's start: {} says nothing (0); {{0, 1}, {2, 3}} with spaces, 2;
+ * [4,2]<=[2,4]T(1,0), 4 groups of 2; [1,8]<=[2,2,2]T(2,0,1), one of 8; the
+ * largest size, 2^31 - 1 = 2147483647, one group over as many devices; 2^31
+ * is refused at the all-reduce's line, 9 (HloModule, sum's 5 lines, ENTRY, p);
+ * the largest replica id, 2^31 - 1, in a group of 2; 2^31 refused.
+ * known_trip_count in the escaped form older XLA printed
+ * ("{\"known_trip_count\":{\"n\":\"3\"}}") and with leading zeros ("003"):
+ * 3 iterations each, 3 negates. */
+static void test_strict_values(void)
+{
+    static const struct {
+        const char *groups;
+        uint32_t size;
+    } ok[] = {{"{}", 0}, {"{{0, 1}, {2, 3}}", 2}, {"[4,2]<=[2,4]T(1,0)", 2},
+              {"[1,8]<=[2,2,2]T(2,0,1)", 8}, {"[1,2147483647]<=[2147483647]", 2147483647},
+              {"{{0,2147483647}}", 2}};
+    struct sb_err e;
+    for (size_t i = 0; i < sizeof ok / sizeof ok[0]; i++) {
+        struct sb_graph *g = one_all_reduce(ok[i].groups, &e);
+        CHECK(g != NULL && g->v.n_nodes == 3 && g->v.kind[1] == SB_KIND_START);
+        if (g && g->v.n_nodes == 3)
+            CHECK_EQ_U(g->v.group_size[1], ok[i].size);
+        else if (!g)
+            fprintf(stderr, "%s: %s\n", ok[i].groups, e.msg);
+        sb_graph_free(g);
+    }
+    struct sb_graph *g = one_all_reduce("[1,2147483648]<=[2147483648]", &e);
+    CHECK(g == NULL);
+    if (!g)
+        CHECK_CONTAINS(e.msg, "g.hlo:9: 'r': replica_groups [1,2147483648]<=[2147483648]: its "
+                              "[GROUPS,SIZE] are not two integers in 1..2^31-1");
+    sb_graph_free(g);
+    g = one_all_reduce("{{0,2147483648}}", &e);
+    CHECK(g == NULL);
+    if (!g)
+        CHECK_CONTAINS(e.msg, "g.hlo:9: 'r': replica_groups {{0,2147483648}}: '2147483648' is "
+                              "not a replica id (a decimal below 2^31)");
+    sb_graph_free(g);
+    static const char *const trips[] = {"\"{\\\"known_trip_count\\\":{\\\"n\\\":\\\"3\\\"}}\"",
+                                        "{\"known_trip_count\":{\"n\":\"003\"}}"};
+    for (size_t i = 0; i < 2; i++) {
+        char *t = sb_strf("HloModule w, is_scheduled=true\n"
+                          "body {\n  p = (f32[4]) parameter(0)\n"
+                          "  x = f32[4] get-tuple-element(p), index=0\n"
+                          "  n = f32[4] negate(x)\n  ROOT t = (f32[4]) tuple(n)\n}\n"
+                          "cond {\n  p = (f32[4]) parameter(0)\n"
+                          "  ROOT c = pred[] constant(true)\n}\n"
+                          "ENTRY e {\n  a = f32[4] parameter(0)\n  t = (f32[4]) tuple(a)\n"
+                          "  ROOT w = (f32[4]) while(t), condition=cond, body=body, "
+                          "backend_config=%s\n}\n", trips[i]);
+        g = sb_hlo_load_mem("w.hlo", t, strlen(t), &e);
+        CHECK(g != NULL);
+        uint32_t negs = 0;
+        for (uint32_t v = 0; g && v < g->v.n_nodes; v++)
+            negs += !strcmp(op_of(g, v), "negate");
+        if (g)
+            CHECK_EQ_U(negs, 3);
+        else
+            fprintf(stderr, "%s\n", e.msg);
+        sb_graph_free(g);
+        free(t);
+    }
+}
+
+/* tests/gen_hlo_chain.py's module in C: x0 a parameter, x_i = negate(x_i-1)
+ * and y_i = exponential(x_i) for i = 1..n, ROOT r = negate(x_n), all
+ * f32[1024]. */
+static char *chain_module(uint32_t n)
+{
+    size_t cap = 128 + (size_t)n * 96, k = 0;
+    char *t = sb_xmalloc(cap);
+    k += (size_t)snprintf(t + k, cap - k, "HloModule chain, is_scheduled=true\nENTRY e {\n"
+                                          "  x0 = f32[1024] parameter(0)\n");
+    for (uint32_t i = 1; i <= n; i++)
+        k += (size_t)snprintf(t + k, cap - k, "  x%u = f32[1024] negate(x%u)\n"
+                                              "  y%u = f32[1024] exponential(x%u)\n",
+                              i, i - 1, i, i);
+    snprintf(t + k, cap - k, "  ROOT r = f32[1024] negate(x%u)\n}\n", n);
+    return t;
+}
+
+/* Duplication's budget (hlo.c, HLO_DUP_MAX_INSTRS = 64).  In the chain every
+ * x_i has two fusible users (x_i+1, y_i), k = 2, I = O = 4096 B, and
+ * 2 * 4096 <= 4096 + 4096 + 2 * 4096: each is duplicated into its users, and
+ * without a budget y_i recomputed x_1..x_i, i instructions (quadratic).  With
+ * it, x_i duplicated computes x_i and the duplicated x_i-1: size(x_1) = 1,
+ * size(x_i) = size(x_i-1) + 1 up to x_64 = 64; x_65 would be 65, keeps its
+ * node, and x_66 starts again at 1.  n = 200: x_65, x_130, x_195 keep nodes,
+ * so 1 (x0) + 3 + 200 (y) + 1 (r) = 205 nodes (202 when every x was
+ * duplicated).  FLOPs: 1024 per instruction computed (an exponential's
+ * transcendental counts one).  A node computes its instruction and the
+ * duplicated x's back to the last x with a node: y_i (i mod 65) of them,
+ * x_65, x_130 and x_195 64 each, r 5 (x_196..x_200).  The y's: 200 +
+ * 3 * (1 + ... + 64) + (1 + ... + 5) = 200 + 6240 + 15 = 6455; the x nodes
+ * 3 * 65 = 195; r 6: 6656 instructions, 6,815,744 FLOPs.  Before the
+ * budget: 202 nodes, y_i computing 1 + i and r 201, 200 + (1 + ... + 200) +
+ * 201 = 20,501 instructions.  A chain of 20,000 links (1.5 MB) imports in
+ * 0.2 s in Release; it took 60 s quadratically. */
+static void test_duplication_budget(void)
+{
+    struct sb_err e;
+    char *t = chain_module(200);
+    struct sb_graph *g = sb_hlo_load_mem("chain.hlo", t, strlen(t), &e);
+    free(t);
+    CHECK(g != NULL);
+    if (!g)
+        return fprintf(stderr, "%s\n", e.msg), (void)0;
+    CHECK_EQ_U(g->v.n_nodes, 205);
+    double flops = 0;
+    uint32_t x_nodes = 0;
+    for (uint32_t v = 0; v < g->v.n_nodes; v++) {
+        flops += g->flops[v];
+        x_nodes += name_of(g, v)[0] == 'x' && strcmp(name_of(g, v), "x0");
+    }
+    CHECK_EQ_U(x_nodes, 3);
+    CHECK_NEAR(flops, 6815744);
+    sb_graph_free(g);
+    t = chain_module(20000);
+    double t0 = now_s();
+    g = sb_hlo_load_mem("chain.hlo", t, strlen(t), &e);
+    double took = now_s() - t0;
+    fprintf(stderr, "test_hlo: a duplicated chain of 20,000 links imported in %.2f s\n", took);
+    CHECK(g != NULL && took < 10);
+    sb_graph_free(g);
+    free(t);
+}
+
 int main(void)
 {
+    test_duplication_budget();
+    test_strict_values();
+    test_expansion_work();
     test_cost_conformance();
     test_memory();
     test_roofline();

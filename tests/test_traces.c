@@ -634,6 +634,86 @@ static void chakra_ranks(void)
     CHECK_CONTAINS(e.msg, "no rank files");
 }
 
+/* One rank of tests/gen_chakra_job.py's job: compute c0, then n_colls times
+ * an all-reduce of 1000 bytes over every rank (no pg_name) and a compute
+ * node, each node reading the one before. */
+static struct et same_program(uint32_t n_colls)
+{
+    struct et t = {0};
+    ChakraProtoMsg__GlobalMetadata meta = CHAKRA_PROTO_MSG__GLOBAL_METADATA__INIT;
+    meta.version = "0.0.4";
+    put(&t, &meta.base);
+    put_node(&t, 1, "c0", CHAKRA_PROTO_MSG__NODE_TYPE__COMP_NODE, NULL, 0, 1, -1, -1, -1);
+    for (uint64_t c = 1; c <= n_colls; c++) {
+        uint64_t d1 = 2 * c - 1, d2 = 2 * c;
+        put_node(&t, 2 * c, "ar", CHAKRA_PROTO_MSG__NODE_TYPE__COMM_COLL_NODE, &d1, 1, 2, -1,
+                 1000, CHAKRA_PROTO_MSG__COLLECTIVE_COMM_TYPE__ALL_REDUCE);
+        put_node(&t, 2 * c + 1, "c", CHAKRA_PROTO_MSG__NODE_TYPE__COMP_NODE, &d2, 1, 1, -1, -1,
+                 -1);
+    }
+    return t;
+}
+
+static struct sb_graph *same_job(uint32_t n_ranks, uint32_t n_colls, struct sb_err *e)
+{
+    struct et t = same_program(n_colls);
+    const uint8_t *buf[256];
+    size_t len[256];
+    for (uint32_t r = 0; r < n_ranks; r++)
+        buf[r] = t.b, len[r] = t.n;
+    struct sb_import_opts o;
+    sb_import_defaults(&o);
+    struct sb_graph *g = sb_chakra_load_ranks_mem(SB_TEST_TMP "/same.%d.et", n_ranks, buf, len,
+                                                  &o, e);
+    free(t.b);
+    return g;
+}
+
+/* The joins' edges (chakra.c, JOIN_MAX_EDGES = 2^23 = 8,388,608 after edges).
+ * Per rank and collective: the arrive (after the compute before it), the
+ * start (that compute's data, and every rank's arrive: R), the done (the
+ * start), the leave (the done, and the R - 1 other dones), the next compute
+ * (the leave): 2R + 4 edges, of which R + (R - 1) = 2R - 1 are the join's;
+ * nodes 1 + 5 per collective.  So R ranks and C collectives: R (1 + 5C)
+ * nodes, R C (2R + 4) edges, C R (2R - 1) of the joins.
+ *   R = 2, C = 3: 32 nodes, 48 edges.
+ *   R = 64, C = 1032: 64 * 5161 = 330,304 nodes, 1032 * 64 * 132 =
+ *     8,718,336 edges, 1032 * 64 * 127 = 8,388,096 of the joins: fits.
+ *   R = 64, C = 1033: 8,396,224 join edges, refused before any is made.
+ * The 256-rank job of 200 collectives that took 26 million edges (840 MB):
+ *   200 * 256 * 511 = 26,163,200, refused. */
+static void chakra_join_edges(void)
+{
+    struct sb_err e;
+    struct sb_graph *g = same_job(2, 3, &e);
+    CHECK(g != NULL);
+    if (g) {
+        CHECK_EQ_U(g->v.n_nodes, 32);
+        CHECK_EQ_U(g->v.pred_off[g->v.n_nodes], 48);
+    }
+    sb_graph_free(g);
+    g = same_job(64, 1032, &e);
+    CHECK(g != NULL);
+    if (g) {
+        CHECK_EQ_U(g->v.n_nodes, 330304);
+        CHECK_EQ_U(g->v.pred_off[g->v.n_nodes], 8718336);
+    } else {
+        fprintf(stderr, "%s\n", e.msg);
+    }
+    sb_graph_free(g);
+    g = same_job(64, 1033, &e);
+    CHECK(g == NULL);
+    CHECK_CONTAINS(e.msg, "same.%d.et: joining the ranks' collectives takes 8396224 after "
+                          "edges, above the ceiling of 8388608");
+    CHECK_CONTAINS(e.msg, "process group '(none: every rank)' has 1033 collectives over 64 "
+                          "ranks (8396224)");
+    sb_graph_free(g);
+    g = same_job(256, 200, &e);
+    CHECK(g == NULL);
+    CHECK_CONTAINS(e.msg, "takes 26163200 after edges");
+    sb_graph_free(g);
+}
+
 int main(int argc, char **argv)
 {
     /* test_traces --write-ranks PREFIX [BAD]: the rank files of chakra_ranks
@@ -641,6 +721,7 @@ int main(int argc, char **argv)
     if (argc >= 3 && !strcmp(argv[1], "--write-ranks"))
         return write_ranks(argv[2], argc > 3 ? atoi(argv[3]) : 0) ? 1 : 0;
     chakra_ranks();
+    chakra_join_edges();
     chakra_storages();
     chakra_ctrl_and_host();
     chakra_long_names();

@@ -63,18 +63,15 @@ static void paths_push(struct sb_paths *w, char *p)
     w->path[w->n++] = p;
 }
 
-/* Whether name is <stem>.<r>.et; *stem_len and *rank when so. */
+/* Whether name is <stem>.<r>.et with r in plain decimal (a leading zero
+ * names no rank: the importer refuses such a file beside a job); *stem_len
+ * and *rank when so. */
 static int rank_file(const char *name, size_t *stem_len, unsigned long *rank)
 {
-    size_t n = strlen(name), d;
-    if (n < 6 || strcmp(name + n - 3, ".et"))
+    uint32_t r;
+    if (sb_chakra_rank_name(name, stem_len, &r) != 1)
         return 0;
-    for (d = n - 3; d > 0 && name[d - 1] >= '0' && name[d - 1] <= '9'; d--)
-        ;
-    if (d == n - 3 || d < 2 || name[d - 1] != '.' || n - 3 - d > 3)
-        return 0;
-    *stem_len = d - 1;
-    *rank = strtoul(name + d, NULL, 10);
+    *rank = r;
     return 1;
 }
 

@@ -17,6 +17,7 @@
 
 #include <jansson.h>
 
+#include <dirent.h>
 #include <inttypes.h>
 #include <math.h>
 #include <stdio.h>
@@ -28,7 +29,8 @@ typedef ChakraProtoMsg__Node Node;
 
 struct trace {
     const char *path;
-    json_t *groups;    /* the comm-group file beside the trace: {"pg": [ranks]} */
+    json_t *groups;    /* the group file's process groups, {"pg": [ranks]} (checked
+                          by load_groups; not owned), NULL without one */
     const struct sb_import_opts *o;
     Node **node;
     uint32_t n, cap;
@@ -64,44 +66,252 @@ struct use {
     uint32_t k;       /* the node's position in the graph order */
 };
 
-/* ---- reading -------------------------------------------------------------- */
+/* ---- the job's files: rank numbers and the group file ---------------------
+ *
+ * A rank file is <head><rank><tail>: "dir/denseA." 0 ".et".  The rank is a
+ * plain decimal, as ASTRA-sim prints it when it opens <prefix>.<rank>.et, so
+ * "t.01.et" names no rank: a file spelled so beside a job is refused (it
+ * would be read as no rank, or as the rank of another file), naming it and
+ * the file of the same rank when there is one.  The group file is
+ * <name>.json in the folder of the rank files, <name> the workload's name:
+ * the file name without ".<rank>.et" (or without ".et" when it has no rank),
+ * "my.model" for my.model.0.et. */
 
-/* name.<rank>.et reads its process groups from name.json in the same folder
- * (the file ASTRA-sim takes as --comm-group-configuration), when present. */
-static void load_groups(struct trace *T)
+#define RANK_MAX_DIGITS 7 /* ranks below 2^20 (npus's ceiling) */
+
+/* The rank of digits [s, s + n): 1 and *rank for a plain decimal, -1 for
+ * digits with a leading zero ("01", "00"), 0 for anything else. */
+static int rank_digits(const char *s, size_t n, uint32_t *rank)
 {
-    const char *base = strrchr(T->path, '/');
-    base = base ? base + 1 : T->path;
-    const char *dot = strchr(base, '.');
-    if (!dot)
-        return;
-    char *json = sb_strf("%.*s.json", (int)(dot - T->path), T->path);
-    /* a group file that is not a regular file (a FIFO) would block */
-    T->groups = sb_input_check(json, NULL) ? NULL : json_load_file(json, 0, NULL);
-    if (T->groups && !json_is_object(T->groups)) {
-        json_decref(T->groups);
-        T->groups = NULL;
+    if (!n || n > RANK_MAX_DIGITS)
+        return 0;
+    uint32_t r = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (s[i] < '0' || s[i] > '9')
+            return 0;
+        r = r * 10 + (uint32_t)(s[i] - '0');
     }
-    free(json);
+    if (n > 1 && s[0] == '0')
+        return -1;
+    *rank = r;
+    return 1;
+}
+
+int sb_chakra_rank_name(const char *name, size_t *stem_len, uint32_t *rank)
+{
+    size_t n = strlen(name), d;
+    if (n < 6 || strcmp(name + n - 3, ".et"))
+        return 0;
+    for (d = n - 3; d > 0 && name[d - 1] >= '0' && name[d - 1] <= '9';) /* the rank's digits */
+        d--;
+    if (d < 2 || name[d - 1] != '.')
+        return 0;
+    uint32_t r = 0;
+    int k = rank_digits(name + d, n - 3 - d, &r);
+    if (k) {
+        *stem_len = d - 1;
+        *rank = r;
+    }
+    return k;
+}
+
+/* Refuses a file of the folder of head that is <head><digits><tail> with
+ * the digits spelled with a leading zero.  Of several, the first by name, so
+ * the message does not depend on the folder's order. */
+static int check_rank_spelling(const char *head, const char *tail, struct sb_err *e)
+{
+    const char *slash = strrchr(head, '/');
+    const char *pre = slash ? slash + 1 : head;
+    size_t n_pre = strlen(pre), n_tail = strlen(tail);
+    if (strchr(tail, '/')) /* the rank is in a folder's name: nothing to list */
+        return 0;
+    char *dir = slash ? sb_strf("%.*s", (int)(slash - head + 1), head) : sb_xstrdup("./");
+    DIR *d = opendir(dir);
+    char *bad = NULL;
+    uint32_t bad_rank = 0;
+    for (struct dirent *de; d && (de = readdir(d));) {
+        size_t n = strlen(de->d_name);
+        uint32_t r = 0;
+        if (n <= n_pre + n_tail || strncmp(de->d_name, pre, n_pre) ||
+            strcmp(de->d_name + n - n_tail, tail))
+            continue;
+        const char *digits = de->d_name + n_pre;
+        size_t n_digits = n - n_pre - n_tail;
+        if (strspn(digits, "0123456789") < n_digits || n_digits < 2 || digits[0] != '0')
+            continue;
+        if (!bad || strcmp(de->d_name, bad) < 0) {
+            free(bad);
+            bad = sb_xstrdup(de->d_name);
+            /* its value, for the file of the same rank; past 2^20 none exists */
+            size_t z = 0;
+            while (z + 1 < n_digits && digits[z] == '0')
+                z++;
+            bad_rank = rank_digits(digits + z, n_digits - z, &r) == 1 ? r : UINT32_MAX;
+        }
+    }
+    if (d)
+        closedir(d);
+    int rc = 0;
+    if (bad) {
+        const char *dpath = slash ? dir : "";
+        char *plain = bad_rank != UINT32_MAX ? sb_strf("%s%s%u%s", dpath, pre, bad_rank, tail)
+                                             : NULL;
+        if (plain && access(plain, F_OK) == 0) /* two files for one rank */
+            rc = sb_errf(e, "%s%s: names rank %u, as %s beside it does: the job %s%%d%s reads "
+                            "its ranks in plain decimal, so a rank written with a leading "
+                            "zero is refused (rename or remove it)", dpath, bad, bad_rank,
+                         plain + strlen(dpath), head, tail);
+        else
+            rc = sb_errf(e, "%s%s: the rank '%.*s' is written with a leading zero, but the "
+                            "job %s%%d%s reads its ranks in plain decimal, so this file "
+                            "would be no rank of it (rename it)", dpath, bad,
+                         (int)(strlen(bad) - n_pre - n_tail), bad + n_pre, head, tail);
+        free(plain);
+        free(bad);
+    }
+    free(dir);
+    return rc ? -1 : 0;
+}
+
+/* The line of "key" in a JSON text (its first mention), 1 when not found. */
+static unsigned json_key_line(const char *text, const char *key)
+{
+    char *pat = sb_strf("\"%s\"", key);
+    const char *at = strstr(text, pat);
+    free(pat);
+    unsigned line = 1;
+    for (const char *c = text; at && c < at; c++)
+        line += *c == '\n';
+    return line;
+}
+
+/* The process groups of the group file at path, when there is one (else
+ * *out = NULL): a JSON object of {"NAME": [RANK, ...]}, every list non-empty,
+ * of distinct integer ranks below n_ranks (what names the bound in
+ * messages).  Anything else is refused with the file and its line. */
+static int load_groups(const char *path, uint32_t n_ranks, const char *what, json_t **out,
+                       struct sb_err *e)
+{
+    *out = NULL;
+    if (access(path, F_OK) != 0)
+        return 0;
+    size_t n;
+    char *text = sb_read_file_limited(path, sb_max_input_bytes(), &n, e);
+    if (!text || sb_check_nesting(path, text, n, 1, SB_MAX_NESTING, e)) {
+        free(text);
+        return -1;
+    }
+    json_error_t je;
+    json_t *root = json_loadb(text, n, JSON_REJECT_DUPLICATES, &je);
+    int rc = 0;
+    if (!root)
+        rc = sb_errf(e, "%s:%d:%d: %s (a group file is a JSON object of process groups, "
+                        "{\"NAME\": [RANK, ...]})", path, je.line, je.column, je.text);
+    else if (!json_is_object(root))
+        rc = sb_errf(e, "%s:1: a group file is a JSON object of process groups, {\"NAME\": "
+                        "[RANK, ...]}, not a JSON %s", path,
+                     json_is_array(root) ? "array" : json_is_string(root) ? "string"
+                                                                          : "number or literal");
+    uint8_t *seen = root ? sb_xcalloc((size_t)n_ranks + 1, 1) : NULL;
+    const char *key;
+    json_t *list;
+    if (!rc)
+        json_object_foreach(root, key, list) {
+            unsigned line = json_key_line(text, key);
+            if (!json_is_array(list)) {
+                rc = sb_errf(e, "%s:%u: process group '%s' is not a list of ranks", path, line,
+                             key);
+                break;
+            }
+            if (!json_array_size(list)) {
+                rc = sb_errf(e, "%s:%u: process group '%s' is an empty list of ranks", path,
+                             line, key);
+                break;
+            }
+            for (size_t i = 0; i < json_array_size(list) && !rc; i++) {
+                json_t *x = json_array_get(list, i);
+                json_int_t r = json_is_integer(x) ? json_integer_value(x) : -1;
+                if (!json_is_integer(x))
+                    rc = sb_errf(e, "%s:%u: process group '%s': entry %zu is not a rank (an "
+                                    "integer)", path, line, key, i + 1);
+                else if (r < 0 || r >= (json_int_t)n_ranks)
+                    rc = sb_errf(e, "%s:%u: process group '%s' lists rank %" JSON_INTEGER_FORMAT
+                                    ", but %s", path, line, key, r, what);
+                else if (seen[r])
+                    rc = sb_errf(e, "%s:%u: process group '%s' lists rank %" JSON_INTEGER_FORMAT
+                                    " twice", path, line, key, r);
+                else
+                    seen[r] = 1;
+            }
+            for (size_t i = 0; i < json_array_size(list); i++) { /* unmark */
+                json_t *x = json_array_get(list, i);
+                json_int_t r = json_is_integer(x) ? json_integer_value(x) : -1;
+                if (r >= 0 && r < (json_int_t)n_ranks)
+                    seen[r] = 0;
+            }
+            if (rc)
+                break;
+        }
+    free(seen);
+    free(text);
+    if (rc) {
+        json_decref(root);
+        return -1;
+    }
+    *out = root;
+    return 0;
+}
+
+/* A single trace's job: the head of its rank files, "dir/t." when its name
+ * is dir/t.<rank>.et (NULL when it is no rank file), and its group file.  A
+ * rank written with a leading zero is refused. */
+struct single_names {
+    char *head, *group;
+    uint32_t rank;
+};
+
+static int single_names(const char *path, struct single_names *s, struct sb_err *e)
+{
+    const char *slash = strrchr(path, '/');
+    const char *base = slash ? slash + 1 : path;
+    size_t dir = (size_t)(base - path), stem = 0, n = strlen(base);
+    int k = sb_chakra_rank_name(base, &stem, &s->rank);
+    s->head = NULL;
+    if (k < 0) { /* stem, digits with a leading zero */
+        size_t d = n - 3;
+        while (d > 0 && base[d - 1] >= '0' && base[d - 1] <= '9')
+            d--;
+        char *head = sb_strf("%.*s", (int)(dir + d), path);
+        int rc = check_rank_spelling(head, ".et", e);
+        free(head);
+        SB_ASSERT(rc); /* the file itself is one */
+        return -1;
+    }
+    if (k > 0) {
+        s->head = sb_strf("%.*s", (int)(dir + stem + 1), path);
+        if (check_rank_spelling(s->head, ".et", e)) {
+            free(s->head);
+            s->head = NULL;
+            return -1;
+        }
+    } else {
+        stem = n > 3 && !strcmp(base + n - 3, ".et") ? n - 3 : n;
+    }
+    s->group = sb_strf("%.*s.json", (int)(dir + stem), path);
+    return 0;
 }
 
 /* "Every rank" of the job: --import npus=N, else the rank files beside the
  * trace (ASTRA-sim reads <prefix>.<rank>.et for rank 0, 1, ...), else 1. */
-static uint32_t job_ranks(const struct trace *T)
+static uint32_t job_ranks(const struct trace *T, const char *head)
 {
     if (T->o->npus_set)
         return T->o->npus;
-    size_t n = strlen(T->path);
-    if (n < 5 || strcmp(T->path + n - 3, ".et"))
-        return 1;
-    size_t d = n - 3; /* the rank's digits end here */
-    while (d > 0 && T->path[d - 1] >= '0' && T->path[d - 1] <= '9')
-        d--;
-    if (d == n - 3 || d == 0 || T->path[d - 1] != '.')
+    if (!head)
         return 1;
     uint32_t r = 0;
     for (; r < (1u << 20); r++) {
-        char *f = sb_strf("%.*s%u.et", (int)d, T->path, r);
+        char *f = sb_strf("%s%u.et", head, r);
         int there = access(f, F_OK) == 0;
         free(f);
         if (!there)
@@ -110,18 +320,22 @@ static uint32_t job_ranks(const struct trace *T)
     return r > 1 ? r : 1;
 }
 
-/* Ranks in the node's process group (pg_name); 0 when unknown. */
+/* Ranks in the node's process group (pg_name); 0 when unknown.  Lists were
+ * checked when the group file was read: distinct ranks, at least one. */
 static int64_t group_size(const struct trace *T, const Node *x)
 {
     const ChakraProtoMsg__AttributeProto *a = NULL;
     for (size_t i = 0; i < x->n_attr && !a; i++)
         if (!strcmp(x->attr[i]->name, "pg_name"))
             a = x->attr[i];
-    if (!T->groups || !a || a->value_case != CHAKRA_PROTO_MSG__ATTRIBUTE_PROTO__VALUE_STRING_VAL)
+    if (!T->groups || !a || a->value_case != CHAKRA_PROTO_MSG__ATTRIBUTE_PROTO__VALUE_STRING_VAL ||
+        !a->string_val)
         return 0;
     json_t *ranks = json_object_get(T->groups, a->string_val);
     return json_is_array(ranks) ? (int64_t)json_array_size(ranks) : 0;
 }
+
+/* ---- reading -------------------------------------------------------------- */
 
 static int varint(const uint8_t *b, size_t n, size_t *at, uint64_t *out)
 {
@@ -790,8 +1004,6 @@ static void trace_free(struct trace *T, struct deps *D)
         chakra_proto_msg__node__free_unpacked(T->node[i], NULL);
     free(T->node), free(T->order), free(T->stream), free(T->last), free(T->stamp);
     free(T->use), free(T->use_off), free(T->st_node), free(T->st_bytes);
-    if (T->groups)
-        json_decref(T->groups);
 }
 
 struct sb_graph *sb_chakra_load_mem(const char *path, const uint8_t *buf, size_t n,
@@ -800,9 +1012,19 @@ struct sb_graph *sb_chakra_load_mem(const char *path, const uint8_t *buf, size_t
     struct trace T = {.path = path, .o = o, .pfx = "", .device = -1};
     struct deps D = {0};
     struct sb_graph *g = NULL;
-    load_groups(&T);
-    T.ranks = job_ranks(&T);
-    if (!read_nodes(&T, buf, n, e) && !resolve(&T, &D, e) && !topo(&T, &D, e)) {
+    struct single_names names = {0};
+    if (single_names(path, &names, e))
+        return NULL;
+    T.ranks = job_ranks(&T, names.head);
+    /* the group file's ranks: the job's when known, else below npus's ceiling */
+    uint32_t n_ranks = o->npus_set || T.ranks > 1 ? T.ranks : 1u << 20;
+    char *what = o->npus_set ? sb_strf("--import npus=%u makes the ranks 0..%u", T.ranks,
+                                       T.ranks - 1)
+                 : T.ranks > 1 ? sb_strf("the job has the %u ranks %s0.et .. %s%u.et", T.ranks,
+                                         names.head, names.head, T.ranks - 1)
+                               : sb_strf("a rank is below 2^20");
+    if (!read_nodes(&T, buf, n, e) && !resolve(&T, &D, e) && !topo(&T, &D, e) &&
+        !load_groups(names.group, n_ranks, what, &T.groups, e)) {
         g = build(&T, &D, e);
         if (g && T.n_no_group && T.ranks == 1)
             fprintf(stderr, "schedbench: warning: %s: %u collectives have no process group "
@@ -815,6 +1037,9 @@ struct sb_graph *sb_chakra_load_mem(const char *path, const uint8_t *buf, size_t
                             "the trace does not contain\n", path, T.dropped);
     }
     trace_free(&T, &D);
+    if (T.groups)
+        json_decref(T.groups);
+    free(names.head), free(names.group), free(what);
     return g;
 }
 
@@ -850,6 +1075,7 @@ struct job {
     uint32_t n_units, *u_rank, *u_node;
     uint8_t *u_part;
     uint32_t **arrive, **done; /* [n][T.n] graph nodes of a joined collective */
+    json_t *groups;    /* the group file's process groups (load_groups), or NULL */
 };
 
 /* A collective the ranks join: a GPU-side COMM_COLL (send and recv are not
@@ -875,26 +1101,20 @@ static char *rank_path(const char *pattern, uint32_t r)
 }
 
 /* The ranks of group g: its list in the group file, else every rank. */
-static int group_members(struct job *J, uint32_t g, struct sb_err *e)
+static void group_members(struct job *J, uint32_t g)
 {
-    json_t *list = *J->grp[g] && J->T[0].groups ? json_object_get(J->T[0].groups, J->grp[g])
-                                                : NULL;
+    json_t *list = *J->grp[g] && J->groups ? json_object_get(J->groups, J->grp[g]) : NULL;
     uint8_t *m = J->member + (size_t)g * J->n;
     if (!json_is_array(list)) {
         memset(m, 1, J->n);
-        return 0;
+        return;
     }
+    /* load_groups checked the list: distinct ranks of the job, at least one */
     for (size_t i = 0; i < json_array_size(list); i++) {
-        json_t *x = json_array_get(list, i);
-        json_int_t r = json_is_integer(x) ? json_integer_value(x) : -1;
-        if (r < 0 || r >= (json_int_t)J->n)
-            return sb_errf(e, "%s: process group '%s' of the group file lists rank %s, but "
-                              "the ranks are 0..%u", J->path[0], J->grp[g],
-                           json_is_integer(x) ? "out of range" : "that is not an integer",
-                           J->n - 1);
+        json_int_t r = json_integer_value(json_array_get(list, i));
+        SB_ASSERT(r >= 0 && r < (json_int_t)J->n);
         m[r] = 1;
     }
-    return 0;
 }
 
 /* "ALL_REDUCE": a Chakra comm_type by its name in et_def.proto. */
@@ -953,11 +1173,11 @@ static int match_collectives(struct job *J, struct sb_err *e)
     for (uint32_t g = 0; g < J->n_grp; g++) { /* pass 2 */
         const uint8_t *m = J->member + (size_t)g * N;
         const uint32_t *cnt = J->n_seq + (size_t)g * N;
-        if (group_members(J, g, e))
-            return -1;
+        group_members(J, g);
         uint32_t first = 0;
-        while (!m[first])
+        while (first < N && !m[first])
             first++;
+        SB_ASSERT(first < N); /* a group has a member (load_groups) */
         for (uint32_t r = 0; r < N; r++) {
             if (!m[r] && cnt[r]) {
                 const Node *x = J->T[r].node[J->seq[(size_t)g * N + r][0]];
@@ -995,6 +1215,45 @@ static int match_collectives(struct job *J, struct sb_err *e)
             }
     }
     return 0;
+}
+
+/* After edges the joins may add: each joined collective of m ranks adds
+ * m (2m - 1) (every member's start waits for every member's arrive, every
+ * leave for every other member's done), so a job of 256 ranks whose 200
+ * collectives span them all took 26 million edges and 840 MB.  2^23 edges
+ * are about 270 MB and half a second (measured at 32 bytes and 75 ns an
+ * edge); 256 ranks fit 64 such collectives, 64 ranks 1,032.  A join node
+ * would take 2m edges, but as a nop it keeps a place on one rank's stream
+ * (core/sim.c), and a policy that orders other work of that rank before it
+ * would then hold back every member: the joins keep their semantics and
+ * the job is refused past the ceiling instead. */
+#define JOIN_MAX_EDGES (1u << 23)
+
+static int check_join_edges(const struct job *J, const char *pattern, struct sb_err *e)
+{
+    uint64_t total = 0, worst = 0;
+    uint32_t N = J->n, g_worst = 0, m_worst = 0, c_worst = 0;
+    for (uint32_t g = 0; g < J->n_grp; g++) {
+        uint64_t m = 0, colls = 0;
+        for (uint32_t r = 0; r < N; r++)
+            if (J->member[(size_t)g * N + r]) {
+                m++;
+                colls = J->n_seq[(size_t)g * N + r]; /* the same on every member */
+            }
+        uint64_t edges = colls * m * (2 * m - 1); /* below 2^20 * 2^8 * 2^9 */
+        total += edges;
+        if (edges > worst)
+            worst = edges, g_worst = g, m_worst = (uint32_t)m, c_worst = (uint32_t)colls;
+    }
+    if (total <= JOIN_MAX_EDGES)
+        return 0;
+    return sb_errf(e, "%s: joining the ranks' collectives takes %" PRIu64 " after edges, above "
+                      "the ceiling of %u (2^23, about 270 MB): a collective of m ranks takes "
+                      "m (2m - 1), and process group '%s' has %u collectives over %u ranks "
+                      "(%" PRIu64 "); a group file that gives the groups their members takes "
+                      "fewer (chakra.md, \"Several ranks\")", pattern, total, JOIN_MAX_EDGES,
+                   *J->grp[g_worst] ? J->grp[g_worst] : "(none: every rank)", c_worst, m_worst,
+                   worst);
 }
 
 /* The unit consumers of trace node p of rank r wait for. */
@@ -1148,6 +1407,18 @@ static char *pattern_name(const char *pattern)
                        : sb_xstrdup("ranks");
 }
 
+/* The group file of the job of pattern: <name>.json in rank 0's folder,
+ * <name> the workload's (pattern_name): dir/denseA.json for
+ * dir/denseA.%d.et. */
+static char *group_file(const char *pattern)
+{
+    char *r0 = rank_path(pattern, 0), *name = pattern_name(pattern);
+    const char *slash = strrchr(r0, '/');
+    char *f = sb_strf("%.*s%s.json", slash ? (int)(slash - r0 + 1) : 0, r0, name);
+    free(r0), free(name);
+    return f;
+}
+
 static struct sb_graph *build_ranks(struct job *J, const char *pattern, const uint32_t *order,
                                     struct sb_err *e)
 {
@@ -1225,6 +1496,8 @@ static void job_free(struct job *J)
     free(J->seq), free(J->n_seq), free(J->member), free(J->grp);
     free(J->T), free(J->D), free(J->path), free(J->grp_of), free(J->k_of), free(J->unit);
     free(J->arrive), free(J->done), free(J->u_rank), free(J->u_node), free(J->u_part);
+    if (J->groups)
+        json_decref(J->groups);
 }
 
 /* The rank pattern's one %d, and nothing else a printf would read. */
@@ -1262,15 +1535,22 @@ struct sb_graph *sb_chakra_load_ranks_mem(const char *pattern, uint32_t n,
         *T = (struct trace){.path = J.path[r], .o = o, .device = (int32_t)r,
                             .pfx = sb_strf("r%u/", r)};
         T->ranks = o->npus_set ? o->npus : n;
-        load_groups(T);
         rc = read_nodes(T, buf[r], len[r], e) || resolve(T, &J.D[r], e) || topo(T, &J.D[r], e);
         if (!rc && T->dropped)
             fprintf(stderr, "schedbench: warning: %s: dropped %" PRIu64 " dependencies on nodes "
                             "the trace does not contain\n", T->path, T->dropped);
     }
+    if (!rc) { /* the job's group file, beside rank 0 (chakra.md, "Several ranks") */
+        char *gf = group_file(pattern), *what = sb_strf("the job has the ranks 0..%u", n - 1);
+        rc = load_groups(gf, n, what, &J.groups, e);
+        for (uint32_t r = 0; r < n; r++)
+            J.T[r].groups = J.groups;
+        free(gf), free(what);
+    }
     struct sb_graph *g = NULL;
     uint32_t *order = NULL;
-    if (!rc && !match_collectives(&J, e) && (order = merge_ranks(&J, e)))
+    if (!rc && !match_collectives(&J, e) && !check_join_edges(&J, pattern, e) &&
+        (order = merge_ranks(&J, e)))
         g = build_ranks(&J, pattern, order, e);
     free(order);
     job_free(&J);
@@ -1281,6 +1561,12 @@ struct sb_graph *sb_chakra_load_ranks(const char *pattern, const struct sb_impor
                                       struct sb_err *e)
 {
     if (check_pattern(pattern, e))
+        return NULL;
+    const char *d = strstr(pattern, "%d");
+    char *head = sb_strf("%.*s", (int)(d - pattern), pattern);
+    int bad = check_rank_spelling(head, d + 2, e);
+    free(head);
+    if (bad)
         return NULL;
     uint32_t n = 0;
     for (; n <= SB_MAX_DEVICES; n++) {

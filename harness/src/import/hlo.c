@@ -205,6 +205,27 @@ static int elem_bytes(const char *t, uint64_t *out, uint8_t *dt)
     return -1;
 }
 
+/* A decimal in [s, e) (spaces around it allowed), at most max: 0 and *out,
+ * else -1.  The whole value is read ("1e6", "-1" and "4x" are refused, not
+ * taken for their first digits). */
+static int decimal(const char *s, const char *e, uint64_t max, uint64_t *out)
+{
+    while (s < e && *s == ' ')
+        s++;
+    while (e > s && e[-1] == ' ')
+        e--;
+    uint64_t v = 0;
+    if (s == e)
+        return -1;
+    for (; s < e; s++) {
+        if (*s < '0' || *s > '9' || v > (max - (uint64_t)(*s - '0')) / 10)
+            return -1;
+        v = v * 10 + (uint64_t)(*s - '0');
+    }
+    *out = v;
+    return 0;
+}
+
 static uint64_t sat_add(uint64_t a, uint64_t b)
 {
     return a > UINT64_MAX - b ? UINT64_MAX : a + b;
@@ -270,6 +291,7 @@ static int parse_tuple_shape(struct lex *L, struct shape *s)
 
 static int tuple_elements(struct lex *L, struct shape *s)
 {
+    uint32_t line = L->line;
     L->p++; /* '(' */
     if (accept(L, ')'))
         return 0;
@@ -286,13 +308,16 @@ static int tuple_elements(struct lex *L, struct shape *s)
             s->rank = c.rank;
             memcpy(s->dims, c.dims, sizeof s->dims);
         }
-        s->leaf_elems += c.leaf_elems;
-        s->n_top++;
-        s->bytes += c.bytes;
-        s->all_bytes += c.all_bytes;
+        /* sums saturate (a 16 EiB tuple once counted 2 MB), then are refused */
+        s->leaf_elems = sat_add(s->leaf_elems, c.leaf_elems);
+        s->n_top = s->n_top < UINT32_MAX ? s->n_top + 1 : UINT32_MAX;
+        s->bytes = sat_add(s->bytes, c.bytes);
+        s->all_bytes = sat_add(s->all_bytes, c.all_bytes);
         s->sub_size_bytes = sat_add(s->sub_size_bytes, c.sub_size_bytes);
     } while (accept(L, ','));
-    s->all_bytes += s->bytes; /* the tuple's own top-level buffer */
+    s->all_bytes = sat_add(s->all_bytes, s->bytes); /* the tuple's own top-level buffer */
+    if (s->all_bytes > HLO_MAX_SHAPE_BYTES)
+        return lfail(L, line, "tuple shape is too large: its buffers hold more than 2^62 bytes");
     /* XLA: ByteSizeOfTupleIndexTable, a pointer per element */
     s->size_bytes = sat_mul(HLO_POINTER_BYTES, s->n_top);
     s->sub_size_bytes = sat_add(s->sub_size_bytes, s->size_bytes);
@@ -365,8 +390,9 @@ static int parse_shape(struct lex *L, struct shape *s)
             return -1;
         bits = layout_elem_bits(layout, L->p);
     }
-    if (width && s->elems > UINT64_MAX / width)
-        return lfail(L, line, "shape is too large");
+    if (width && s->elems > HLO_MAX_SHAPE_BYTES / width)
+        return lfail(L, line, "shape is too large: %" PRIu64 " elements of %" PRIu64 " bytes "
+                              "are more than 2^62 bytes", s->elems, width);
     s->bytes = s->all_bytes = s->elems * width;
     s->leaf_elems = s->elems;
     /* XLA's ByteSizeOf: a token is 0 bytes, an opaque value a pointer */
@@ -394,7 +420,11 @@ static int parse_operands(struct lex *L, struct instr *in)
         if (skip_group(L))
             return -1;
         if (in->opcode[0] == 'p') { /* parameter(N) */
-            in->index = strtoll(s + 1, NULL, 10);
+            uint64_t v;
+            if (decimal(s + 1, L->p - 1, INT64_MAX, &v))
+                return lfail(L, in->line, "parameter '%s': its number '%.*s' is not a decimal",
+                             in->name, (int)(L->p - s - 2 < 20 ? L->p - s - 2 : 20), s + 1);
+            in->index = (int64_t)v;
             return 0;
         }
         if (!in->sh.tuple && in->sh.elems == 1) { /* a scalar's value (trip counts) */
@@ -500,24 +530,163 @@ static void value_names(const char *s, const char *e, char ***v, uint32_t *n)
     }
 }
 
-/* Size of the first replica group: "{{0,1},{2,3}}" -> 2, "[2,4]<=[8]" -> 4. */
-static uint32_t first_group(const char *s, const char *e)
+#define HLO_MAX_REPLICAS ((1u << 31) - 1) /* a replica id or group size: an int32 */
+
+/* Skips spaces in [p, e). */
+static const char *rg_ws(const char *p, const char *e)
 {
-    uint32_t n = 0;
-    if (*s == '[') {
-        const char *comma = memchr(s, ',', (size_t)(e - s));
-        return comma ? (uint32_t)strtoul(comma + 1, NULL, 10) : 0;
-    }
-    while (s < e && *s == '{')
-        s++;
-    for (; s < e && *s != '}'; s++)
-        if (isdigit((unsigned char)*s) && (s[-1] == '{' || s[-1] == ',' || s[-1] == ' '))
-            n++;
-    return n;
+    while (p < e && (*p == ' ' || *p == '\n' || *p == '\t' || *p == '\r'))
+        p++;
+    return p;
 }
 
-static void read_attr(struct instr *in, const char *key, const char *s, const char *e)
+static int cmp_u32(const void *a, const void *b)
 {
+    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+    return (x > y) - (x < y);
+}
+
+/* replica_groups as XLA prints it, checked whole; *size is the size of its
+ * groups (0: "{}", every replica).  Explicit, {{0,1},{2,3}}: every group the
+ * same size, every replica id a decimal below 2^31 and in one group once.
+ * Iota, [G,S]<=[D1,...,Dk] with an optional T(P1,...,Pk) (XLA's
+ * IotaReplicaGroupList): G groups of S replicas, both in 1..2^31-1, the
+ * dimensions positive with product G * S, T a permutation of 0..k-1. */
+static int replica_groups(struct lex *L, uint32_t line, const struct instr *in, const char *s,
+                          const char *e, uint32_t *size)
+{
+    int n_text = e - s < 80 ? (int)(e - s) : 80;
+    const char *p = rg_ws(s, e);
+    *size = 0;
+    if (p < e && *p == '[') { /* iota */
+        uint64_t gs[2], prod = 1, dim[HLO_MAX_RANK];
+        uint32_t k = 0;
+        const char *why = NULL;
+        for (int j = 0; j < 2 && !why; j++) {
+            const char *a = ++p;
+            while (p < e && *p != ',' && *p != ']')
+                p++;
+            if (p == e || *p != (j ? ']' : ',') || decimal(a, p, HLO_MAX_REPLICAS, &gs[j]) ||
+                !gs[j])
+                why = "its [GROUPS,SIZE] are not two integers in 1..2^31-1";
+        }
+        if (!why && (e - p < 4 || strncmp(p, "]<=[", 4)))
+            why = "it is not [GROUPS,SIZE]<=[DIMS...]";
+        p += 3;
+        while (!why && p < e && *p != ']') {
+            const char *a = ++p;
+            while (p < e && *p != ',' && *p != ']')
+                p++;
+            if (k == HLO_MAX_RANK || p == e || decimal(a, p, HLO_MAX_REPLICAS, &dim[k]) ||
+                !dim[k])
+                why = "its dimensions are not positive integers (at most 12)";
+            else
+                prod = prod > ((uint64_t)1 << 62) / dim[k] ? (uint64_t)1 << 62 : prod * dim[k++];
+        }
+        if (!why && (p == e || !k))
+            why = "it is not [GROUPS,SIZE]<=[DIMS...]";
+        if (!why && ++p < e && *p == 'T') { /* T(perm) */
+            uint8_t seen[HLO_MAX_RANK] = {0};
+            uint32_t n_perm = 0;
+            if (++p == e || *p != '(')
+                why = "T is not T(PERMUTATION)";
+            while (!why && p < e && *p != ')') {
+                const char *a = ++p;
+                uint64_t x;
+                while (p < e && *p != ',' && *p != ')')
+                    p++;
+                if (p == e || decimal(a, p, k - 1, &x) || seen[x] || n_perm == k)
+                    why = "T(...) is not a permutation of its dimensions";
+                else
+                    seen[x] = 1, n_perm++;
+            }
+            if (!why && (p == e || n_perm != k))
+                why = "T(...) is not a permutation of its dimensions";
+            p++;
+        }
+        if (!why && rg_ws(p, e) != e)
+            why = "it has text after its form";
+        if (why)
+            return lfail(L, line, "'%s': replica_groups %.*s: %s", in->name, n_text, s, why);
+        if (prod != gs[0] * gs[1])
+            return lfail(L, line, "'%s': replica_groups %.*s: %" PRIu64 " groups of %" PRIu64
+                                  " are %" PRIu64 " replicas, but its dimensions hold %" PRIu64,
+                         in->name, n_text, s, gs[0], gs[1], gs[0] * gs[1], prod);
+        *size = (uint32_t)gs[1];
+        return 0;
+    }
+    /* explicit: {}, or {{a,b,...},...} */
+    uint32_t n_ids = 0, cap = 0, *ids = NULL, n_groups = 0, first = 0;
+    const char *why = NULL;
+    if (p == e || *p != '{')
+        why = "it is neither {{ID,...},...} nor [GROUPS,SIZE]<=[DIMS...]";
+    else
+        p = rg_ws(p + 1, e);
+    while (!why && p < e && *p == '{') {
+        uint32_t members = 0;
+        p = rg_ws(p + 1, e);
+        while (!why && p < e && *p != '}') {
+            const char *a = p;
+            uint64_t id;
+            while (p < e && *p != ',' && *p != '}')
+                p++;
+            if (p == e || decimal(a, p, HLO_MAX_REPLICAS, &id)) {
+                lfail(L, line, "'%s': replica_groups %.*s: '%.*s' is not a replica id (a "
+                               "decimal below 2^31)", in->name, n_text, s,
+                      (int)(p - a < 20 ? p - a : 20), a);
+                free(ids);
+                return -1;
+            }
+            if (n_ids == cap)
+                ids = sb_xrealloc(ids, (cap = cap ? 2 * cap : 16) * sizeof *ids);
+            ids[n_ids++] = (uint32_t)id;
+            members++;
+            if (*p == ',' && *(p = rg_ws(p + 1, e)) == '}')
+                why = "a group ends in ','";
+        }
+        if (!why && p == e)
+            why = "a group is not closed by '}'";
+        if (!why && !members)
+            why = "a group is empty";
+        if (!why && n_groups && members != first) {
+            lfail(L, line, "'%s': replica_groups %.*s: group %u has %u replica%s where group "
+                           "1 has %u (the groups are all one size)", in->name, n_text, s,
+                  n_groups + 1, members, members == 1 ? "" : "s", first);
+            free(ids);
+            return -1;
+        }
+        if (!why) {
+            first = n_groups++ ? first : members;
+            p = rg_ws(p + 1, e);
+            if (p < e && *p == ',')
+                p = rg_ws(p + 1, e);
+        }
+    }
+    if (!why && (p == e || *p != '}' || rg_ws(p + 1, e) != e))
+        why = "it is neither {{ID,...},...} nor [GROUPS,SIZE]<=[DIMS...]";
+    if (!why && n_ids) {
+        qsort(ids, n_ids, sizeof *ids, cmp_u32);
+        for (uint32_t i = 1; i < n_ids && !why; i++)
+            if (ids[i] == ids[i - 1]) {
+                lfail(L, line, "'%s': replica_groups %.*s: replica %u is listed twice",
+                      in->name, n_text, s, ids[i]);
+                free(ids);
+                return -1;
+            }
+    }
+    free(ids);
+    if (why)
+        return lfail(L, line, "'%s': replica_groups %.*s: %s", in->name, n_text, s, why);
+    *size = first;
+    return 0;
+}
+
+/* One attribute into in; -1 (with the attribute's line) when a value it
+ * reads is malformed. */
+static int read_attr(struct lex *L, uint32_t line, struct instr *in, const char *key,
+                     const char *s, const char *e)
+{
+    uint64_t v;
     /* an attribute given twice keeps its last value (and frees the first) */
     if (!strcmp(key, "kind")) {
         free(in->fusion_kind);
@@ -559,10 +728,11 @@ static void read_attr(struct instr *in, const char *key, const char *s, const ch
     } else if (!strcmp(key, "operand_precision")) {
         free(in->precision);
         in->precision = dup_range(s, e);
-    } else if (!strcmp(key, "feature_group_count")) {
-        in->fgc = (uint32_t)strtoul(s, NULL, 10);
-    } else if (!strcmp(key, "batch_group_count")) {
-        in->bgc = (uint32_t)strtoul(s, NULL, 10);
+    } else if (!strcmp(key, "feature_group_count") || !strcmp(key, "batch_group_count")) {
+        if (decimal(s, e, UINT32_MAX, &v) || !v)
+            return lfail(L, line, "'%s': %s '%.*s' is not a positive integer", in->name, key,
+                         (int)(e - s < 20 ? e - s : 20), s);
+        *(key[0] == 'f' ? &in->fgc : &in->bgc) = (uint32_t)v;
     } else if (!strcmp(key, "control-predecessors")) {
         value_names(s, e, &in->ctrl, &in->n_ctrl);
     } else if (!strcmp(key, "frontend_attributes")) {
@@ -571,9 +741,12 @@ static void read_attr(struct instr *in, const char *key, const char *s, const ch
     } else if (!strcmp(key, "is_host_transfer")) {
         in->host_transfer = e - s == 4 && !strncmp(s, "true", 4);
     } else if (!strcmp(key, "index")) {
-        in->index = strtoll(s, NULL, 10);
+        if (decimal(s, e, INT64_MAX, &v))
+            return lfail(L, line, "'%s': index '%.*s' is not a tuple index", in->name,
+                         (int)(e - s < 20 ? e - s : 20), s);
+        in->index = (int64_t)v;
     } else if (!strcmp(key, "replica_groups")) {
-        in->group = first_group(s, e);
+        return replica_groups(L, line, in, s, e, &in->group);
     } else if (!strcmp(key, "metadata")) {
         const char *p = s;
         for (; p + 9 < e; p++)
@@ -586,6 +759,7 @@ static void read_attr(struct instr *in, const char *key, const char *s, const ch
                 break;
             }
     }
+    return 0;
 }
 
 static int parse_attrs(struct lex *L, struct instr *in)
@@ -600,8 +774,10 @@ static int parse_attrs(struct lex *L, struct instr *in)
             free(key);
             return -1;
         }
-        read_attr(in, key, s, e);
+        int rc = read_attr(L, line, in, key, s, e);
         free(key);
+        if (rc)
+            return -1;
     }
     return 0;
 }
@@ -835,6 +1011,62 @@ static int parse_header(struct lex *L, struct sb_hlo_module *m)
     return 0;
 }
 
+/* Operands and control predecessors name earlier instructions of their own
+ * computation, in every computation (XLA's text is in post order), refused
+ * with the operand's line otherwise: a name resolves nowhere else (a called
+ * computation's unknown name once bound to the ENTRY instruction of that
+ * name when the expansion inlined it).  The ENTRY's messages are the graph
+ * mapping's (add_inputs). */
+static int check_names_resolve(struct lex *L, const struct sb_hlo_module *m)
+{
+    uint32_t cap = 0, *tab = NULL;
+    int rc = 0;
+    for (uint32_t k = 0; k < m->n && !rc; k++) {
+        const struct comp *c = &m->c[k];
+        uint32_t need = 16;
+        while (need < 2 * c->n)
+            need *= 2;
+        if (need > cap) {
+            free(tab);
+            tab = sb_xmalloc((cap = need) * sizeof *tab);
+        }
+        memset(tab, 0, need * sizeof *tab);
+        for (uint32_t i = 0; i < c->n; i++) {
+            uint32_t h = hlo_hash_name(c->in[i].name) & (need - 1);
+            while (tab[h] && strcmp(c->in[tab[h] - 1].name, c->in[i].name))
+                h = (h + 1) & (need - 1);
+            if (!tab[h])
+                tab[h] = i + 1; /* the first of duplicates: the builder reports them */
+        }
+        for (uint32_t i = 0; i < c->n && !rc; i++) {
+            const struct instr *in = &c->in[i];
+            for (uint32_t j = 0; j < in->n_ops + in->n_ctrl && !rc; j++) {
+                const char *name = j < in->n_ops ? in->ops[j] : in->ctrl[j - in->n_ops];
+                const char *what = j < in->n_ops ? "operand" : "control predecessor";
+                uint32_t h = hlo_hash_name(name) & (need - 1);
+                while (tab[h] && strcmp(c->in[tab[h] - 1].name, name))
+                    h = (h + 1) & (need - 1);
+                if (tab[h] && tab[h] - 1 < i)
+                    continue;
+                char where[160] = "";
+                if ((int)k != m->entry)
+                    snprintf(where, sizeof where, " in computation '%s'", c->name);
+                uint32_t line = j < in->n_ops ? in->op_line[j] : in->line;
+                rc = tab[h] ? lfail(L, line, "%s '%s'%s: %s '%s' is defined after its use "
+                                             "(line %u); the text must be in schedule order",
+                                    in->opcode, in->name, where, what, name,
+                                    c->in[tab[h] - 1].line)
+                            : lfail(L, line, "%s '%s'%s: unknown %s '%s'%s", in->opcode,
+                                    in->name, where, what, name,
+                                    *where ? " (a name resolves within its own computation)"
+                                           : "");
+            }
+        }
+    }
+    free(tab);
+    return rc;
+}
+
 /* Each name once per computation; the entry is the one marked ENTRY, else the
  * last computation (XLA's parser does the same). */
 static int check_module(struct lex *L, struct sb_hlo_module *m)
@@ -862,7 +1094,7 @@ static int check_module(struct lex *L, struct sb_hlo_module *m)
         return lfail(L, L->line, "module has no computation");
     if (m->entry < 0)
         m->entry = (int)m->n - 1;
-    return 0;
+    return check_names_resolve(L, m);
 }
 
 /* ---- the module's inputs and outputs -------------------------------------- */
@@ -1462,7 +1694,8 @@ static uint64_t split_start_bytes(struct builder *B, uint32_t i, uint64_t op0_al
     const struct instr *in = &B->c->in[i];
     if (B->coll[i] == SB_COLL_ALL_REDUCE)
         return in->sh.all_bytes;
-    return op0_all + 2 * in->sh.all_bytes; /* {} = op + res, {1} = res */
+    /* {} = op + res, {1} = res; saturating: the builder refuses past 2^50 */
+    return sat_add(op0_all, sat_mul(2, in->sh.all_bytes));
 }
 
 static uint64_t op0_all_bytes(struct builder *B, uint32_t i)
@@ -1472,7 +1705,7 @@ static uint64_t op0_all_bytes(struct builder *B, uint32_t i)
     for (uint32_t k = 0; k < in->n_ops; k++) {
         int p = bfind(B, in->ops[k], i);
         if (p >= 0)
-            sum += B->c->in[p].sh.all_bytes;
+            sum = sat_add(sum, B->c->in[p].sh.all_bytes);
     }
     return sum;
 }
@@ -1881,6 +2114,41 @@ static uint8_t *duplication_blockers(struct builder *B)
     return blocked;
 }
 
+/* What a duplicated producer may compute again in each user, its own
+ * duplicated producers included: 64 instructions.  Our budget, not XLA's
+ * (priority fusion stops a fusion's growth through its cost model, which is
+ * not modelled): the modules of ../shared/corpus duplicate at most 8, and a
+ * chain whose every link has a second user (x_i = f(x_i-1), y_i = g(x_i))
+ * duplicated every link into every y_i, i instructions each: quadratic in
+ * time and FLOPs.  Past the budget the group keeps a node of its own, so a
+ * fusion's work is bounded by 64 per duplicated group it reads. */
+#define HLO_DUP_MAX_INSTRS 64
+
+/* Instructions a group rooted at r computes when it is duplicated into a
+ * user: r and its members, and again every duplicated group they read, each
+ * counted once here (an upper bound when those overlap). */
+static uint32_t dup_size(struct builder *B, uint32_t r, const uint32_t *size_of)
+{
+    uint64_t size = 0;
+    uint32_t stamp = ++B->stamp;
+    for (uint32_t m = B->first_member[r];; m = B->next_member[m]) {
+        uint32_t i = m == SB_NONE ? r : m;
+        const struct instr *in = &B->c->in[i];
+        size++;
+        for (uint32_t k = 0; k < in->n_ops; k++) {
+            int p = bfind(B, in->ops[k], i);
+            /* p is outside r: a group root, so decided already */
+            if (p < 0 || B->group_root[p] == r || !B->inl[p] || B->seen[p] == stamp)
+                continue;
+            B->seen[p] = stamp;
+            size += size_of[p];
+        }
+        if (m == SB_NONE)
+            break;
+    }
+    return size < UINT32_MAX ? (uint32_t)size : UINT32_MAX;
+}
+
 static void plan_duplication(struct builder *B, const uint32_t *n_users)
 {
     const struct comp *c = B->c;
@@ -1889,9 +2157,19 @@ static void plan_duplication(struct builder *B, const uint32_t *n_users)
     B->seen = sb_xcalloc(n, sizeof *B->seen);
     B->inl = sb_xcalloc(n, 1);
     B->grouped = sb_xcalloc(n, 1);
+    /* in text order, so a group's producers are decided before it: a group
+     * is duplicated only while what it computes again, duplicated producers
+     * included, stays within HLO_DUP_MAX_INSTRS */
+    uint32_t *size_of = sb_xcalloc(n, sizeof *size_of); /* [instr] of duplicated roots */
     for (uint32_t i = 0; i < c->n; i++)
-        if (B->group_root[i] == i && may_duplicate(B, i, n_users, blocked))
-            B->inl[i] = 1;
+        if (B->group_root[i] == i && may_duplicate(B, i, n_users, blocked)) {
+            uint32_t size = dup_size(B, i, size_of);
+            if (size <= HLO_DUP_MAX_INSTRS) {
+                size_of[i] = size;
+                B->inl[i] = 1;
+            }
+        }
+    free(size_of);
     for (uint32_t i = 0; i < c->n; i++) /* members go with their root */
         B->inl[i] = B->inl[B->group_root[i]];
     B->n_groups = 0;

@@ -21,6 +21,14 @@
 #define FLAT_MAX_INSTRS (1u << 21)  /* instructions after expansion: 2M, some
                                        40 times a 70B step's 52k */
 #define FLAT_MAX_DEPTH 64           /* nested calls and loops */
+/* Steps of the expansion: every instruction visited (parameters and
+ * get-tuple-elements too, which emit nothing) and every iteration begun,
+ * nested loops multiplied.  The instruction cap alone never fires on loops
+ * whose bodies emit nothing: two nested loops of 10^6 empty iterations ran
+ * for hours.  2 steps per instruction the expansion may emit; half a second
+ * at worst (RelWithDebInfo, 0.12 us a step), 5 s in the fuzz build
+ * (ASan, UBSan, -O0), within ci/fuzz.sh's 10 s timeout. */
+#define FLAT_MAX_WORK (1u << 22)
 
 /* Names of one computation's instructions, hashed once. */
 struct ctab {
@@ -37,6 +45,9 @@ struct flat {
     uint32_t *op_idx;  /* indices (SB_NONE: unresolved name) */
     uint32_t n_op, cap_op, cap_off;
     char *scope;       /* the iteration being expanded (core/scope.h), NULL: ENTRY */
+    uint64_t work;     /* steps so far (FLAT_MAX_WORK) */
+    const struct instr *loop, *top_loop; /* the innermost and outermost while
+                                            being expanded, NULL: none */
 };
 
 static int ffail(struct flat *F, uint32_t line, const char *fmt, ...)
@@ -188,23 +199,61 @@ static int expand_comp(struct flat *F, uint32_t k, const char *prefix, const uin
 /* The trip count of while instruction w (computation k), whose operand is
  * flat instruction init: known_trip_count in its backend config, else the
  * induction variable pattern of XLA's ComputeWhileLoopTripCount. */
-static int trip_count(struct flat *F, const struct instr *w, uint32_t init, uint64_t *n)
+/* Spaces, quotes and the backslashes that escape them (older XLA printed
+ * backend_config as an escaped string), between the tokens of a config. */
+static const char *config_gap(const char *p)
+{
+    while (*p == ' ' || *p == '"' || *p == '\\')
+        p++;
+    return p;
+}
+
+/* known_trip_count in a while's backend_config, read whole (XLA's
+ * WhileLoopBackendConfig prints {"known_trip_count":{"n":"N"}}): N is a
+ * decimal count, nothing else ("1e6" and "-1" were read as 1); 1 when
+ * found, 0 when absent, -1 refused. */
+static int known_trip_count(struct flat *F, const struct instr *w, uint64_t *n)
 {
     const char *kt = w->backend ? strstr(w->backend, "known_trip_count") : NULL;
-    if (kt) {
-        const char *p = kt + strlen("known_trip_count");
-        while (*p && !(*p >= '0' && *p <= '9'))
-            p++;
-        char *end;
-        unsigned long long v = strtoull(p, &end, 10);
-        if (end == p)
-            return ffail(F, w->line, "while '%s': known_trip_count without a number", w->name);
-        if (v > FLAT_MAX_TRIPS)
-            return ffail(F, w->line, "while '%s': known_trip_count %llu is above 10^6", w->name,
-                         v);
-        *n = v;
+    if (!kt)
         return 0;
-    }
+    const char *p = config_gap(kt + strlen("known_trip_count"));
+    int ok = *p == ':';
+    if (ok)
+        p = config_gap(p + 1);
+    ok = ok && *p == '{';
+    if (ok)
+        p = config_gap(p + 1);
+    ok = ok && *p == 'n';
+    if (ok)
+        p = config_gap(p + 1);
+    ok = ok && *p == ':';
+    if (ok)
+        p = config_gap(p + 1);
+    const char *digits = p;
+    while (ok && *p >= '0' && *p <= '9')
+        p++;
+    size_t n_digits = (size_t)(p - digits);
+    ok = ok && n_digits && *config_gap(p) == '}';
+    if (!ok)
+        return ffail(F, w->line, "while '%s': known_trip_count is not {\"n\":\"N\"} with N a "
+                                 "decimal count: '%.40s'", w->name, kt);
+    /* past 10^6 refused: seven digits decide, without a wrap */
+    uint64_t v = 0;
+    for (size_t i = 0; i < n_digits && v <= FLAT_MAX_TRIPS; i++)
+        v = v * 10 + (uint64_t)(digits[i] - '0');
+    if (v > FLAT_MAX_TRIPS)
+        return ffail(F, w->line, "while '%s': known_trip_count %.*s is above 10^6", w->name,
+                     (int)(n_digits < 40 ? n_digits : 40), digits);
+    *n = v;
+    return 1;
+}
+
+static int trip_count(struct flat *F, const struct instr *w, uint32_t init, uint64_t *n)
+{
+    int kt = known_trip_count(F, w, n);
+    if (kt)
+        return kt < 0 ? -1 : 0;
     int ck = w->cond_k >= 0 ? hlo_find_comp(F->m, w->calls[w->cond_k]) : -1;
     int bk = w->body_k >= 0 ? hlo_find_comp(F->m, w->calls[w->body_k]) : -1;
     if (ck < 0 || bk < 0)
@@ -297,16 +346,38 @@ static int trip_count(struct flat *F, const struct instr *w, uint32_t init, uint
                              "in backend_config, and %s)", w->name, why);
 }
 
-/* The flat operands of instruction i of computation k. */
+/* The flat operands of instruction i of computation k.  Every name was
+ * found to be an earlier instruction of k when the module was parsed
+ * (hlo.c, check_names_resolve), so none binds outside its computation. */
 static uint32_t *map_ops(struct flat *F, uint32_t k, uint32_t i, const uint32_t *map)
 {
     const struct instr *in = &F->m->c[k].in[i];
     uint32_t *ops = sb_xmalloc((in->n_ops ? in->n_ops : 1) * sizeof *ops);
     for (uint32_t j = 0; j < in->n_ops; j++) {
         int p = lookup(F, k, in->ops[j], i);
-        ops[j] = p >= 0 ? map[p] : SB_NONE;
+        SB_ASSERT(p >= 0);
+        ops[j] = map[p];
     }
     return ops;
+}
+
+/* One more step of the expansion; past FLAT_MAX_WORK refused at the while
+ * being expanded (else at in, the instruction visited). */
+static int step(struct flat *F, const struct instr *in)
+{
+    if (++F->work <= FLAT_MAX_WORK)
+        return 0;
+    const struct instr *w = F->loop ? F->loop : in;
+    if (F->top_loop && F->top_loop != F->loop)
+        return ffail(F, w->line, "while '%s' (inside while '%s' of line %u): expanding the "
+                                 "loops takes more than %u steps (instructions visited and "
+                                 "iterations begun, nested loops multiplied, a body that emits "
+                                 "nothing included), beyond what a step build expands",
+                     w->name, F->top_loop->name, F->top_loop->line, FLAT_MAX_WORK);
+    return ffail(F, w->line, "%s '%s': expanding the module takes more than %u steps "
+                             "(instructions visited and iterations begun, nested loops "
+                             "multiplied, a body that emits nothing included), beyond what a "
+                             "step build expands", w->opcode, w->name, FLAT_MAX_WORK);
 }
 
 static int expand_instr(struct flat *F, uint32_t k, uint32_t i, const char *prefix,
@@ -318,6 +389,8 @@ static int expand_instr(struct flat *F, uint32_t k, uint32_t i, const char *pref
     if (F->out->n >= FLAT_MAX_INSTRS)
         return ffail(F, in->line, "the expanded module exceeds %u instructions",
                      FLAT_MAX_INSTRS);
+    if (step(F, in))
+        return -1;
     if (!strcmp(op, "parameter") && !is_entry) {
         if (in->index < 0 || (uint64_t)in->index >= n_args)
             return ffail(F, in->line, "parameter '%s': number %lld, but the caller passes "
@@ -342,7 +415,13 @@ static int expand_instr(struct flat *F, uint32_t k, uint32_t i, const char *pref
         /* each iteration is a computation of its own, as XLA schedules the
          * body apart from its caller: its scope (core/scope.h) says which */
         char *outer = F->scope;
+        const struct instr *outer_loop = F->loop;
+        F->loop = in;
+        if (!F->top_loop)
+            F->top_loop = in;
         for (uint64_t it = 0; it < n && !rc; it++) {
+            if ((rc = step(F, in)))
+                break;
             char *pre = sb_strf("%s%s/iter%llu/", prefix, in->name, (unsigned long long)it);
             F->scope = sb_strf("%s%s%s#%llu", outer ? outer : "", outer ? "/" : "",
                                in->name, (unsigned long long)it);
@@ -351,6 +430,9 @@ static int expand_instr(struct flat *F, uint32_t k, uint32_t i, const char *pref
             free(F->scope);
         }
         F->scope = outer;
+        F->loop = outer_loop;
+        if (F->top_loop == in)
+            F->top_loop = NULL;
         map[i] = carried;
     } else if (!strcmp(op, "call") && (in->apply || in->n_calls)) {
         int ck = hlo_find_comp(F->m, in->apply ? in->apply : in->calls[0]);

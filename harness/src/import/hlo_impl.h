@@ -24,6 +24,10 @@ enum hlo_dtype {
 /* io_bytes beyond this is refused: XLA holds it in an int64, and the memory
  * limit it is subtracted from is far smaller */
 #define HLO_MAX_IO_BYTES ((uint64_t)1 << 62)
+/* A shape holding more bytes than this (an array, or a tuple's buffers
+ * summed) is refused when parsed, so sums of a few shapes' sizes cannot
+ * wrap; the builder refuses any one buffer past 2^50 anyway. */
+#define HLO_MAX_SHAPE_BYTES ((uint64_t)1 << 62)
 struct shape {
     uint64_t bytes;     /* tuple_sum size */
     uint64_t all_bytes; /* sum over all sub-shapes of their tuple_sum size */

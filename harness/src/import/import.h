@@ -61,6 +61,10 @@ struct sb_graph *sb_chakra_load_ranks(const char *pattern, const struct sb_impor
 struct sb_graph *sb_chakra_load_ranks_mem(const char *pattern, uint32_t n,
                                           const uint8_t *const *buf, const size_t *len,
                                           const struct sb_import_opts *o, struct sb_err *e);
+/* Whether a file name (no folder) is a Chakra rank file <stem>.<rank>.et: 1
+ * with the stem's length and the rank, 0 when not, -1 when the rank is
+ * written with a leading zero ("t.01.et"), which names no rank (chakra.md). */
+int sb_chakra_rank_name(const char *name, size_t *stem_len, uint32_t *rank);
 struct sb_graph *sb_astra_text_load_mem(const char *path, const char *buf, size_t n,
                                         const struct sb_import_opts *o, struct sb_err *e);
 
