@@ -6,7 +6,8 @@
  * "Building on the toolkit".  Sources in schedulers/lib/, one file per piece:
  *
  *   sb_heft_*     HEFT's indexed lanes and planner        (heft_plan.c)
- *   sb_mem_*      per-device memory of a placed order      (mem_peaks.c)
+ *   sb_mem_*      per-device memory of a placed order,     (mem_peaks.c,
+ *                 greedy minimum-memory orders             mem_greedy.c)
  *   sb_ovl_*      Inductor's overlap list scheduler, its   (overlap_core.c)
  *                 memory tracker and compute-node rules
  *
@@ -125,6 +126,17 @@ int sb_heft_key_cmp_asc(const void *x, const void *y);
  * Returns -1 when out of memory. */
 int sb_mem_dev_peaks(const struct sb_graph_view *g, const uint32_t *order, const int32_t *dev,
                      const uint32_t *root, uint64_t *peak);
+
+/* Greedy minimum-memory orders (XLA's ListMemoryScheduler and a reverse
+ * counterpart; docs/minmem.md), into order [n_nodes]; inputs lead:
+ *   reverse_pass 0: forward; among ready nodes the one freeing the most bytes
+ *                   net of what it allocates (ties: file order);
+ *   reverse_pass 1: built from the end; among nodes whose consumers are all
+ *                   placed, the one leaving the least live there (ties: the
+ *                   later in file order goes later).
+ * O((n + E) log n).  Returns -1 when out of memory.  minmem keeps the lowest
+ * peak of these and the file order. */
+int sb_mem_greedy_order(const struct sb_graph_view *g, int reverse_pass, uint32_t *order);
 
 /* ---- Inductor's overlap scheduler (docs/overlap.md) ------------------------ */
 
