@@ -8,6 +8,7 @@
  *   sb_heft_*     HEFT's indexed lanes and planner        (heft_plan.c)
  *   sb_mem_*      per-device memory of a placed order,     (mem_peaks.c,
  *                 greedy minimum-memory orders             mem_greedy.c)
+ *   sb_ggml_*     ggml's backend assignment and splits     (ggml_split.c)
  *   sb_ovl_*      Inductor's overlap list scheduler, its   (overlap_core.c)
  *                 memory tracker and compute-node rules
  *
@@ -137,6 +138,87 @@ int sb_mem_dev_peaks(const struct sb_graph_view *g, const uint32_t *order, const
  * O((n + E) log n).  Returns -1 when out of memory.  minmem keeps the lowest
  * peak of these and the file order. */
 int sb_mem_greedy_order(const struct sb_graph_view *g, int reverse_pass, uint32_t *order);
+
+/* ---- ggml's backend scheduler (docs/ggml.md) -------------------------------
+ *
+ * The assignment and split passes of ggml_backend_sched_split_graph
+ * (ggml-org/ggml src/ggml-backend.cpp at d99724f) over a description of the
+ * graph and the backends' answers: the ggml policy describes our graphs with
+ * it, schedbench conform ggml's own cases.  Backends are indexed by priority
+ * (0 highest; the last is the CPU). */
+
+#define SB_GGML_NONE (-1) /* no tensor, buffer type or backend */
+
+enum sb_ggml_usage { SB_GGML_USAGE_NONE, SB_GGML_USAGE_WEIGHTS, SB_GGML_USAGE_ANY, SB_GGML_USAGE_COMPUTE };
+
+/* One tensor: leafs first (graph->leafs), then nodes (graph->nodes). */
+struct sb_ggml_tensor {
+    int view;          /* the op is VIEW, RESHAPE, PERMUTE or TRANSPOSE */
+    int exempt;        /* ROPE or FLASH_ATTN_EXT: never follows its weights */
+    int input;         /* GGML_TENSOR_FLAG_INPUT */
+    int32_t view_src;  /* tensor index, or SB_GGML_NONE */
+    int32_t buft;      /* its own buffer's type, or SB_GGML_NONE */
+    uint8_t usage;     /* enum sb_ggml_usage of its own buffer */
+    int32_t pin;       /* ggml_backend_sched_set_tensor_backend, or SB_GGML_NONE */
+    const uint8_t *supports; /* [n_backends] supports_op */
+    const uint8_t *offload;  /* [n_backends] offload_op */
+    uint32_t n_src;
+    const int32_t *src; /* tensor indices, SB_GGML_NONE for holes */
+};
+
+struct sb_ggml_problem {
+    uint32_t n_backends, n_bufts;
+    const int32_t *backend_buft; /* [n_backends] the scheduler's buffer type per backend */
+    const uint8_t *reads;        /* [n_backends * n_bufts] supports_buft */
+    int op_offload;
+    uint32_t cap0;               /* GGML_SCHED_MAX_SPLIT_INPUTS */
+    uint32_t n_leafs, n_nodes;
+    const struct sb_ggml_tensor *t;      /* [n_leafs + n_nodes] */
+};
+
+struct sb_ggml_split {
+    int32_t backend;
+    uint32_t start, end;
+    uint32_t n_inputs, cap;
+    uint32_t *inputs; /* tensor indices, in insertion order */
+};
+
+struct sb_ggml_result {
+    int32_t *backend; /* [n_leafs + n_nodes] */
+    uint32_t n_splits;
+    struct sb_ggml_split *splits;
+    uint32_t n_grow;  /* capacity increases (ggml's warn lines) */
+    uint32_t grow_from[64], grow_to[64];
+};
+
+/* The same problem as arrays, the layout the passes read (at a million
+ * tensors they stream through them several times: one 64-byte sb_ggml_tensor
+ * each is most of their time).  sb_ggml_split_graph converts a sb_ggml_problem to it;
+ * schedulers/ggml.c builds it directly.  [n = n_leafs + n_nodes] unless noted. */
+enum { SB_GGML_F_VIEW = 1, SB_GGML_F_EXEMPT = 2, SB_GGML_F_INPUT = 4 };
+
+struct sb_ggml_arrays {
+    uint32_t n_backends, n_bufts;
+    const int32_t *backend_buft; /* [n_backends] */
+    const uint8_t *reads;        /* [n_backends * n_bufts] */
+    int op_offload;
+    uint32_t cap0;
+    uint32_t n_leafs, n_nodes;
+    const uint8_t *flags;     /* GGML_F_* bits: ggml_t's view, exempt, input */
+    const int32_t *view_src;  /* tensor index, or SB_GGML_NONE */
+    const int32_t *buft;      /* its own buffer's type, or SB_GGML_NONE */
+    const uint8_t *usage;     /* enum sb_ggml_usage */
+    const int32_t *pin;       /* or SB_GGML_NONE */
+    const uint8_t *supports;  /* [n * n_backends], tensor-major */
+    const uint8_t *offload;   /* [n * n_backends], tensor-major */
+    const uint32_t *src_off;  /* [n + 1], CSR of the sources by tensor */
+    const int32_t *src;       /* [src_off[n]] tensor indices, SB_GGML_NONE for holes */
+};
+
+/* Returns 0, or -1 when out of memory. */
+int sb_ggml_split_graph(const struct sb_ggml_problem *p, struct sb_ggml_result *r);
+int sb_ggml_split_arrays(const struct sb_ggml_arrays *p, struct sb_ggml_result *r);
+void sb_ggml_result_free(struct sb_ggml_result *r);
 
 /* ---- Inductor's overlap scheduler (docs/overlap.md) ------------------------ */
 
