@@ -22,7 +22,7 @@
  * graphs. */
 #define _POSIX_C_SOURCE 200809L /* clock_gettime */
 #include "dp-impl.h"
-#include "heft-impl.h" /* place_dev_peaks */
+#include "schedbench/policy.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -1125,7 +1125,7 @@ static int check_graph(const struct sb_graph_view *g, const struct dp_conf *conf
 }
 
 /* capacity=1: the placement's per-device peaks by the simulator's rules
- * (place_dev_peaks); one over a device's mem_bytes is refused with a message
+ * (sb_mem_dev_peaks); one over a device's mem_bytes is refused with a message
  * the row keeps (docs/dp.md, "What it does not model"). */
 /* Per-device peaks of (order, dev) by the simulator's rules: 0 when every
  * device is within its mem_bytes, 1 when one is not (its index and need in
@@ -1138,7 +1138,7 @@ static int memory_fits(const struct sb_graph_view *g, const uint32_t *order, con
     if (!root)
         return -1;
     view_roots(g, root);
-    int rc = place_dev_peaks(g, order, dev, root, peak) ? -1 : 0;
+    int rc = sb_mem_dev_peaks(g, order, dev, root, peak) ? -1 : 0;
     free(root);
     for (uint32_t a = 0; a < m->n_devices && !rc; a++)
         if (peak[a] > m->mem_cap_bytes[a])
@@ -1290,16 +1290,16 @@ static int incumbent(const struct sb_graph_view *g, struct sb_schedule *out, dou
          * it into memory costs a plan per attempt, 3 s each at 1M nodes on
          * 8 GPUs, and only lengthens it) */
         int heft_fits;
-        if (hp_plan_memory(g, &h, &heft_us, 1, &heft_fits) || !heft_fits)
+        if (sb_heft_plan_memory(g, &h, &heft_us, 1, &heft_fits) || !heft_fits)
             goto out;
     } else if (capacity && has_capacity(g->machine)) {
         /* dp's does not fit: heft's replaces it only if it does (on one
-         * device hp_plan_capacity returns the order whether or not it fits,
+         * device sb_heft_plan returns the order whether or not it fits,
          * so the search within memory is asked for by name) */
         int heft_fits;
-        if (hp_plan_memory(g, &h, &heft_us, 0, &heft_fits) || !heft_fits)
+        if (sb_heft_plan_memory(g, &h, &heft_us, 0, &heft_fits) || !heft_fits)
             goto out;
-    } else if (hp_plan(g, &h, &heft_us, NULL)) {
+    } else if (sb_heft_plan_caps(g, &h, &heft_us, NULL)) {
         goto out;
     }
     if (fits && !(heft_us < dp_us))
@@ -1556,7 +1556,7 @@ struct dp_improve {
     struct dp_ls L;
     uint32_t *order, *pos, *tmp;
     int32_t *dev;
-    struct hp_key *key;
+    struct sb_heft_key *key;
     double *kt;      /* [n] sort key of each node */
     uint32_t *heap, *indeg; /* [n] ready nodes and producers left (list schedules) */
     uint32_t *path, n_path;
@@ -1576,7 +1576,7 @@ static int ls_fits(struct dp_improve *I)
     const struct sb_machine_view *m = g->machine;
     if (!I->capacity)
         return 1;
-    if (place_dev_peaks(g, I->order, I->dev, I->root, I->peak))
+    if (sb_mem_dev_peaks(g, I->order, I->dev, I->root, I->peak))
         return 0;
     for (uint32_t a = 0; a < m->n_devices; a++)
         if (I->peak[a] > m->mem_cap_bytes[a])
@@ -1624,9 +1624,9 @@ static void ls_resort(struct dp_improve *I)
             if (I->kt[g->pred[e]] > k)
                 k = I->kt[g->pred[e]];
         I->kt[v] = k;
-        I->key[i] = (struct hp_key){k, v, i};
+        I->key[i] = (struct sb_heft_key){k, v, i};
     }
-    qsort(I->key, I->L.n, sizeof *I->key, hp_cmp_key_asc);
+    qsort(I->key, I->L.n, sizeof *I->key, sb_heft_key_cmp_asc);
     for (uint32_t i = 0; i < I->L.n; i++)
         I->order[i] = I->key[i].id, I->pos[I->key[i].id] = i;
 }

@@ -16,18 +16,12 @@
  * on one device and the done is ready when the collective's duration has passed;
  * pre-assigned devices are kept.  The returned order lists nodes by planned
  * start time, so each device runs them in the planned order. */
-#include "heft-impl.h"
 #include "schedbench/plugin.h"
+#include "schedbench/policy.h"
 
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-
-int sb_heft_plan(const struct sb_graph_view *g, struct sb_schedule *out, double *predicted_us,
-                 int capacity)
-{
-    return hp_plan_capacity(g, out, predicted_us, capacity);
-}
 
 static const struct sb_param heft_params[] = {
     {"capacity", SB_PARAM_BOOL, 1, 0, 1, NULL,

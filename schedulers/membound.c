@@ -42,7 +42,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "inductor-impl.h"
+#include "schedbench/policy.h"
 
 #define MB_PATH_MAX 4096 /* nodes on a start's unscheduled path; longer: not hoisted */
 /* The cap with neither parameter on a device without a capacity: issue 5's
@@ -81,7 +81,7 @@ struct mb_params {
     double cap_bytes;    /* NAN: not given */
     double max_increase; /* NAN: not given */
     uint32_t lookahead, max_ahead;
-    int compute_rule; /* enum ovl_compute_rule */
+    int compute_rule; /* enum sb_ovl_compute_rule */
 };
 
 enum mb_state { MB_NEW = 0, MB_DONE = 1, MB_DEFERRED = 2 };
@@ -90,16 +90,16 @@ struct mb {
     const struct sb_graph_view *g;
     const struct mb_params *P;
     uint32_t n;
-    struct ovl_mem mem;   /* roots, pinned flags and the use lists */
+    struct sb_ovl_mem mem;   /* roots, pinned flags and the use lists */
     int64_t *mem0;        /* [n] original order's memory at each position */
     int64_t *extra;       /* [n] bytes the moves add at each original position */
     int64_t *cost;        /* [n + 1] scratch: a candidate move's bytes per position */
     int64_t cap_bytes;
     uint32_t *alloc_at;   /* [n] on roots: coordinate the buffer is allocated at */
     uint32_t *end_at;     /* [n] on roots: last coordinate it is live at */
-    uint32_t *dom;        /* [n] first compute node fed (ovl_domination) */
+    uint32_t *dom;        /* [n] first compute node fed (sb_ovl_domination) */
     uint8_t *rs, *state;  /* [n] enum mb_state */
-    uint8_t *is_compute;  /* [n] keeps its place in the order (ovl_compute_nodes) */
+    uint8_t *is_compute;  /* [n] keeps its place in the order (sb_ovl_compute_nodes) */
     double *fin;          /* [n] when a scheduled node's result is available */
     double *coll_end;     /* [n] on starts: when the collective finishes */
     double *t0;           /* [n + 1] compute time of the original order before each position */
@@ -114,7 +114,7 @@ struct mb {
 
 static void mb_free(struct mb *M)
 {
-    ovl_mem_free(&M->mem);
+    sb_ovl_mem_free(&M->mem);
     free(M->mem0); free(M->extra); free(M->cost); free(M->alloc_at); free(M->end_at);
     free(M->dom); free(M->rs); free(M->state); free(M->is_compute); free(M->fin); free(M->coll_end);
     free(M->t0); free(M->deferred); free(M->un_next); free(M->un_prev);
@@ -146,7 +146,7 @@ static int mb_alloc(struct mb *M)
         !M->rs || !M->state || !M->is_compute || !M->fin || !M->coll_end || !M->t0 || !M->deferred ||
         !M->un_next || !M->un_prev || !M->mark || !M->stack || !M->path)
         return -1;
-    return ovl_mem_init(&M->mem, M->g);
+    return sb_ovl_mem_init(&M->mem, M->g);
 }
 
 /* The smallest finite memory among the devices the graph's nodes run on (the
@@ -218,7 +218,7 @@ static int mb_original(struct mb *M)
         M->end_at[v] = v;
     }
     for (uint32_t v = 0; v < n; v++) {
-        uint32_t k = ovl_mem_uses(&M->mem, g, v);
+        uint32_t k = sb_ovl_mem_uses(&M->mem, g, v);
         for (uint32_t i = 0; i < k; i++)
             if (M->end_at[M->mem.uses[i]] < v)
                 M->end_at[M->mem.uses[i]] = v;
@@ -309,11 +309,11 @@ static void mb_place(struct mb *M, uint32_t v)
         M->twice = v;
         return;
     }
-    if (ovl_mem_alloc(g, &M->mem, v) && p < M->alloc_at[v]) {
+    if (sb_ovl_mem_alloc(g, &M->mem, v) && p < M->alloc_at[v]) {
         mb_add(M, p, M->alloc_at[v], (int64_t)g->out_bytes[v]);
         M->alloc_at[v] = p;
     }
-    uint32_t k = ovl_mem_uses(&M->mem, g, v);
+    uint32_t k = sb_ovl_mem_uses(&M->mem, g, v);
     for (uint32_t i = 0; i < k; i++) {
         uint32_t r = M->mem.uses[i];
         if (M->end_at[r] < p) {
@@ -327,7 +327,7 @@ static void mb_place(struct mb *M, uint32_t v)
     if (M->is_compute[v])
         M->cur_compute++;
     if (g->kind[v] == SB_KIND_START)
-        ovl_list_unlink(M->un_next, M->un_prev, &M->un_head, NULL, v);
+        sb_ovl_list_unlink(M->un_next, M->un_prev, &M->un_head, NULL, v);
 }
 
 static int mb_preds_done(const struct mb *M, uint32_t v)
@@ -389,7 +389,7 @@ static void mb_force(struct mb *M, uint32_t v)
 static int64_t mb_hold(struct mb *M, uint32_t v, uint32_t p)
 {
     int64_t b = 0;
-    uint32_t k = ovl_mem_uses(&M->mem, M->g, v);
+    uint32_t k = sb_ovl_mem_uses(&M->mem, M->g, v);
     for (uint32_t i = 0; i < k; i++) {
         uint32_t r = M->mem.uses[i];
         if (M->end_at[r] < p && M->mark[r] != M->mark_gen) {
@@ -437,7 +437,7 @@ static void mb_step(struct mb *M, uint32_t p)
         mb_release(M);
     }
     for (uint32_t i = 0; i < M->n_deferred; i++) {
-        uint32_t k = ovl_mem_uses(&M->mem, g, M->deferred[i]);
+        uint32_t k = sb_ovl_mem_uses(&M->mem, g, M->deferred[i]);
         for (uint32_t j = 0; j < k; j++) {
             uint32_t r = M->mem.uses[j];
             if (M->end_at[r] < p) {
@@ -525,7 +525,7 @@ static int mb_fits(struct mb *M, uint32_t s, int64_t n_path)
     uint32_t p = M->cursor, hi = p;
     for (int64_t i = 0; i <= n_path; i++) {
         uint32_t u = i < n_path ? M->path[i] : s;
-        int64_t b = ovl_mem_alloc(g, &M->mem, u);
+        int64_t b = sb_ovl_mem_alloc(g, &M->mem, u);
         if (b)
             mb_cost_add(M, p, M->alloc_at[u], b, &hi);
     }
@@ -535,7 +535,7 @@ static int mb_fits(struct mb *M, uint32_t s, int64_t n_path)
         if (g->kind[d] != SB_KIND_DONE)
             continue;
         uint32_t until = mb_coord_at(M, p, M->coll_end[g->partner[d]]);
-        uint32_t k = ovl_mem_uses(&M->mem, g, d);
+        uint32_t k = sb_ovl_mem_uses(&M->mem, g, d);
         for (uint32_t j = 0; j < k; j++) {
             uint32_t r = M->mem.uses[j];
             if (M->mem.pinned[r] || M->end_at[r] >= until || M->mark[r] == M->mark_gen)
@@ -568,7 +568,7 @@ static void mb_hoist(struct mb *M, uint32_t c)
     while (M->chan < M->t + g->dur_us[c]) {
         uint32_t s = M->un_head, seen = 0, started = 0;
         for (; s != SB_NONE && seen < M->P->lookahead && !started; s = M->un_next[s], seen++) {
-            int on_path = M->dom[s] != OVL_OFF;
+            int on_path = M->dom[s] != SB_OVL_OFF;
             if (on_path && M->dom[s] - M->cur_compute > M->P->max_ahead)
                 return;
             int64_t n_path = mb_find_path(M, s, c);
@@ -628,8 +628,8 @@ static int mb_run(const struct sb_graph_view *g, const struct mb_params *P,
         mb_free(&M);
         return sb_plugin_fail(out->err, out->n_err, "out of memory");
     }
-    ovl_compute_nodes(g, P->compute_rule, M.is_compute);
-    ovl_domination(g, M.is_compute, M.dom, M.rs);
+    sb_ovl_compute_nodes(g, P->compute_rule, M.is_compute);
+    sb_ovl_domination(g, M.is_compute, M.dom, M.rs);
     mb_starts_list(&M);
     for (M.cursor = 0; M.cursor < M.n; M.cursor++) {
         mb_step(&M, M.cursor);

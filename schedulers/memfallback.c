@@ -9,7 +9,7 @@
  * reference for Inductor's later budget: original peak + max(headroom, 5%). */
 #include <stdlib.h>
 
-#include "inductor-impl.h"
+#include "schedbench/policy.h"
 
 static const struct sb_param memfallback_params[] = {
     {"prefetch", SB_PARAM_BOOL, 1, 0, 1, NULL,
@@ -44,16 +44,16 @@ static const struct sb_param memfallback_params[] = {
 
 static int memfallback_init(const double *param, void **state, char *err, size_t n_err)
 {
-    struct ovl_params *P = calloc(1, sizeof *P);
+    struct sb_ovl_params *P = calloc(1, sizeof *P);
     if (!P)
         return sb_plugin_fail(err, n_err, "out of memory");
     P->prefetch = param[0] != 0;
-    P->max_in_flight_bytes = param[1] * OVL_GIB;
+    P->max_in_flight_bytes = param[1] * SB_OVL_GIB;
     P->max_compute_pre_fetch = (uint32_t)param[2];
     P->max_coll_distance = (uint32_t)param[3];
     P->overlap_mult = param[4];
-    P->headroom_bytes = param[5] * OVL_GIB;
-    P->fallback = param[6] == 0 ? OVL_FALLBACK_PROFILE : OVL_FALLBACK_PEAK;
+    P->headroom_bytes = param[5] * SB_OVL_GIB;
+    P->fallback = param[6] == 0 ? SB_OVL_FALLBACK_PROFILE : SB_OVL_FALLBACK_PEAK;
     P->peak_ratio = param[7];
     P->fresh_scores = param[8] != 0;
     P->compute_rule = (int)param[9];
@@ -65,7 +65,7 @@ static int memfallback_init(const double *param, void **state, char *err, size_t
 static int memfallback_run(void *state, const struct sb_graph_view *g,
                            struct sb_schedule *out)
 {
-    return ovl_run(g, state, out, NULL);
+    return sb_ovl_run(g, state, out, NULL);
 }
 
 static void memfallback_free(void *state) { free(state); }

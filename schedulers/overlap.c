@@ -4,11 +4,12 @@
  * by two ready queues (on the compute path by domination, off it near its
  * original position), exposed waits are deferred, and at each compute node the
  * collectives among the next max_coll_distance are started early when their
- * ancestors allow it.  The model itself is in inductor-impl.h; docs/overlap.md
+ * ancestors allow it.  The model itself is in the policy toolkit
+ * (schedbench/policy.h, schedulers/lib/overlap_core.c); docs/overlap.md
  * describes it and what it does to memory. */
 #include <stdlib.h>
 
-#include "inductor-impl.h"
+#include "schedbench/policy.h"
 
 /* Defaults are schedule_overlap_bucketing's keyword defaults in the version
  * with separate on-path and off-path queues and per-group overlap budgets. */
@@ -41,15 +42,15 @@ static const struct sb_param overlap_params[] = {
 
 static int overlap_init(const double *param, void **state, char *err, size_t n_err)
 {
-    struct ovl_params *P = calloc(1, sizeof *P);
+    struct sb_ovl_params *P = calloc(1, sizeof *P);
     if (!P)
         return sb_plugin_fail(err, n_err, "out of memory");
     P->prefetch = param[0] != 0;
-    P->max_in_flight_bytes = param[1] * OVL_GIB;
+    P->max_in_flight_bytes = param[1] * SB_OVL_GIB;
     P->max_compute_pre_fetch = (uint32_t)param[2];
     P->max_coll_distance = (uint32_t)param[3];
     P->overlap_mult = param[4];
-    P->fallback = OVL_FALLBACK_NONE;
+    P->fallback = SB_OVL_FALLBACK_NONE;
     P->compute_rule = (int)param[5];
     P->single_queue = param[6] == 1;
     *state = P;
@@ -58,7 +59,7 @@ static int overlap_init(const double *param, void **state, char *err, size_t n_e
 
 static int overlap_run(void *state, const struct sb_graph_view *g, struct sb_schedule *out)
 {
-    return ovl_run(g, state, out, NULL);
+    return sb_ovl_run(g, state, out, NULL);
 }
 
 static void overlap_free(void *state) { free(state); }

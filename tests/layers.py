@@ -10,6 +10,12 @@
    each other, directly or through others (no cycle in the file graph).
    schedulers/*.c reach the host only through what it passes them: they use
    no symbol of harness/src.
+3. Policies and the policy toolkit: schedulers/*.c and schedulers/lib/*.c
+   include only public headers (harness/include/schedbench/*.h, the toolkit's
+   schedbench/policy.h among them); the one private header left, dp-impl.h
+   (dp's planning step, which tests/test_dp.c brute-forces), only from dp.c.
+   The toolkit's objects (schedbench_policy) use no symbol of harness/src
+   either.
 
 Usage: layers.py SOURCE_DIR BUILD_DIR.  Prints each violation and
 "N passed, M failed"; exits 1 on any violation."""
@@ -53,6 +59,25 @@ for layer in LAYERS:
                 failed.append("include: harness/src/%s/%s includes %s (a higher layer)"
                               % (layer, f, rel))
 
+# 3. includes of the policies and the toolkit: public headers only, except
+# the private headers still left (file, header)
+PRIVATE_LEFT = {("dp.c", "dp-impl.h")}
+public = os.path.join(src, "harness", "include")
+for sub in ["schedulers", os.path.join("schedulers", "lib")]:
+    d = os.path.join(src, sub)
+    for f in sorted(os.listdir(d)):
+        if not f.endswith((".c", ".h")):
+            continue
+        text = open(os.path.join(d, f), encoding="utf-8", errors="replace").read()
+        for h in inc.findall(text):
+            checks += 1
+            if h.startswith("schedbench/") and os.path.exists(os.path.join(public, h)):
+                continue
+            if sub == "schedulers" and (f, h) in PRIVATE_LEFT:
+                continue
+            failed.append("include: %s/%s includes \"%s\" (policies and the toolkit "
+                          "include only schedbench/*.h)" % (sub, f, h))
+
 # 2. symbols of the object files whose source is in the tree
 objs = {}
 for root, _, files in os.walk(os.path.join(build, "CMakeFiles", "schedbench_core.dir")):
@@ -64,6 +89,16 @@ for root, _, files in os.walk(os.path.join(build, "CMakeFiles", "schedbench_core
         source = rel[:-2]  # x.c.o -> x.c
         if os.path.exists(os.path.join(src, source)):
             objs[source] = path
+# the toolkit's objects, checked like the policies' below
+lib_dir = os.path.join(build, "CMakeFiles", "schedbench_policy.dir")
+lib_objs = {}
+for root, _, files in os.walk(lib_dir):
+    for f in files:
+        if f.endswith(".c.o"):
+            lib_objs[os.path.relpath(os.path.join(root, f), lib_dir)[:-2]] = os.path.join(root, f)
+if not lib_objs:
+    print("layers: no object files of schedulers/lib under %s (build first)" % build)
+    sys.exit(1)
 if not any(layer_of(s) is not None for s in objs):
     print("layers: no object files of harness/src under %s (build first)" % build)
     sys.exit(1)
@@ -79,6 +114,17 @@ for source, path in objs.items():
             uses[source].add(sym)
         elif kind in "TDBRC":
             defs[sym] = source
+for source, path in sorted(lib_objs.items()):
+    out = subprocess.run(["nm", "-P", path], capture_output=True, text=True).stdout
+    for line in out.splitlines():
+        f = line.split()
+        if len(f) < 2 or f[1] != "U":
+            continue
+        checks += 1
+        d = defs.get(f[0])
+        if d and layer_of(d) is not None:
+            failed.append("call: %s uses %s of %s (the toolkit sees only the public headers)"
+                          % (source, f[0], d))
 dep = collections.defaultdict(set)
 for source, syms in uses.items():
     for s in syms:

@@ -1,6 +1,6 @@
-/* The ggml policy (schedulers/ggml.c) on graphs worked out by hand with
+/* The ggml splitter (sb_ggml_*, schedulers/lib/ggml_split.c) on graphs worked out by hand with
  * ggml's rules (docs/ggml.md); ggml's own cases are the conformance test. */
-#include "../schedulers/ggml-impl.h"
+#include "schedbench/policy.h"
 #include "check.h"
 #include "core/core.h"
 #include "import/import.h"
@@ -16,22 +16,22 @@ static void chain(void)
 {
     static const uint8_t yes[2] = {1, 1}, no[2] = {0, 0};
     static const int32_t s_h1[2] = {0, 3}, s_h2[2] = {1, 4}, s_h3[2] = {2, 5};
-    struct ggml_t t[6] = {
-        {.buft = 0, .usage = GGML_USAGE_WEIGHTS, .view_src = -1, .pin = -1, .supports = yes, .offload = no}, /* w1 */
-        {.buft = 1, .usage = GGML_USAGE_WEIGHTS, .view_src = -1, .pin = -1, .supports = yes, .offload = no}, /* w2 */
-        {.buft = 0, .usage = GGML_USAGE_WEIGHTS, .view_src = -1, .pin = -1, .supports = yes, .offload = no}, /* w3 */
+    struct sb_ggml_tensor t[6] = {
+        {.buft = 0, .usage = SB_GGML_USAGE_WEIGHTS, .view_src = -1, .pin = -1, .supports = yes, .offload = no}, /* w1 */
+        {.buft = 1, .usage = SB_GGML_USAGE_WEIGHTS, .view_src = -1, .pin = -1, .supports = yes, .offload = no}, /* w2 */
+        {.buft = 0, .usage = SB_GGML_USAGE_WEIGHTS, .view_src = -1, .pin = -1, .supports = yes, .offload = no}, /* w3 */
         {.input = 1, .buft = -1, .view_src = -1, .pin = -1, .supports = yes, .offload = no},                /* x */
         {.buft = -1, .view_src = -1, .pin = -1, .supports = yes, .offload = no, .n_src = 2, .src = s_h1},
         {.buft = -1, .view_src = -1, .pin = -1, .supports = yes, .offload = no, .n_src = 2, .src = s_h2},
     };
-    struct ggml_t all[7];
+    struct sb_ggml_tensor all[7];
     memcpy(all, t, sizeof t);
-    all[6] = (struct ggml_t){.buft = -1, .view_src = -1, .pin = -1, .supports = yes,
+    all[6] = (struct sb_ggml_tensor){.buft = -1, .view_src = -1, .pin = -1, .supports = yes,
                              .offload = no, .n_src = 2, .src = s_h3};
     static const int32_t bb[2] = {0, 1};
     static const uint8_t reads[4] = {1, 0, 0, 1};
-    struct ggml_problem p = {2, 2, bb, reads, 1, 30, 4, 3, all};
-    struct ggml_result r;
+    struct sb_ggml_problem p = {2, 2, bb, reads, 1, 30, 4, 3, all};
+    struct sb_ggml_result r;
     CHECK(sb_ggml_split_graph(&p, &r) == 0);
     static const int32_t want[7] = {0, 1, 0, 1, 0, 1, 0};
     for (int i = 0; i < 7; i++)

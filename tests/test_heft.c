@@ -16,7 +16,7 @@
  *      g1 ready max(b's empty copy at 20, 21) = 21 -> 22: g1 21..22.
  * Order by planned start (ties in rank order): x a b c e d.  Predicted and
  * simulated: makespan 22, 1000 bytes moved (b's and x's buffers are empty). */
-#include "../schedulers/heft-impl.h"
+#include "schedbench/policy.h"
 #include "check.h"
 #include "core/core.h"
 #include "import/import.h"
@@ -24,7 +24,7 @@
 
 /* The idle-gap search of a lane done the plain way: scan every slot after the
  * first one ending past `ready` (what heft.c did before the index). */
-static double scan_gap(const struct slot *s, uint32_t n, double ready, double w, uint32_t *at)
+static double scan_gap(const struct sb_heft_slot *s, uint32_t n, double ready, double w, uint32_t *at)
 {
     double t = ready;
     for (uint32_t i = 0; i < n; i++) {
@@ -52,7 +52,7 @@ static double scan_gap(const struct slot *s, uint32_t n, double ready, double w,
  *   ready 70, w 1:  past every slot: 70, at the end. */
 static void lane_by_hand(void)
 {
-    static const struct slot s[] = {{0, 10, 0}, {20, 30, 0}, {30, 35, 0}, {50, 60, 0}};
+    static const struct sb_heft_slot s[] = {{0, 10, 0}, {20, 30, 0}, {30, 35, 0}, {50, 60, 0}};
     static const double q[][4] = {/* ready, w, start, index */
                                   {5, 5, 10, 1},  {5, 12, 35, 3}, {5, 20, 60, 4},
                                   {25, 3, 35, 3}, {40, 10, 40, 3}, {70, 1, 70, 4},
@@ -60,18 +60,18 @@ static void lane_by_hand(void)
                                      begin: 20 + 0 <= 20, before it; ready 5
                                      is inside [0,10): from its end, 10 */
                                   {20, 0, 20, 1}, {5, 0, 10, 1}, {15, 0, 15, 1}};
-    struct lane L = {0};
+    struct sb_heft_lane L = {0};
     for (uint32_t i = 0; i < 4; i++) {
-        struct lane_pos at;
-        lane_earliest_gap(&L, s[i].begin, s[i].end - s[i].begin, &at);
-        CHECK(lane_insert(&L, at, s[i].begin, s[i].end, 0) == 0);
+        struct sb_heft_lane_pos at;
+        sb_heft_lane_earliest_gap(&L, s[i].begin, s[i].end - s[i].begin, &at);
+        CHECK(sb_heft_lane_insert(&L, at, s[i].begin, s[i].end, 0) == 0);
     }
     for (uint32_t k = 0; k < sizeof q / sizeof *q; k++) {
-        struct lane_pos at;
-        CHECK_NEAR(lane_earliest_gap(&L, q[k][0], q[k][1], &at), q[k][2]);
+        struct sb_heft_lane_pos at;
+        CHECK_NEAR(sb_heft_lane_earliest_gap(&L, q[k][0], q[k][1], &at), q[k][2]);
         CHECK_EQ_U(at.i, (uint32_t)q[k][3]); /* one block: the index is the slot's */
     }
-    lane_free(&L);
+    sb_heft_lane_free(&L);
 }
 
 /* The index against the scan on lanes of 20,000 slots (78 blocks and more,
@@ -82,18 +82,18 @@ static void lane_by_hand(void)
 static void lane_against_scan(void)
 {
     for (int trial = 0; trial < 2; trial++) {
-        struct lane L = {0};
+        struct sb_heft_lane L = {0};
         uint32_t n = 0, cap = 20000, bad = 0;
-        struct slot *ref = malloc(cap * sizeof *ref);
+        struct sb_heft_slot *ref = malloc(cap * sizeof *ref);
         uint64_t x = 88172645463325252ull + (uint64_t)trial;
         for (uint32_t k = 0; k < cap; k++) {
             x ^= x << 13, x ^= x >> 7, x ^= x << 17; /* xorshift64 */
             double span = 50.0 * (k + 1);
             double ready = trial ? (double)(x % 1000) * span / 1000 : (double)(x % (k + 1)) * 50;
             double w = trial ? 0.1 + (double)(x >> 40 & 1023) / 97.0 : (double)(1 + (x >> 40) % 60);
-            struct lane_pos at;
+            struct sb_heft_lane_pos at;
             uint32_t ref_at;
-            double t = lane_earliest_gap(&L, ready, w, &at);
+            double t = sb_heft_lane_earliest_gap(&L, ready, w, &at);
             double r = scan_gap(ref, n, ready, w, &ref_at);
             /* the index's position, counted across blocks */
             uint32_t flat = at.i;
@@ -102,19 +102,19 @@ static void lane_against_scan(void)
             if (t != r || flat != ref_at)
                 bad++;
             memmove(&ref[ref_at + 1], &ref[ref_at], (n - ref_at) * sizeof *ref);
-            ref[ref_at] = (struct slot){r, r + w, 0};
+            ref[ref_at] = (struct sb_heft_slot){r, r + w, 0};
             n++;
-            CHECK(lane_insert(&L, at, t, t + w, 0) == 0);
+            CHECK(sb_heft_lane_insert(&L, at, t, t + w, 0) == 0);
         }
         CHECK_EQ_U(bad, 0);
-        CHECK(L.n_blocks > 20000 / SB_LANE_BLOCK); /* several blocks were exercised */
+        CHECK(L.n_blocks > 20000 / SB_HEFT_LANE_BLOCK); /* several blocks were exercised */
         uint32_t flat = 0, sorted = 1;
         for (uint32_t j = 0; j < L.n_blocks; j++)
             for (uint32_t i = 0; i < L.b[j]->n; i++, flat++)
                 sorted &= L.b[j]->s[i].begin == ref[flat].begin;
         CHECK_EQ_U(flat, n);
         CHECK(sorted);
-        lane_free(&L);
+        sb_heft_lane_free(&L);
         free(ref);
     }
 }
@@ -164,7 +164,7 @@ static void plan_vs_sim(struct sb_graph *G, const char *what)
     uint32_t nd = G->v.machine->n_devices, *root = malloc(G->v.n_nodes * sizeof *root);
     uint64_t *peak = malloc(nd * sizeof *peak);
     sb_mem_buffer_roots(&G->v, root);
-    CHECK(place_dev_peaks(&G->v, s.order, s.device, root, peak) == 0);
+    CHECK(sb_mem_dev_peaks(&G->v, s.order, s.device, root, peak) == 0);
     /* one device: no placement to search, heft returns its order and the
      * row says over_capacity (docs/heft.md); the invariant is for several */
     if (nd == 1)

@@ -1,11 +1,11 @@
-/* minmem's two greedy candidates (schedulers/minmem-impl.h): on graphs worked
- * out by hand where a ready node's score changes after another node is placed
- * (the heap must rescore it), and against a plain rescan of every ready node at
+/* minmem's two greedy candidates (sb_mem_greedy_order, in the policy
+ * toolkit): on graphs worked out by hand where a ready node's score changes
+ * after another node is placed (the heap must rescore it), and against a plain rescan of every ready node at
  * every step on random graphs with views, weights, outputs, repeated inputs and
  * collectives. */
 #include <stdlib.h>
 
-#include "../schedulers/minmem-impl.h"
+#include "schedbench/policy.h"
 #include "check.h"
 #include "core/core.h"
 #include "import/import.h"
@@ -27,7 +27,7 @@ static void check_order(const char *csv, int reverse_pass, const uint32_t *want,
         return;
     uint32_t got[16];
     CHECK_EQ_U(g->v.n_nodes, n);
-    CHECK(sb_minmem_candidate(&g->v, reverse_pass, got) == 0);
+    CHECK(sb_mem_greedy_order(&g->v, reverse_pass, got) == 0);
     for (uint32_t i = 0; i < n; i++)
         CHECK_EQ_U(got[i], want[i]);
     sb_graph_free(g);
@@ -229,7 +229,7 @@ static void against_rescan(void)
         graphs++;
         uint32_t a[64], b[64];
         for (int rev = 0; rev < 2; rev++) {
-            CHECK(sb_minmem_candidate(&g->v, rev, a) == 0);
+            CHECK(sb_mem_greedy_order(&g->v, rev, a) == 0);
             rescan(&g->v, rev, b);
             compared++;
             same += memcmp(a, b, g->v.n_nodes * sizeof *a) == 0;

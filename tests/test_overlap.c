@@ -15,7 +15,7 @@
 #include "core/machine.h"
 #include "import/import.h"
 /* the model itself, for the count of fallback choices the plugin does not report */
-#include "../schedulers/inductor-impl.h"
+#include "schedbench/policy.h"
 
 #define G 1073741824ull
 
@@ -190,18 +190,18 @@ static void test_fallback_threshold(void)
     /* The fallback chooses exactly one node, rs.done after b: once it is
      * scheduled a dies and memory (1.5G) is under 2.5G + 1G for the rest.  With
      * headroom 3G it chooses none. */
-    struct ovl_params P = {.prefetch = 1, .max_in_flight_bytes = 5 * OVL_GIB,
+    struct sb_ovl_params P = {.prefetch = 1, .max_in_flight_bytes = 5 * SB_OVL_GIB,
                            .max_compute_pre_fetch = 200, .max_coll_distance = 200,
-                           .overlap_mult = 1, .fallback = OVL_FALLBACK_PROFILE,
-                           .headroom_bytes = OVL_GIB, .peak_ratio = 0.05,
-                           .fresh_scores = 1, .compute_rule = OVL_COMPUTE_FLOPS};
+                           .overlap_mult = 1, .fallback = SB_OVL_FALLBACK_PROFILE,
+                           .headroom_bytes = SB_OVL_GIB, .peak_ratio = 0.05,
+                           .fresh_scores = 1, .compute_rule = SB_OVL_COMPUTE_FLOPS};
     struct sb_schedule s;
     uint32_t n_fallback = 99;
     sb_schedule_init(&s, g, 1);
-    CHECK(ovl_run(&g->v, &P, &s, &n_fallback) == 0);
+    CHECK(sb_ovl_run(&g->v, &P, &s, &n_fallback) == 0);
     CHECK_EQ_U(n_fallback, 1);
-    P.headroom_bytes = 3 * OVL_GIB;
-    CHECK(ovl_run(&g->v, &P, &s, &n_fallback) == 0);
+    P.headroom_bytes = 3 * SB_OVL_GIB;
+    CHECK(sb_ovl_run(&g->v, &P, &s, &n_fallback) == 0);
     CHECK_EQ_U(n_fallback, 0);
     sb_schedule_free(&s);
     sb_graph_free(g);
@@ -568,13 +568,13 @@ static uint64_t peak_of(const struct sb_graph *g, const uint32_t *order)
  * harness's memory model gives the same order. */
 static int tracker_agrees(const struct sb_graph *g, const uint32_t *order)
 {
-    struct ovl_mem m;
-    if (ovl_mem_init(&m, &g->v))
+    struct sb_ovl_mem m;
+    if (sb_ovl_mem_init(&m, &g->v))
         return 0;
     for (uint32_t i = 0; i < g->v.n_nodes; i++)
-        ovl_mem_schedule(&m, &g->v, order[i]);
+        sb_ovl_mem_schedule(&m, &g->v, order[i]);
     int ok = (uint64_t)m.peak_bytes == peak_of(g, order) && m.cur_bytes >= 0;
-    ovl_mem_free(&m);
+    sb_ovl_mem_free(&m);
     return ok;
 }
 

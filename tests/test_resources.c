@@ -7,7 +7,7 @@
 #include <stdlib.h>
 
 #include "../schedulers/dp-impl.h"
-#include "../schedulers/heft-impl.h"
+#include "schedbench/policy.h"
 #include "check.h"
 #include "core/core.h"
 #include "core/machine.h"

@@ -1,16 +1,16 @@
 /* `schedbench conform DIR` on ggml's scheduler cases (DIR of *.case,
  * ../shared/corpus/ggml-sched, format in its README): each case is read into
- * the description schedulers/ggml.c works on, split, and every assignment,
- * split, split input and capacity warning compared with what the real ggml
- * produced.  Ends with "N passed, M failed"; a failure prints its first
- * difference. */
+ * the description the policy toolkit's splitter works on (sb_ggml_*,
+ * schedulers/lib/ggml_split.c), split, and every assignment, split, split
+ * input and capacity warning compared with what the real ggml produced.
+ * Ends with "N passed, M failed"; a failure prints its first difference. */
 #define _POSIX_C_SOURCE 200809L
 #include "conform.h"
 #include "core/core.h"
 #include "core/num.h"
 #include "run.h"
 
-#include "../../../schedulers/ggml-impl.h"
+#include "schedbench/policy.h"
 
 #include <dirent.h>
 #include <stdio.h>
@@ -29,14 +29,14 @@ struct gcase {
     uint32_t nb, nf, L, N;
     int32_t *backend_buft;
     uint8_t *reads;
-    struct ggml_problem p;
-    struct ggml_t *t;
+    struct sb_ggml_problem p;
+    struct sb_ggml_tensor *t;
     uint8_t *answers; /* supports and offload strings, 2 * nb per tensor */
     int32_t *srcs;
     size_t n_srcs, cap_srcs;
     int32_t *want_assign;
     uint32_t n_splits, n_split_lines;
-    struct ggml_split *want;
+    struct sb_ggml_split *want;
     uint32_t n_warn;
     char warn[64][160];
 };
@@ -77,7 +77,7 @@ static int32_t ref(const struct gcase *c, const char *s)
 {
     uint32_t i;
     if (!strcmp(s, "-"))
-        return GGML_NONE;
+        return SB_GGML_NONE;
     if (s[0] == 'L' && !parse_index(s + 1, c->L, &i))
         return (int32_t)i;
     if (s[0] == 'N' && !parse_index(s + 1, c->N, &i))
@@ -108,16 +108,16 @@ static int tensor_line(struct gcase *c, char **tok, int n, uint32_t idx, struct 
     int bad = 0;
     if (n < 16 || idx >= c->L + c->N)
         return sb_errf(e, "%s:%u: a tensor line has at least 16 fields", path, line);
-    struct ggml_t *x = &c->t[idx];
+    struct sb_ggml_tensor *x = &c->t[idx];
     x->view = field(tok[4], 0, 1, &bad) != 0;
     x->exempt = !strcmp(tok[3], "ROPE") || !strcmp(tok[3], "FLASH_ATTN_EXT");
     x->input = strchr(tok[9], 'I') != NULL;
     x->view_src = ref(c, tok[5]);
-    x->buft = strcmp(tok[10], "-") ? (int32_t)field(tok[10], 0, INT32_MAX, &bad) : GGML_NONE;
-    x->usage = !strcmp(tok[11], "weights") ? GGML_USAGE_WEIGHTS
-               : !strcmp(tok[11], "any") ? GGML_USAGE_ANY
-               : !strcmp(tok[11], "compute") ? GGML_USAGE_COMPUTE : GGML_USAGE_NONE;
-    x->pin = strcmp(tok[12], "-") ? (int32_t)field(tok[12], 0, INT32_MAX, &bad) : GGML_NONE;
+    x->buft = strcmp(tok[10], "-") ? (int32_t)field(tok[10], 0, INT32_MAX, &bad) : SB_GGML_NONE;
+    x->usage = !strcmp(tok[11], "weights") ? SB_GGML_USAGE_WEIGHTS
+               : !strcmp(tok[11], "any") ? SB_GGML_USAGE_ANY
+               : !strcmp(tok[11], "compute") ? SB_GGML_USAGE_COMPUTE : SB_GGML_USAGE_NONE;
+    x->pin = strcmp(tok[12], "-") ? (int32_t)field(tok[12], 0, INT32_MAX, &bad) : SB_GGML_NONE;
     /* ids are '-' or in range: a negative one would index before the tables */
     if (bad)
         return sb_errf(e, "%s:%u: is_view_op, buft and pin are integers (0 or 1, ids), or '-'",
@@ -282,7 +282,7 @@ static int read_case(const char *path, struct gcase *c, struct sb_err *e)
             else if ((long)(n - 6) != n_in || c->want[k].inputs)
                 rc = sb_errf(e, "%s:%u: bad or repeated split line", path, line);
             else {
-                struct ggml_split *s = &c->want[k];
+                struct sb_ggml_split *s = &c->want[k];
                 s->backend = (int)be, s->start = (uint32_t)st;
                 s->end = (uint32_t)en, s->n_inputs = (uint32_t)(n - 6);
                 s->inputs = sb_xcalloc(s->n_inputs + 1, sizeof *s->inputs);
@@ -314,7 +314,7 @@ static int read_case(const char *path, struct gcase *c, struct sb_err *e)
     if (!rc)
         for (uint32_t t = 0; t < c->L + c->N; t++)
             c->t[t].src = c->srcs ? c->srcs + (uintptr_t)c->t[t].src : NULL; /* no sources at all */
-    c->p = (struct ggml_problem){c->nb, c->nf, c->backend_buft, c->reads, c->p.op_offload,
+    c->p = (struct sb_ggml_problem){c->nb, c->nf, c->backend_buft, c->reads, c->p.op_offload,
                                  c->p.cap0, c->L, c->N, c->t};
     return rc;
 }
@@ -333,7 +333,7 @@ static void tname(const struct gcase *c, uint32_t t, char *buf, size_t n)
 }
 
 /* 0 when equal; else the first difference in why */
-static int compare(const struct gcase *c, const struct ggml_result *r, char *why, size_t n)
+static int compare(const struct gcase *c, const struct sb_ggml_result *r, char *why, size_t n)
 {
     char a[32], b[32];
     for (uint32_t t = 0; t < c->L + c->N; t++)
@@ -344,7 +344,7 @@ static int compare(const struct gcase *c, const struct ggml_result *r, char *why
     if (r->n_splits != c->n_splits)
         return snprintf(why, n, "%u splits, ggml %u", r->n_splits, c->n_splits), 1;
     for (uint32_t k = 0; k < c->n_splits; k++) {
-        const struct ggml_split *x = &r->splits[k], *y = &c->want[k];
+        const struct sb_ggml_split *x = &r->splits[k], *y = &c->want[k];
         if (x->backend != y->backend || x->start != y->start || x->end != y->end ||
             x->n_inputs != y->n_inputs)
             return snprintf(why, n, "split %u: backend %d [%u,%u) %u inputs, ggml backend %d "
@@ -414,7 +414,7 @@ int sb_conform_ggml(const char *dir)
     int bad_input = 0;
     for (uint32_t i = 0; i < w.n; i++) {
         struct gcase c;
-        struct ggml_result r;
+        struct sb_ggml_result r;
         char why[512];
         if (read_case(w.path[i], &c, &e)) {
             fprintf(stderr, "%s\n", e.msg);

@@ -1,9 +1,8 @@
 /* A model of PyTorch Inductor's overlap scheduler
  * (torch/_inductor/fx_passes/overlap_scheduling.py, class OverlapScheduler),
  * shared by the `overlap` and `memfallback` policies; `membound` borrows the
- * memory tracker, the compute-node rule and the domination pass.  Header-only,
- * every function static inline, so that each policy file still compiles alone
- * into its own module.
+ * memory tracker, the compute-node rule and the domination pass.  The public
+ * pieces are declared in schedbench/policy.h; the rest stays static here.
  *
  * How Inductor's notions map onto a schedbench graph:
  *   - "compute node" (is_compute_node: an op in torch.utils.flop_counter's
@@ -15,44 +14,25 @@
  *   - a process group is identified by the start's group size (the view carries
  *     no group identity; one FSDP job has one group per size);
  *   - collective times are g->dur_us of the start, compute times g->dur_us;
- *   - MemoryTracker is ovl_mem below, which follows the harness's memory model
+ *   - MemoryTracker is sb_ovl_mem below, which follows the harness's memory model
  *     (docs/cost-model.md) so that the policy sees what the harness measures.
  *
  * Where this deviates from Inductor, the comment at the place says so. */
-#ifndef SB_INDUCTOR_IMPL_H
-#define SB_INDUCTOR_IMPL_H
 
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "schedbench/plugin.h"
-
-#define OVL_OFF UINT32_MAX           /* domination index of a node feeding no compute */
-#define OVL_GIB 1073741824.0         /* Inductor's gb_to_bytes multiplies by 1024^3 */
+#include "schedbench/policy.h"
 
 /* ---- memory tracker: the harness's memory model, one node at a time ------ */
-
-/* Live bytes as nodes are appended to a schedule.  A buffer is freed after the
- * last of its "uses" (its own position, every position of a node viewing it or
- * reading a view of it, and a collective's done for the start's inputs); inputs
- * are live from the start; weight and output buffers are never freed. */
-struct ovl_mem {
-    uint32_t n;
-    uint32_t *root;      /* [n] node whose buffer v's output lives in */
-    uint32_t *uses_left; /* [n] on roots: uses not yet scheduled */
-    uint8_t *pinned;     /* [n] on roots: weight/output, never freed */
-    uint32_t *uses;      /* [n_edges * 2 + 1] scratch: the buffers one node uses */
-    int64_t cur_bytes;   /* live after the last scheduled node's frees */
-    int64_t peak_bytes;  /* largest live total while a scheduled node ran */
-};
 
 /* The buffers node v uses, with multiplicity, into m->uses; returns how many.
  * A node uses its own buffer (or the one it views), each input's buffer, and a
  * done also uses the buffers of its start's inputs, which the communication
  * reads until it finishes. */
-static inline uint32_t ovl_mem_uses(struct ovl_mem *m, const struct sb_graph_view *g,
-                                    uint32_t v)
+uint32_t sb_ovl_mem_uses(struct sb_ovl_mem *m, const struct sb_graph_view *g,
+                         uint32_t v)
 {
     uint32_t k = 0;
     m->uses[k++] = m->root[v];
@@ -66,7 +46,7 @@ static inline uint32_t ovl_mem_uses(struct ovl_mem *m, const struct sb_graph_vie
     return k;
 }
 
-static inline void ovl_mem_free(struct ovl_mem *m)
+void sb_ovl_mem_free(struct sb_ovl_mem *m)
 {
     free(m->root);
     free(m->uses_left);
@@ -75,7 +55,7 @@ static inline void ovl_mem_free(struct ovl_mem *m)
     memset(m, 0, sizeof *m);
 }
 
-static inline int ovl_mem_init(struct ovl_mem *m, const struct sb_graph_view *g)
+int sb_ovl_mem_init(struct sb_ovl_mem *m, const struct sb_graph_view *g)
 {
     uint32_t n = g->n_nodes;
     memset(m, 0, sizeof *m);
@@ -85,7 +65,7 @@ static inline int ovl_mem_init(struct ovl_mem *m, const struct sb_graph_view *g)
     m->pinned = calloc((size_t)n + 1, 1);
     m->uses = malloc(((size_t)g->n_edges * 2 + 1) * sizeof *m->uses);
     if (!m->root || !m->uses_left || !m->pinned || !m->uses) {
-        ovl_mem_free(m);
+        sb_ovl_mem_free(m);
         return -1;
     }
     for (uint32_t v = 0; v < n; v++) {
@@ -93,7 +73,7 @@ static inline int ovl_mem_init(struct ovl_mem *m, const struct sb_graph_view *g)
         m->root[v] = views ? m->root[g->pred[g->pred_off[v]]] : v;
     }
     for (uint32_t v = 0; v < n; v++) {
-        uint32_t k = ovl_mem_uses(m, g, v);
+        uint32_t k = sb_ovl_mem_uses(m, g, v);
         for (uint32_t i = 0; i < k; i++)
             m->uses_left[m->uses[i]]++;
         if (g->flags[v] & (SB_FLAG_WEIGHT | SB_FLAG_OUTPUT))
@@ -106,21 +86,21 @@ static inline int ovl_mem_init(struct ovl_mem *m, const struct sb_graph_view *g)
 }
 
 /* Bytes v allocates at its own position (inputs were allocated up front). */
-static inline int64_t ovl_mem_alloc(const struct sb_graph_view *g, const struct ovl_mem *m,
-                                    uint32_t v)
+int64_t sb_ovl_mem_alloc(const struct sb_graph_view *g, const struct sb_ovl_mem *m,
+                         uint32_t v)
 {
     if (m->root[v] != v || g->kind[v] == SB_KIND_INPUT)
         return 0;
     return (int64_t)g->out_bytes[v];
 }
 
-static inline void ovl_mem_schedule(struct ovl_mem *m, const struct sb_graph_view *g,
-                                    uint32_t v)
+void sb_ovl_mem_schedule(struct sb_ovl_mem *m, const struct sb_graph_view *g,
+                         uint32_t v)
 {
-    m->cur_bytes += ovl_mem_alloc(g, m, v);
+    m->cur_bytes += sb_ovl_mem_alloc(g, m, v);
     if (m->cur_bytes > m->peak_bytes)
         m->peak_bytes = m->cur_bytes;
-    uint32_t k = ovl_mem_uses(m, g, v);
+    uint32_t k = sb_ovl_mem_uses(m, g, v);
     for (uint32_t i = 0; i < k; i++) {
         uint32_t r = m->uses[i];
         if (--m->uses_left[r] == 0 && !m->pinned[r])
@@ -141,7 +121,7 @@ struct ovl_heap {
     uint32_t n, cap;
 };
 
-static inline int ovl_key_lt(struct ovl_key x, struct ovl_key y)
+static int ovl_key_lt(struct ovl_key x, struct ovl_key y)
 {
     if (x.a != y.a)
         return x.a < y.a;
@@ -150,7 +130,7 @@ static inline int ovl_key_lt(struct ovl_key x, struct ovl_key y)
     return x.id < y.id;
 }
 
-static inline int ovl_heap_push(struct ovl_heap *h, struct ovl_key key)
+static int ovl_heap_push(struct ovl_heap *h, struct ovl_key key)
 {
     if (h->n == h->cap) {
         uint32_t cap = h->cap ? 2 * h->cap : 64;
@@ -169,7 +149,7 @@ static inline int ovl_heap_push(struct ovl_heap *h, struct ovl_key key)
     return 0;
 }
 
-static inline struct ovl_key ovl_heap_pop(struct ovl_heap *h)
+static struct ovl_key ovl_heap_pop(struct ovl_heap *h)
 {
     struct ovl_key top = h->k[0], last = h->k[--h->n];
     uint32_t i = 0;
@@ -194,7 +174,7 @@ static inline struct ovl_key ovl_heap_pop(struct ovl_heap *h)
 /* Whether an op name is one torch.utils.flop_counter registers a formula for
  * (mm, addmm, bmm, baddbmm, _scaled_mm, _grouped_mm, the convolutions, the
  * attention kernels), spelled as our importers and generators spell them. */
-static inline int ovl_flop_op(const char *op)
+static int ovl_flop_op(const char *op)
 {
     static const char *const exact[] = {
         "mm", "addmm", "bmm", "baddbmm", "matmul", "_scaled_mm", "scaled_mm",
@@ -207,22 +187,17 @@ static inline int ovl_flop_op(const char *op)
     return strstr(op, "attention") != NULL || strstr(op, "attn") != NULL;
 }
 
-enum ovl_compute_rule {
-    OVL_COMPUTE_FLOPS = 0, /* Inductor's is_compute_node, by op name */
-    OVL_COMPUTE_ALL = 1,   /* every compute node */
-};
-
 /* is_compute[v]: v is a "compute node" in Inductor's sense (see the top of the
- * file).  With OVL_COMPUTE_FLOPS and no op of the graph in the registry (a
+ * file).  With SB_OVL_COMPUTE_FLOPS and no op of the graph in the registry (a
  * graph without op names, or with names of its own), the graph says nothing
  * about flops and every compute node counts. */
-static inline void ovl_compute_nodes(const struct sb_graph_view *g, int rule,
-                                     uint8_t *is_compute)
+void sb_ovl_compute_nodes(const struct sb_graph_view *g, int rule,
+                          uint8_t *is_compute)
 {
     uint32_t n_flop = 0;
     for (uint32_t v = 0; v < g->n_nodes; v++) {
         is_compute[v] = g->kind[v] == SB_KIND_COMPUTE &&
-                        (rule == OVL_COMPUTE_ALL || ovl_flop_op(g->op_names[g->op[v]]));
+                        (rule == SB_OVL_COMPUTE_ALL || ovl_flop_op(g->op_names[g->op[v]]));
         n_flop += is_compute[v];
     }
     if (n_flop == 0)
@@ -231,16 +206,16 @@ static inline void ovl_compute_nodes(const struct sb_graph_view *g, int rule,
 }
 
 /* dom[v]: index (in file order) of the first compute node v feeds, itself for a
- * compute node, OVL_OFF when it feeds none: Inductor's
+ * compute node, SB_OVL_OFF when it feeds none: Inductor's
  * _calculate_domination_index over compute nodes.  rs[v]: v is or feeds a
  * reduce_scatter start, the same pass over reduce_scatter nodes.  Returns the
  * number of compute nodes. */
-static inline uint32_t ovl_domination(const struct sb_graph_view *g,
-                                      const uint8_t *is_compute, uint32_t *dom, uint8_t *rs)
+uint32_t sb_ovl_domination(const struct sb_graph_view *g,
+                           const uint8_t *is_compute, uint32_t *dom, uint8_t *rs)
 {
     uint32_t n_compute = 0;
     for (uint32_t v = 0; v < g->n_nodes; v++)
-        dom[v] = is_compute[v] ? n_compute++ : OVL_OFF;
+        dom[v] = is_compute[v] ? n_compute++ : SB_OVL_OFF;
     for (uint32_t v = g->n_nodes; v-- > 0;) {
         rs[v] = g->kind[v] == SB_KIND_START && g->coll[v] == SB_COLL_REDUCE_SCATTER;
         for (uint32_t e = g->succ_off[v]; e < g->succ_off[v + 1]; e++) {
@@ -256,8 +231,8 @@ static inline uint32_t ovl_domination(const struct sb_graph_view *g,
 /* Memory a collective needs while in flight: its inputs plus its output,
  * halved for all_reduce, which works in place (Inductor's
  * estimate_fx_collective_memory_footprint). */
-static inline uint64_t ovl_footprint(const struct sb_graph_view *g, const struct ovl_mem *m,
-                                     uint32_t s)
+static uint64_t ovl_footprint(const struct sb_graph_view *g, const struct sb_ovl_mem *m,
+                              uint32_t s)
 {
     uint64_t b = g->out_bytes[s];
     for (uint32_t e = g->pred_off[s]; e < g->pred_off[s + 1]; e++)
@@ -267,26 +242,6 @@ static inline uint64_t ovl_footprint(const struct sb_graph_view *g, const struct
 
 /* ---- the overlap scheduler ----------------------------------------------- */
 
-enum ovl_fallback {
-    OVL_FALLBACK_NONE = 0,    /* Inductor as is (`overlap`) */
-    OVL_FALLBACK_PROFILE = 1, /* over the original profile + headroom: original order */
-    OVL_FALLBACK_PEAK = 2,    /* over original peak + max(headroom, ratio * peak): same */
-};
-
-struct ovl_params {
-    int prefetch;                   /* start collectives early at compute nodes */
-    double max_in_flight_bytes;     /* footprint in flight before the oldest wait is forced */
-    uint32_t max_compute_pre_fetch; /* compute nodes ahead an on-path collective may start */
-    uint32_t max_coll_distance;     /* unscheduled collectives examined per overlap node */
-    double overlap_mult;            /* compute time -> overlap budget */
-    int fallback;                   /* enum ovl_fallback */
-    double headroom_bytes;          /* memory allowed above the reference */
-    double peak_ratio;              /* OVL_FALLBACK_PEAK: fraction of the original peak */
-    int fresh_scores;               /* re-score on-path nodes when popped */
-    int compute_rule;               /* enum ovl_compute_rule */
-    int single_queue;               /* one ready queue: off-path nodes sort last */
-};
-
 struct ovl_cand {
     uint64_t rank; /* priority << 32 | domination */
     uint32_t id;
@@ -294,7 +249,7 @@ struct ovl_cand {
 
 struct ovl {
     const struct sb_graph_view *g;
-    const struct ovl_params *P;
+    const struct sb_ovl_params *P;
     uint32_t n, n_compute, cur_compute; /* cur_compute: compute nodes scheduled */
     uint32_t *dom, *pg, *indeg, *hider, *mark, *stack, *path;
     struct ovl_cand *cand;  /* [cand_cap] prefetch candidates, a stack of frames */
@@ -310,7 +265,7 @@ struct ovl {
     uint32_t *fl_next, *fl_prev, fl_head, fl_tail;
     uint64_t fl_bytes;
     struct ovl_heap on, off, byidx;
-    struct ovl_mem mem;
+    struct sb_ovl_mem mem;
     double *ref_bytes; /* [n_compute + 1] original memory up to each compute node */
     double limit_bytes;
     int64_t last_on;   /* largest index of an on-path node taken from the queues */
@@ -321,24 +276,24 @@ struct ovl {
     uint32_t twice;      /* a node the model tried to schedule twice, or SB_NONE */
 };
 
-static inline void ovl_free(struct ovl *S)
+static void ovl_free(struct ovl *S)
 {
     free(S->dom); free(S->pg); free(S->indeg); free(S->hider); free(S->mark);
     free(S->stack); free(S->path); free(S->cand); free(S->rs); free(S->sched); free(S->is_compute);
     free(S->exposed); free(S->size); free(S->pg_size);
     free(S->un_next); free(S->un_prev); free(S->fl_next); free(S->fl_prev);
     free(S->on.k); free(S->off.k); free(S->byidx.k); free(S->ref_bytes);
-    ovl_mem_free(&S->mem);
+    sb_ovl_mem_free(&S->mem);
 }
 
-static inline int ovl_is_off(const struct ovl *S, uint32_t v) { return S->dom[v] == OVL_OFF; }
+static int ovl_is_off(const struct ovl *S, uint32_t v) { return S->dom[v] == SB_OVL_OFF; }
 
 /* Inductor's in_overlappable_collective_unary_chain: v leads, through a chain
  * of single-use cheap ops, to a collective not yet started.  Inductor's cheap
  * ops are views and pointwise ops; here nop nodes and compute nodes that are
  * not compute nodes in its sense (casts, pointwise, and also reductions, which
  * the graph does not tell apart). */
-static inline int ovl_unary_chain(const struct ovl *S, uint32_t v)
+static int ovl_unary_chain(const struct ovl *S, uint32_t v)
 {
     const struct sb_graph_view *g = S->g;
     for (;;) {
@@ -357,7 +312,7 @@ static inline int ovl_unary_chain(const struct ovl *S, uint32_t v)
 
 /* _compute_on_path_score: (domination, local priority, original index); an
  * exposed wait is deferred (1), a node leading to a collective hurried (-1). */
-static inline struct ovl_key ovl_on_score(const struct ovl *S, uint32_t v)
+static struct ovl_key ovl_on_score(const struct ovl *S, uint32_t v)
 {
     struct ovl_key k = {S->dom[v], 0, v};
     if (S->g->kind[v] == SB_KIND_DONE)
@@ -368,15 +323,15 @@ static inline struct ovl_key ovl_on_score(const struct ovl *S, uint32_t v)
 }
 
 /* _compute_off_path_score: nodes feeding a reduce_scatter first, then file order. */
-static inline struct ovl_key ovl_off_score(const struct ovl *S, uint32_t v)
+static struct ovl_key ovl_off_score(const struct ovl *S, uint32_t v)
 {
     struct ovl_key k = {S->rs[v] ? 0u : 1u, 0, v};
     return k;
 }
 
-static inline int ovl_ready(struct ovl *S, uint32_t v)
+static int ovl_ready(struct ovl *S, uint32_t v)
 {
-    if (S->P->fallback != OVL_FALLBACK_NONE) {
+    if (S->P->fallback != SB_OVL_FALLBACK_NONE) {
         struct ovl_key k = {0, 0, v};
         if (ovl_heap_push(&S->byidx, k))
             return -1;
@@ -391,7 +346,7 @@ static inline int ovl_ready(struct ovl *S, uint32_t v)
 }
 
 /* _schedule: append v, track memory, release its consumers. */
-static inline int ovl_schedule(struct ovl *S, uint32_t v)
+static int ovl_schedule(struct ovl *S, uint32_t v)
 {
     const struct sb_graph_view *g = S->g;
     if (S->sched[v]) { /* a bug in this model, not bad input: stop before overrunning */
@@ -400,7 +355,7 @@ static inline int ovl_schedule(struct ovl *S, uint32_t v)
     }
     S->sched[v] = 1;
     S->order[S->n_order++] = v;
-    ovl_mem_schedule(&S->mem, g, v);
+    sb_ovl_mem_schedule(&S->mem, g, v);
     for (uint32_t e = g->succ_off[v]; e < g->succ_off[v + 1]; e++)
         if (--S->indeg[g->succ[e]] == 0 && ovl_ready(S, g->succ[e]))
             return -1;
@@ -410,7 +365,7 @@ static inline int ovl_schedule(struct ovl *S, uint32_t v)
 /* A start's exposed time fell to zero: with fresh scores its ready wait is
  * queued again at its new, earlier priority (the stale entry is skipped once
  * the wait is scheduled).  Inductor keeps the stale score. */
-static inline int ovl_hidden(struct ovl *S, uint32_t s)
+static int ovl_hidden(struct ovl *S, uint32_t s)
 {
     uint32_t d = S->g->partner[s];
     if (!S->P->fresh_scores || S->sched[d] || S->indeg[d] || ovl_is_off(S, d))
@@ -418,7 +373,7 @@ static inline int ovl_hidden(struct ovl *S, uint32_t s)
     return ovl_heap_push(&S->on, ovl_on_score(S, d));
 }
 
-static inline int ovl_hide(struct ovl *S, uint32_t s, double *budget, uint32_t by)
+static int ovl_hide(struct ovl *S, uint32_t s, double *budget, uint32_t by)
 {
     double amount = S->exposed[s] < *budget ? S->exposed[s] : *budget;
     S->exposed[s] -= amount;
@@ -432,12 +387,12 @@ static inline int ovl_hide(struct ovl *S, uint32_t s, double *budget, uint32_t b
  * another node's budget is being spent has its own). */
 #define OVL_PG_LOCAL 8
 
-static inline double *ovl_budget_new(const struct ovl *S, double *local)
+static double *ovl_budget_new(const struct ovl *S, double *local)
 {
     return S->n_pg <= OVL_PG_LOCAL ? local : malloc(S->n_pg * sizeof(double));
 }
 
-static inline void ovl_budget_free(double *budget, double *local)
+static void ovl_budget_free(double *budget, double *local)
 {
     if (budget != local)
         free(budget);
@@ -445,8 +400,8 @@ static inline void ovl_budget_free(double *budget, double *local)
 
 /* _reduce_exposed_time_of_in_flight_collectives: each process group but
  * `exclude` gets the whole budget; in-flight collectives, oldest first, use it. */
-static inline int ovl_hide_in_flight(struct ovl *S, uint32_t by, double avail,
-                                     uint32_t exclude, double *budget)
+static int ovl_hide_in_flight(struct ovl *S, uint32_t by, double avail,
+                              uint32_t exclude, double *budget)
 {
     for (uint32_t p = 0; p < S->n_pg; p++)
         budget[p] = p == exclude ? 0 : avail;
@@ -460,8 +415,8 @@ static inline int ovl_hide_in_flight(struct ovl *S, uint32_t by, double avail,
     return 0;
 }
 
-static inline void ovl_list_unlink(uint32_t *next, uint32_t *prev, uint32_t *head,
-                                   uint32_t *tail, uint32_t v)
+void sb_ovl_list_unlink(uint32_t *next, uint32_t *prev, uint32_t *head,
+                        uint32_t *tail, uint32_t v)
 {
     if (prev[v] != SB_NONE)
         next[prev[v]] = next[v];
@@ -474,9 +429,9 @@ static inline void ovl_list_unlink(uint32_t *next, uint32_t *prev, uint32_t *hea
 }
 
 /* _handle_collective_start */
-static inline int ovl_start(struct ovl *S, uint32_t s)
+static int ovl_start(struct ovl *S, uint32_t s)
 {
-    ovl_list_unlink(S->un_next, S->un_prev, &S->un_head, NULL, s);
+    sb_ovl_list_unlink(S->un_next, S->un_prev, &S->un_head, NULL, s);
     S->fl_prev[s] = S->fl_tail;
     S->fl_next[s] = SB_NONE;
     if (S->fl_tail != SB_NONE)
@@ -488,12 +443,12 @@ static inline int ovl_start(struct ovl *S, uint32_t s)
     return ovl_schedule(S, s);
 }
 
-static inline int ovl_prefetch(struct ovl *S, uint32_t by, uint32_t exclude,
-                               double *budget);
+static int ovl_prefetch(struct ovl *S, uint32_t by, uint32_t exclude,
+                        double *budget);
 
 /* One wait: if still exposed, its waiting time hides collectives of other
  * process groups (Inductor's _handle_wait), then it leaves the in-flight set. */
-static inline int ovl_wait_one(struct ovl *S, uint32_t s)
+static int ovl_wait_one(struct ovl *S, uint32_t s)
 {
     uint32_t d = S->g->partner[s];
     if (S->exposed[s] > 0) {
@@ -506,14 +461,14 @@ static inline int ovl_wait_one(struct ovl *S, uint32_t s)
         if (S->sched[d]) /* a nested wait forced this one already */
             return 0;
     }
-    ovl_list_unlink(S->fl_next, S->fl_prev, &S->fl_head, &S->fl_tail, s);
+    sb_ovl_list_unlink(S->fl_next, S->fl_prev, &S->fl_head, &S->fl_tail, s);
     S->fl_bytes -= S->size[s];
     return ovl_schedule(S, d);
 }
 
 /* First collective issued before s on s's process group whose wait can be
  * scheduled now, or SB_NONE. */
-static inline uint32_t ovl_earlier_same_group(const struct ovl *S, uint32_t s)
+static uint32_t ovl_earlier_same_group(const struct ovl *S, uint32_t s)
 {
     for (uint32_t c = S->fl_head; c != s && c != SB_NONE; c = S->fl_next[c])
         if (S->pg[c] == S->pg[s] && S->indeg[S->g->partner[c]] == 0)
@@ -526,7 +481,7 @@ static inline uint32_t ovl_earlier_same_group(const struct ovl *S, uint32_t s)
  * scanned again after each wait because a wait may start or force others.
  * Deviation: a done with inputs besides its start is forced only once those are
  * scheduled; Inductor's waits have no other inputs. */
-static inline int ovl_wait(struct ovl *S, uint32_t d)
+static int ovl_wait(struct ovl *S, uint32_t d)
 {
     uint32_t s = S->g->partner[d], c;
     while (!S->sched[d] && (c = ovl_earlier_same_group(S, s)) != SB_NONE)
@@ -536,7 +491,7 @@ static inline int ovl_wait(struct ovl *S, uint32_t d)
 }
 
 /* Oldest in-flight collective whose wait can be scheduled now, or SB_NONE. */
-static inline uint32_t ovl_oldest_ready(const struct ovl *S)
+static uint32_t ovl_oldest_ready(const struct ovl *S)
 {
     for (uint32_t s = S->fl_head; s != SB_NONE; s = S->fl_next[s])
         if (S->indeg[S->g->partner[s]] == 0)
@@ -545,7 +500,7 @@ static inline uint32_t ovl_oldest_ready(const struct ovl *S)
 }
 
 /* Inductor's _wait_is_hidden: fully hidden, and not by the node now overlapping. */
-static inline int ovl_wait_hidden(const struct ovl *S, uint32_t s, uint32_t by)
+static int ovl_wait_hidden(const struct ovl *S, uint32_t s, uint32_t by)
 {
     return S->exposed[s] == 0 && S->hider[s] != by;
 }
@@ -556,7 +511,7 @@ static inline int ovl_wait_hidden(const struct ovl *S, uint32_t s, uint32_t by)
  * not already hidden by another node; its dependency-conflict test (`by` is an
  * ancestor of c) is the same walk, since `by` is compute or an exposed wait.
  * The walk stops at the first refusal, so it stays local. */
-static inline int64_t ovl_find_path(struct ovl *S, uint32_t c, uint32_t by)
+static int64_t ovl_find_path(struct ovl *S, uint32_t c, uint32_t by)
 {
     const struct sb_graph_view *g = S->g;
     uint32_t n_stack = 0, n_path = 0, gen = ++S->mark_gen;
@@ -591,7 +546,7 @@ static inline int64_t ovl_find_path(struct ovl *S, uint32_t c, uint32_t by)
 /* Candidate order of _schedule_collectives_for_overlap: feeds the next compute
  * node (0), off the compute path but feeding a reduce_scatter (1), other
  * on-path (2), the rest (3); then domination, then file order. */
-static inline uint64_t ovl_cand_rank(const struct ovl *S, uint32_t c)
+static uint64_t ovl_cand_rank(const struct ovl *S, uint32_t c)
 {
     uint64_t pri;
     if (S->dom[c] == S->cur_compute + 1)
@@ -603,7 +558,7 @@ static inline uint64_t ovl_cand_rank(const struct ovl *S, uint32_t c)
     return pri << 32 | S->dom[c];
 }
 
-static inline int ovl_cmp_cand(const void *a, const void *b)
+static int ovl_cmp_cand(const void *a, const void *b)
 {
     const struct ovl_cand *x = a, *y = b;
     if (x->rank != y->rank)
@@ -614,7 +569,7 @@ static inline int ovl_cmp_cand(const void *a, const void *b)
 /* The collectives among the next max_coll_distance unscheduled ones that may be
  * started now, in candidate order, appended to S->cand from `base`; returns how
  * many.  (Nested calls, from a forced wait, append after the caller's.) */
-static inline int64_t ovl_candidates(struct ovl *S, uint32_t base, uint32_t exclude)
+static int64_t ovl_candidates(struct ovl *S, uint32_t base, uint32_t exclude)
 {
     uint32_t n_cand = 0, i = 0;
     for (uint32_t c = S->un_head; c != SB_NONE; c = S->un_next[c], i++) {
@@ -646,7 +601,7 @@ static inline int64_t ovl_candidates(struct ovl *S, uint32_t base, uint32_t excl
  * start.  Returns 1 when started, 0 when not, -1 on allocation failure.
  * Deviation: Inductor forces the hidden waits before it finds out the path is
  * blocked; we refuse first (forcing a hidden wait changes no exposure). */
-static inline int ovl_try_start(struct ovl *S, uint32_t c, uint32_t by)
+static int ovl_try_start(struct ovl *S, uint32_t c, uint32_t by)
 {
     const struct sb_graph_view *g = S->g;
     if (ovl_find_path(S, c, by) < 0)
@@ -672,14 +627,14 @@ static inline int ovl_try_start(struct ovl *S, uint32_t c, uint32_t by)
 }
 
 /* The memory fallback: is the current memory over the reference at this point? */
-static inline int ovl_over_limit(const struct ovl *S)
+static int ovl_over_limit(const struct ovl *S)
 {
     double ref;
     switch (S->P->fallback) {
-    case OVL_FALLBACK_PROFILE:
+    case SB_OVL_FALLBACK_PROFILE:
         ref = S->ref_bytes[S->cur_compute] + S->P->headroom_bytes;
         break;
-    case OVL_FALLBACK_PEAK:
+    case SB_OVL_FALLBACK_PEAK:
         ref = S->limit_bytes;
         break;
     default:
@@ -690,8 +645,8 @@ static inline int ovl_over_limit(const struct ovl *S)
 
 /* _schedule_collectives_for_overlap: spend the per-group budgets left on
  * collectives not started yet. */
-static inline int ovl_prefetch(struct ovl *S, uint32_t by, uint32_t exclude,
-                               double *budget)
+static int ovl_prefetch(struct ovl *S, uint32_t by, uint32_t exclude,
+                        double *budget)
 {
     /* memfallback: while over the limit every node comes in original order, so
      * no collective is started ahead of it either */
@@ -729,7 +684,7 @@ static inline int ovl_prefetch(struct ovl *S, uint32_t by, uint32_t exclude,
  * benchmarks compute nodes and estimates the others as memory bound) hides
  * in-flight collectives first, then newly started ones; only compute nodes in
  * Inductor's sense advance the compute index. */
-static inline int ovl_compute(struct ovl *S, uint32_t v)
+static int ovl_compute(struct ovl *S, uint32_t v)
 {
     const struct sb_graph_view *g = S->g;
     if (g->kind[v] == SB_KIND_COMPUTE) {
@@ -737,7 +692,7 @@ static inline int ovl_compute(struct ovl *S, uint32_t v)
         int rc = !budget ||
                  ovl_hide_in_flight(S, v, g->dur_us[v] * S->P->overlap_mult, SB_NONE,
                                     budget) ||
-                 (S->P->prefetch && ovl_prefetch(S, v, SB_NONE, budget));
+                                    (S->P->prefetch && ovl_prefetch(S, v, SB_NONE, budget));
         ovl_budget_free(budget, local);
         if (rc)
             return -1;
@@ -754,10 +709,10 @@ static inline int ovl_compute(struct ovl *S, uint32_t v)
  * path, when it is an already hidden wait, or when it feeds a reduce_scatter
  * and the on-path nodes have passed its original position; otherwise the best
  * on-path node. */
-static inline uint32_t ovl_next(struct ovl *S)
+static uint32_t ovl_next(struct ovl *S)
 {
     const struct sb_graph_view *g = S->g;
-    if (S->P->fallback != OVL_FALLBACK_NONE && ovl_over_limit(S)) {
+    if (S->P->fallback != SB_OVL_FALLBACK_NONE && ovl_over_limit(S)) {
         while (S->byidx.n) {
             uint32_t v = ovl_heap_pop(&S->byidx).id;
             if (!S->sched[v]) {
@@ -793,7 +748,7 @@ static inline uint32_t ovl_next(struct ovl *S)
     return k.id;
 }
 
-static inline int ovl_dispatch(struct ovl *S, uint32_t v)
+static int ovl_dispatch(struct ovl *S, uint32_t v)
 {
     switch ((enum sb_kind)S->g->kind[v]) {
     case SB_KIND_START:
@@ -810,7 +765,7 @@ static inline int ovl_dispatch(struct ovl *S, uint32_t v)
 /* The original order's memory between consecutive compute nodes: ref[k] is the
  * most memory live from compute node k-1 through compute node k, ref[n_compute]
  * after the last one (Inductor's original_mem_before_compute_index). */
-static inline int ovl_reference(struct ovl *S)
+static int ovl_reference(struct ovl *S)
 {
     const struct sb_graph_view *g = S->g;
     uint32_t n = S->n, peak_pos, k = 0;
@@ -842,7 +797,7 @@ static inline int ovl_reference(struct ovl *S)
     return 0;
 }
 
-static inline int ovl_alloc(struct ovl *S)
+static int ovl_alloc(struct ovl *S)
 {
     uint32_t n = S->n;
     size_t z = (size_t)n + 1;
@@ -868,12 +823,12 @@ static inline int ovl_alloc(struct ovl *S)
         !S->pg_size || !S->un_next || !S->un_prev || !S->fl_next ||
         !S->fl_prev)
         return -1;
-    return ovl_mem_init(&S->mem, S->g);
+    return sb_ovl_mem_init(&S->mem, S->g);
 }
 
 /* Collectives: footprint, time, process group, and the unscheduled list in
  * file order (Inductor's unscheduled_collectives). */
-static inline void ovl_collectives(struct ovl *S)
+static void ovl_collectives(struct ovl *S)
 {
     const struct sb_graph_view *g = S->g;
     uint32_t tail = SB_NONE;
@@ -905,7 +860,7 @@ static inline void ovl_collectives(struct ovl *S)
 
 /* OverlapScheduler.run: the main loop.  Before each choice, a full in-flight
  * set forces the oldest wait (_should_force_wait_for_memory). */
-static inline int ovl_loop(struct ovl *S)
+static int ovl_loop(struct ovl *S)
 {
     for (uint32_t v = 0; v < S->n; v++)
         if (S->indeg[v] == 0 && ovl_ready(S, v))
@@ -933,8 +888,8 @@ static inline int ovl_loop(struct ovl *S)
 }
 
 /* Runs the model on g; writes the order.  Returns 0, or -1 with a message. */
-static inline int ovl_run(const struct sb_graph_view *g, const struct ovl_params *P,
-                          struct sb_schedule *out, uint32_t *n_fallback)
+int sb_ovl_run(const struct sb_graph_view *g, const struct sb_ovl_params *P,
+               struct sb_schedule *out, uint32_t *n_fallback)
 {
     struct ovl S;
     int rc = -1;
@@ -946,10 +901,10 @@ static inline int ovl_run(const struct sb_graph_view *g, const struct ovl_params
     S.last_on = -1;
     S.twice = SB_NONE;
     if (ovl_alloc(&S) == 0) {
-        ovl_compute_nodes(g, P->compute_rule, S.is_compute);
-        S.n_compute = ovl_domination(g, S.is_compute, S.dom, S.rs);
+        sb_ovl_compute_nodes(g, P->compute_rule, S.is_compute);
+        S.n_compute = sb_ovl_domination(g, S.is_compute, S.dom, S.rs);
         ovl_collectives(&S);
-        if (P->fallback == OVL_FALLBACK_NONE || ovl_reference(&S) == 0)
+        if (P->fallback == SB_OVL_FALLBACK_NONE || ovl_reference(&S) == 0)
             rc = ovl_loop(&S);
     }
     if (rc && S.twice != SB_NONE)
@@ -966,4 +921,3 @@ static inline int ovl_run(const struct sb_graph_view *g, const struct ovl_params
     return rc;
 }
 
-#endif

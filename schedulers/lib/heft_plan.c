@@ -2,72 +2,31 @@
  * (shared with tests/test_heft.c, which checks the index against a plain
  * scan), the per-device memory of a placement by the simulator's rules, and
  * heft's planner itself, which schedulers/heft.c wraps as the policy and
- * schedulers/dp.c runs for its incumbent (all static, so each plugin module
- * carries its own copy).
+ * schedulers/dp.c runs for its incumbent (schedbench/policy.h declares what
+ * other files use).
  *
  * HEFT's insertion policy asks, for each node and device: the earliest start
  * t >= ready such that [t, t + w) is idle.  A sorted array answers it by
  * scanning every slot after `ready`; on one device with a million nodes most
  * nodes are ready long before the device is free, so the scan crosses most of
  * the lane and the policy becomes quadratic.  Here the slots live in blocks of
- * at most SB_LANE_BLOCK, and a max-tree over the blocks holds the widest gap
+ * at most SB_HEFT_LANE_BLOCK, and a max-tree over the blocks holds the widest gap
  * before a slot of each block, so whole blocks without a wide enough gap are
- * skipped: a query costs O(SB_LANE_BLOCK + log n), an insertion
- * O(SB_LANE_BLOCK), and a new block rebuilds the tree (O(n / SB_LANE_BLOCK)).
- *
- * The answer is exactly the scan's: the tree only prunes (with a margin for
- * rounding), and every candidate slot is tested with the scan's own comparison,
- * end[i-1] + w <= begin[i]. */
-#ifndef SB_HEFT_IMPL_H
-#define SB_HEFT_IMPL_H
-
+ * skipped: a query costs O(SB_HEFT_LANE_BLOCK + log n), an insertion
+ * O(SB_HEFT_LANE_BLOCK), and a new block rebuilds the tree (O(n / SB_HEFT_LANE_BLOCK)).
+     *
+     * The answer is exactly the scan's: the tree only prunes (with a margin for
+     * rounding), and every candidate slot is tested with the scan's own comparison,
+     * end[i-1] + w <= begin[i]. */
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
-/* Slots per block: a query scans at most about two blocks, and a new block
- * costs a tree rebuild over n / SB_LANE_BLOCK blocks; 256 keeps both small at
- * 10^6 slots (measured with bench/bench_scale.cc). */
-#define SB_LANE_BLOCK 256
+#include "schedbench/policy.h"
 
-struct sb_graph_view;
-struct sb_schedule;
-/* heft's plan (schedulers/heft.c): the schedule heft_run returns, and the
- * makespan its plan predicts (the latest planned finish of a non-input node)
- * when predicted_us is not NULL; capacity as heft's parameter.  Returns 0,
- * or -1 with out->err set. */
-int sb_heft_plan(const struct sb_graph_view *g, struct sb_schedule *out, double *predicted_us,
-                 int capacity);
 
-struct slot {
-    double begin, end; /* us */
-    uint32_t id;       /* the node (heft.c), 0 in tests */
-};
-
-struct lane_block {
-    uint32_t n;
-    double max_gap; /* widest begin[i] - end[i-1] over the block's slots (the
-                       lane's first slot has no gap: -INFINITY) */
-    struct slot s[SB_LANE_BLOCK];
-};
-
-/* Busy intervals of one device, sorted by begin, not overlapping (so ends are
- * sorted too). */
-struct lane {
-    struct lane_block **b; /* [n_blocks] */
-    uint32_t n_blocks, cap_blocks;
-    double *tree;          /* [2 * n_leaves] max of max_gap; leaf j = block j */
-    uint32_t n_leaves;     /* power of two >= n_blocks */
-    double last_end;       /* end of the last slot (0 when empty) */
-};
-
-/* Where a slot goes: block and index in it. */
-struct lane_pos {
-    uint32_t blk, i;
-};
-
-static inline double lane_prev_end(const struct lane *L, uint32_t j, uint32_t i)
+static double lane_prev_end(const struct sb_heft_lane *L, uint32_t j, uint32_t i)
 {
     if (i > 0)
         return L->b[j]->s[i - 1].end;
@@ -76,9 +35,9 @@ static inline double lane_prev_end(const struct lane *L, uint32_t j, uint32_t i)
     return -INFINITY;
 }
 
-static inline void lane_block_gap(struct lane *L, uint32_t j)
+static void lane_block_gap(struct sb_heft_lane *L, uint32_t j)
 {
-    struct lane_block *B = L->b[j];
+    struct sb_heft_lane_block *B = L->b[j];
     double g = -INFINITY;
     for (uint32_t i = 0; i < B->n; i++) {
         double d = B->s[i].begin - lane_prev_end(L, j, i);
@@ -88,7 +47,7 @@ static inline void lane_block_gap(struct lane *L, uint32_t j)
     B->max_gap = g;
 }
 
-static inline void lane_tree_set(struct lane *L, uint32_t j)
+static void lane_tree_set(struct sb_heft_lane *L, uint32_t j)
 {
     uint32_t x = L->n_leaves + j;
     L->tree[x] = L->b[j]->max_gap;
@@ -96,7 +55,7 @@ static inline void lane_tree_set(struct lane *L, uint32_t j)
         L->tree[x] = L->tree[2 * x] > L->tree[2 * x + 1] ? L->tree[2 * x] : L->tree[2 * x + 1];
 }
 
-static inline int lane_tree_build(struct lane *L)
+static int lane_tree_build(struct sb_heft_lane *L)
 {
     uint32_t leaves = L->n_leaves ? L->n_leaves : 1;
     while (leaves < L->n_blocks)
@@ -115,7 +74,7 @@ static inline int lane_tree_build(struct lane *L)
 }
 
 /* First block >= j0 whose max_gap is >= thr, or n_blocks. */
-static inline uint32_t lane_next_block(const struct lane *L, uint32_t j0, double thr)
+static uint32_t lane_next_block(const struct sb_heft_lane *L, uint32_t j0, double thr)
 {
     if (j0 >= L->n_blocks)
         return L->n_blocks;
@@ -138,7 +97,7 @@ static inline uint32_t lane_next_block(const struct lane *L, uint32_t j0, double
     return j < L->n_blocks ? j : L->n_blocks;
 }
 
-static inline double lane_block_end(const struct lane *L, uint32_t j)
+static double lane_block_end(const struct sb_heft_lane *L, uint32_t j)
 {
     return L->b[j]->s[L->b[j]->n - 1].end;
 }
@@ -146,15 +105,15 @@ static inline double lane_block_end(const struct lane *L, uint32_t j)
 /* Earliest start >= ready of an idle gap of length w >= 0 (w = 0: an
  * instant, which fits anywhere outside a busy slot's interior); *at = where
  * the slot would be inserted. */
-static inline double lane_earliest_gap(const struct lane *L, double ready, double w,
-                                       struct lane_pos *at)
+double sb_heft_lane_earliest_gap(const struct sb_heft_lane *L, double ready, double w,
+                                 struct sb_heft_lane_pos *at)
 {
     /* First block, then first slot, ending after ready.  Most nodes are ready
      * near the end of the lane, so both searches gallop back from the end
      * (steps 1, 2, 4, ...) and then bisect the last step: O(log distance),
      * and the few cache lines near the end instead of a bisection's spread. */
     if (ready >= L->last_end) {
-        *at = (struct lane_pos){L->n_blocks ? L->n_blocks - 1 : 0,
+        *at = (struct sb_heft_lane_pos){L->n_blocks ? L->n_blocks - 1 : 0,
                                 L->n_blocks ? L->b[L->n_blocks - 1]->n : 0};
         return ready;
     }
@@ -171,7 +130,7 @@ static inline double lane_earliest_gap(const struct lane *L, double ready, doubl
             hi = mid;
     }
     uint32_t j = lo;
-    const struct lane_block *B = L->b[j];
+    const struct sb_heft_lane_block *B = L->b[j];
     uint32_t i = B->n - 1; /* B's last slot ends after ready */
     step = 1;
     while (i >= step && B->s[i - step].end > ready)
@@ -186,7 +145,7 @@ static inline double lane_earliest_gap(const struct lane *L, double ready, doubl
     }
     /* the first slot after ready: the gap runs from ready itself */
     if (ready + w <= B->s[i].begin) {
-        *at = (struct lane_pos){j, i};
+        *at = (struct sb_heft_lane_pos){j, i};
         return ready;
     }
     /* from there on the gap before slot i runs from end[i-1]: the rest of this
@@ -202,28 +161,28 @@ static inline double lane_earliest_gap(const struct lane *L, double ready, doubl
         B = L->b[j];
         for (; i < B->n; i++)
             if (lane_prev_end(L, j, i) + w <= B->s[i].begin) {
-                *at = (struct lane_pos){j, i};
+                *at = (struct sb_heft_lane_pos){j, i};
                 return lane_prev_end(L, j, i);
             }
     }
-    *at = (struct lane_pos){L->n_blocks - 1, L->b[L->n_blocks - 1]->n};
+    *at = (struct sb_heft_lane_pos){L->n_blocks - 1, L->b[L->n_blocks - 1]->n};
     return L->last_end;
 }
 
-static inline struct lane_block *lane_block_new(void)
+static struct sb_heft_lane_block *lane_block_new(void)
 {
-    struct lane_block *B = malloc(sizeof *B);
+    struct sb_heft_lane_block *B = malloc(sizeof *B);
     if (B)
         B->n = 0, B->max_gap = -INFINITY;
     return B;
 }
 
 /* Room for a block at index j (blocks from j on move up one). */
-static inline int lane_open_block(struct lane *L, uint32_t j, struct lane_block *B)
+static int lane_open_block(struct sb_heft_lane *L, uint32_t j, struct sb_heft_lane_block *B)
 {
     if (L->n_blocks == L->cap_blocks) {
         uint32_t cap = L->cap_blocks ? 2 * L->cap_blocks : 16;
-        struct lane_block **nb = realloc(L->b, cap * sizeof *nb);
+        struct sb_heft_lane_block **nb = realloc(L->b, cap * sizeof *nb);
         if (!nb)
             return -1;
         L->b = nb, L->cap_blocks = cap;
@@ -234,23 +193,23 @@ static inline int lane_open_block(struct lane *L, uint32_t j, struct lane_block 
     return 0;
 }
 
-/* Insert [begin, end) at `at` (from lane_earliest_gap). */
-static inline int lane_insert(struct lane *L, struct lane_pos at, double begin, double end,
-                              uint32_t id)
+/* Insert [begin, end) at `at` (from sb_heft_lane_earliest_gap). */
+int sb_heft_lane_insert(struct sb_heft_lane *L, struct sb_heft_lane_pos at, double begin, double end,
+                        uint32_t id)
 {
     int rebuild = 0;
     if (L->n_blocks == 0) {
-        struct lane_block *B = lane_block_new();
+        struct sb_heft_lane_block *B = lane_block_new();
         if (!B || lane_open_block(L, 0, B)) {
             free(B);
             return -1;
         }
-        at = (struct lane_pos){0, 0};
+        at = (struct sb_heft_lane_pos){0, 0};
         rebuild = 1;
     }
-    struct lane_block *B = L->b[at.blk];
-    if (B->n == SB_LANE_BLOCK) {
-        struct lane_block *N = lane_block_new();
+    struct sb_heft_lane_block *B = L->b[at.blk];
+    if (B->n == SB_HEFT_LANE_BLOCK) {
+        struct sb_heft_lane_block *N = lane_block_new();
         if (!N || lane_open_block(L, at.blk + 1, N)) {
             free(N);
             return -1;
@@ -266,7 +225,7 @@ static inline int lane_insert(struct lane *L, struct lane_pos at, double begin, 
     }
     int append = at.i == B->n;
     memmove(&B->s[at.i + 1], &B->s[at.i], (B->n - at.i) * sizeof *B->s);
-    B->s[at.i] = (struct slot){begin, end, id};
+    B->s[at.i] = (struct sb_heft_slot){begin, end, id};
     B->n++;
     if (end > L->last_end)
         L->last_end = end;
@@ -297,14 +256,14 @@ static inline int lane_insert(struct lane *L, struct lane_pos at, double begin, 
 }
 
 /* The slots a new slot at `at` would go between (NULL: none). */
-static inline const struct slot *lane_next_slot(const struct lane *L, struct lane_pos at)
+static const struct sb_heft_slot *lane_next_slot(const struct sb_heft_lane *L, struct sb_heft_lane_pos at)
 {
     if (at.blk >= L->n_blocks || at.i >= L->b[at.blk]->n)
         return NULL;
     return &L->b[at.blk]->s[at.i];
 }
 
-static inline const struct slot *lane_prev_slot(const struct lane *L, struct lane_pos at)
+static const struct sb_heft_slot *lane_prev_slot(const struct sb_heft_lane *L, struct sb_heft_lane_pos at)
 {
     if (at.blk >= L->n_blocks)
         return NULL;
@@ -315,7 +274,7 @@ static inline const struct slot *lane_prev_slot(const struct lane *L, struct lan
     return NULL;
 }
 
-static inline void lane_free(struct lane *L)
+void sb_heft_lane_free(struct sb_heft_lane *L)
 {
     for (uint32_t j = 0; j < L->n_blocks; j++)
         free(L->b[j]);
@@ -323,111 +282,9 @@ static inline void lane_free(struct lane *L)
     memset(L, 0, sizeof *L);
 }
 
-/* ---- per-device memory, by the simulator's rules ---------------------------
- *
- * The peak of each device for a placed order (docs/machines.md, "Memory is
- * accounted per device"): a buffer lives on its producer's device from the
- * producer (position 0 for an input) through its last use there, a copy
- * leaving for device b counting as a use at its trigger's position; a copy
- * lives on b from its first use there through its last; a device reading
- * another's memory in place charges that one; a weight or output flag pins
- * the buffer on its node's account.  heft and dp check their placements with
- * it when `capacity` is on.  Returns -1 when out of memory. */
-#include "schedbench/graph.h"
-
-static inline uint32_t place_account(const struct sb_graph_view *g, const int32_t *dev,
-                                     uint32_t r, uint32_t d)
-{
-    uint32_t home = (uint32_t)dev[r], nd = g->machine->n_devices;
-    return home == d || g->machine->can_read[(size_t)d * nd + home] ? home : d;
-}
-
-static inline void place_use(uint32_t *first, uint32_t *last, size_t k, uint32_t pos)
-{
-    if (first[k] == UINT32_MAX || pos < first[k])
-        first[k] = pos;
-    if (last[k] == UINT32_MAX || pos > last[k])
-        last[k] = pos;
-}
-
-static inline int place_dev_peaks(const struct sb_graph_view *g, const uint32_t *order,
-                                  const int32_t *dev, const uint32_t *root, uint64_t *peak)
-{
-    uint32_t n = g->n_nodes, nd = g->machine->n_devices;
-    size_t nn = (size_t)n * nd;
-    uint32_t *pos = malloc(((size_t)n + 1) * sizeof *pos);
-    uint32_t *first = malloc((nn + 1) * sizeof *first);
-    uint32_t *last = malloc((nn + 1) * sizeof *last);
-    uint32_t *trig = malloc((nn + 1) * sizeof *trig);
-    uint8_t *pin = calloc(nn + 1, 1);
-    int64_t *delta = calloc(((size_t)n + 1) * nd, sizeof *delta);
-    int rc = -1;
-    if (!pos || !first || !last || !trig || !pin || !delta)
-        goto out;
-    for (uint32_t i = 0; i < n; i++)
-        pos[order[i]] = i;
-    for (size_t k = 0; k < nn; k++)
-        first[k] = last[k] = trig[k] = UINT32_MAX;
-    for (uint32_t v = 0; v < n; v++) {
-        uint32_t d = (uint32_t)dev[v];
-        place_use(first, last, (size_t)root[v] * nd + place_account(g, dev, root[v], d), pos[v]);
-        for (uint32_t e = g->pred_off[v]; e < g->pred_off[v + 1]; e++) {
-            uint32_t p = g->pred[e], src = (uint32_t)dev[p];
-            place_use(first, last, (size_t)root[p] * nd + place_account(g, dev, root[p], d),
-                      pos[v]);
-            int own_start = g->kind[v] == SB_KIND_DONE && e == g->pred_off[v];
-            int in_place = src == d || g->machine->can_read[(size_t)d * nd + src];
-            size_t k = (size_t)p * nd + d;
-            if (!own_start && !in_place && pos[v] < trig[k])
-                trig[k] = pos[v];
-            if (g->kind[v] == SB_KIND_START)
-                place_use(first, last,
-                          (size_t)root[p] * nd + place_account(g, dev, root[p], d),
-                          pos[g->partner[v]]);
-        }
-        if (g->flags[v] & (SB_FLAG_WEIGHT | SB_FLAG_OUTPUT))
-            pin[(size_t)root[v] * nd + place_account(g, dev, root[v], d)] = 1;
-    }
-    for (uint32_t p = 0; p < n; p++)
-        for (uint32_t d = 0; d < nd; d++)
-            if (trig[(size_t)p * nd + d] != UINT32_MAX) {
-                uint32_t src = (uint32_t)dev[p];
-                place_use(first, last,
-                          (size_t)root[p] * nd + place_account(g, dev, root[p], src),
-                          trig[(size_t)p * nd + d]);
-            }
-    for (uint32_t v = 0; v < n; v++) {
-        if (root[v] != v || !g->out_bytes[v])
-            continue;
-        for (uint32_t d = 0; d < nd; d++) {
-            size_t k = (size_t)v * nd + d;
-            if (first[k] == UINT32_MAX)
-                continue;
-            int home = d == (uint32_t)dev[v];
-            uint32_t a = home ? (g->kind[v] == SB_KIND_INPUT ? 0 : pos[v]) : first[k];
-            delta[(size_t)a * nd + d] += (int64_t)g->out_bytes[v];
-            if (!pin[k])
-                delta[((size_t)last[k] + 1) * nd + d] -= (int64_t)g->out_bytes[v];
-        }
-    }
-    for (uint32_t d = 0; d < nd; d++) {
-        int64_t cur = 0;
-        peak[d] = 0;
-        for (uint32_t i = 0; i < n; i++) {
-            cur += delta[(size_t)i * nd + d];
-            if (cur > 0 && (uint64_t)cur > peak[d])
-                peak[d] = (uint64_t)cur;
-        }
-    }
-    rc = 0;
-out:
-    free(pos), free(first), free(last), free(trig), free(pin), free(delta);
-    return rc;
-}
 
 /* ---- the planner (schedulers/heft.c's policy; dp takes its plan as an
  * incumbent, docs/dp.md) ---------------------------------------------------- */
-#include "schedbench/plugin.h"
 
 /* One copy of a producer's buffer on another device (docs/heft.md): the
  * simulator makes it when it reaches the first consumer there (the trigger)
@@ -451,7 +308,7 @@ struct hp_heft {
     double *key;     /* place in the order (>= ast; -INFINITY for inputs) */
     double *coll_end; /* starts: when the collective ends */
     int32_t *dev;
-    struct lane *lane; /* [nd * ns]: the busy intervals of each stream */
+    struct sb_heft_lane *lane; /* [nd * ns]: the busy intervals of each stream */
     /* the simulator's links: FIFO in the order of the consumers */
     double *link_free; /* [nd * nd] end of the last copy queued on a->b */
     double *link_trig; /* [nd * nd] key of its trigger */
@@ -473,7 +330,7 @@ struct hp_heft {
     /* memory (capacity on): bytes each device holds in the plan so far, a
      * buffer counted from its producer or first copy until every use of it
      * is placed (planning order stands in for the order's positions; the
-     * result is checked with the simulator's rules, place_dev_peaks) */
+     * result is checked with the simulator's rules, sb_mem_dev_peaks) */
     int use_cap;
     double *cap;        /* [nd] the budget used, <= mem_cap_bytes */
     double *resident;   /* [nd] */
@@ -500,7 +357,7 @@ struct hp_prof {
     uint32_t *use;
 };
 
-static inline uint32_t hp_prof_step(const struct hp_prof *P, double x)
+static uint32_t hp_prof_step(const struct hp_prof *P, double x)
 {
     uint32_t lo = 0, hi = P->n - 1;
     while (lo < hi) {
@@ -513,8 +370,8 @@ static inline uint32_t hp_prof_step(const struct hp_prof *P, double x)
     return lo;
 }
 
-static inline double hp_prof_fit(const struct hp_prof *P, uint32_t K, const uint32_t *lim,
-                                 const uint32_t *need, double t0, double w)
+static double hp_prof_fit(const struct hp_prof *P, uint32_t K, const uint32_t *lim,
+                          const uint32_t *need, double t0, double w)
 {
     double t = t0;
     for (uint32_t j = hp_prof_step(P, t0); j < P->n && (P->t[j] < t + w || P->t[j] <= t); j++)
@@ -526,7 +383,7 @@ static inline double hp_prof_fit(const struct hp_prof *P, uint32_t K, const uint
     return t;
 }
 
-static inline int hp_prof_split(struct hp_prof *P, uint32_t K, double x, uint32_t *at)
+static int hp_prof_split(struct hp_prof *P, uint32_t K, double x, uint32_t *at)
 {
     uint32_t j = hp_prof_step(P, x);
     if (P->t[j] == x) {
@@ -554,8 +411,8 @@ static inline int hp_prof_split(struct hp_prof *P, uint32_t K, double x, uint32_
     return 0;
 }
 
-static inline int hp_prof_add(struct hp_prof *P, uint32_t K, const uint32_t *need, double b,
-                              double e)
+static int hp_prof_add(struct hp_prof *P, uint32_t K, const uint32_t *need, double b,
+                       double e)
 {
     uint32_t i, j;
     if (hp_prof_split(P, K, b, &i) || hp_prof_split(P, K, e, &j))
@@ -566,17 +423,17 @@ static inline int hp_prof_add(struct hp_prof *P, uint32_t K, const uint32_t *nee
     return 0;
 }
 
-static inline int hp_is_view(const struct sb_graph_view *g, uint32_t v)
+static int hp_is_view(const struct sb_graph_view *g, uint32_t v)
 {
     return (g->flags[v] & SB_FLAG_ALIAS) || g->kind[v] == SB_KIND_DONE;
 }
 
-static inline double hp_t_on(const struct hp_heft *H, uint32_t v, uint32_t a)
+static double hp_t_on(const struct hp_heft *H, uint32_t v, uint32_t a)
 {
     return H->g->kind[v] == SB_KIND_COMPUTE ? H->g->dev_dur_us[(size_t)v * H->nd + a] : 0;
 }
 
-static inline double hp_mean_cost(const struct hp_heft *H, uint32_t v)
+static double hp_mean_cost(const struct hp_heft *H, uint32_t v)
 {
     double sum = 0;
     uint32_t k = 0;
@@ -588,7 +445,7 @@ static inline double hp_mean_cost(const struct hp_heft *H, uint32_t v)
     return k ? sum / k : 0;
 }
 
-static inline void hp_mean_links(struct hp_heft *H)
+static void hp_mean_links(struct hp_heft *H)
 {
     const struct sb_machine_view *m = H->g->machine;
     double lat = 0, inv = 0;
@@ -605,7 +462,7 @@ static inline void hp_mean_links(struct hp_heft *H)
 }
 
 /* Upward ranks; ids are topological, so one reverse pass suffices. */
-static inline void hp_upward_rank(struct hp_heft *H)
+static void hp_upward_rank(struct hp_heft *H)
 {
     const struct sb_graph_view *g = H->g;
     for (uint32_t i = g->n_nodes; i-- > 0;) {
@@ -623,29 +480,23 @@ static inline void hp_upward_rank(struct hp_heft *H)
     }
 }
 
-/* qsort has no context argument in C11: sort (rank, id) pairs instead. */
-struct hp_key {
-    double k;
-    uint32_t id, tie;
-};
-
-static inline int hp_cmp_key_desc(const void *x, const void *y)
+static int hp_cmp_key_desc(const void *x, const void *y)
 {
-    const struct hp_key *a = x, *b = y;
+    const struct sb_heft_key *a = x, *b = y;
     if (a->k != b->k)
         return a->k > b->k ? -1 : 1;
     return a->id < b->id ? -1 : a->id > b->id;
 }
 
-static inline int hp_cmp_key_asc(const void *x, const void *y)
+int sb_heft_key_cmp_asc(const void *x, const void *y)
 {
-    const struct hp_key *a = x, *b = y;
+    const struct sb_heft_key *a = x, *b = y;
     if (a->k != b->k)
         return a->k < b->k ? -1 : 1;
     return a->tie < b->tie ? -1 : a->tie > b->tie;
 }
 
-static inline struct hp_copy *hp_copy_find(const struct hp_heft *H, uint32_t p, uint32_t d)
+static struct hp_copy *hp_copy_find(const struct hp_heft *H, uint32_t p, uint32_t d)
 {
     for (uint32_t k = H->cp_head[p]; k != UINT32_MAX; k = H->cp[k].next)
         if (H->cp[k].dev == d)
@@ -653,7 +504,7 @@ static inline struct hp_copy *hp_copy_find(const struct hp_heft *H, uint32_t p, 
     return NULL;
 }
 
-static inline int hp_copy_add(struct hp_heft *H, uint32_t p, struct hp_copy c)
+static int hp_copy_add(struct hp_heft *H, uint32_t p, struct hp_copy c)
 {
     if (H->n_cp == H->cap_cp) {
         uint32_t cap = H->cap_cp ? 2 * H->cap_cp : 64;
@@ -677,8 +528,8 @@ static inline int hp_copy_add(struct hp_heft *H, uint32_t p, struct hp_copy c)
  * FIFOs take them in order); after the trigger of the copy before it when v
  * may take over a copy made for a later consumer.  With commit (v's key is
  * `key_v`) the copies are recorded. */
-static inline int hp_inputs_ready(struct hp_heft *H, uint32_t v, uint32_t a, int commit, double key_v,
-                        double *ready, double *key)
+static int hp_inputs_ready(struct hp_heft *H, uint32_t v, uint32_t a, int commit, double key_v,
+                           double *ready, double *key)
 {
     const struct sb_graph_view *g = H->g;
     const struct sb_machine_view *m = g->machine;
@@ -747,8 +598,8 @@ static inline int hp_inputs_ready(struct hp_heft *H, uint32_t v, uint32_t a, int
  * before, must stay below the key of the slot after (which runs after v on
  * the stream); a gap that fails is passed over.  The key is the planned
  * start where that fits, so keys follow time as far as the FIFOs allow. */
-static inline double hp_lane_slot(const struct hp_heft *H, const struct lane *L, double ready, double w,
-                        double kmin, struct lane_pos *at, double *key)
+static double hp_lane_slot(const struct hp_heft *H, const struct sb_heft_lane *L, double ready, double w,
+                           double kmin, struct sb_heft_lane_pos *at, double *key)
 {
     /* a lane's keys rise with its slots: v goes after every slot whose key is
      * <= kmin, so begin the search at the end of the last of them (bisect the
@@ -756,7 +607,7 @@ static inline double hp_lane_slot(const struct hp_heft *H, const struct lane *L,
     uint32_t lo = 0, hi = L->n_blocks;
     while (lo < hi) {
         uint32_t mid = lo + (hi - lo) / 2;
-        const struct lane_block *B = L->b[mid];
+        const struct sb_heft_lane_block *B = L->b[mid];
         if (H->key[B->s[B->n - 1].id] <= kmin)
             lo = mid + 1;
         else
@@ -764,12 +615,12 @@ static inline double hp_lane_slot(const struct hp_heft *H, const struct lane *L,
     }
     if (lo > 0 || (lo < L->n_blocks && H->key[L->b[lo]->s[0].id] <= kmin)) {
         /* block lo holds the first slot with a key > kmin (or none does) */
-        const struct slot *last;
+        const struct sb_heft_slot *last;
         if (lo == L->n_blocks) {
-            const struct lane_block *B = L->b[lo - 1];
+            const struct sb_heft_lane_block *B = L->b[lo - 1];
             last = &B->s[B->n - 1];
         } else {
-            const struct lane_block *B = L->b[lo];
+            const struct sb_heft_lane_block *B = L->b[lo];
             uint32_t i = 0, j = B->n;
             while (i < j) {
                 uint32_t mid = i + (j - i) / 2;
@@ -784,8 +635,8 @@ static inline double hp_lane_slot(const struct hp_heft *H, const struct lane *L,
             ready = last->end;
     }
     for (;;) {
-        double est = lane_earliest_gap(L, ready, w, at);
-        const struct slot *prev = lane_prev_slot(L, *at), *next = lane_next_slot(L, *at);
+        double est = sb_heft_lane_earliest_gap(L, ready, w, at);
+        const struct sb_heft_slot *prev = lane_prev_slot(L, *at), *next = lane_next_slot(L, *at);
         double k = kmin;
         if (prev && H->key[prev->id] > k)
             k = H->key[prev->id];
@@ -801,7 +652,7 @@ static inline double hp_lane_slot(const struct hp_heft *H, const struct lane *L,
 
 /* What v holds of each resource on device a (need[]); 0 when it holds
  * nothing there for any time. */
-static inline int hp_res_need(const struct hp_heft *H, uint32_t v, uint32_t a, uint32_t *need)
+static int hp_res_need(const struct hp_heft *H, uint32_t v, uint32_t a, uint32_t *need)
 {
     const struct sb_graph_view *g = H->g;
     int any = 0;
@@ -815,10 +666,10 @@ static inline int hp_res_need(const struct hp_heft *H, uint32_t v, uint32_t a, u
 /* hp_lane_slot on device a's lane, also waiting until v's resources are
  * free for its duration (the insertion of HEFT at the earliest time its
  * resources are free); v's key follows every earlier holder's on a. */
-static inline double hp_slot(const struct hp_heft *H, uint32_t v, uint32_t a, double ready,
-                             double w, double kmin, struct lane_pos *at, double *key)
+static double hp_slot(const struct hp_heft *H, uint32_t v, uint32_t a, double ready,
+                      double w, double kmin, struct sb_heft_lane_pos *at, double *key)
 {
-    const struct lane *L = &H->lane[(size_t)a * H->ns + sb_lane(H->g, v, a)];
+    const struct sb_heft_lane *L = &H->lane[(size_t)a * H->ns + sb_lane(H->g, v, a)];
     uint32_t need[SB_MAX_RES];
     if (!hp_res_need(H, v, a, need))
         return hp_lane_slot(H, L, ready, w, kmin, at, key);
@@ -835,7 +686,7 @@ static inline double hp_slot(const struct hp_heft *H, uint32_t v, uint32_t a, do
     }
 }
 
-static inline int hp_resident_on(const struct hp_heft *H, uint32_t r, uint32_t d)
+static int hp_resident_on(const struct hp_heft *H, uint32_t r, uint32_t d)
 {
     for (uint32_t k = H->res_head[r]; k != UINT32_MAX; k = H->res[k].next)
         if (H->res[k].dev == d)
@@ -843,7 +694,7 @@ static inline int hp_resident_on(const struct hp_heft *H, uint32_t r, uint32_t d
     return 0;
 }
 
-static inline int hp_resident_add(struct hp_heft *H, uint32_t r, uint32_t d)
+static int hp_resident_add(struct hp_heft *H, uint32_t r, uint32_t d)
 {
     if (hp_resident_on(H, r, d) || !H->g->out_bytes[r])
         return 0;
@@ -860,7 +711,7 @@ static inline int hp_resident_add(struct hp_heft *H, uint32_t r, uint32_t d)
     return 0;
 }
 
-static inline void hp_resident_free(struct hp_heft *H, uint32_t r)
+static void hp_resident_free(struct hp_heft *H, uint32_t r)
 {
     if (H->pinned[r])
         return;
@@ -870,7 +721,7 @@ static inline void hp_resident_free(struct hp_heft *H, uint32_t r)
 }
 
 /* One use of buffer r placed; the last frees it everywhere unless pinned. */
-static inline void hp_resident_use(struct hp_heft *H, uint32_t r)
+static void hp_resident_use(struct hp_heft *H, uint32_t r)
 {
     if (H->pending[r] && --H->pending[r] == 0)
         hp_resident_free(H, r);
@@ -878,7 +729,7 @@ static inline void hp_resident_use(struct hp_heft *H, uint32_t r)
 
 /* Bytes v would add to device a: its own buffer, the inputs that go with it,
  * and the copies it needs there. */
-static inline double hp_mem_need(const struct hp_heft *H, uint32_t v, uint32_t a)
+static double hp_mem_need(const struct hp_heft *H, uint32_t v, uint32_t a)
 {
     const struct sb_graph_view *g = H->g;
     double need = H->root[v] == v ? (double)g->out_bytes[v] : 0;
@@ -892,11 +743,11 @@ static inline double hp_mem_need(const struct hp_heft *H, uint32_t v, uint32_t a
     return need;
 }
 
-static inline int hp_place(struct hp_heft *H, uint32_t v)
+static int hp_place(struct hp_heft *H, uint32_t v)
 {
     const struct sb_graph_view *g = H->g;
     uint32_t lo = 0, hi = H->nd, best = 0;
-    struct lane_pos best_at = {0, 0};
+    struct sb_heft_lane_pos best_at = {0, 0};
     double best_eft = INFINITY, best_est = 0, best_key = 0, ready, kmin;
     /* room left on each device once v is there (capacity on): computed once,
      * the fallback below reads it again */
@@ -907,7 +758,7 @@ static inline int hp_place(struct hp_heft *H, uint32_t v)
         lo = (uint32_t)H->dev[g->partner[v]], hi = lo + 1;
     for (uint32_t a = lo; a < hi; a++) {
         double w = hp_t_on(H, v, a), key;
-        struct lane_pos at = {0, 0};
+        struct sb_heft_lane_pos at = {0, 0};
         if (!isfinite(w))
             continue;
         if (H->use_cap && lo + 1 < hi) {
@@ -958,7 +809,7 @@ static inline int hp_place(struct hp_heft *H, uint32_t v)
             return -1;
         best_est = best_eft = ready;
         best_key = ready > kmin ? ready : kmin;
-    } else if (lane_insert(&H->lane[(size_t)best * H->ns + sb_lane(g, v, best)], best_at, best_est,
+    } else if (sb_heft_lane_insert(&H->lane[(size_t)best * H->ns + sb_lane(g, v, best)], best_at, best_est,
                            best_est + hp_t_on(H, v, best), v)) {
         return -1;
     }
@@ -1007,20 +858,20 @@ static inline int hp_place(struct hp_heft *H, uint32_t v)
             hp_resident_use(H, H->root[v]);
         else if (!H->pending[v])
             hp_resident_free(H, v); /* nobody reads it: freed at once */
-    }
-    return 0;
+                             }
+                             return 0;
 }
 
 /* Inputs nobody reads stay on device 0. */
-static inline void hp_place_inputs(struct hp_heft *H)
+static void hp_place_inputs(struct hp_heft *H)
 {
     for (uint32_t v = 0; v < H->g->n_nodes; v++)
         if (H->dev[v] < 0)
             H->dev[v] = 0;
 }
 
-static inline int hp_plan(const struct sb_graph_view *g, struct sb_schedule *out, double *predicted_us,
-                const double *cap)
+int sb_heft_plan_caps(const struct sb_graph_view *g, struct sb_schedule *out, double *predicted_us,
+                      const double *cap)
 {
     uint32_t n = g->n_nodes;
     struct hp_heft H = {.g = g, .nd = g->machine->n_devices, .ns = g->n_streams ? g->n_streams : 1};
@@ -1046,7 +897,7 @@ static inline int hp_plan(const struct sb_graph_view *g, struct sb_schedule *out
     H.link_tmp = malloc((size_t)H.nd * H.nd * sizeof *H.link_tmp);
     H.coll_free = calloc(H.nd, sizeof *H.coll_free);
     H.coll_last = malloc(H.nd * sizeof *H.coll_last);
-    struct hp_key *k = malloc(((size_t)n + 1) * sizeof *k);
+    struct sb_heft_key *k = malloc(((size_t)n + 1) * sizeof *k);
     int rc = 0;
     if (!H.root || !H.rank || !H.aft || !H.ast || !H.dev || !H.lane || !H.coll_end ||
         !H.cp_head || !H.key || !H.node_stamp || !H.node_tmp || !H.link_free || !H.link_trig ||
@@ -1105,7 +956,7 @@ static inline int hp_plan(const struct sb_graph_view *g, struct sb_schedule *out
     hp_mean_links(&H);
     hp_upward_rank(&H);
     for (uint32_t v = 0; v < n; v++)
-        k[v] = (struct hp_key){H.rank[v], v, 0};
+        k[v] = (struct sb_heft_key){H.rank[v], v, 0};
     qsort(k, n, sizeof *k, hp_cmp_key_desc);
     for (uint32_t i = 0; i < n && !rc; i++)
         if (g->kind[k[i].id] != SB_KIND_INPUT)
@@ -1116,8 +967,8 @@ static inline int hp_plan(const struct sb_graph_view *g, struct sb_schedule *out
     /* by key (the planned start unless a FIFO holds the node back in the
      * order, docs/heft.md); ties in rank order, which puts producers first */
     for (uint32_t i = 0; i < n; i++)
-        k[i] = (struct hp_key){H.key[k[i].id], k[i].id, i};
-    qsort(k, n, sizeof *k, hp_cmp_key_asc);
+        k[i] = (struct sb_heft_key){H.key[k[i].id], k[i].id, i};
+    qsort(k, n, sizeof *k, sb_heft_key_cmp_asc);
     for (uint32_t i = 0; i < n; i++) {
         out->order[i] = k[i].id;
         out->device[k[i].id] = H.dev[k[i].id];
@@ -1131,7 +982,7 @@ static inline int hp_plan(const struct sb_graph_view *g, struct sb_schedule *out
 out:
     if (H.lane)
         for (size_t a = 0; a < (size_t)H.nd * H.ns; a++)
-            lane_free(&H.lane[a]);
+            sb_heft_lane_free(&H.lane[a]);
     free(H.lane), free(H.root), free(H.rank), free(H.aft), free(H.ast), free(H.dev), free(k);
     free(H.coll_end), free(H.key), free(H.cp_head), free(H.node_stamp), free(H.node_tmp), free(H.cp);
     free(H.link_free), free(H.link_trig), free(H.link_stamp), free(H.link_tmp);
@@ -1143,28 +994,9 @@ out:
     return rc ? sb_plugin_fail(out->err, out->n_err, "heft: out of memory") : 0;
 }
 
-/* With capacity on, HEFT's own plan first: kept when the simulator's rules
- * (place_dev_peaks) find it within every device's memory.  Otherwise plan
- * against each device's memory, cutting a device's budget by its excess each
- * time, a few times, then give up and say so (the row's status).  Steering
- * moves nodes between devices but keeps HEFT's order, so where the order
- * itself holds too much (a layered DAG whose sinks HEFT ranks last keeps
- * their inputs to the end: 1 TB at 1M nodes) the excess barely moves; a plan
- * costs O(n p), so on graphs of more than HP_PATIENT node-device pairs it
- * stops once an attempt takes off less than a tenth of what is over.  With `own_only`, HEFT's own plan is the only one made and
- * *fits says whether it fits (dp, whose own schedule already fits, wants
- * heft's only when it is shorter). */
-static inline int hp_fits(const struct sb_machine_view *m, const uint64_t *peak)
-{
-    for (uint32_t a = 0; a < m->n_devices; a++)
-        if (peak[a] > m->mem_cap_bytes[a])
-            return 0;
-    return 1;
-}
-
 /* bytes over capacity, summed over devices; the worst device in *worst */
-static inline double hp_excess(const struct sb_machine_view *m, const uint64_t *peak,
-                               uint32_t *worst)
+static double hp_excess(const struct sb_machine_view *m, const uint64_t *peak,
+                        uint32_t *worst)
 {
     double excess = 0;
     *worst = UINT32_MAX;
@@ -1180,8 +1012,20 @@ static inline double hp_excess(const struct sb_machine_view *m, const uint64_t *
 
 #define HP_PATIENT 4000000u
 
-static inline int hp_plan_memory(const struct sb_graph_view *g, struct sb_schedule *out,
-                                 double *predicted_us, int own_only, int *fits)
+/* With capacity on, HEFT's own plan first: kept when the simulator's rules
+ * (sb_mem_dev_peaks) find it within every device's memory.  Otherwise plan
+ * against each device's memory, cutting a device's budget by its excess each
+ * time, a few times, then give up and say so (the row's status).  Steering
+ * moves nodes between devices but keeps HEFT's order, so where the order
+ * itself holds too much (a layered DAG whose sinks HEFT ranks last keeps
+ * their inputs to the end: 1 TB at 1M nodes) the excess barely moves; a plan
+ * costs O(n p), so on graphs of more than HP_PATIENT node-device pairs it
+ * stops once an attempt takes off less than a tenth of what is over.  With
+ * `own_only`, HEFT's own plan is the only one made and
+ * *fits says whether it fits (dp, whose own schedule already fits, wants
+ * heft's only when it is shorter). */
+int sb_heft_plan_memory(const struct sb_graph_view *g, struct sb_schedule *out,
+                        double *predicted_us, int own_only, int *fits)
 {
     const struct sb_machine_view *m = g->machine;
     uint32_t nd = m->n_devices, n = g->n_nodes, worst = UINT32_MAX;
@@ -1196,9 +1040,9 @@ static inline int hp_plan_memory(const struct sb_graph_view *g, struct sb_schedu
     }
     for (uint32_t v = 0; v < n; v++)
         root[v] = hp_is_view(g, v) ? root[g->pred[g->pred_off[v]]] : v;
-    if (hp_plan(g, out, predicted_us, NULL))
+    if (sb_heft_plan_caps(g, out, predicted_us, NULL))
         goto out;
-    if (place_dev_peaks(g, out->order, out->device, root, peak)) {
+    if (sb_mem_dev_peaks(g, out->order, out->device, root, peak)) {
         sb_plugin_fail(out->err, out->n_err, "heft: out of memory");
         goto out;
     }
@@ -1217,9 +1061,9 @@ static inline int hp_plan_memory(const struct sb_graph_view *g, struct sb_schedu
      * first stall finds no fit on 251 more of 5,000 random graphs) */
     int patient = (uint64_t)n * nd <= HP_PATIENT;
     for (uint32_t attempt = 0; attempt < 6; attempt++) {
-        if (hp_plan(g, out, predicted_us, cap))
+        if (sb_heft_plan_caps(g, out, predicted_us, cap))
             goto out;
-        if (place_dev_peaks(g, out->order, out->device, root, peak)) {
+        if (sb_mem_dev_peaks(g, out->order, out->device, root, peak)) {
             sb_plugin_fail(out->err, out->n_err, "heft: out of memory");
             goto out;
         }
@@ -1246,8 +1090,8 @@ out:
     return rc;
 }
 
-static inline int hp_plan_capacity(const struct sb_graph_view *g, struct sb_schedule *out,
-                                   double *predicted_us, int capacity)
+int sb_heft_plan(const struct sb_graph_view *g, struct sb_schedule *out,
+                 double *predicted_us, int capacity)
 {
     const struct sb_machine_view *m = g->machine;
     uint32_t limited = 0;
@@ -1259,9 +1103,6 @@ static inline int hp_plan_capacity(const struct sb_graph_view *g, struct sb_sche
      * it fits (the built-in device has 80 GB, so this is every run without a
      * machine) */
     if (!capacity || !limited || m->n_devices == 1)
-        return hp_plan(g, out, predicted_us, NULL);
-    return hp_plan_memory(g, out, predicted_us, 0, &fits);
+        return sb_heft_plan_caps(g, out, predicted_us, NULL);
+    return sb_heft_plan_memory(g, out, predicted_us, 0, &fits);
 }
-
-
-#endif

@@ -1,0 +1,300 @@
+/* schedbench: the policy toolkit (libschedbench_policy).
+ *
+ * The pieces two or more policies share, as one library that the built-in
+ * policies and outside plugins both link, each configuring it rather than
+ * copying it (XLA's latency_hiding_scheduler.h is the model): docs/plugins.md,
+ * "Building on the toolkit".  Sources in schedulers/lib/, one file per piece:
+ *
+ *   sb_heft_*     HEFT's indexed lanes and planner        (heft_plan.c)
+ *   sb_mem_*      per-device memory of a placed order,     (mem_peaks.c,
+ *                 greedy minimum-memory orders             mem_greedy.c)
+ *   sb_ggml_*     ggml's backend assignment and splits     (ggml_split.c)
+ *   sb_ovl_*      Inductor's overlap list scheduler, its   (overlap_core.c)
+ *                 memory tracker and compute-node rules
+ *
+ * Everything here reads the graph through struct sb_graph_view (graph.h) and
+ * writes through struct sb_schedule (plugin.h); nothing reaches the host.
+ * Functions returning int return 0, or -1 (with out->err set where an `out`
+ * is passed; otherwise -1 means out of memory).  Times are microseconds,
+ * sizes bytes, indices node ids of the view. */
+#ifndef SCHEDBENCH_POLICY_H
+#define SCHEDBENCH_POLICY_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "schedbench/graph.h"
+#include "schedbench/plugin.h"
+
+/* ---- HEFT's lanes: the busy intervals of one device ------------------------
+ *
+ * HEFT's insertion policy asks, for each node and device, the earliest start
+ * t >= ready such that [t, t + w) is idle.  A lane keeps its slots in blocks of
+ * at most SB_HEFT_LANE_BLOCK with a max-tree over the blocks' widest gaps, so a
+ * query costs O(SB_HEFT_LANE_BLOCK + log n) and answers exactly what a scan of
+ * the sorted slots would (heft_plan.c). */
+
+/* Slots per block: a query scans at most about two blocks, and a new block
+ * costs a tree rebuild over n / SB_HEFT_LANE_BLOCK blocks; 256 keeps both small
+ * at 10^6 slots (measured with bench/bench_scale.cc). */
+#define SB_HEFT_LANE_BLOCK 256
+
+struct sb_heft_slot {
+    double begin, end; /* us */
+    uint32_t id;       /* the node (the planner), free for the caller otherwise */
+};
+
+/* A block of a lane's slots, in order; a caller may walk b[0..n_blocks) and
+ * each block's s[0..n) to read the lane. */
+struct sb_heft_lane_block {
+    uint32_t n;
+    double max_gap; /* us: widest begin[i] - end[i-1] over the block's slots
+                       (the lane's first slot has no gap: -INFINITY) */
+    struct sb_heft_slot s[SB_HEFT_LANE_BLOCK];
+};
+
+
+/* Busy intervals of one device, sorted by begin, not overlapping (so ends are
+ * sorted too).  Zero-initialise (`struct sb_heft_lane L = {0}`), release with
+ * sb_heft_lane_free. */
+struct sb_heft_lane {
+    struct sb_heft_lane_block **b; /* [n_blocks] */
+    uint32_t n_blocks, cap_blocks;
+    double *tree;      /* [2 * n_leaves] max of the blocks' widest gaps; leaf j = block j */
+    uint32_t n_leaves; /* power of two >= n_blocks */
+    double last_end;   /* us: end of the last slot (0 when empty) */
+};
+
+/* Where a slot goes: block and index in it. */
+struct sb_heft_lane_pos {
+    uint32_t blk, i;
+};
+
+/* The earliest t >= ready_us with [t, t + w_us) idle on L; *at is where a slot
+ * starting there goes (for sb_heft_lane_insert). */
+double sb_heft_lane_earliest_gap(const struct sb_heft_lane *L, double ready_us, double w_us,
+                                 struct sb_heft_lane_pos *at);
+/* Books [begin_us, end_us) for node id at `at` (from sb_heft_lane_earliest_gap
+ * with the same begin).  Returns -1 when out of memory. */
+int sb_heft_lane_insert(struct sb_heft_lane *L, struct sb_heft_lane_pos at, double begin_us,
+                        double end_us, uint32_t id);
+void sb_heft_lane_free(struct sb_heft_lane *L);
+
+/* ---- HEFT's planner (docs/heft.md) ---------------------------------------- */
+
+/* heft's plan: upward rank from mean costs, then each node onto the device
+ * with the earliest finish (insertion-based).  With capacity on, each device
+ * is kept within its mem_cap_bytes (sb_heft_plan_memory); one device or no
+ * capped device plans without memory.  Writes out->order and out->device; the
+ * makespan the plan predicts (latest planned finish of a non-input node, us)
+ * into *predicted_us unless NULL. */
+int sb_heft_plan(const struct sb_graph_view *g, struct sb_schedule *out, double *predicted_us,
+                 int capacity);
+/* One plan in which device a holds at most cap_bytes[a] bytes at a time
+ * ([n_devices], INFINITY for no limit), or no limit when cap_bytes is NULL. */
+int sb_heft_plan_caps(const struct sb_graph_view *g, struct sb_schedule *out,
+                      double *predicted_us, const double *cap_bytes);
+/* HEFT's own plan, kept when sb_mem_dev_peaks finds it within every device's
+ * memory; otherwise up to six plans against budgets cut by each device's
+ * excess.  *fits says whether the result fits; with own_only only HEFT's own
+ * plan is made (fitting or not). */
+int sb_heft_plan_memory(const struct sb_graph_view *g, struct sb_schedule *out,
+                        double *predicted_us, int own_only, int *fits);
+
+/* A sort key for qsort, which has no context argument in C11: sort (k, id,
+ * tie) triples instead of ids. */
+struct sb_heft_key {
+    double k;
+    uint32_t id, tie;
+};
+/* qsort comparator: k ascending, then tie ascending. */
+int sb_heft_key_cmp_asc(const void *x, const void *y);
+
+/* ---- per-device memory of a placement ---------------------------------------
+ *
+ * The peak of each device for a placed order (docs/machines.md, "Memory is
+ * accounted per device"), by the simulator's rules: a buffer lives on its
+ * producer's device from the producer (position 0 for an input) through its
+ * last use there, a copy leaving for device b counting as a use at its
+ * trigger's position; a copy lives on b from its first use there through its
+ * last; a device reading another's memory in place charges that one; a weight
+ * or output flag pins the buffer on its node's account.
+ *   order [n_nodes]   the schedule
+ *   dev   [n_nodes]   each node's device
+ *   root  [n_nodes]   the node whose buffer each node's output lives in
+ *                     (itself, or what an alias or a done views)
+ *   peak  [n_devices] out: bytes
+ * Returns -1 when out of memory. */
+int sb_mem_dev_peaks(const struct sb_graph_view *g, const uint32_t *order, const int32_t *dev,
+                     const uint32_t *root, uint64_t *peak);
+
+/* Greedy minimum-memory orders (XLA's ListMemoryScheduler and a reverse
+ * counterpart; docs/minmem.md), into order [n_nodes]; inputs lead:
+ *   reverse_pass 0: forward; among ready nodes the one freeing the most bytes
+ *                   net of what it allocates (ties: file order);
+ *   reverse_pass 1: built from the end; among nodes whose consumers are all
+ *                   placed, the one leaving the least live there (ties: the
+ *                   later in file order goes later).
+ * O((n + E) log n).  Returns -1 when out of memory.  minmem keeps the lowest
+ * peak of these and the file order. */
+int sb_mem_greedy_order(const struct sb_graph_view *g, int reverse_pass, uint32_t *order);
+
+/* ---- ggml's backend scheduler (docs/ggml.md) -------------------------------
+ *
+ * The assignment and split passes of ggml_backend_sched_split_graph
+ * (ggml-org/ggml src/ggml-backend.cpp at d99724f) over a description of the
+ * graph and the backends' answers: the ggml policy describes our graphs with
+ * it, schedbench conform ggml's own cases.  Backends are indexed by priority
+ * (0 highest; the last is the CPU). */
+
+#define SB_GGML_NONE (-1) /* no tensor, buffer type or backend */
+
+enum sb_ggml_usage { SB_GGML_USAGE_NONE, SB_GGML_USAGE_WEIGHTS, SB_GGML_USAGE_ANY, SB_GGML_USAGE_COMPUTE };
+
+/* One tensor: leafs first (graph->leafs), then nodes (graph->nodes). */
+struct sb_ggml_tensor {
+    int view;          /* the op is VIEW, RESHAPE, PERMUTE or TRANSPOSE */
+    int exempt;        /* ROPE or FLASH_ATTN_EXT: never follows its weights */
+    int input;         /* GGML_TENSOR_FLAG_INPUT */
+    int32_t view_src;  /* tensor index, or SB_GGML_NONE */
+    int32_t buft;      /* its own buffer's type, or SB_GGML_NONE */
+    uint8_t usage;     /* enum sb_ggml_usage of its own buffer */
+    int32_t pin;       /* ggml_backend_sched_set_tensor_backend, or SB_GGML_NONE */
+    const uint8_t *supports; /* [n_backends] supports_op */
+    const uint8_t *offload;  /* [n_backends] offload_op */
+    uint32_t n_src;
+    const int32_t *src; /* tensor indices, SB_GGML_NONE for holes */
+};
+
+struct sb_ggml_problem {
+    uint32_t n_backends, n_bufts;
+    const int32_t *backend_buft; /* [n_backends] the scheduler's buffer type per backend */
+    const uint8_t *reads;        /* [n_backends * n_bufts] supports_buft */
+    int op_offload;
+    uint32_t cap0;               /* GGML_SCHED_MAX_SPLIT_INPUTS */
+    uint32_t n_leafs, n_nodes;
+    const struct sb_ggml_tensor *t;      /* [n_leafs + n_nodes] */
+};
+
+struct sb_ggml_split {
+    int32_t backend;
+    uint32_t start, end;
+    uint32_t n_inputs, cap;
+    uint32_t *inputs; /* tensor indices, in insertion order */
+};
+
+struct sb_ggml_result {
+    int32_t *backend; /* [n_leafs + n_nodes] */
+    uint32_t n_splits;
+    struct sb_ggml_split *splits;
+    uint32_t n_grow;  /* capacity increases (ggml's warn lines) */
+    uint32_t grow_from[64], grow_to[64];
+};
+
+/* The same problem as arrays, the layout the passes read (at a million
+ * tensors they stream through them several times: one 64-byte sb_ggml_tensor
+ * each is most of their time).  sb_ggml_split_graph converts a sb_ggml_problem to it;
+ * schedulers/ggml.c builds it directly.  [n = n_leafs + n_nodes] unless noted. */
+enum { SB_GGML_F_VIEW = 1, SB_GGML_F_EXEMPT = 2, SB_GGML_F_INPUT = 4 };
+
+struct sb_ggml_arrays {
+    uint32_t n_backends, n_bufts;
+    const int32_t *backend_buft; /* [n_backends] */
+    const uint8_t *reads;        /* [n_backends * n_bufts] */
+    int op_offload;
+    uint32_t cap0;
+    uint32_t n_leafs, n_nodes;
+    const uint8_t *flags;     /* GGML_F_* bits: ggml_t's view, exempt, input */
+    const int32_t *view_src;  /* tensor index, or SB_GGML_NONE */
+    const int32_t *buft;      /* its own buffer's type, or SB_GGML_NONE */
+    const uint8_t *usage;     /* enum sb_ggml_usage */
+    const int32_t *pin;       /* or SB_GGML_NONE */
+    const uint8_t *supports;  /* [n * n_backends], tensor-major */
+    const uint8_t *offload;   /* [n * n_backends], tensor-major */
+    const uint32_t *src_off;  /* [n + 1], CSR of the sources by tensor */
+    const int32_t *src;       /* [src_off[n]] tensor indices, SB_GGML_NONE for holes */
+};
+
+/* Returns 0, or -1 when out of memory. */
+int sb_ggml_split_graph(const struct sb_ggml_problem *p, struct sb_ggml_result *r);
+int sb_ggml_split_arrays(const struct sb_ggml_arrays *p, struct sb_ggml_result *r);
+void sb_ggml_result_free(struct sb_ggml_result *r);
+
+/* ---- Inductor's overlap scheduler (docs/overlap.md) ------------------------ */
+
+#define SB_OVL_OFF UINT32_MAX   /* domination index of a node feeding no compute */
+#define SB_OVL_GIB 1073741824.0 /* bytes: Inductor's gb_to_bytes multiplies by 1024^3 */
+
+/* Single-device memory tracker, the harness's memory model (docs/cost-model.md)
+ * as nodes are appended to a schedule.  A buffer is freed after the last of
+ * its "uses" (its own position, every position of a node viewing it or
+ * reading a view of it, and a collective's done for the start's inputs);
+ * inputs are live from the start; weight and output buffers are never freed. */
+struct sb_ovl_mem {
+    uint32_t n;
+    uint32_t *root;      /* [n] node whose buffer v's output lives in */
+    uint32_t *uses_left; /* [n] on roots: uses not yet scheduled */
+    uint8_t *pinned;     /* [n] on roots: weight/output, never freed */
+    uint32_t *uses;      /* [n_edges * 2 + 1] scratch: the buffers one node uses */
+    int64_t cur_bytes;   /* live after the last scheduled node's frees */
+    int64_t peak_bytes;  /* largest live total while a scheduled node ran */
+};
+
+/* Returns -1 when out of memory (m is then empty). */
+int sb_ovl_mem_init(struct sb_ovl_mem *m, const struct sb_graph_view *g);
+void sb_ovl_mem_free(struct sb_ovl_mem *m);
+/* The buffers (roots) node v uses, with multiplicity, into m->uses; returns
+ * how many. */
+uint32_t sb_ovl_mem_uses(struct sb_ovl_mem *m, const struct sb_graph_view *g, uint32_t v);
+/* Bytes v allocates at its own position (inputs were allocated up front). */
+int64_t sb_ovl_mem_alloc(const struct sb_graph_view *g, const struct sb_ovl_mem *m, uint32_t v);
+/* Appends v: allocates, updates the peak, frees the buffers v used last. */
+void sb_ovl_mem_schedule(struct sb_ovl_mem *m, const struct sb_graph_view *g, uint32_t v);
+
+enum sb_ovl_compute_rule {
+    SB_OVL_COMPUTE_FLOPS = 0, /* Inductor's is_compute_node, by op name */
+    SB_OVL_COMPUTE_ALL = 1,   /* every compute node */
+};
+
+/* is_compute [n_nodes] out: v is a "compute node" in Inductor's sense under
+ * `rule` (enum sb_ovl_compute_rule); with SB_OVL_COMPUTE_FLOPS and no op of
+ * the graph in the flop registry, every compute node counts. */
+void sb_ovl_compute_nodes(const struct sb_graph_view *g, int rule, uint8_t *is_compute);
+/* dom [n_nodes] out: index (in file order) of the first compute node v feeds,
+ * itself for a compute node, SB_OVL_OFF when it feeds none (Inductor's
+ * _calculate_domination_index); rs [n_nodes] out: v is or feeds a
+ * reduce_scatter start.  Returns the number of compute nodes. */
+uint32_t sb_ovl_domination(const struct sb_graph_view *g, const uint8_t *is_compute,
+                           uint32_t *dom, uint8_t *rs);
+/* Unlinks v from a doubly linked list over node ids (SB_NONE ends it);
+ * tail may be NULL. */
+void sb_ovl_list_unlink(uint32_t *next, uint32_t *prev, uint32_t *head, uint32_t *tail,
+                        uint32_t v);
+
+enum sb_ovl_fallback {
+    SB_OVL_FALLBACK_NONE = 0,    /* Inductor as is (`overlap`) */
+    SB_OVL_FALLBACK_PROFILE = 1, /* over the original profile + headroom: original order */
+    SB_OVL_FALLBACK_PEAK = 2,    /* over original peak + max(headroom, ratio * peak): same */
+};
+
+/* How a policy configures the scheduler (overlap.c, memfallback.c). */
+struct sb_ovl_params {
+    int prefetch;                   /* start collectives early at compute nodes */
+    double max_in_flight_bytes;     /* footprint in flight before the oldest wait is forced */
+    uint32_t max_compute_pre_fetch; /* compute nodes ahead an on-path collective may start */
+    uint32_t max_coll_distance;     /* unscheduled collectives examined per overlap node */
+    double overlap_mult;            /* compute time -> overlap budget (us per us) */
+    int fallback;                   /* enum sb_ovl_fallback */
+    double headroom_bytes;          /* memory allowed above the reference */
+    double peak_ratio;              /* SB_OVL_FALLBACK_PEAK: fraction of the original peak */
+    int fresh_scores;               /* re-score on-path nodes when popped */
+    int compute_rule;               /* enum sb_ovl_compute_rule */
+    int single_queue;               /* one ready queue: off-path nodes sort last */
+};
+
+/* Runs the model on g; writes out->order; *n_fallback (unless NULL) counts
+ * the nodes placed by the fallback.  Returns 0, or -1 with out->err set. */
+int sb_ovl_run(const struct sb_graph_view *g, const struct sb_ovl_params *P,
+               struct sb_schedule *out, uint32_t *n_fallback);
+
+#endif
