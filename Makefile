@@ -49,12 +49,20 @@ run: build
 # Refresh the committed baseline the regression gate compares against: do it
 # in the same change that intentionally moves results, and say why in the
 # commit message.
+# PLUGIN, WORKLOADS, SCHEDULERS and BASELINE make both targets a plugin's own
+# (docs/plugins.md, "Gating your plugin"):
+#   make baseline PLUGIN=my.so SCHEDULERS=mine WORKLOADS=wl/ BASELINE=ci/mine.csv
+#   make gate     PLUGIN=my.so SCHEDULERS=mine WORKLOADS=wl/ BASELINE=ci/mine.csv METRICS=peak
+BASELINE ?= results/baseline.csv
+METRICS  ?= peak,makespan,exposed
+RUN_ARGS := $(foreach p,$(PLUGIN),--plugin $(p)) $(if $(WORKLOADS),-w $(WORKLOADS)) \
+            $(if $(SCHEDULERS),-s $(SCHEDULERS))
 baseline: build
-	./$(BUILD)/schedbench run --jobs $(JOBS) --quiet -o results/baseline.csv
+	./$(BUILD)/schedbench run --jobs $(JOBS) --quiet $(RUN_ARGS) -o $(BASELINE)
 
 # The regression gate CI runs after the tests.
 gate: build
-	sh ci/gate.sh ./$(BUILD)/schedbench
+	BASELINE=$(BASELINE) sh ci/gate.sh ./$(BUILD)/schedbench --metrics $(METRICS) $(RUN_ARGS)
 
 test: build build-asan
 	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
