@@ -57,8 +57,14 @@ BASELINE ?= results/baseline.csv
 METRICS  ?= peak,makespan,exposed
 RUN_ARGS := $(foreach p,$(PLUGIN),--plugin $(p)) $(if $(WORKLOADS),-w $(WORKLOADS)) \
             $(if $(SCHEDULERS),-s $(SCHEDULERS))
+# The baseline is written in the form that diffs well (ci/baseline-form.sh):
+# no sched_ms (it differs run to run) and no per-row sweep numbering (cell,
+# shard, sweep_id, sweep_cells: one policy more renumbers every row); the
+# sweep's identity in a `#` line above the header.
 baseline: build
-	./$(BUILD)/schedbench run --jobs $(JOBS) --quiet $(RUN_ARGS) -o $(BASELINE)
+	./$(BUILD)/schedbench run --jobs $(JOBS) --quiet $(RUN_ARGS) -o $(BASELINE).run.csv
+	sh ci/baseline-form.sh $(BASELINE).run.csv >$(BASELINE).tmp
+	mv $(BASELINE).tmp $(BASELINE) && rm -f $(BASELINE).run.csv
 
 # The regression gate CI runs after the tests.
 gate: build

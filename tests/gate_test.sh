@@ -77,6 +77,25 @@ lacks "$WORK/out" "chain" "unchanged rows not printed"
 BASELINE="$WORK/base0.csv" expect_rc 0 "gate.sh same build" sh ci/gate.sh "$BIN" --plugin "$PLUG/gatetoy_0.so" -s gatetoy -w "$WORK/wl"
 if [ "$(tail -n 1 "$WORK/out")" = "gate: 2 rows: 2 passed, 0 failed" ]; then ok; else bad "gate's last line: $(tail -n 1 "$WORK/out")"; fi
 
+# ---- the baseline's form: diffs well, and compare reads both forms ------------------------
+# one policy more adds its rows and changes none; no sched_ms, no per-row sweep numbering
+W="$SRC/tests/data/chain.csv $SRC/tests/data/gate/two.csv"
+expect_rc 0 "run two policies" "$BIN" run -w $W -s original,ready --quiet -o "$WORK/r2.csv"
+expect_rc 0 "run three policies" "$BIN" run -w $W -s original,ready,aggressive --quiet -o "$WORK/r3.csv"
+expect_rc 0 "form of two" sh "$SRC/ci/baseline-form.sh" "$WORK/r2.csv"
+cp "$WORK/out" "$WORK/f2.csv"
+expect_rc 0 "form of three" sh "$SRC/ci/baseline-form.sh" "$WORK/r3.csv"
+cp "$WORK/out" "$WORK/f3.csv"
+# (the one `#` line names the new sweep: that line changes, by design)
+tail -n +2 "$WORK/f2.csv" >"$WORK/t2.csv"; tail -n +2 "$WORK/f3.csv" >"$WORK/t3.csv"
+if diff "$WORK/t2.csv" "$WORK/t3.csv" | grep -q '^<'; then bad "a policy more changed lines: $(diff "$WORK/t2.csv" "$WORK/t3.csv" | head -5)"; else ok; fi
+if [ "$(diff "$WORK/t2.csv" "$WORK/t3.csv" | grep -c '^>')" = 2 ]; then ok; else bad "a policy more should add its 2 rows: $(diff "$WORK/t2.csv" "$WORK/t3.csv")"; fi
+if head -n 2 "$WORK/f3.csv" | tail -n 1 | grep -qE 'sched_ms|cell|sweep_id|sweep_cells|shard'; then bad "timing or sweep columns in the baseline form"; else ok; fi
+contains "$WORK/f3.csv" "# baseline of sweep_id=" "the sweep's identity, once"
+expect_rc 0 "compare baseline form with a run" "$BIN" compare "$WORK/f3.csv" "$WORK/r3.csv" --mem-tol 0 --time-tol 0
+contains "$WORK/err" "6 rows: 6 ok" "both forms compare"
+expect_rc 0 "summary reads the baseline form" "$BIN" summary "$WORK/f3.csv"
+
 # ---- the example workflow's gate step, as written, under bash -e ---------------------------
 # the lines of its `run: |` block, less their indentation
 awk '/- name: gate$/ { g = 1 } g && /run: \|/ { r = 1; ind = -1; next }
