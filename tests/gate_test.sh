@@ -73,9 +73,27 @@ done
 cd "$SRC"
 BASELINE="$WORK/base1.csv" expect_rc 1 "gate.sh regressing" sh ci/gate.sh "$BIN" --plugin "$PLUG/gatetoy_0.so" -s gatetoy -w "$WORK/wl"
 if [ "$(tail -n 1 "$WORK/out")" = "gate: 2 rows: 1 passed, 1 failed: two / gatetoy regressed peak 1001 -> 1011 (+1.00%)" ]; then ok; else bad "gate's last line: $(tail -n 1 "$WORK/out")"; fi
-lacks "$WORK/out" "chain" "unchanged rows not printed"
+contains "$WORK/out" "build gatetoy_1.so@" "chain: same figures, another build, printed with its note"
 BASELINE="$WORK/base0.csv" expect_rc 0 "gate.sh same build" sh ci/gate.sh "$BIN" --plugin "$PLUG/gatetoy_0.so" -s gatetoy -w "$WORK/wl"
 if [ "$(tail -n 1 "$WORK/out")" = "gate: 2 rows: 2 passed, 0 failed" ]; then ok; else bad "gate's last line: $(tail -n 1 "$WORK/out")"; fi
+lacks "$WORK/out" "chain" "unchanged rows not printed"
+
+# ---- results identify the plugin's build and its effective parameters ---------------------
+# three versions of gatetoy: build 0 (default order=file), build 0 run with
+# order=depth, build 1 (default order=depth): same scheduler name, and on
+# chain.csv the same figures, yet compare tells each from the others
+expect_rc 0 "run build 0 order=depth" "$BIN" run --plugin "$PLUG/gatetoy_0.so" -s gatetoy:order=depth -w "$WORK/wl" --quiet -o "$WORK/base0d.csv"
+contains "$WORK/base0.csv" "gatetoy_0.so@" "the build in the row"
+contains "$WORK/base0.csv" ",gatetoy_0.so@" "unquoted"
+contains "$WORK/base0.csv" " order=file," "the effective parameter in the row"
+expect_rc 0 "compare build 0 with build 1" "$BIN" compare "$WORK/base0.csv" "$WORK/base1.csv" --changes-only --format csv
+contains "$WORK/out" "chain,gatetoy,ok," "an unchanged figure with another build is still shown"
+contains "$WORK/out" "build gatetoy_0.so@" "the build's change named"
+contains "$WORK/out" "effective parameters order=file -> order=depth" "the default's change named"
+expect_rc 0 "compare build 0 order=depth with build 1" "$BIN" compare "$WORK/base0d.csv" "$WORK/base1.csv" --changes-only --format csv
+lacks "$WORK/out" "effective parameters" "same effective parameters"
+contains "$WORK/out" "build gatetoy_0.so@" "another build named"
+if [ "$(sed -n 2p "$WORK/base0.csv" | awk -F, '{print $(NF-1)}')" != "$(sed -n 2p "$WORK/base1.csv" | awk -F, '{print $(NF-1)}')" ]; then ok; else bad "two builds, one sweep_id"; fi
 
 # ---- the baseline's form: diffs well, and compare reads both forms ------------------------
 # one policy more adds its rows and changes none; no sched_ms, no per-row sweep numbering

@@ -39,6 +39,7 @@ struct side {
     int c_workload, c_scheduler, c_status, c_metric[M_COUNT];
     int c_over; /* over_capacity (placement); -1 in files from before it */
     int c_model; /* cost_model; -1 in files from before it */
+    int c_id;    /* scheduler_id (build, effective parameters); -1 before it */
 };
 
 struct row {
@@ -52,6 +53,7 @@ struct row {
     char params[240]; /* matched by policy name: how the parameters differ */
     int fails;        /* counts against the gate (exit 1) */
     int grew[M_COUNT]; /* gated metric grew past its tolerance */
+    char ident[400];  /* how the build or effective parameters differ, or "" */
 };
 
 struct opts {
@@ -74,6 +76,7 @@ static int open_side(struct side *s, const char *path, struct sb_err *e)
     s->c_status = sb_table_col(&s->t, "status");
     s->c_over = sb_table_col(&s->t, "over_capacity");
     s->c_model = sb_table_col(&s->t, "cost_model");
+    s->c_id = sb_table_col(&s->t, "scheduler_id");
     const char *missing = s->c_workload < 0    ? "workload"
                           : s->c_scheduler < 0 ? "scheduler"
                           : s->c_status < 0    ? "status"
@@ -237,6 +240,25 @@ static int same_model(const struct side *b, uint32_t rb, const struct side *n, u
                       "(rerun with the same --cost-model)", n->t.path, n->t.line[rn + 1], y,
                    b->t.path, b->t.line[rb + 1], x, get(b, rb, b->c_workload),
                    get(b, rb, b->c_scheduler));
+}
+
+/* scheduler_id is "BUILD PARAMS" (PARAMS has no space): the note names
+ * whichever differs, so that two builds of a plugin, or one with other
+ * defaults, never pass as one */
+static void ident_note(struct row *x, const char *a, const char *b)
+{
+    if (!strcmp(a, b))
+        return;
+    const char *pa = strrchr(a, ' '), *pb = strrchr(b, ' ');
+    int la = pa ? (int)(pa - a) : (int)strlen(a), lb = pb ? (int)(pb - b) : (int)strlen(b);
+    pa = pa ? pa + 1 : "", pb = pb ? pb + 1 : "";
+    size_t len = 0;
+    if (la != lb || strncmp(a, b, (size_t)la))
+        len = (size_t)snprintf(x->ident, sizeof x->ident, "build %.*s -> %.*s", la > 120 ? 120 : la,
+                               a, lb > 120 ? 120 : lb, b);
+    if (strcmp(pa, pb) && len < sizeof x->ident)
+        snprintf(x->ident + len, sizeof x->ident - len, "%seffective parameters %.120s -> %.120s",
+                 len ? "; " : "", pa, pb);
 }
 
 static void param_note(struct row *x, const char *old_s, const char *new_s)
@@ -410,6 +432,8 @@ static int match(const struct side *b, const struct side *n, struct opts *o,
             param_note(x, x->scheduler, get(n, (uint32_t)q, n->c_scheduler));
         if ((rc = same_model(b, r, n, (uint32_t)q, o, e)))
             break;
+        if (b->c_id >= 0 && n->c_id >= 0)
+            ident_note(x, get(b, r, b->c_id), get(n, (uint32_t)q, n->c_id));
         x->have_new = row_ok(n, (uint32_t)q);
         if (x->have_new && (rc = read_metrics(n, (uint32_t)q, x->new_v, e)))
             break;
@@ -445,6 +469,12 @@ static int match(const struct side *b, const struct side *n, struct opts *o,
 }
 
 /* ---- output ------------------------------------------------------------- */
+
+/* what --changes-only leaves out: ok rows of the same build and parameters */
+static int unchanged(const struct row *x)
+{
+    return x->v == V_OK && !x->ident[0];
+}
 
 static void fmt_num(char *buf, size_t n, int have, double v, enum metric m)
 {
@@ -501,10 +531,11 @@ static void row_fields(const struct row *x, char f[N_OUT_COLS][256])
     snprintf(f[12], 256, "%s", fits_field(x->have_old, x->old_over));
     snprintf(f[13], 256, "%s", fits_field(x->have_new, x->new_over));
     /* the note: the error, how the parameters differ, why the fit decided */
-    const char *part[3] = {x->note, x->params[0] ? x->params : NULL, x->fit_note};
+    const char *part[4] = {x->note, x->params[0] ? x->params : NULL, x->fit_note,
+                           x->ident[0] ? x->ident : NULL};
     size_t len = 0;
     f[14][0] = 0;
-    for (int i = 0; i < 3; i++)
+    for (int i = 0; i < 4; i++)
         if (part[i] && len + 3 < 256)
             len += (size_t)snprintf(f[14] + len, 256 - len, "%s%s", len ? "; " : "", part[i]);
 }
@@ -516,7 +547,7 @@ static void print_csv(const struct row *rows, uint32_t n, const struct opts *o)
         sb_csv_field(stdout, out_cols[c], c == 0);
     sb_csv_end(stdout);
     for (uint32_t i = 0; i < n; i++) {
-        if (o->changes_only && rows[i].v == V_OK)
+        if (o->changes_only && unchanged(&rows[i]))
             continue;
         row_fields(&rows[i], f);
         /* workload, scheduler and note carry names and messages: for a
@@ -542,7 +573,7 @@ static void print_json(const struct row *rows, uint32_t n, const struct opts *o)
     for (uint32_t i = 0; i < n; i++) {
         const struct row *x = &rows[i];
         count[x->v]++;
-        if (o->changes_only && x->v == V_OK)
+        if (o->changes_only && unchanged(x))
             continue;
         json_t *r = json_object();
         json_object_set_new(r, "workload", sb_json_string(x->workload));
@@ -635,7 +666,7 @@ static void print_markdown(const struct row *rows, uint32_t n, const struct opts
     char f[N_OUT_COLS][256];
     uint32_t shown = 0;
     for (uint32_t i = 0; i < n; i++)
-        shown += !(o->changes_only && rows[i].v == V_OK);
+        shown += !(o->changes_only && unchanged(&rows[i]));
     printf("### schedbench compare: ");
     sb_md_cell(stdout, o->base); /* file names are data too */
     printf(" vs ");
@@ -653,7 +684,7 @@ static void print_markdown(const struct row *rows, uint32_t n, const struct opts
     }
     for (uint32_t i = 0; i < n && shown; i++) {
         const struct row *x = &rows[i];
-        if (o->changes_only && x->v == V_OK)
+        if (o->changes_only && unchanged(x))
             continue;
         row_fields(x, f);
         for (int m = 0; m < M_COUNT; m++) {
@@ -735,7 +766,7 @@ static void print_text(const struct row *rows, uint32_t n, const struct opts *o)
     for (int c = 0; c < N_OUT_COLS; c++)
         w[c] = (int)strlen(out_cols[c]);
     for (uint32_t i = 0; i < n; i++) {
-        if (o->changes_only && rows[i].v == V_OK)
+        if (o->changes_only && unchanged(&rows[i]))
             continue;
         row_fields(&rows[i], f);
         for (int c = 0; c < N_OUT_COLS; c++)
@@ -746,7 +777,7 @@ static void print_text(const struct row *rows, uint32_t n, const struct opts *o)
         printf(c < 3 || c >= N_OUT_COLS - 3 ? "%-*s  " : "%*s  ", w[c], out_cols[c]);
     printf("\n");
     for (uint32_t i = 0; i < n; i++) {
-        if (o->changes_only && rows[i].v == V_OK)
+        if (o->changes_only && unchanged(&rows[i]))
             continue;
         row_fields(&rows[i], f);
         for (int c = 0; c < N_OUT_COLS; c++)
@@ -785,7 +816,8 @@ static int compare_help(void)
            "traded past a tolerance; 1 otherwise; 2 unusable input, rows priced by different cost models\n"
            "(column cost_model: the units differ), or output that could not be written.\n"
            "\n"
-           "  --changes-only   print only rows whose verdict is not ok\n"           "  --metrics L      judge only these of peak, makespan, exposed (all three\n"
+           "  --changes-only   print only rows whose verdict is not ok, or whose\n"
+           "                   scheduler_id differs\n"           "  --metrics L      judge only these of peak, makespan, exposed (all three\n"
            "                   by default); the others are printed, not judged\n"
            "  --format md      Markdown for $GITHUB_STEP_SUMMARY: sizes and times with\n"
            "                   units, the counts below the table, a 'No changes' line\n"
@@ -800,7 +832,10 @@ static int compare_help(void)
            "                   units still never compare with time\n"
            "  --schedulers L   judge only these policies (names before any ':'); the\n"
            "                   others are neither printed nor counted\n"
-           "An error row's status (error:/invalid: and the message) is in column note.\n");
+           "An error row's status (error:/invalid: and the message) is in column note.\n"
+           "Column scheduler_id (run writes it: the plugin's build, a hash of its\n"
+           "file, and every parameter's effective value) is compared when both files\n"
+           "have it: the note says 'build a -> b' or 'effective parameters a -> b'.\n");
     return 0;
 }
 
