@@ -49,12 +49,26 @@ run: build
 # Refresh the committed baseline the regression gate compares against: do it
 # in the same change that intentionally moves results, and say why in the
 # commit message.
+# PLUGIN, WORKLOADS, SCHEDULERS and BASELINE make both targets a plugin's own
+# (docs/plugins.md, "Gating your plugin"):
+#   make baseline PLUGIN=my.so SCHEDULERS=mine WORKLOADS=wl/ BASELINE=ci/mine.csv
+#   make gate     PLUGIN=my.so SCHEDULERS=mine WORKLOADS=wl/ BASELINE=ci/mine.csv METRICS=peak
+BASELINE ?= results/baseline.csv
+METRICS  ?= peak,makespan,exposed
+RUN_ARGS := $(foreach p,$(PLUGIN),--plugin $(p)) $(if $(WORKLOADS),-w $(WORKLOADS)) \
+            $(if $(SCHEDULERS),-s $(SCHEDULERS))
+# The baseline is written in the form that diffs well (ci/baseline-form.sh):
+# no sched_ms (it differs run to run) and no per-row sweep numbering (cell,
+# shard, sweep_id, sweep_cells: one policy more renumbers every row); the
+# sweep's identity in a `#` line above the header.
 baseline: build
-	./$(BUILD)/schedbench run --jobs $(JOBS) --quiet -o results/baseline.csv
+	./$(BUILD)/schedbench run --jobs $(JOBS) --quiet $(RUN_ARGS) -o $(BASELINE).run.csv
+	sh ci/baseline-form.sh $(BASELINE).run.csv >$(BASELINE).tmp
+	mv $(BASELINE).tmp $(BASELINE) && rm -f $(BASELINE).run.csv
 
 # The regression gate CI runs after the tests.
 gate: build
-	sh ci/gate.sh ./$(BUILD)/schedbench
+	BASELINE=$(BASELINE) sh ci/gate.sh ./$(BUILD)/schedbench --metrics $(METRICS) $(RUN_ARGS)
 
 test: build build-asan
 	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)

@@ -80,7 +80,9 @@ static void must_be_utf8(const char *path)
     free(v);
 }
 
-/* Every line of compare's Markdown: 16 '|' that a backslash does not escape. */
+/* Every table line of compare's Markdown (one that begins with '|'): 16 '|'
+ * that a backslash does not escape; every other line (the heading with the
+ * file names, the counts): none, so that no name opens a table. */
 static void markdown_rows(const char *path)
 {
     char *s = slurp(path);
@@ -95,11 +97,43 @@ static void markdown_rows(const char *path)
             else if (*c == '|')
                 bars++;
         }
-        if (bars != 16) {
+        if (bars != (*line == '|' ? 16 : 0)) {
             fprintf(stderr, "fuzz_names: a Markdown line with %d separators\n", bars);
             abort();
         }
         line = nl + 1;
+    }
+    free(s);
+}
+
+/* compare's JUnit XML: no control byte but newline (XML 1.0 allows none
+ * other than tab, newline, carriage return; compare writes only newlines),
+ * every '&' starts one of the five entities, and every '<' a tag of its own
+ * (so a name opened none). */
+static void xml_text(const char *path)
+{
+    static const char *const ent[] = {"&amp;", "&lt;", "&gt;", "&quot;", "&apos;"};
+    static const char *const tag[] = {"<?xml ", "<testsuites ", "</testsuites>", "<testsuite ",
+                                      "</testsuite>", "<testcase ", "</testcase>", "<failure ",
+                                      "</failure>"};
+    char *s = slurp(path);
+    for (const char *c = s; *c; c++) {
+        int ok = 1;
+        if ((unsigned char)*c < 0x20 && *c != '\n')
+            ok = 0;
+        else if (*c == '&') {
+            ok = 0;
+            for (int i = 0; i < 5; i++)
+                ok |= !strncmp(c, ent[i], strlen(ent[i]));
+        } else if (*c == '<') {
+            ok = 0;
+            for (int i = 0; i < 9; i++)
+                ok |= !strncmp(c, tag[i], strlen(tag[i]));
+        }
+        if (!ok) {
+            fprintf(stderr, "fuzz_names: JUnit XML: byte %ld is not escaped\n", (long)(c - s));
+            abort();
+        }
     }
     free(s);
 }
@@ -237,14 +271,18 @@ static void results(const char *wname, const char *sched, const char *msg)
     fclose(f);
     if (!html)
         must_be_utf8(out);
-    static const char *const cmp_fmt[] = {"text", "json", "csv", "markdown"};
-    for (int k = 0; k < 4; k++) {
+    static const char *const cmp_fmt[] = {"text", "json", "csv", "markdown", "junit"};
+    for (int k = 0; k < 5; k++) {
         char *av[] = {"compare", res, res, "--format", (char *)cmp_fmt[k], NULL};
         if (captured(out, sb_cmd_compare, 5, av) < 2) {
             if (k == 1)
                 must_parse(out);
             if (k == 3) {
                 markdown_rows(out);
+                must_be_utf8(out);
+            }
+            if (k == 4) {
+                xml_text(out);
                 must_be_utf8(out);
             }
         }

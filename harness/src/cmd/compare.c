@@ -24,19 +24,22 @@
 #include <math.h>
 #include <string.h>
 
-enum verdict { V_OK, V_REGRESSED, V_IMPROVED, V_NEW, V_MISSING, V_ERROR };
-static const char *const verdict_names[] = {"ok",  "regressed", "improved",
-                                            "new", "missing",   "error"};
+enum verdict { V_OK, V_REGRESSED, V_IMPROVED, V_NEW, V_MISSING, V_ERROR, V_TRADEOFF, V_COUNT };
+static const char *const verdict_names[V_COUNT] = {"ok",  "regressed", "improved", "new",
+                                                   "missing", "error", "trade-off"};
 
 enum metric { M_MEM, M_MAKESPAN, M_EXPOSED, M_COUNT };
 static const char *const metric_cols[M_COUNT] = {"peak_mem_bytes", "makespan_us",
                                                  "exposed_comm_us"};
+/* the names --metrics takes, and the gate's closing line uses */
+static const char *const metric_keys[M_COUNT] = {"peak", "makespan", "exposed"};
 
 struct side {
     struct sb_table t;
     int c_workload, c_scheduler, c_status, c_metric[M_COUNT];
     int c_over; /* over_capacity (placement); -1 in files from before it */
     int c_model; /* cost_model; -1 in files from before it */
+    int c_id;    /* scheduler_id (build, effective parameters); -1 before it */
 };
 
 struct row {
@@ -48,6 +51,9 @@ struct row {
     const char *note; /* an error row's status, with its message */
     const char *fit_note; /* why the fit changed the verdict, or NULL */
     char params[240]; /* matched by policy name: how the parameters differ */
+    int fails;        /* counts against the gate (exit 1) */
+    int grew[M_COUNT]; /* gated metric grew past its tolerance */
+    char ident[400];  /* how the build or effective parameters differ, or "" */
 };
 
 struct opts {
@@ -58,6 +64,7 @@ struct opts {
     int cross_model;         /* --cross-model: rows of two time models compare */
     const char *model_note;  /* what changed meaning, once models differ */
     const char *schedulers;  /* comma list: judge only these policies, or NULL */
+    unsigned gated;          /* --metrics: bit m set when metric m is judged */
 };
 
 static int open_side(struct side *s, const char *path, struct sb_err *e)
@@ -69,6 +76,7 @@ static int open_side(struct side *s, const char *path, struct sb_err *e)
     s->c_status = sb_table_col(&s->t, "status");
     s->c_over = sb_table_col(&s->t, "over_capacity");
     s->c_model = sb_table_col(&s->t, "cost_model");
+    s->c_id = sb_table_col(&s->t, "scheduler_id");
     const char *missing = s->c_workload < 0    ? "workload"
                           : s->c_scheduler < 0 ? "scheduler"
                           : s->c_status < 0    ? "status"
@@ -131,30 +139,50 @@ static int check_unique(const struct side *s, struct sb_err *e)
     return sb_results_check_unique(&s->t, s->c_workload, s->c_scheduler, e);
 }
 
+/* Pass 1 the fit, pass 2 each gated metric against its tolerance: peak
+ * memory against --mem-tol % of the base peak, makespan and exposed
+ * communication against --time-tol % of the base makespan.  A row whose
+ * gated metrics moved both ways (one grew at all while another shrank past
+ * its tolerance) is a trade-off: it fails when the growth is past its
+ * tolerance, as a regression would (the gate cannot tell whether the trade
+ * is wanted: a person refreshes the baseline), and passes within it. */
 static enum verdict judge(struct row *x, const struct opts *o)
 {
-    double mem_grow = x->new_v[M_MEM] - x->old_v[M_MEM];
     double span = x->old_v[M_MAKESPAN] > 0 ? x->old_v[M_MAKESPAN] : 1;
-    double mem_tol = o->mem_tol_pct / 100 * x->old_v[M_MEM];
-    double time_tol = o->time_tol_pct / 100 * span;
-    double span_grow = x->new_v[M_MAKESPAN] - x->old_v[M_MAKESPAN];
-    double exp_grow = x->new_v[M_EXPOSED] - x->old_v[M_EXPOSED];
-    /* a placement that newly overflows a device cannot run, whatever its
-     * time; a base that does not say (an older file) is held to fitting, so
-     * that the gate stops at the first run that does not */
+    double tol[M_COUNT] = {o->mem_tol_pct / 100 * x->old_v[M_MEM], o->time_tol_pct / 100 * span,
+                           o->time_tol_pct / 100 * span};
+    /* pass 1: a placement that newly overflows a device cannot run, whatever
+     * its time; a base that does not say (an older file) is held to fitting,
+     * so that the gate stops at the first run that does not */
     long was = x->old_over > 0 ? x->old_over : 0, now = x->new_over > 0 ? x->new_over : 0;
     if (now > was) {
         x->fit_note = !was ? "no longer fits its devices' memory"
                            : "more devices over their memory capacity";
+        x->fails = 1;
         return V_REGRESSED;
     }
-    if (mem_grow > mem_tol || span_grow > time_tol || exp_grow > time_tol)
-        return V_REGRESSED;
+    /* pass 2: the gated metrics */
+    int grew = 0, grew_past = 0, shrank_past = now < was;
+    for (int m = 0; m < M_COUNT; m++) {
+        if (!(o->gated >> m & 1))
+            continue;
+        double d = x->new_v[m] - x->old_v[m];
+        grew |= d > 0;
+        x->grew[m] = d > tol[m];
+        grew_past |= x->grew[m];
+        shrank_past |= -d > tol[m];
+    }
     if (now < was)
         x->fit_note = !now ? "fits its devices' memory now" : "fewer devices over capacity";
-    if (now < was || -mem_grow > mem_tol || -span_grow > time_tol || -exp_grow > time_tol)
-        return V_IMPROVED;
-    return V_OK;
+    if (grew && shrank_past) {
+        x->fails = grew_past;
+        return V_TRADEOFF;
+    }
+    if (grew_past) {
+        x->fails = 1;
+        return V_REGRESSED;
+    }
+    return shrank_past ? V_IMPROVED : V_OK;
 }
 
 /* Is the policy of a scheduler column ("name" or "name:k=v,...") in the
@@ -212,6 +240,25 @@ static int same_model(const struct side *b, uint32_t rb, const struct side *n, u
                       "(rerun with the same --cost-model)", n->t.path, n->t.line[rn + 1], y,
                    b->t.path, b->t.line[rb + 1], x, get(b, rb, b->c_workload),
                    get(b, rb, b->c_scheduler));
+}
+
+/* scheduler_id is "BUILD PARAMS" (PARAMS has no space): the note names
+ * whichever differs, so that two builds of a plugin, or one with other
+ * defaults, never pass as one */
+static void ident_note(struct row *x, const char *a, const char *b)
+{
+    if (!strcmp(a, b))
+        return;
+    const char *pa = strrchr(a, ' '), *pb = strrchr(b, ' ');
+    int la = pa ? (int)(pa - a) : (int)strlen(a), lb = pb ? (int)(pb - b) : (int)strlen(b);
+    pa = pa ? pa + 1 : "", pb = pb ? pb + 1 : "";
+    size_t len = 0;
+    if (la != lb || strncmp(a, b, (size_t)la))
+        len = (size_t)snprintf(x->ident, sizeof x->ident, "build %.*s -> %.*s", la > 120 ? 120 : la,
+                               a, lb > 120 ? 120 : lb, b);
+    if (strcmp(pa, pb) && len < sizeof x->ident)
+        snprintf(x->ident + len, sizeof x->ident - len, "%seffective parameters %.120s -> %.120s",
+                 len ? "; " : "", pa, pb);
 }
 
 static void param_note(struct row *x, const char *old_s, const char *new_s)
@@ -376,6 +423,7 @@ static int match(const struct side *b, const struct side *n, struct opts *o,
             break;
         if (q < 0) {
             x->v = V_MISSING;
+            x->fails = 1;
             if (!x->have_old)
                 x->note = get(b, r, b->c_status);
             continue;
@@ -384,6 +432,8 @@ static int match(const struct side *b, const struct side *n, struct opts *o,
             param_note(x, x->scheduler, get(n, (uint32_t)q, n->c_scheduler));
         if ((rc = same_model(b, r, n, (uint32_t)q, o, e)))
             break;
+        if (b->c_id >= 0 && n->c_id >= 0)
+            ident_note(x, get(b, r, b->c_id), get(n, (uint32_t)q, n->c_id));
         x->have_new = row_ok(n, (uint32_t)q);
         if (x->have_new && (rc = read_metrics(n, (uint32_t)q, x->new_v, e)))
             break;
@@ -392,6 +442,7 @@ static int match(const struct side *b, const struct side *n, struct opts *o,
         if ((rc = read_over(n, (uint32_t)q, &x->new_over, e)))
             break;
         x->v = !x->have_new ? V_ERROR : !x->have_old ? V_IMPROVED : judge(x, o);
+        x->fails |= x->v == V_ERROR;
     }
     for (uint32_t r = 0; r < n->t.n_rows && !rc; r++) {
         const char *w = get(n, r, n->c_workload), *sc = get(n, r, n->c_scheduler);
@@ -418,6 +469,12 @@ static int match(const struct side *b, const struct side *n, struct opts *o,
 }
 
 /* ---- output ------------------------------------------------------------- */
+
+/* what --changes-only leaves out: ok rows of the same build and parameters */
+static int unchanged(const struct row *x)
+{
+    return x->v == V_OK && !x->ident[0];
+}
 
 static void fmt_num(char *buf, size_t n, int have, double v, enum metric m)
 {
@@ -474,10 +531,11 @@ static void row_fields(const struct row *x, char f[N_OUT_COLS][256])
     snprintf(f[12], 256, "%s", fits_field(x->have_old, x->old_over));
     snprintf(f[13], 256, "%s", fits_field(x->have_new, x->new_over));
     /* the note: the error, how the parameters differ, why the fit decided */
-    const char *part[3] = {x->note, x->params[0] ? x->params : NULL, x->fit_note};
+    const char *part[4] = {x->note, x->params[0] ? x->params : NULL, x->fit_note,
+                           x->ident[0] ? x->ident : NULL};
     size_t len = 0;
     f[14][0] = 0;
-    for (int i = 0; i < 3; i++)
+    for (int i = 0; i < 4; i++)
         if (part[i] && len + 3 < 256)
             len += (size_t)snprintf(f[14] + len, 256 - len, "%s%s", len ? "; " : "", part[i]);
 }
@@ -489,7 +547,7 @@ static void print_csv(const struct row *rows, uint32_t n, const struct opts *o)
         sb_csv_field(stdout, out_cols[c], c == 0);
     sb_csv_end(stdout);
     for (uint32_t i = 0; i < n; i++) {
-        if (o->changes_only && rows[i].v == V_OK)
+        if (o->changes_only && unchanged(&rows[i]))
             continue;
         row_fields(&rows[i], f);
         /* workload, scheduler and note carry names and messages: for a
@@ -506,7 +564,7 @@ static void print_csv(const struct row *rows, uint32_t n, const struct opts *o)
 static void print_json(const struct row *rows, uint32_t n, const struct opts *o)
 {
     json_t *root = json_object(), *arr = json_array();
-    uint32_t count[6] = {0};
+    uint32_t count[V_COUNT] = {0};
     json_object_set_new(root, "base", sb_json_string(o->base));
     json_object_set_new(root, "new", sb_json_string(o->next));
     json_object_set_new(root, "mem_tol_pct", json_real(o->mem_tol_pct));
@@ -515,7 +573,7 @@ static void print_json(const struct row *rows, uint32_t n, const struct opts *o)
     for (uint32_t i = 0; i < n; i++) {
         const struct row *x = &rows[i];
         count[x->v]++;
-        if (o->changes_only && x->v == V_OK)
+        if (o->changes_only && unchanged(x))
             continue;
         json_t *r = json_object();
         json_object_set_new(r, "workload", sb_json_string(x->workload));
@@ -544,7 +602,7 @@ static void print_json(const struct row *rows, uint32_t n, const struct opts *o)
     }
     json_object_set_new(root, "rows", arr);
     json_t *c = json_object();
-    for (int v = 0; v < 6; v++)
+    for (int v = 0; v < V_COUNT; v++)
         json_object_set_new(c, verdict_names[v], json_integer(count[v]));
     json_object_set_new(root, "counts", c);
     json_dumpf(root, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(12));
@@ -552,19 +610,92 @@ static void print_json(const struct row *rows, uint32_t n, const struct opts *o)
     json_decref(root);
 }
 
+/* A size for a person: B, kB, MB, GB, TB (SI, as summary's tables), three
+ * significant decimals past the unit. */
+static void fmt_bytes_h(char *buf, size_t n, double v)
+{
+    static const char *const unit[] = {"B", "kB", "MB", "GB", "TB", "PB"};
+    int u = 0;
+    while (fabs(v) >= 1000 && u < 5) {
+        v /= 1000;
+        u++;
+    }
+    snprintf(buf, n, u ? "%.3f %s" : "%.0f %s", v, unit[u]);
+}
+
+/* A time for a person, from microseconds: us, ms or s */
+static void fmt_us_h(char *buf, size_t n, double us)
+{
+    if (fabs(us) < 1000)
+        snprintf(buf, n, "%.3f us", us);
+    else if (fabs(us) < 1e6)
+        snprintf(buf, n, "%.3f ms", us / 1e3);
+    else
+        snprintf(buf, n, "%.3f s", us / 1e6);
+}
+
+static void count_rows(const struct row *rows, uint32_t n, uint32_t count[V_COUNT],
+                       uint32_t *n_fail)
+{
+    *n_fail = 0;
+    for (int v = 0; v < V_COUNT; v++)
+        count[v] = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        count[rows[i].v]++;
+        *n_fail += rows[i].fails != 0;
+    }
+}
+
+/* The counts in one sentence: "264 rows: 262 ok, 1 regressed, ...; 263
+ * passed, 1 failed" */
+static void counts_line(FILE *f, const struct row *rows, uint32_t n)
+{
+    uint32_t count[V_COUNT], n_fail;
+    count_rows(rows, n, count, &n_fail);
+    fprintf(f, "%u rows: ", n);
+    for (int v = 0; v < V_COUNT; v++)
+        fprintf(f, "%s%u %s", v ? ", " : "", count[v], verdict_names[v]);
+    fprintf(f, "; %u passed, %u failed", n - n_fail, n_fail);
+}
+
+/* Markdown for a person (a pull request, $GITHUB_STEP_SUMMARY): sizes and
+ * times with units, the counts on stdout below the table, and a sentence
+ * instead of a table that would be empty. */
 static void print_markdown(const struct row *rows, uint32_t n, const struct opts *o)
 {
     char f[N_OUT_COLS][256];
-    for (int c = 0; c < N_OUT_COLS; c++)
-        printf("| %s ", out_cols[c]);
-    printf("|\n");
-    for (int c = 0; c < N_OUT_COLS; c++)
-        printf(c < 3 || c >= N_OUT_COLS - 3 ? "|---" : "|---:");
-    printf("|\n");
-    for (uint32_t i = 0; i < n; i++) {
-        if (o->changes_only && rows[i].v == V_OK)
+    uint32_t shown = 0;
+    for (uint32_t i = 0; i < n; i++)
+        shown += !(o->changes_only && unchanged(&rows[i]));
+    printf("### schedbench compare: ");
+    sb_md_cell(stdout, o->base); /* file names are data too */
+    printf(" vs ");
+    sb_md_cell(stdout, o->next);
+    printf("\n\n");
+    if (!shown) {
+        printf("No changes: %s.\n\n", n ? "every row is as in the base" : "no rows to compare");
+    } else {
+        for (int c = 0; c < N_OUT_COLS; c++)
+            printf("| %s ", out_cols[c]);
+        printf("|\n");
+        for (int c = 0; c < N_OUT_COLS; c++)
+            printf(c < 3 || c >= N_OUT_COLS - 3 ? "|---" : "|---:");
+        printf("|\n");
+    }
+    for (uint32_t i = 0; i < n && shown; i++) {
+        const struct row *x = &rows[i];
+        if (o->changes_only && unchanged(x))
             continue;
-        row_fields(&rows[i], f);
+        row_fields(x, f);
+        for (int m = 0; m < M_COUNT; m++) {
+            void (*h)(char *, size_t, double) = m == M_MEM ? fmt_bytes_h : fmt_us_h;
+            if (x->have_old)
+                h(f[3 + 3 * m], 256, x->old_v[m]);
+            if (x->have_new)
+                h(f[4 + 3 * m], 256, x->new_v[m]);
+        }
+        if (x->fails)
+            snprintf(f[2], 256, "%s (fails)", verdict_names[x->v]);
         for (int c = 0; c < N_OUT_COLS; c++) {
             fputs("| ", stdout);
             sb_md_cell(stdout, f[c]);
@@ -572,6 +703,60 @@ static void print_markdown(const struct row *rows, uint32_t n, const struct opts
         }
         printf("|\n");
     }
+    if (shown)
+        printf("\n");
+    printf("**");
+    counts_line(stdout, rows, n);
+    printf("**\n");
+}
+
+/* JUnit XML (the form GitHub, GitLab and Jenkins show per test): one
+ * testcase per judged row, whatever --changes-only says, class = workload,
+ * name = scheduler; a row that fails the gate carries a <failure> whose
+ * message says why and whose text has the numbers and the note. */
+static void print_junit(const struct row *rows, uint32_t n, const struct opts *o)
+{
+    char f[N_OUT_COLS][256];
+    uint32_t count[V_COUNT], n_fail;
+    count_rows(rows, n, count, &n_fail);
+    printf("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
+    printf("<testsuites tests=\"%u\" failures=\"%u\">\n", n, n_fail);
+    printf("  <testsuite name=\"schedbench compare ");
+    sb_xml_text(stdout, o->base);
+    printf(" vs ");
+    sb_xml_text(stdout, o->next);
+    printf("\" tests=\"%u\" failures=\"%u\" errors=\"0\" skipped=\"0\">\n", n, n_fail);
+    for (uint32_t i = 0; i < n; i++) {
+        const struct row *x = &rows[i];
+        row_fields(x, f);
+        printf("    <testcase classname=\"");
+        sb_xml_text(stdout, x->workload);
+        printf("\" name=\"");
+        sb_xml_text(stdout, x->scheduler);
+        printf("\" time=\"0\"");
+        if (!x->fails) {
+            printf("/>\n");
+            continue;
+        }
+        printf(">\n      <failure type=\"%s\" message=\"", verdict_names[x->v]);
+        char why[512];
+        size_t len = (size_t)snprintf(why, sizeof why, "%s", verdict_names[x->v]);
+        for (int m = 0; m < M_COUNT && len < sizeof why; m++)
+            if (x->grew[m])
+                len += (size_t)snprintf(why + len, sizeof why - len, "; %s %s -> %s (%s)",
+                                        metric_keys[m], f[3 + 3 * m], f[4 + 3 * m],
+                                        f[5 + 3 * m]);
+        if (f[14][0] && len < sizeof why)
+            snprintf(why + len, sizeof why - len, "; %s", f[14]);
+        sb_xml_text(stdout, why);
+        printf("\">");
+        for (int c = 2; c < N_OUT_COLS; c++) {
+            printf("%s%s=", c > 2 ? "\n" : "", out_cols[c]);
+            sb_xml_text(stdout, f[c]);
+        }
+        printf("</failure>\n    </testcase>\n");
+    }
+    printf("  </testsuite>\n</testsuites>\n");
 }
 
 static void print_text(const struct row *rows, uint32_t n, const struct opts *o)
@@ -581,7 +766,7 @@ static void print_text(const struct row *rows, uint32_t n, const struct opts *o)
     for (int c = 0; c < N_OUT_COLS; c++)
         w[c] = (int)strlen(out_cols[c]);
     for (uint32_t i = 0; i < n; i++) {
-        if (o->changes_only && rows[i].v == V_OK)
+        if (o->changes_only && unchanged(&rows[i]))
             continue;
         row_fields(&rows[i], f);
         for (int c = 0; c < N_OUT_COLS; c++)
@@ -592,7 +777,7 @@ static void print_text(const struct row *rows, uint32_t n, const struct opts *o)
         printf(c < 3 || c >= N_OUT_COLS - 3 ? "%-*s  " : "%*s  ", w[c], out_cols[c]);
     printf("\n");
     for (uint32_t i = 0; i < n; i++) {
-        if (o->changes_only && rows[i].v == V_OK)
+        if (o->changes_only && unchanged(&rows[i]))
             continue;
         row_fields(&rows[i], f);
         for (int c = 0; c < N_OUT_COLS; c++)
@@ -606,7 +791,8 @@ static void print_text(const struct row *rows, uint32_t n, const struct opts *o)
 static int compare_help(void)
 {
     printf("usage: schedbench compare BASE.csv NEW.csv [--mem-tol PCT] [--time-tol PCT]\n"
-           "                          [--format text|csv|markdown|json] [--changes-only]\n"
+           "                          [--format text|csv|markdown|md|json|junit]\n"
+           "                          [--changes-only] [--metrics peak,makespan,exposed]\n"
            "                          [--schedulers NAME[,NAME...]] [--cross-model]\n"
            "\n"
            "Matches rows by (workload, scheduler), else a row left on both sides by\n"
@@ -621,17 +807,35 @@ static int compare_help(void)
            "the column counts as fitting).  A row that fits again, or overflows fewer\n"
            "devices, with nothing grown, is improved.  Columns fits_old and fits_new say\n"
            "yes, no or - (unknown), and note says when the fit decided the verdict.\n"
-           "Exit status: 0 nothing regressed, went missing or turned into an error;\n"
-           "1 otherwise; 2 unusable input, rows priced by different cost models\n"
+           "A row is a trade-off when its gated metrics moved both ways: one grew (by\n"
+           "any amount) while another shrank by more than its tolerance (peak +0.10%%,\n"
+           "makespan -4.46%%).  A trade-off fails the gate when the growth is past its\n"
+           "tolerance (the gate cannot know whether the trade is wanted; a person\n"
+           "refreshes the baseline), and passes when it is within.\n"
+           "Exit status: 0 nothing regressed, went missing, turned into an error or\n"
+           "traded past a tolerance; 1 otherwise; 2 unusable input, rows priced by different cost models\n"
            "(column cost_model: the units differ), or output that could not be written.\n"
            "\n"
-           "  --changes-only   print only rows whose verdict is not ok\n"
+           "  --changes-only   print only rows whose verdict is not ok, or whose\n"
+           "                   scheduler_id differs\n"           "  --metrics L      judge only these of peak, makespan, exposed (all three\n"
+           "                   by default); the others are printed, not judged\n"
+           "  --format md      Markdown for $GITHUB_STEP_SUMMARY: sizes and times with\n"
+           "                   units, the counts below the table, a 'No changes' line\n"
+           "                   instead of an empty table\n"
+           "  --format junit   JUnit XML: one testcase per row (class = workload, name =\n"
+           "                   scheduler, all rows whatever --changes-only says); a row\n"
+           "                   that fails carries the numbers and the note\n"
+           "The counts, then each failing row by name (metric old -> new), close the\n"
+           "output on stderr.\n"
            "  --cross-model    compare rows of two time models (--comm simple against\n"
            "                   astra): says which columns change meaning; XLA's approx\n"
            "                   units still never compare with time\n"
            "  --schedulers L   judge only these policies (names before any ':'); the\n"
            "                   others are neither printed nor counted\n"
-           "An error row's status (error:/invalid: and the message) is in column note.\n");
+           "An error row's status (error:/invalid: and the message) is in column note.\n"
+           "Column scheduler_id (run writes it: the plugin's build, a hash of its\n"
+           "file, and every parameter's effective value) is compared when both files\n"
+           "have it: the note says 'build a -> b' or 'effective parameters a -> b'.\n");
     return 0;
 }
 
@@ -646,16 +850,40 @@ static int parse_tol(const char *flag, const char *v, double *out, struct sb_err
     return 0;
 }
 
+/* --metrics peak,makespan,exposed: the metrics that decide a verdict (the
+ * others are still printed) */
+static int parse_metrics(const char *v, unsigned *out, struct sb_err *e)
+{
+    *out = 0;
+    for (const char *c = v ? v : ""; *c;) {
+        size_t len = strcspn(c, ",");
+        int m = 0;
+        while (m < M_COUNT && (strlen(metric_keys[m]) != len || strncmp(c, metric_keys[m], len)))
+            m++;
+        if (m == M_COUNT)
+            return sb_errf(e, "schedbench compare: --metrics: unknown metric '%.*s' (peak, "
+                              "makespan or exposed)", (int)len, c);
+        *out |= 1u << m;
+        c += len + (c[len] == ',');
+    }
+    if (!*out)
+        return sb_errf(e, "schedbench compare: --metrics needs a comma list of peak, makespan, "
+                          "exposed");
+    return 0;
+}
+
 static int parse_compare_args(struct opts *o, int argc, char **argv, struct sb_err *e)
 {
     o->mem_tol_pct = 1;
     o->time_tol_pct = 2;
     o->format = "text";
+    o->gated = (1u << M_COUNT) - 1;
     struct sb_opt_seen once = {0};
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         if (v && (!strcmp(a, "--mem-tol") || !strcmp(a, "--time-tol") ||
-                  !strcmp(a, "--format") || !strcmp(a, "--schedulers")) &&
+                  !strcmp(a, "--format") || !strcmp(a, "--schedulers") ||
+                  !strcmp(a, "--metrics")) &&
             sb_opt_once(&once, "compare", a, v, e))
             return -1;
         if (!strcmp(a, "--mem-tol") || !strcmp(a, "--time-tol")) {
@@ -664,9 +892,14 @@ static int parse_compare_args(struct opts *o, int argc, char **argv, struct sb_e
             i++;
         } else if (!strcmp(a, "--format")) {
             if (!v || (strcmp(v, "text") && strcmp(v, "csv") && strcmp(v, "markdown") &&
-                       strcmp(v, "json")))
-                return sb_errf(e, "schedbench compare: --format is text, csv, markdown or json");
+                       strcmp(v, "md") && strcmp(v, "json") && strcmp(v, "junit")))
+                return sb_errf(e, "schedbench compare: --format is text, csv, markdown (md), "
+                                  "json or junit");
             o->format = v;
+            i++;
+        } else if (!strcmp(a, "--metrics")) {
+            if (parse_metrics(v, &o->gated, e))
+                return -1;
             i++;
         } else if (!strcmp(a, "--changes-only")) {
             o->changes_only = 1;
@@ -680,8 +913,8 @@ static int parse_compare_args(struct opts *o, int argc, char **argv, struct sb_e
         } else if (a[0] == '-' && a[1]) {
             static const char *const flags[] = {"--mem-tol", "--time-tol", "--format",
                                                 "--changes-only", "--schedulers",
-                                                "--cross-model", "--help"};
-            const char *near = sb_did_you_mean(a, flags, 7);
+                                                "--cross-model", "--metrics", "--help"};
+            const char *near = sb_did_you_mean(a, flags, 8);
             return sb_errf(e, "schedbench compare: unknown option '%s'%s%s%s", a,
                            near ? " (did you mean '" : "", near ? near : "", near ? "'?)" : "");
         } else if (!o->base) {
@@ -697,15 +930,36 @@ static int parse_compare_args(struct opts *o, int argc, char **argv, struct sb_e
     return 0;
 }
 
+/* The closing lines, on stderr: the counts, then each row that fails the
+ * gate by name, with the metric that grew (old -> new), so that a CI log's
+ * last line says what failed. */
 static int summarize(const struct row *rows, uint32_t n)
 {
-    uint32_t count[6] = {0};
-    for (uint32_t i = 0; i < n; i++)
-        count[rows[i].v]++;
-    fprintf(stderr, "compare: %u rows: %u ok, %u regressed, %u improved, %u new, "
-                    "%u missing, %u error\n", n, count[V_OK], count[V_REGRESSED],
-            count[V_IMPROVED], count[V_NEW], count[V_MISSING], count[V_ERROR]);
-    return count[V_REGRESSED] || count[V_MISSING] || count[V_ERROR] ? 1 : 0;
+    uint32_t count[V_COUNT], n_fail;
+    count_rows(rows, n, count, &n_fail);
+    fprintf(stderr, "compare: ");
+    counts_line(stderr, rows, n);
+    fprintf(stderr, "\n");
+    if (!n_fail)
+        return 0;
+    char f[N_OUT_COLS][256];
+    fprintf(stderr, "compare: failed:");
+    for (uint32_t i = 0, k = 0; i < n; i++) {
+        const struct row *x = &rows[i];
+        if (!x->fails)
+            continue;
+        row_fields(x, f);
+        fprintf(stderr, "%s %s / %s %s", k++ ? ";" : "", x->workload, x->scheduler,
+                verdict_names[x->v]);
+        for (int m = 0; m < M_COUNT; m++)
+            if (x->grew[m])
+                fprintf(stderr, " %s %s -> %s (%s)", metric_keys[m], f[3 + 3 * m], f[4 + 3 * m],
+                        f[5 + 3 * m]);
+        if (x->fit_note || x->note)
+            fprintf(stderr, " (%s)", x->fit_note ? x->fit_note : x->note);
+    }
+    fprintf(stderr, "\n");
+    return 1;
 }
 
 int sb_cmd_compare(int argc, char **argv)
@@ -739,8 +993,10 @@ int sb_cmd_compare(int argc, char **argv)
     } else {
         if (!strcmp(o.format, "csv"))
             print_csv(rows, n_rows, &o);
-        else if (!strcmp(o.format, "markdown"))
+        else if (!strcmp(o.format, "markdown") || !strcmp(o.format, "md"))
             print_markdown(rows, n_rows, &o);
+        else if (!strcmp(o.format, "junit"))
+            print_junit(rows, n_rows, &o);
         else if (!strcmp(o.format, "json"))
             print_json(rows, n_rows, &o);
         else

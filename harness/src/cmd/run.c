@@ -38,6 +38,10 @@ const char *const sb_result_columns[] = {
      * given (empty: none), so that a row says whether it fits and whether it
      * kept to its own limit (issue 35) */
     "dev_cap_bytes", "mem_limit_bytes",
+    /* the scheduler's build ("built-in", or a module's file name and the hash
+     * of its bytes) and every parameter's effective value, defaults included
+     * (issue 38): two builds of a plugin, or one with other defaults, differ */
+    "scheduler_id",
     /* which sweep the row belongs to, so merge can refuse gaps and mixtures:
      * the run's --shard K/N, a hash of everything that decides the cells and
      * their results (workloads, schedulers, cost model, --cost, --sim,
@@ -472,7 +476,7 @@ static void sweep_identity(struct run_opts *o)
     for (uint32_t i = 0; i < o->w.n; i++)
         h = fnv(h, o->w.path[i]);
     for (uint32_t i = 0; i < o->n_sched; i++)
-        h = fnv(h, o->sched[i].spec);
+        h = fnv(fnv(h, o->sched[i].spec), o->sched[i].ident);
     o->sweep_id = h;
 }
 
@@ -754,13 +758,13 @@ static const char *model_name(const struct run_opts *o)
                                            : "analytical";
 }
 
-static void write_row(FILE *f, const struct sb_graph *g, const char *sched,
+static void write_row(FILE *f, const struct sb_graph *g, const struct sb_sched *sc,
                       const char *status, const struct sb_sim_result *r,
                       const struct sb_schedule *s, double sched_ms, const struct run_opts *o,
                       uint64_t cell)
 {
     sb_csv_field(f, g->name, 1);
-    sb_csv_field(f, sched, 0);
+    sb_csv_field(f, sc->spec, 0);
     sb_csv_field(f, status, 0);
     sb_csv_fieldf(f, 0, "%u", g->v.n_nodes);
     sb_csv_fieldf(f, 0, "%u", sb_graph_n_collectives(g));
@@ -797,6 +801,7 @@ static void write_row(FILE *f, const struct sb_graph *g, const char *sched,
     } else
         sb_csv_field(f, "", 0);
     write_placement(f, g, r, s, no_mem);
+    sb_csv_field(f, sc->ident, 0);
     write_sweep(f, o);
     sb_csv_end(f);
 }
@@ -982,19 +987,19 @@ static int run_cell(FILE *f, const struct sb_graph *g, const struct sb_sched *sc
     double ms = sb_now_ms() - t0;
     if (failed) {
         snprintf(status, sizeof status, "error:%s", e.msg);
-        write_row(f, g, sc->spec, status, NULL, &s, ms, o, cell);
+        write_row(f, g, sc, status, NULL, &s, ms, o, cell);
     } else if (sb_schedule_validate(&g->v, &s, &e)) {
         snprintf(status, sizeof status, "invalid:%s", e.msg);
-        write_row(f, g, sc->spec, status, NULL, &s, ms, o, cell);
+        write_row(f, g, sc, status, NULL, &s, ms, o, cell);
     } else {
         struct sb_sim_result r;
         char beyond[400];
         sb_sim_run(g, &s, &o->sim, &r);
         if (figures_beyond(&r, beyond, sizeof beyond)) {
             snprintf(status, sizeof status, "error:%s", beyond);
-            write_row(f, g, sc->spec, status, NULL, &s, ms, o, cell);
+            write_row(f, g, sc, status, NULL, &s, ms, o, cell);
         } else {
-            write_row(f, g, sc->spec, "ok", &r, &s, ms, o, cell);
+            write_row(f, g, sc, "ok", &r, &s, ms, o, cell);
             bad = 0;
             io_fail = write_extras(o, g, sc->spec, &s, &r, io) != 0;
         }
@@ -1813,7 +1818,7 @@ static int run_isolated(FILE *f, const struct sb_graph *g, const struct sb_sched
         fputs(row, f);
         free(row);
     } else {
-        write_row(f, g, sc->spec, why, NULL, NULL, sb_now_ms() - t0, o, c);
+        write_row(f, g, sc, why, NULL, NULL, sb_now_ms() - t0, o, c);
     }
     if (st < 0)
         sb_errf(io, "schedbench run: an isolated cell could not write its extra output "

@@ -14,7 +14,8 @@ struct sb_table {
     char *path;
 };
 
-/* Reads path; every row must have the header's field count. */
+/* Reads path; every row must have the header's field count.  Lines that begin
+ * with `#` above the header are skipped (a baseline's sweep identity). */
 int sb_table_read(struct sb_table *t, const char *path, struct sb_err *e);
 void sb_table_free(struct sb_table *t);
 /* Column index of name, or -1. */

@@ -260,7 +260,10 @@ struct sb_sched {
     const struct sb_plugin *p;
     char *spec;     /* canonical name plus parameters as given: the scheduler column */
     double *param;  /* [p->n_params] */
+    char *ident;    /* build and effective parameters: the scheduler_id column */
 };
+/* "built-in", or a module's file name and the hash of its bytes */
+const char *sb_registry_build(const struct sb_plugin *p);
 int sb_sched_parse(struct sb_sched *s, const char *spec, struct sb_err *e);
 void sb_sched_free(struct sb_sched *s);
 /* Runs the plugin: init, run, free.  Returns 0; -1 with "error:<msg>" in e. */

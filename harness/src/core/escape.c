@@ -211,6 +211,21 @@ void sb_html_text(FILE *f, const char *s)
     each_char(f, s, html_char);
 }
 
+/* ---- XML ------------------------------------------------------------------- */
+
+static void xml_char(FILE *f, const unsigned char *c, size_t k)
+{
+    if (k == 1 && *c == '\'')
+        fputs("&apos;", f);
+    else
+        html_char(f, c, k); /* the same entities, the same bytes refused */
+}
+
+void sb_xml_text(FILE *f, const char *s)
+{
+    each_char(f, s, xml_char);
+}
+
 /* ---- `# key=value` lines ----------------------------------------------------- */
 
 int sb_meta_text_ok(const char *s)

@@ -9,6 +9,7 @@
  *   Markdown    sb_md_cell
  *   CSV for a spreadsheet   sb_csv_sheet_field
  *   HTML        sb_html_text
+ *   XML (JUnit) sb_xml_text
  *   `# key=value` lines     sb_meta_text_ok
  *
  * Bytes that are not UTF-8 become U+FFFD wherever the language is UTF-8 text
@@ -70,6 +71,12 @@ void sb_csv_sheet_field(FILE *f, const char *s, int first);
  * control bytes other than tab, newline and carriage return, and ill-formed
  * UTF-8, as U+FFFD. */
 void sb_html_text(FILE *f, const char *s);
+
+/* Text of an XML 1.0 element or a "- or '-quoted attribute (compare
+ * --format junit): & < > " ' as entities; control bytes other than tab,
+ * newline and carriage return, which XML 1.0 does not allow even as
+ * references, and ill-formed UTF-8, as U+FFFD. */
+void sb_xml_text(FILE *f, const char *s);
 
 /* Whether s can stand in a `# key=value` metadata line of a workload CSV
  * (convert writes them): the reader takes a line to its end, with no

@@ -19,6 +19,9 @@ static struct {
     /* a renamed copy of a module's descriptor (--plugin X.so=NAME), else NULL */
     struct sb_plugin *renamed[SB_MAX_PLUGINS];
     char *name[SB_MAX_PLUGINS];
+    /* "built-in", or the module's file name and a hash of its bytes
+     * ("mine.so@89ab..."): two builds of one plugin are told apart */
+    char *build[SB_MAX_PLUGINS];
 } reg;
 
 static int valid_name(const char *s, const char *extra)
@@ -74,6 +77,7 @@ int sb_registry_add(const struct sb_plugin *p, const char *origin, struct sb_err
         return sb_errf(e, "%s: more than %d schedulers", origin, SB_MAX_PLUGINS);
     reg.p[reg.n] = p;
     reg.origin[reg.n] = sb_xstrdup(origin);
+    reg.build[reg.n] = NULL;
     reg.dl[reg.n] = NULL;
     reg.n++;
     return 0;
@@ -81,6 +85,34 @@ int sb_registry_add(const struct sb_plugin *p, const char *origin, struct sb_err
 
 /* "X.so=NAME": registers the module under NAME, so that the .so copy of a
  * built-in (build/plugins/sb_dp.so) loads beside it as, say, dp_so. */
+/* "name.so@<FNV-1a 64 of the file's bytes>": the build, whatever the path
+ * it was loaded from; "name.so@unreadable" when it cannot be read again */
+static char *file_build(const char *path)
+{
+    const char *base = strrchr(path, '/') ? strrchr(path, '/') + 1 : path;
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return sb_strf("%s@unreadable", base);
+    uint64_t h = 14695981039346656037ull;
+    unsigned char buf[65536];
+    size_t n;
+    while ((n = fread(buf, 1, sizeof buf, f)) > 0)
+        for (size_t i = 0; i < n; i++)
+            h = (h ^ buf[i]) * 1099511628211ull;
+    int bad = ferror(f);
+    fclose(f);
+    return bad ? sb_strf("%s@unreadable", base)
+               : sb_strf("%s@%016llx", base, (unsigned long long)h);
+}
+
+const char *sb_registry_build(const struct sb_plugin *p)
+{
+    for (uint32_t i = 0; i < reg.n; i++)
+        if (reg.p[i] == p)
+            return reg.build[i] ? reg.build[i] : "built-in";
+    return "built-in";
+}
+
 int sb_registry_load(const char *arg, struct sb_err *e)
 {
     char spec[4096];
@@ -126,6 +158,7 @@ int sb_registry_load(const char *arg, struct sb_err *e)
         return -1;
     }
     reg.dl[reg.n - 1] = h;
+    reg.build[reg.n - 1] = file_build(path);
     reg.renamed[reg.n - 1] = copy;
     reg.name[reg.n - 1] = name;
     return 0;
@@ -158,6 +191,8 @@ void sb_registry_clear(void)
 {
     for (uint32_t i = 0; i < reg.n; i++) {
         free(reg.origin[i]);
+        free(reg.build[i]);
+        reg.build[i] = NULL;
         free(reg.renamed[i]);
         free(reg.name[i]);
         reg.renamed[i] = NULL, reg.name[i] = NULL;
@@ -269,6 +304,42 @@ static int set_param(struct sb_sched *s, const char *key, const char *val,
                    key, p->n_params ? hint : "none");
 }
 
+/* The build and every parameter's effective value, defaults included
+ * ("built-in order=file;count=3", ";" as in the results' device lists, so
+ * that the field needs no CSV quotes; "-" without parameters): what decides a
+ * row besides the workload, so that builds with other defaults differ. */
+static char *sched_ident(const struct sb_sched *s)
+{
+    char *out = sb_strf("%s ", sb_registry_build(s->p));
+    for (uint32_t i = 0; i < s->p->n_params; i++) {
+        const struct sb_param *q = &s->p->params[i];
+        double v = s->param[i];
+        char val[128];
+        if (isnan(v))
+            snprintf(val, sizeof val, "unset");
+        else if (q->type == SB_PARAM_BOOL)
+            snprintf(val, sizeof val, "%s", v ? "true" : "false");
+        else if (q->type == SB_PARAM_ENUM && q->choices) {
+            const char *c = q->choices;
+            for (int k = 0; k < (int)v && strchr(c, '|'); k++)
+                c = strchr(c, '|') + 1;
+            snprintf(val, sizeof val, "%.*s", (int)strcspn(c, "|"), c);
+        } else if (isinf(v))
+            snprintf(val, sizeof val, "none");
+        else
+            snprintf(val, sizeof val, "%.17g", v);
+        char *next = sb_strf("%s%s%s=%s", out, i ? ";" : "", q->key, val);
+        free(out);
+        out = next;
+    }
+    if (!s->p->n_params) {
+        char *next = sb_strf("%s-", out);
+        free(out);
+        out = next;
+    }
+    return out;
+}
+
 int sb_sched_parse(struct sb_sched *s, const char *spec, struct sb_err *e)
 {
     memset(s, 0, sizeof *s);
@@ -307,6 +378,8 @@ int sb_sched_parse(struct sb_sched *s, const char *spec, struct sb_err *e)
     free(dup);
     if (rc)
         sb_sched_free(s);
+    else
+        s->ident = sched_ident(s);
     return rc;
 }
 
@@ -314,6 +387,7 @@ void sb_sched_free(struct sb_sched *s)
 {
     free(s->spec);
     free(s->param);
+    free(s->ident);
     memset(s, 0, sizeof *s);
 }
 
