@@ -10,7 +10,7 @@
  *      the gap of the group-and-synchronise model to it is printed. */
 #include <stdlib.h>
 
-#include "../schedulers/dp-impl.h"
+#include "schedbench/policy.h"
 #include "check.h"
 #include "core/core.h"
 #include "import/import.h"
@@ -143,7 +143,7 @@ static size_t random_graph(struct rng *r, uint32_t tasks, int bytes, char *buf, 
 
 /* ---- brute force over every sequence of closed groups ---------------------- */
 
-static double brute(struct dp_ctx *c, const struct dp_state *s, uint32_t max_group)
+static double brute(struct sb_dp_ctx *c, const struct sb_dp_state *s, uint32_t max_group)
 {
     const struct sb_graph_view *g = c->g;
     if (s->n_done == c->n_tasks)
@@ -166,7 +166,7 @@ static double brute(struct dp_ctx *c, const struct dp_state *s, uint32_t max_gro
         }
         if (!closed || k > max_group)
             continue;
-        struct dp_state *next = NULL;
+        struct sb_dp_state *next = NULL;
         if (sb_dp_plan(c, s, grp, k, &next, 4) < 0)
             return -1;
         double t = brute(c, next, max_group);
@@ -178,10 +178,10 @@ static double brute(struct dp_ctx *c, const struct dp_state *s, uint32_t max_gro
 }
 
 /* The placer's makespan for the groups a schedule's barriers delimit. */
-static double replay(struct dp_ctx *c, const struct sb_schedule *s)
+static double replay(struct sb_dp_ctx *c, const struct sb_schedule *s)
 {
     const struct sb_graph_view *g = c->g;
-    struct dp_state *st = sb_dp_initial(c, 4);
+    struct sb_dp_state *st = sb_dp_initial(c, 4);
     uint32_t grp[64], k = 0;
     double t = 0;
     for (uint32_t i = 0; i < s->n_nodes && st; i++) {
@@ -189,7 +189,7 @@ static double replay(struct dp_ctx *c, const struct sb_schedule *s)
         if (g->kind[v] != SB_KIND_INPUT)
             grp[k++] = v;
         if ((s->barrier[i] || i + 1 == s->n_nodes) && k) {
-            struct dp_state *next = NULL;
+            struct sb_dp_state *next = NULL;
             t = sb_dp_plan(c, st, grp, k, &next, 4);
             sb_dp_state_free(st);
             st = next;
@@ -362,9 +362,9 @@ static void random_graphs(const struct sb_machine *m)
             continue;
         struct sb_schedule s;
         double got = run(g, "dp:sync=1,exhaustive=1,beam=0,max_plans=0", &s);
-        struct dp_ctx c;
+        struct sb_dp_ctx c;
         CHECK(sb_dp_ctx_init(&c, &g->v) == 0);
-        struct dp_state *st = sb_dp_initial(&c, 4);
+        struct sb_dp_state *st = sb_dp_initial(&c, 4);
         double want = brute(&c, st, 64);
         sb_dp_state_free(st);
         CHECK_NEAR(replay(&c, &s), got); /* the placer mirrors the simulator */

@@ -6,7 +6,7 @@
  * beat, nor go below the lower bound. */
 #include <stdlib.h>
 
-#include "../schedulers/dp-impl.h"
+#include "schedbench/policy.h"
 #include "schedbench/policy.h"
 #include "check.h"
 #include "core/core.h"
@@ -410,10 +410,10 @@ static void brute_force(uint32_t n_graphs)
          * task): the end it predicts is what the simulator makes of the order
          * and devices it emits, with either placer. */
         for (int pl = 0; pl < 2; pl++) {
-            struct dp_ctx dc;
+            struct sb_dp_ctx dc;
             CHECK(sb_dp_ctx_init(&dc, g) == 0);
             dc.placer = pl;
-            struct dp_state *s0 = sb_dp_initial(&dc, 1), *s1 = NULL;
+            struct sb_dp_state *s0 = sb_dp_initial(&dc, 1), *s1 = NULL;
             uint32_t grp[8];
             for (uint32_t v = 0; v < n; v++)
                 grp[v] = v;

@@ -11,6 +11,9 @@
  *   sb_ggml_*     ggml's backend assignment and splits     (ggml_split.c)
  *   sb_ovl_*      Inductor's overlap list scheduler, its   (overlap_core.c)
  *                 memory tracker and compute-node rules
+ *   sb_dp_*       dp's group placer (a closed group of     (group_place.c)
+ *                 tasks after a barrier) and its exact
+ *                 schedule simulator
  *
  * Everything here reads the graph through struct sb_graph_view (graph.h) and
  * writes through struct sb_schedule (plugin.h); nothing reaches the host.
@@ -296,5 +299,187 @@ struct sb_ovl_params {
  * the nodes placed by the fallback.  Returns 0, or -1 with out->err set. */
 int sb_ovl_run(const struct sb_graph_view *g, const struct sb_ovl_params *P,
                struct sb_schedule *out, uint32_t *n_fallback);
+
+/* ---- dp's group placer (docs/dp.md) ----------------------------------------
+ *
+ * A schedule cut into groups separated by barriers: after a group every device
+ * synchronises.  The placer puts one closed group (every task it reads is done
+ * or in it) after the barrier of a state: its tasks in upward-rank order (with
+ * packing, the longest ready one next), each on the device where it finishes
+ * first, copies queued FIFO per link and made once per (producer, device), as
+ * harness/src/core/sim.c does.  dp's search (beam/DP over groups, greedy
+ * completion) is one client; tests/test_dp.c brute-forces every grouping
+ * through sb_dp_plan.  "Tasks" are every node but inputs; an input is placed
+ * with its first consumer. */
+
+/* A node booked on a device in the current group (named resources). */
+struct sb_dp_iv {
+    uint32_t dev, lane;
+    double st, en;              /* us */
+    uint32_t need[SB_MAX_RES];  /* units of each resource held */
+};
+
+/* Graph-wide facts computed once per run (sb_dp_ctx_init), and the scratch of
+ * one planning step.  Owns every array; the view g is borrowed and must
+ * outlive the context. */
+struct sb_dp_ctx {
+    const struct sb_graph_view *g;
+    uint32_t n, nd;    /* n_nodes, n_devices */
+    uint32_t n_tasks;  /* every node but inputs: what groups are made of */
+    uint32_t *root;    /* [n] buffer of each node's output (views share their source's) */
+    double *rank;      /* [n] upward rank from mean costs (us), as HEFT's */
+    /* scratch of one planning step, indexed by node; valid where stamp == epoch */
+    uint32_t epoch;
+    uint32_t *stamp;   /* [n] */
+    int32_t *dev;      /* [n] device of a known node */
+    double *fin, *cend; /* [n] us: finish; a start's collective end */
+    double *copy;      /* [n * nd] us: when a copy of v's output is on device b; < 0 none */
+    uint32_t *sorted;  /* [n] a group in placement order */
+    uint32_t n_sorted; /* entries of sorted the last plan wrote */
+    uint32_t *newin, n_newin; /* [n] inputs the group placed with their first consumer */
+    double *stream, *res, *link; /* us: when free: [nd] stream, [nd] collective,
+                                    [nd * nd] link */
+    /* Greedy completion plans each candidate on top of the scratch left by the
+     * previous group instead of reloading a cut; with `journal` set, the
+     * copies a plan records are listed here so that sb_dp_undo_plan can undo
+     * it. */
+    int journal;
+    size_t *jcopy, n_jcopy; /* [n_edges + 1] indices into copy */
+    /* Named resources (docs/resources.md, docs/dp.md "Packing"): with `pack`
+     * the group's nodes are booked as the simulator books them (earliest
+     * time inputs, lane and resources allow, beside earlier bookings).
+     * placer 0 = skyline, 1 = the note's time slots (device choice).
+     * sb_dp_ctx_init sets pack when the graph uses resources; the caller may
+     * set placer. */
+    int pack, placer;
+    struct sb_dp_iv *iv;  /* bookings of the current group */
+    uint32_t n_iv;
+    uint32_t *slot_first; /* [nd] first booking of the device's open slot (note) */
+    double *slot_start, *slot_end; /* [nd] us */
+    double ready;         /* us: inputs-ready time of the last device try */
+};
+
+/* Done nodes that an unfinished node still reads, sorted by node. */
+struct sb_dp_cut {
+    uint32_t n;
+    uint32_t *node;      /* [n] */
+    int32_t *dev;        /* [n] */
+    double *fin, *cend;  /* [n] us */
+    double *copy;        /* [n * nd] us, as sb_dp_ctx's */
+};
+
+/* Where a sequence of groups has brought the machine: everything before the
+ * last barrier has finished at time t.  A state owns its arrays and points to
+ * its parent (not owned: the caller keeps the chain alive and frees each
+ * state with sb_dp_state_free). */
+struct sb_dp_state {
+    double t;          /* us: the barrier (makespan so far) */
+    uint32_t n_done;   /* tasks done */
+    uint64_t *done;    /* [(n + 63) / 64 + 1] bitset over nodes */
+    struct sb_dp_cut cut;
+    double *link;      /* [nd * nd] us: when each link finishes its last copy (<= t) */
+    /* how it was reached: the group, in placement order, and its devices */
+    const struct sb_dp_state *parent;
+    uint32_t k;
+    uint32_t *group;   /* [k] */
+    int32_t *gdev;     /* [k] */
+    uint32_t n_in;     /* inputs the group placed (with their first consumer) */
+    uint32_t *in_node; /* [n_in] */
+    int32_t *in_dev;   /* [n_in] */
+    uint64_t seq;      /* the caller's: creation number, for deterministic ties */
+    uint64_t hash;     /* the caller's: of the finished set */
+    uint32_t *cursor;  /* [n_orders] the caller's: per order, first position not done */
+};
+
+/* 1 when v's output lives in another node's buffer (an alias, or a done of
+ * its start). */
+int sb_dp_is_view(const struct sb_graph_view *g, uint32_t v);
+/* root [n_nodes] out: the node owning the buffer v views (a view's first
+ * input's root), v itself for every other node. */
+void sb_dp_view_roots(const struct sb_graph_view *g, uint32_t *root);
+
+/* Returns 0, or -1 when out of memory (c is then freed). */
+int sb_dp_ctx_init(struct sb_dp_ctx *c, const struct sb_graph_view *g);
+void sb_dp_ctx_free(struct sb_dp_ctx *c);
+/* The state before any group: nothing done, at time 0, with n_orders cursors
+ * (zero); NULL when out of memory. */
+struct sb_dp_state *sb_dp_initial(const struct sb_dp_ctx *c, uint32_t n_orders);
+/* Places group[0..k) (closed: every task it reads is done or in it) after the
+ * barrier of s; returns the group's barrier time in us (the new makespan), or
+ * a negative value when a node has no device that can run it (or out of
+ * memory).  With `out` the new state is built (its done set is s's plus the
+ * group, its cursors s's; parent = s). */
+double sb_dp_plan(struct sb_dp_ctx *c, const struct sb_dp_state *s, const uint32_t *group,
+                  uint32_t k, struct sb_dp_state **out, uint32_t n_orders);
+/* The two halves of sb_dp_plan without building a state, for a caller that
+ * chains groups on the scratch (dp's greedy completion): sb_dp_load sets the
+ * scratch to s (its cut, links, streams at s->t); sb_dp_place places the
+ * group after a barrier at t0_us on the scratch as it is (the caller sets
+ * c->stream, c->res, c->link) and returns as sb_dp_plan.  c->sorted and
+ * c->newin then hold the group in placement order and the inputs it placed. */
+void sb_dp_load(struct sb_dp_ctx *c, const struct sb_dp_state *s);
+double sb_dp_place(struct sb_dp_ctx *c, double t0_us, const uint32_t *group, uint32_t k);
+/* The state the last sb_dp_plan or sb_dp_place of k tasks from s reached,
+ * with barrier t_us, built from the scratch (for a caller that plans without
+ * `out` and keeps only some results); NULL when out of memory. */
+struct sb_dp_state *sb_dp_plan_state(struct sb_dp_ctx *c, const struct sb_dp_state *s, uint32_t k,
+                                     double t_us, uint32_t n_orders);
+/* With c->journal set: forgets what the last sb_dp_place wrote to the
+ * scratch (its nodes and the copies it recorded). */
+void sb_dp_undo_plan(struct sb_dp_ctx *c);
+/* Frees a state's working data (cut, done set, links, cursors), keeping what
+ * reconstruction reads (t, parent, group, gdev, in_node, in_dev). */
+void sb_dp_state_shrink(struct sb_dp_state *s);
+void sb_dp_state_free(struct sb_dp_state *s);
+
+/* A (rank, node) sort key; sb_dp_rank_cmp sorts by rank descending, then
+ * node ascending: the placer's order, topological since rank never grows
+ * along an edge. */
+struct sb_dp_rank {
+    double r;
+    uint32_t v;
+};
+int sb_dp_rank_cmp(const void *x, const void *y);
+
+/* ---- dp's schedule simulator -----------------------------------------------
+ *
+ * The makespan of (order, dev) without barriers by the simulator's rules
+ * under the default --sim (one stream per device as g->stream says, one
+ * collective at a time per device, copies once per (producer, device) FIFO
+ * per link, data edges only, no named resources), node by node, so that a
+ * caller can also ask what appending one node would give.  dp's local search
+ * scores every move with it; tests/test_dp.c checks it against sb_sim_run. */
+struct sb_dp_sim {
+    const struct sb_graph_view *g;
+    uint32_t n, nd, ns;           /* n_nodes, n_devices, streams (>= 1) */
+    const uint32_t *root;         /* [n] borrowed: sb_dp_view_roots */
+    double *start, *fin, *cend;   /* [n] us: this simulation's times */
+    uint32_t *why;                /* [n] node whose finish bound v's start; UINT32_MAX none */
+    double *copy;                 /* [n * nd] us: copy of v on device b, its arrival */
+    uint32_t *cstamp, epoch;      /* [n * nd] copy valid where cstamp == epoch */
+    double *link, *stream, *coll; /* us: [nd * nd], [nd * ns], [nd] when free */
+    uint32_t *stream_last, *coll_last; /* [nd * ns], [nd] node that last held them */
+    uint32_t *link_last;          /* [nd * nd] consumer whose copy the link carries last */
+    uint32_t last;                /* the node that ends last */
+    double mk;                    /* us: its finish, the makespan so far */
+};
+
+/* Returns 0, or -1 when out of memory (L is then empty). */
+int sb_dp_sim_init(struct sb_dp_sim *L, const struct sb_graph_view *g, const uint32_t *root);
+void sb_dp_sim_free(struct sb_dp_sim *L);
+/* Forgets the last simulation: nothing placed, every resource free at 0. */
+void sb_dp_sim_reset(struct sb_dp_sim *L);
+/* Node v (not an input) on device d after every node simulated so far;
+ * returns its finish in us (a start's: its collective's end without commit).
+ * With commit the state takes v (an unplaced input, dev[p] < 0, goes to d);
+ * without, nothing changes and *xfer_us (unless NULL) is the link time of the
+ * copies v would queue.  dev [n_nodes]. */
+double sb_dp_sim_step(struct sb_dp_sim *L, int32_t *dev, uint32_t v, uint32_t d, int commit,
+                      double *xfer_us);
+/* Resets, then simulates order [n_nodes] on dev [n_nodes]; returns the
+ * makespan in us and leaves every node's times and binding node in L. */
+double sb_dp_sim_eval(struct sb_dp_sim *L, const uint32_t *order, const int32_t *dev);
+/* sb_dp_sim_eval on a fresh simulator; negative when out of memory. */
+double sb_dp_simulate(const struct sb_graph_view *g, const uint32_t *order, const int32_t *dev);
 
 #endif
