@@ -445,6 +445,13 @@ fi
 RP=$WORK/rp
 mkdir -p "$RP"
 expect_rc 0 "run for report" "$BIN" run -q -w "$DATA/overlap.csv" "$DATA/chain.csv" -s original,overlap,minmem -o "$RP/r.csv" --mem-dir "$RP/mem"
+# a --mem-dir that is not there is refused with its reason, and no page is
+# left claiming gnuplot is missing (issue 38, item 12)
+expect_rc 2 "report --mem-dir missing" "$BIN" report "$RP/r.csv" -o "$RP/nodir.html" --mem-dir "$RP/nonexistent"
+contains "$WORK/err" "--mem-dir $RP/nonexistent: no such folder" "report names the missing --mem-dir"
+if [ -e "$RP/nodir.html" ]; then bad "report --mem-dir missing left a page"; else ok; fi
+expect_rc 2 "report --mem-dir a file" "$BIN" report "$RP/r.csv" -o "$RP/nodir.html" --mem-dir "$RP/r.csv"
+contains "$WORK/err" "not a folder" "report names a --mem-dir that is a file"
 expect_rc 0 report "$BIN" report "$RP/r.csv" -o "$RP/report.html"
 contains "$WORK/out" "report: wrote $RP/report.html" "report path"
 H=$RP/report.html

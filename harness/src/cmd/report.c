@@ -299,7 +299,7 @@ static int write_page(FILE *f, const struct report_opts *o, const struct sb_tabl
     if (plot_rc)
         fprintf(f, "<li>schedbench plot failed (exit %d): the figures may be incomplete</li>\n",
                 plot_rc);
-    if (!fig)
+    if (!fig && !plot_rc) /* a failing plot is named on the line above */
         fprintf(f, "<li>no figures: gnuplot was not found, or nothing could be drawn</li>\n");
     char *log = sb_strf("%s/.plot.log", dir);
     size_t n;
@@ -479,6 +479,20 @@ int sb_cmd_report(int argc, char **argv)
     }
     if (!o.out)
         o.out = "report.html";
+    /* a --mem-dir that is not a folder is the user's mistake, refused with its
+     * reason as plot refuses it, not a page whose figures went missing */
+    struct stat mst;
+    if (o.mem_dir) {
+        int st_rc = stat(o.mem_dir, &mst);
+        const char *why = st_rc && errno == ENOENT ? "no such folder"
+                          : st_rc                  ? strerror(errno)
+                          : !S_ISDIR(mst.st_mode)  ? "not a folder"
+                                                   : NULL;
+        if (why) {
+            fprintf(stderr, "schedbench report: --mem-dir %s: %s\n", o.mem_dir, why);
+            return 2;
+        }
+    }
     struct sb_table t;
     struct sb_err e;
     if (sb_table_read(&t, o.results, &e)) {
