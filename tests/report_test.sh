@@ -619,5 +619,20 @@ absent "$WORK/bw2.csv" "no results for an implausible bandwidth"
 expect_rc 2 "unknown bandwidth unit" "$BIN" run -q -w "$RN" -s original --cost bw_gbps=4x -o "$WORK/bw2.csv"
 contains "$WORK/err" "'4x' is not a bandwidth: GB/s, or with a unit: 400Gbps" "bandwidth unit named"
 
+# ---- issue 38, item 10: figures in plain decimals, columns apart, "1 workload" ---------
+# a chain of 24,650,000 + 10,000 + 5,000 us: makespan 24,665 ms (a then b then c:
+# 24,650,000 + 10,000 + 5,000 = 24,665,000 us), written out, never 2.466e+04 ms
+NB=$WORK/n38
+mkdir -p "$NB"
+printf 'id,name,kind,inputs,cost_us,out_bytes,flags\n0,x,input,,,100,\n1,a,compute,0,24650000,200,\n2,b,compute,1,10000,50,\n3,c,compute,2,5000,10,output\n' >"$NB/long.csv"
+expect_rc 0 "run a long chain" "$BIN" run -q -w "$NB/long.csv" -s original -o "$NB/r.csv"
+expect_rc 0 "summary of a long chain" "$BIN" summary "$NB/r.csv"
+contains "$WORK/out" "24,665 ms" "makespan with a thousands separator"
+lacks "$WORK/out" "e+0" "no exponent in summary"
+expect_rc 0 "run says one workload" "$BIN" run -w "$NB/long.csv" -s original -o "$NB/r2.csv"
+contains "$WORK/err" "1 workload x 1 scheduler ->" "singular workload and scheduler"
+# two spaces at least between the ratio and the exposed columns
+awk '/^  original/ { if ($0 ~ /[0-9] [0-9]/) bad = 1 } END { exit bad }' "$WORK/out" && ok || bad "summary columns run together: $(cat "$WORK/out")"
+
 echo "$pass passed, $fail failed"
 [ "$fail" = 0 ]

@@ -1106,7 +1106,7 @@ static int pareto_plot(const struct res *r, const struct plot_opts *o, int draw,
         goto out;
     fprintf(gp.f, "# makespan against peak memory, both relative to original, log axes\n");
     gp_terminals(gp.f, "pareto", 1000, 700);
-    fprintf(gp.f, "  set title 'makespan vs peak memory, relative to original (%u workloads)'\n"
+    fprintf(gp.f, "  set title 'makespan vs peak memory, relative to original (%u workload%s)'\n"
                   "  set logscale xy\n  set autoscale fix\n"
                   "  set xtics ('0.01' 0.01, '0.02' 0.02, '0.05' 0.05, '0.1' 0.1, '0.2' 0.2, "
                   "'0.5' 0.5, '0.7' 0.7, '1' 1, '1.5' 1.5, '2' 2, '5' 5, '10' 10, '20' 20, "
@@ -1121,7 +1121,7 @@ static int pareto_plot(const struct res *r, const struct plot_opts *o, int draw,
                   "  set arrow 1 from graph 0, first 1 to graph 1, first 1 nohead dt 2\n"
                   "  set arrow 2 from first 1, graph 0 to first 1, graph 1 nohead dt 2\n"
                   "  plot 'pareto.front.dat' using 1:2 with steps lw 1.5 lc rgb '#bbbbbb' "
-                  "title 'Pareto front of each workload', \\\n", nw);
+                  "title 'Pareto front of each workload', \\\n", nw, nw == 1 ? "" : "s");
     for (uint32_t k = 0; k < ns; k++) {
         /* a (colour, shape) pair of its own per scheduler */
         fprintf(gp.f, "    'pareto.dat' index %u using 1:2 with points pt %d ps 1.4 "
@@ -1694,8 +1694,10 @@ static int gantt_plot(const struct res *r, const char *w, const struct plot_opts
                   "its outgoing links\n");
     int lane_px = L.n > 24 ? 20 : 34; /* many links: thinner rows */
     gp_terminals(gp.f, base, 1200, 170 + lane_px * (int)L.n);
-    char *title = sb_strf("%s / %s: what runs where and when, makespan %.4g %s%s%s%s", w,
-                          F(r, (uint32_t)row, r->c_s), span, tu.name, no_copies ? " (" : "",
+    char span_s[64];
+    char *title = sb_strf("%s / %s: what runs where and when, makespan %s %s%s%s%s", w,
+                          F(r, (uint32_t)row, r->c_s), sb_num_str(span_s, sizeof span_s, span),
+                          tu.name, no_copies ? " (" : "",
                           no_copies ? no_copies : "", no_copies ? ")" : "");
     fprintf(gp.f, "  set title ");
     sb_gp_literal(gp.f, title);

@@ -2141,8 +2141,9 @@ int sb_cmd_run(int argc, char **argv)
         if (sb_atomic_commit(&out, &e))
             fprintf(stderr, "schedbench run: %s\n", e.msg);
         else if ((written = 1) && !o.quiet)
-            fprintf(stderr, "schedbench: %u workloads x %u schedulers -> %s (some workloads "
-                            "did not load: see status)\n", o.w.n, o.n_sched,
+            fprintf(stderr, "schedbench: %u workload%s x %u scheduler%s -> %s (some workloads "
+                            "did not load: see status)\n", o.w.n, o.w.n == 1 ? "" : "s",
+                    o.n_sched, o.n_sched == 1 ? "" : "s",
                     to_stdout ? "standard output" : o.out);
         rc = 2;
     } else if (rc == 2) {
@@ -2163,8 +2164,8 @@ int sb_cmd_run(int argc, char **argv)
             fflush(stdout);
         }
         if (!o.quiet || o.out_named)
-            fprintf(stderr, "schedbench: %u workloads x %u schedulers%s -> %s%s\n", o.w.n,
-                    o.n_sched, o.shard_n > 1 ? " (one shard)" : "",
+            fprintf(stderr, "schedbench: %u workload%s x %u scheduler%s%s -> %s%s\n", o.w.n,
+                    o.w.n == 1 ? "" : "s", o.n_sched, o.n_sched == 1 ? "" : "s", o.shard_n > 1 ? " (one shard)" : "",
                     to_stdout ? "standard output" : o.out,
                     rc ? " (some cells invalid or failed: see status)" : "");
     }

@@ -33,6 +33,18 @@ struct cols {
     int over, limit; /* over_capacity, mem_limit_bytes; -1 in older files */
 };
 
+
+/* A figure in plain decimals with thousands separators (table.h's
+ * sb_num_str); four buffers in turn, so one printf can hold four of them.
+ * Commands are single-threaded. */
+static const char *num(double v)
+{
+    static char buf[4][64];
+    static unsigned k;
+    k = (k + 1) % 4;
+    return sb_num_str(buf[k], sizeof buf[k], v);
+}
+
 /* One ok or failed row of a workload, with its ratios to the reference. */
 struct entry {
     uint32_t row;
@@ -369,7 +381,7 @@ static void fits_str(const struct entry *x, struct scale ms, char *buf, size_t n
         k += snprintf(buf + k, n - (size_t)k, " (%ld device%s over)", x->n_over,
                       x->n_over == 1 ? "" : "s");
     if (x->over_limit == 1)
-        snprintf(buf + k, n - (size_t)k, ", above its own limit (%.4g %s)", x->limit / ms.div,
+        snprintf(buf + k, n - (size_t)k, ", above its own limit (%s %s)", num(x->limit / ms.div),
                  ms.name);
 }
 
@@ -392,7 +404,7 @@ static int best_fit_note(const struct summary *S, const struct wl *W, struct sca
     size_t k = 0;
     buf[0] = 0;
     if (n_tied == 1 && one->fits >= 0 && one->mem_known)
-        k += (size_t)snprintf(buf, n, ", %.4g %s", one->mem / ms.div, ms.name);
+        k += (size_t)snprintf(buf, n, ", %s %s", num(one->mem / ms.div), ms.name);
     k += (size_t)snprintf(buf + k, n - k, ")%s", n_fit == n_tied ? ": fits" : "");
     int first = 1;
     for (uint32_t i = 0; i < W->n && n_unfit && k + 300 < n; i++) {
@@ -429,10 +441,10 @@ static void fit_line(const struct summary *S, const struct wl *W, struct scale t
             if (is_best(W, &W->e[i], BEST_FIT))
                 one = &W->e[i];
     if (one && one->mem_known)
-        snprintf(figures, n_figures, " (%.4g %s, %.4g %s)", W->fit_span / ts.div, ts.name,
-                 one->mem / ms.div, ms.name);
+        snprintf(figures, n_figures, " (%s %s, %s %s)", num(W->fit_span / ts.div), ts.name,
+                 num(one->mem / ms.div), ms.name);
     else
-        snprintf(figures, n_figures, " (%.4g %s)", W->fit_span / ts.div, ts.name);
+        snprintf(figures, n_figures, " (%s %s)", num(W->fit_span / ts.div), ts.name);
 }
 
 static void print_text(const struct summary *S, FILE *f)
@@ -453,8 +465,9 @@ static void print_text(const struct summary *S, FILE *f)
         fprintf(f, "%s%s\n", k ? "\n" : "", W->name);
         if (W->ref < 0)
             fprintf(f, "  (no ok '%s' row: no ratios)\n", S->vs);
-        fprintf(f, "  %-*s %12s %*s %11s %12s %*s %12s  %s\n", sw, "policy", "makespan", rw,
-                xvs, "above bound", "peak", rw, xvs, "exposed", "fits");
+        /* two spaces between columns: a wide figure still stands apart */
+        fprintf(f, "  %-*s  %12s  %*s  %11s  %12s  %*s  %12s  %s\n", sw, "policy", "makespan",
+                rw, xvs, "above bound", "peak", rw, xvs, "exposed", "fits");
         for (uint32_t i = 0; i < W->n; i++) {
             const struct entry *x = &W->e[i];
             const char *s = G(S, x->row, S->c.s);
@@ -462,26 +475,26 @@ static void print_text(const struct summary *S, FILE *f)
                 fprintf(f, "  %-*s %s\n", sw, s, G(S, x->row, S->c.status));
                 continue;
             }
-            snprintf(a, sizeof a, "%.4g %s", x->span / ts.div, ts.name);
+            snprintf(a, sizeof a, "%s %s", num(x->span / ts.div), ts.name);
             ratio_str(b, sizeof b, x->r_span);
             if (isnan(x->gap))
                 snprintf(c, sizeof c, "-");
             else
                 snprintf(c, sizeof c, "+%.1f%%", x->gap);
             if (x->mem_known)
-                snprintf(d, sizeof d, "%.4g %s", x->mem / ms.div, ms.name);
+                snprintf(d, sizeof d, "%s %s", num(x->mem / ms.div), ms.name);
             else
                 snprintf(d, sizeof d, "unknown");
             ratio_str(g, sizeof g, x->r_mem);
-            snprintf(h, sizeof h, "%.4g %s", x->exp / ts.div, ts.name);
+            snprintf(h, sizeof h, "%s %s", num(x->exp / ts.div), ts.name);
             fits_str(x, ms, fit, sizeof fit);
-            fprintf(f, "  %-*s %12s %*s %11s %12s %*s %12s  %s\n", sw, s, a, rw, b, c, d, rw, g,
-                    h, fit);
+            fprintf(f, "  %-*s  %12s  %*s  %11s  %12s  %*s  %12s  %s\n", sw, s, a, rw, b, c, d,
+                    rw, g, h, fit);
         }
         if (isfinite(W->best_span)) {
             best_list(S, W, BEST_SPAN, best, sizeof best);
             int all_fit = best_fit_note(S, W, ms, note, sizeof note);
-            fprintf(f, "  best makespan:     %s (%.4g %s%s\n", best, W->best_span / ts.div,
+            fprintf(f, "  best makespan:     %s (%s %s%s\n", best, num(W->best_span / ts.div),
                     ts.name, note);
             fit_line(S, W, ts, ms, best, sizeof best, note, sizeof note);
             if (*best && !all_fit) /* else the line above has said it */
@@ -489,7 +502,7 @@ static void print_text(const struct summary *S, FILE *f)
         }
         if (isfinite(W->best_mem)) {
             best_list(S, W, BEST_MEM, best, sizeof best);
-            fprintf(f, "  best peak:         %s (%.4g %s)\n", best, W->best_mem / ms.div,
+            fprintf(f, "  best peak:         %s (%s %s)\n", best, num(W->best_mem / ms.div),
                     ms.name);
         } else if (isfinite(W->best_span))
             fprintf(f, "  best peak:         unknown (peak memory not measured: no tensor "
@@ -758,18 +771,18 @@ static void print_html(const struct summary *S, FILE *f)
                 fprintf(f, "</td></tr>\n");
                 continue;
             }
-            snprintf(a, sizeof a, "%.4g %s", x->span / ts.div, ts.name);
+            snprintf(a, sizeof a, "%s %s", num(x->span / ts.div), ts.name);
             ratio_str(b, sizeof b, x->r_span);
             if (isnan(x->gap))
                 snprintf(c, sizeof c, "-");
             else
                 snprintf(c, sizeof c, "+%.1f%%", x->gap);
             if (x->mem_known)
-                snprintf(d, sizeof d, "%.4g %s", x->mem / ms.div, ms.name);
+                snprintf(d, sizeof d, "%s %s", num(x->mem / ms.div), ms.name);
             else
                 snprintf(d, sizeof d, "unknown");
             ratio_str(g, sizeof g, x->r_mem);
-            snprintf(h, sizeof h, "%.4g %s", x->exp / ts.div, ts.name);
+            snprintf(h, sizeof h, "%s %s", num(x->exp / ts.div), ts.name);
             fits_str(x, ms, fit, sizeof fit);
             int bs = is_best(W, x, BEST_SPAN), bm = is_best(W, x, BEST_MEM);
             /* not fitting, or above its own limit: the cell is marked bad */
@@ -784,7 +797,7 @@ static void print_html(const struct summary *S, FILE *f)
             fprintf(f, "best makespan: <b>");
             sb_html_text(f, best);
             int all_fit = best_fit_note(S, W, ms, note, sizeof note);
-            fprintf(f, "</b> (%.4g %s", W->best_span / ts.div, ts.name);
+            fprintf(f, "</b> (%s %s", num(W->best_span / ts.div), ts.name);
             sb_html_text(f, note);
             fit_line(S, W, ts, ms, best, sizeof best, note, sizeof note);
             if (*best && !all_fit) {
@@ -798,7 +811,7 @@ static void print_html(const struct summary *S, FILE *f)
             best_list(S, W, BEST_MEM, best, sizeof best);
             fprintf(f, "; best peak: <b>");
             sb_html_text(f, best);
-            fprintf(f, "</b> (%.4g %s)", W->best_mem / ms.div, ms.name);
+            fprintf(f, "</b> (%s %s)", num(W->best_mem / ms.div), ms.name);
         } else if (isfinite(W->best_span))
             fprintf(f, "; peak memory not measured (no tensor sizes)");
         fprintf(f, "</p>\n");

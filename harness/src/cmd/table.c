@@ -393,3 +393,41 @@ int sb_results_check_unique(const struct sb_table *t, int c_workload, int c_sche
     sb_pairmap_free(&rows);
     return rc;
 }
+
+const char *sb_num_str(char *buf, size_t n, double v)
+{
+    char raw[400];
+    if (!isfinite(v)) {
+        snprintf(buf, n, "%s", isnan(v) ? "-" : v < 0 ? "-inf" : "inf");
+        return buf;
+    }
+    double a = fabs(v);
+    if (a >= 999.95) /* %.4g would round it to 4 digits and an exponent at 10,000 */
+        snprintf(raw, sizeof raw, "%.0f", v);
+    else if (a >= 1e-4 || a == 0)
+        snprintf(raw, sizeof raw, "%.4g", v); /* no exponent below 10,000 down to 1e-4 */
+    else {
+        /* below 1e-4: four significant digits written out */
+        int dec = 3 - (int)floor(log10(a));
+        snprintf(raw, sizeof raw, "%.*f", dec > 300 ? 300 : dec, v);
+    }
+    /* pass 2: commas into the integer part */
+    const char *p = raw, *dot = strchr(raw, '.');
+    size_t n_int = dot ? (size_t)(dot - raw) : strlen(raw), k = 0;
+    if (*p == '-') {
+        if (k + 1 < n)
+            buf[k++] = '-';
+        p++, n_int--;
+    }
+    for (size_t i = 0; i < n_int; i++) {
+        if (i && (n_int - i) % 3 == 0 && k + 1 < n)
+            buf[k++] = ',';
+        if (k + 1 < n)
+            buf[k++] = p[i];
+    }
+    for (const char *q = p + n_int; *q && k + 1 < n; q++)
+        buf[k++] = *q;
+    if (n)
+        buf[k < n ? k : n - 1] = 0;
+    return buf;
+}

@@ -58,6 +58,11 @@ double sb_results_min_cap(const struct sb_table *t, uint32_t r, int c, int *diff
 /* "does NOT fit (1 device over capacity)", for n_over > 0. */
 void sb_fit_note(char *buf, size_t n, long n_over);
 
+/* A figure for people to read: four significant digits in plain decimals,
+ * thousands separated by commas, never an exponent ("24,650", "2.465",
+ * "0.0001234"); issue 38, item 10. Returns buf. */
+const char *sb_num_str(char *buf, size_t n, double v);
+
 /* ---- grouping rows in linear time (issue 42) ---------------------------------
  * compare, summary and merge match and group rows by name: a linear search
  * per row made them quadratic (50,000 rows: 28 s in compare).  sb_strmap
