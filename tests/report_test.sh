@@ -83,13 +83,32 @@ mkdir -p "$P"
 expect_rc 0 "run all" "$BIN" run -q -w "$DATA/overlap.csv" -w "$DATA/chain.csv" -s all -o "$P/r.csv" --mem-dir "$P/mem"
 n_sched=$(tail -n +2 "$P/r.csv" | cut -d, -f2 | sort -u | wc -l)
 expect_rc 0 "plot all" "$BIN" plot "$P/r.csv" -o "$P/out"
-# every scheduler's (point type, colour) pair is its own: as many pairs as schedulers
-pairs=$(grep -o "'pareto.dat' index [0-9]* using 1:2 with points pt [0-9]* ps [0-9.]* lc rgb '#[0-9a-f]*'" "$P/out/pareto.gp" |
-        sed 's/.*pt \([0-9]*\).*rgb .\(#[0-9a-f]*\)./\1 \2/' | sort -u | wc -l)
-same "$pairs" "$n_sched" "pareto distinct styles"
-colours=$(grep "'pareto.dat'" "$P/out/pareto.gp" | grep -o "lc rgb '#[0-9a-f]*' title" | sort -u | wc -l)
+# issue 38, item 8: colour per policy, shape per workload (the points' third
+# column, pt variable); the key names each policy's colour and each workload's shape
+contains "$P/out/pareto.gp" "using 1:2:3 with points pt variable" "pareto shape per workload"
+colours=$(grep "^    NaN with points pt 7 " "$P/out/pareto.gp" | grep -v "#555555" | grep -o "lc rgb '#[0-9a-f]*'" | sort -u | wc -l)
 # nine policies, ten colours: every one a colour of its own
 same "$colours" "$n_sched" "pareto distinct colours"
+shapes=$(grep "^    NaN with points pt [0-9]* ps 1.4 lc rgb '#555555' title" "$P/out/pareto.gp" | grep -o "pt [0-9]*" | sort -u | wc -l)
+same "$shapes" 2 "pareto: a shape for each of the two workloads"
+same "$(awk '$3 != "" { print $3 }' "$P/out/pareto.dat" | sort -u | wc -l)" 2 "pareto points carry their workload's shape"
+# a narrow log axis still has six tick labels, not two
+awk '/set ytics/ { n = gsub(/\x27[0-9.e+-]*\x27 /, "&"); if (n < 6) exit 1 }' "$P/out/pareto.gp" && ok || bad "pareto y tick labels: $(grep ytics "$P/out/pareto.gp")"
+# issue 38, item 9: a policy's colour is the same whatever subset is plotted
+expect_rc 0 "plot --schedulers" "$BIN" plot "$P/r.csv" -o "$P/sub" --schedulers ready,overlap,original
+c_all=$(grep "NaN with points pt 7 .* title 'overlap'" "$P/out/pareto.gp" | grep -o "rgb '#[0-9a-f]*'")
+c_sub=$(grep "NaN with points pt 7 .* title 'overlap'" "$P/sub/pareto.gp" | grep -o "rgb '#[0-9a-f]*'")
+same "$c_sub" "$c_all" "overlap's colour with and without --schedulers"
+[ -n "$c_all" ] && ok || bad "overlap has no colour in pareto.gp"
+m_all=$(grep "title 'overlap" "$P/out/overlap.memory.gp" | grep -o "lc rgb '#[0-9a-f]*'")
+m_sub=$(grep "title 'overlap" "$P/sub/overlap.memory.gp" | grep -o "lc rgb '#[0-9a-f]*'")
+same "$m_sub" "$m_all" "overlap's memory line colour with and without --schedulers"
+lacks "$P/sub/pareto.gp" "title 'aggressive'" "--schedulers leaves aggressive out"
+expect_rc 2 "plot --schedulers unknown" "$BIN" plot "$P/r.csv" -o "$P/sub2" --schedulers ready,nosuch
+contains "$WORK/err" "no row of $P/r.csv has scheduler 'nosuch'" "--schedulers names the unknown policy"
+# legends name the policy a line coincides with, not a line number
+for g in "$P"/out/*.memory.gp; do lacks "$g" "same as line" "legend by number in $g"; done
+grep -q "same line as [a-z]" "$P"/out/*.memory.gp && ok || bad "no coinciding lines named in the memory legends"
 contains "$P/out/pareto.gp" "set logscale xy" "pareto log axes"
 contains "$P/out/pareto.gp" "makespan / original makespan (log scale)" "pareto axis says log"
 contains "$P/out/heatmap.gp" "ratio to original (log scale)" "heatmap colour scale says log"
