@@ -106,6 +106,14 @@ same "$m_sub" "$m_all" "overlap's memory line colour with and without --schedule
 lacks "$P/sub/pareto.gp" "title 'aggressive'" "--schedulers leaves aggressive out"
 expect_rc 2 "plot --schedulers unknown" "$BIN" plot "$P/r.csv" -o "$P/sub2" --schedulers ready,nosuch
 contains "$WORK/err" "no row of $P/r.csv has scheduler 'nosuch'" "--schedulers names the unknown policy"
+# report --schedulers: the page and its figures hold only those policies,
+# with the timelines beside the results as without it
+expect_rc 0 "report --schedulers" "$BIN" report "$P/r.csv" -o "$P/sub.html" --schedulers original,overlap
+contains "$P/sub.html" "only --schedulers original,overlap" "report names its subset"
+lacks "$P/sub.html" ">aggressive<" "report --schedulers leaves aggressive out"
+contains "$P/sub.html" "live memory" "report --schedulers keeps the memory plots"
+expect_rc 2 "report --schedulers unknown" "$BIN" report "$P/r.csv" -o "$P/sub2.html" --schedulers nosuch
+contains "$WORK/err" "has scheduler 'nosuch'" "report --schedulers names the unknown policy"
 # legends name the policy a line coincides with, not a line number
 for g in "$P"/out/*.memory.gp; do lacks "$g" "same as line" "legend by number in $g"; done
 grep -q "same line as [a-z]" "$P"/out/*.memory.gp && ok || bad "no coinciding lines named in the memory legends"
