@@ -661,5 +661,17 @@ contains "$WORK/err" "1 workload x 1 scheduler ->" "singular workload and schedu
 # two spaces at least between the ratio and the exposed columns
 awk '/^  original/ { if ($0 ~ /[0-9] [0-9]/) bad = 1 } END { exit bad }' "$WORK/out" && ok || bad "summary columns run together: $(cat "$WORK/out")"
 
+# ---- issue 38, item 11: what produced the figures, what binds, which rows replay --------
+# ddp-resnet50's bound (4,627 us) is its collectives' total (4,612 us) plus a
+# 15 us compute head: within 1%, so communication binds
+expect_rc 0 "run resnet original,ready" "$BIN" run -q -w "$RN" -s original,ready -o "$NB/rr.csv"
+expect_rc 0 "summary names the bound" "$BIN" summary "$NB/rr.csv"
+contains "$WORK/out" "(communication binds: the collectives' total time); cost model analytical" "summary: binding term and cost model"
+grep -q "^  ready .*(replay, not a compiler's order)" "$WORK/out" && ok || bad "summary does not mark ready as a replay: $(cat "$WORK/out")"
+grep -q "^  original .*replay" "$WORK/out" && bad "original marked as a replay" || ok
+expect_rc 0 "report names the bound" "$BIN" report "$NB/rr.csv" -o "$NB/rr.html"
+contains "$NB/rr.html" "communication binds" "report: binding term"
+contains "$NB/rr.html" "(replay)</span>" "report marks the replay"
+
 echo "$pass passed, $fail failed"
 [ "$fail" = 0 ]
