@@ -661,6 +661,16 @@ contains "$WORK/err" "1 workload x 1 scheduler ->" "singular workload and schedu
 # two spaces at least between the ratio and the exposed columns
 awk '/^  original/ { if ($0 ~ /[0-9] [0-9]/) bad = 1 } END { exit bad }' "$WORK/out" && ok || bad "summary columns run together: $(cat "$WORK/out")"
 
+# ---- issue 38, item 7: scatter labels never overprint --------------------------------
+# on llama3-8b-bwd-r64 overlap and membound end 1.9 ms apart at the same peak
+# (1,239.0 and 1,237.1 ms of a 1,100..2,100 ms axis): their labels sat on one
+# line on the same side; now on opposite sides of the point (or joined)
+L8=$(cd "$DATA/../.." && pwd)/workloads/corpus/llama3-8b-bwd-r64.csv
+expect_rc 0 "run llama 8b" "$BIN" run -q -w "$L8" -s original,overlap,memfallback,membound -o "$NB/l8.csv"
+expect_rc 0 "plot llama 8b" "$BIN" plot "$NB/l8.csv" -o "$NB/l8"
+sides=$(awk '/"overlap"|"membound"/ { print $NF }' "$NB/l8/llama3-8b-bwd-r64.scatter.dat" | sort -u | wc -l)
+joined=$(grep -c '"membound / overlap"\|"overlap / membound"' "$NB/l8/llama3-8b-bwd-r64.scatter.dat")
+if [ "$sides" = 2 ] || [ "$joined" = 1 ]; then ok; else bad "overlap and membound labels overprint: $(cat "$NB/l8/llama3-8b-bwd-r64.scatter.dat")"; fi
 # ---- issue 38, item 11: what produced the figures, what binds, which rows replay --------
 # ddp-resnet50's bound (4,627 us) is its collectives' total (4,612 us) plus a
 # 15 us compute head: within 1%, so communication binds

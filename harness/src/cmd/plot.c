@@ -997,6 +997,70 @@ static int rel_point(const struct res *r, uint32_t i, struct pt *p)
 
 /* ---- per-workload scatter ------------------------------------------------------- */
 
+/* The scatter's label boxes, in fractions of the plotted span: a character
+ * is about 7 of the chart's 900 px wide (800 px of plot, offsets 0.1 + 0.1
+ * of the span), a line 16 of its 650 px high (540 px of plot, offsets 0.3 +
+ * 0.1); labels sit 0.8 character beside and above their point. */
+#define SB_LABEL_CHAR_W (7.0 / 800 * 1.2)
+#define SB_LABEL_LINE_H (16.0 / 540 * 1.4)
+
+static void label_box(const struct pt *p, const char *label, int right, double lo_x,
+                      double span_x, double lo_y, double span_y, double *x0, double *x1,
+                      double *y0)
+{
+    double x = (p->x - lo_x) / span_x, w = (double)strlen(label) * SB_LABEL_CHAR_W;
+    double pad = 0.8 * SB_LABEL_CHAR_W;
+    *x0 = right ? x - pad - w : x + pad;
+    *x1 = *x0 + w;
+    *y0 = (p->y - lo_y) / span_y + 0.3 * SB_LABEL_LINE_H;
+}
+
+/* Labels that never overprint (issue 38, item 7). Pass 1: a label whose box
+ * meets an earlier one's tries the point's other side. Pass 2: one that still
+ * meets it joins that label, "a / b" (points this close read as one place on
+ * the chart), and its own is left empty; repeated until no two boxes meet,
+ * since a joined label is wider. */
+static void place_labels(const struct pt *p, char **label, int *right, uint32_t n)
+{
+    double lo_x = INFINITY, hi_x = -INFINITY, lo_y = INFINITY, hi_y = -INFINITY;
+    for (uint32_t k = 0; k < n; k++) {
+        lo_x = fmin(lo_x, p[k].x), hi_x = fmax(hi_x, p[k].x);
+        lo_y = fmin(lo_y, p[k].y), hi_y = fmax(hi_y, p[k].y);
+    }
+    double sx = hi_x > lo_x ? hi_x - lo_x : 1, sy = hi_y > lo_y ? hi_y - lo_y : 1;
+    for (int changed = 1, rounds = 0; changed && rounds < (int)n + 1; rounds++) {
+        changed = 0;
+        for (uint32_t k = 1; k < n; k++) {
+            if (!*label[k])
+                continue;
+            for (int tries = 0; tries < 2; tries++) {
+                double a0, a1, ay, b0, b1, by;
+                uint32_t j = 0;
+                for (; j < k; j++) {
+                    if (!*label[j])
+                        continue;
+                    label_box(&p[k], label[k], right[k], lo_x, sx, lo_y, sy, &a0, &a1, &ay);
+                    label_box(&p[j], label[j], right[j], lo_x, sx, lo_y, sy, &b0, &b1, &by);
+                    if (a0 < b1 && b0 < a1 && fabs(ay - by) < SB_LABEL_LINE_H)
+                        break;
+                }
+                if (j == k)
+                    break; /* a free place */
+                if (tries == 0) {
+                    right[k] = !right[k];
+                    continue;
+                }
+                right[k] = !right[k]; /* back where it was; join label j */
+                char *l = sb_strf("%s / %s", label[j], label[k]);
+                free(label[j]);
+                label[j] = l;
+                label[k][0] = 0;
+                changed = 1;
+            }
+        }
+    }
+}
+
 /* One labelled point per distinct (peak, makespan): schedulers that land on
  * the same point share one label ("original, minmem") instead of printing
  * over each other. */
@@ -1054,14 +1118,17 @@ static int scatter_plot(const struct res *r, const char *w, const struct plot_op
         lo = buf[k].x < lo ? buf[k].x : lo;
         hi = buf[k].x > hi ? buf[k].x : hi;
     }
+    int *right = sb_xcalloc(n + 1, sizeof *right);
+    for (uint32_t k = 0; k < n; k++) /* 1: label to the left of the point, inside the chart */
+        right[k] = hi > lo && buf[k].x > (lo + hi) / 2;
+    place_labels(buf, label, right, n);
     for (uint32_t k = 0; k < n; k++) {
         fprintf(dat.f, "%.6f %.6f ", buf[k].x, buf[k].y);
         sb_gp_datum(dat.f, label[k]);
-        /* 1: label to the left of the point, so it stays inside the chart */
-        int right = hi > lo && buf[k].x > (lo + hi) / 2;
-        fprintf(dat.f, " %d\n", right);
-        n_right += (uint32_t)right;
+        fprintf(dat.f, " %d\n", right[k]);
+        n_right += (uint32_t)right[k];
     }
+    free(right);
     front(buf, n, fr.f);
     struct sb_err e2;
     rc = sb_atomic_commit(&dat, e);
