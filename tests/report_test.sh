@@ -671,6 +671,22 @@ expect_rc 0 "plot llama 8b" "$BIN" plot "$NB/l8.csv" -o "$NB/l8"
 sides=$(awk '/"overlap"|"membound"/ { print $NF }' "$NB/l8/llama3-8b-bwd-r64.scatter.dat" | sort -u | wc -l)
 joined=$(grep -c '"membound / overlap"\|"overlap / membound"' "$NB/l8/llama3-8b-bwd-r64.scatter.dat")
 if [ "$sides" = 2 ] || [ "$joined" = 1 ]; then ok; else bad "overlap and membound labels overprint: $(cat "$NB/l8/llama3-8b-bwd-r64.scatter.dat")"; fi
+# bar labels: thousands separated, and 72 px a bar so that ten labels stand
+# apart: four bars would fit 600 px, ten need 10 x 72 + 120 = 840 px a panel;
+# three panels (makespan, peak, exposed) are 2,520 px
+contains "$NB/l8/llama3-8b-bwd-r64.bars.gp" "lbl(x) = x >= 1000 ? commas(" "bar labels with separators"
+expect_rc 0 "run llama 8b, all" "$BIN" run -q -w "$L8" -s all -o "$NB/l8all.csv"
+expect_rc 0 "plot llama 8b, all" "$BIN" plot "$NB/l8all.csv" -o "$NB/l8all" --workload llama3-8b-bwd-r64
+contains "$NB/l8all/llama3-8b-bwd-r64.bars.gp" "size 2520,540" "bars wide enough for ten labels"
+if command -v gnuplot >/dev/null; then
+    contains "$NB/l8all/llama3-8b-bwd-r64.bars.svg" "1,233" "a bar label with a separator drawn"
+fi
+# the report shows a figure wider than the page (the 2,520 px bars) at its own
+# size in a sideways-scrolling box, not shrunk until its labels are unreadable
+if command -v gnuplot >/dev/null; then
+    expect_rc 0 "report llama 8b, all" "$BIN" report "$NB/l8all.csv" -o "$NB/l8all.html"
+    contains "$NB/l8all.html" '<figure class="wide">' "a wide figure scrolls"
+fi
 # ---- issue 38, item 11: what produced the figures, what binds, which rows replay --------
 # ddp-resnet50's bound (4,627 us) is its collectives' total (4,612 us) plus a
 # 15 us compute head: within 1%, so communication binds

@@ -830,6 +830,10 @@ static int memory_plot(const struct res *r, const char *w, const struct plot_opt
  * is left out, and the title says so, when it would hold nothing (no tensor
  * sizes, no exposed communication in any schedule).  An unknown value is '?'
  * in the data, which gnuplot skips. */
+/* Width of a bar and its label, px: "1,233,068" at the default font is about
+ * 60 px (issue 38, item 10: labels of 10 bars in 600 px ran together). */
+#define SB_BAR_PX 72
+
 static int bars_plot(const struct res *r, const char *w, const struct plot_opts *o,
                      int draw, struct sb_err *e)
 {
@@ -886,9 +890,15 @@ static int bars_plot(const struct res *r, const char *w, const struct plot_opts 
                                 : " (no exposed communication in any schedule)";
     char *title = sb_strf("%s%s", w, note);
     fprintf(gp.f, "# makespan (with the lower bound), peak memory, exposed communication\n");
-    /* bar labels: whole numbers from 1000 up (25558, not 2.556e+04) */
-    fprintf(gp.f, "lbl(x) = x >= 1000 ? sprintf('%%.0f', x) : sprintf('%%.4g', x)\n");
-    gp_terminals(gp.f, base, 600 * panels, 540);
+    /* bar labels: whole numbers from 1000 up with thousands separators
+     * (25,558, not 2.556e+04), as sb_num_str writes them */
+    fprintf(gp.f, "commas(s) = strlen(s) <= 3 ? s : commas(s[1:strlen(s) - 3]) . ',' . "
+                  "s[strlen(s) - 2:]\n"
+                  "lbl(x) = x >= 1000 ? commas(sprintf('%%.0f', x)) : sprintf('%%.4g', x)\n");
+    /* room for every bar's label: a panel is at least SB_BAR_PX per bar, so
+     * adjacent labels ("2,566" beside "+83.4%%") do not run together */
+    int panel_px = 600 > (int)n * SB_BAR_PX + 120 ? 600 : (int)n * SB_BAR_PX + 120;
+    gp_terminals(gp.f, base, panel_px * panels, 540);
     fprintf(gp.f, "  set datafile missing '?'\n  set multiplot layout 1,%d title ", panels);
     sb_gp_literal(gp.f, title);
     free(title);

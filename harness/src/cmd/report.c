@@ -221,7 +221,11 @@ static const char style[] =
     "td.best{font-weight:bold;background:#e8f3e8}td.bad{color:#a00;text-align:left}"
     "figure{margin:1em 0}figcaption{font-weight:bold;margin:.3em 0}"
     "svg{max-width:100%;height:auto;border:1px solid #eee}"
+    "figure.wide{overflow-x:auto}figure.wide svg{max-width:none}"
     ".n{color:#777}ul.notes li{margin:.2em 0}nav a{margin-right:.8em}";
+
+/* The page's width for figures, px: wider SVGs scroll instead of shrinking. */
+#define SB_REPORT_WIDE_PX 1600
 
 static void figure(FILE *f, const char *dir, const char *base, const char *caption,
                    unsigned *fig)
@@ -229,7 +233,15 @@ static void figure(FILE *f, const char *dir, const char *base, const char *capti
     char *path = sb_strf("%s/%s.svg", dir, base);
     struct stat st;
     if (stat(path, &st) == 0) {
-        fprintf(f, "<figure><figcaption>");
+        /* a figure far wider than the page (the heatmap of many policies) is
+         * shown at its own size in a box that scrolls sideways: shrunk to the
+         * page width its labels could not be read (issue 38, item 10) */
+        size_t n;
+        char *svg = sb_read_file(path, &n), *at = svg ? strstr(svg, "<svg") : NULL;
+        char *wd = at ? strstr(at, "width=\"") : NULL;
+        int wide = wd && atoi(wd + 7) > SB_REPORT_WIDE_PX;
+        free(svg);
+        fprintf(f, "<figure%s><figcaption>", wide ? " class=\"wide\"" : "");
         sb_html_text(f, caption);
         fprintf(f, "</figcaption>\n");
         if (inline_svg(f, path, ++*fig))
