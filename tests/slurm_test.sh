@@ -129,6 +129,11 @@ echo "slurm test: one-node Slurm up after $(($(date +%s) - START)) s"
 # ---- 3. the README's job array, as the README runs it ----------------------------
 # The README's section is ci/slurm/sweep.sbatch's commands; a repository root in
 # the temporary folder (this build, the corpus) keeps the parts out of the tree.
+# every line of the job script but its comments is in the README, word for word
+while IFS= read -r line; do
+    case "$line" in "# "* | "#" | "") continue ;; esac
+    grep -qxF -- "$line" "$ROOT/README.md" || fail "README's Slurm section lacks the job script's line: $line"
+done <"$ROOT/ci/slurm/sweep.sbatch"
 grep -qF "sbatch --wait ci/slurm/sweep.sbatch" "$ROOT/README.md" ||
     fail "README's Slurm section does not submit ci/slurm/sweep.sbatch"
 grep -qF './build/schedbench merge results/parts/part-*.csv -o results/all.csv' "$ROOT/README.md" ||
