@@ -83,13 +83,40 @@ mkdir -p "$P"
 expect_rc 0 "run all" "$BIN" run -q -w "$DATA/overlap.csv" -w "$DATA/chain.csv" -s all -o "$P/r.csv" --mem-dir "$P/mem"
 n_sched=$(tail -n +2 "$P/r.csv" | cut -d, -f2 | sort -u | wc -l)
 expect_rc 0 "plot all" "$BIN" plot "$P/r.csv" -o "$P/out"
-# every scheduler's (point type, colour) pair is its own: as many pairs as schedulers
-pairs=$(grep -o "'pareto.dat' index [0-9]* using 1:2 with points pt [0-9]* ps [0-9.]* lc rgb '#[0-9a-f]*'" "$P/out/pareto.gp" |
-        sed 's/.*pt \([0-9]*\).*rgb .\(#[0-9a-f]*\)./\1 \2/' | sort -u | wc -l)
-same "$pairs" "$n_sched" "pareto distinct styles"
-colours=$(grep "'pareto.dat'" "$P/out/pareto.gp" | grep -o "lc rgb '#[0-9a-f]*' title" | sort -u | wc -l)
+# issue 38, item 8: colour per policy, shape per workload (the points' third
+# column, pt variable); the key names each policy's colour and each workload's shape
+contains "$P/out/pareto.gp" "using 1:2:3 with points pt variable" "pareto shape per workload"
+colours=$(grep "^    NaN with points pt 7 " "$P/out/pareto.gp" | grep -v "#555555" | grep -o "lc rgb '#[0-9a-f]*'" | sort -u | wc -l)
 # nine policies, ten colours: every one a colour of its own
 same "$colours" "$n_sched" "pareto distinct colours"
+shapes=$(grep "^    NaN with points pt [0-9]* ps 1.4 lc rgb '#555555' title" "$P/out/pareto.gp" | grep -o "pt [0-9]*" | sort -u | wc -l)
+same "$shapes" 2 "pareto: a shape for each of the two workloads"
+same "$(awk '$3 != "" { print $3 }' "$P/out/pareto.dat" | sort -u | wc -l)" 2 "pareto points carry their workload's shape"
+# a narrow log axis still has six tick labels, not two
+awk '/set ytics/ { n = gsub(/\x27[0-9.e+-]*\x27 /, "&"); if (n < 6) exit 1 }' "$P/out/pareto.gp" && ok || bad "pareto y tick labels: $(grep ytics "$P/out/pareto.gp")"
+# issue 38, item 9: a policy's colour is the same whatever subset is plotted
+expect_rc 0 "plot --schedulers" "$BIN" plot "$P/r.csv" -o "$P/sub" --schedulers ready,overlap,original
+c_all=$(grep "NaN with points pt 7 .* title 'overlap'" "$P/out/pareto.gp" | grep -o "rgb '#[0-9a-f]*'")
+c_sub=$(grep "NaN with points pt 7 .* title 'overlap'" "$P/sub/pareto.gp" | grep -o "rgb '#[0-9a-f]*'")
+same "$c_sub" "$c_all" "overlap's colour with and without --schedulers"
+[ -n "$c_all" ] && ok || bad "overlap has no colour in pareto.gp"
+m_all=$(grep "title 'overlap" "$P/out/overlap.memory.gp" | grep -o "lc rgb '#[0-9a-f]*'")
+m_sub=$(grep "title 'overlap" "$P/sub/overlap.memory.gp" | grep -o "lc rgb '#[0-9a-f]*'")
+same "$m_sub" "$m_all" "overlap's memory line colour with and without --schedulers"
+lacks "$P/sub/pareto.gp" "title 'aggressive'" "--schedulers leaves aggressive out"
+expect_rc 2 "plot --schedulers unknown" "$BIN" plot "$P/r.csv" -o "$P/sub2" --schedulers ready,nosuch
+contains "$WORK/err" "no row of $P/r.csv has scheduler 'nosuch'" "--schedulers names the unknown policy"
+# report --schedulers: the page and its figures hold only those policies,
+# with the timelines beside the results as without it
+expect_rc 0 "report --schedulers" "$BIN" report "$P/r.csv" -o "$P/sub.html" --schedulers original,overlap
+contains "$P/sub.html" "only --schedulers original,overlap" "report names its subset"
+lacks "$P/sub.html" ">aggressive<" "report --schedulers leaves aggressive out"
+contains "$P/sub.html" "live memory" "report --schedulers keeps the memory plots"
+expect_rc 2 "report --schedulers unknown" "$BIN" report "$P/r.csv" -o "$P/sub2.html" --schedulers nosuch
+contains "$WORK/err" "has scheduler 'nosuch'" "report --schedulers names the unknown policy"
+# legends name the policy a line coincides with, not a line number
+for g in "$P"/out/*.memory.gp; do lacks "$g" "same as line" "legend by number in $g"; done
+grep -q "same line as [a-z]" "$P"/out/*.memory.gp && ok || bad "no coinciding lines named in the memory legends"
 contains "$P/out/pareto.gp" "set logscale xy" "pareto log axes"
 contains "$P/out/pareto.gp" "makespan / original makespan (log scale)" "pareto axis says log"
 contains "$P/out/heatmap.gp" "ratio to original (log scale)" "heatmap colour scale says log"
@@ -445,6 +472,13 @@ fi
 RP=$WORK/rp
 mkdir -p "$RP"
 expect_rc 0 "run for report" "$BIN" run -q -w "$DATA/overlap.csv" "$DATA/chain.csv" -s original,overlap,minmem -o "$RP/r.csv" --mem-dir "$RP/mem"
+# a --mem-dir that is not there is refused with its reason, and no page is
+# left claiming gnuplot is missing (issue 38, item 12)
+expect_rc 2 "report --mem-dir missing" "$BIN" report "$RP/r.csv" -o "$RP/nodir.html" --mem-dir "$RP/nonexistent"
+contains "$WORK/err" "--mem-dir $RP/nonexistent: no such folder" "report names the missing --mem-dir"
+if [ -e "$RP/nodir.html" ]; then bad "report --mem-dir missing left a page"; else ok; fi
+expect_rc 2 "report --mem-dir a file" "$BIN" report "$RP/r.csv" -o "$RP/nodir.html" --mem-dir "$RP/r.csv"
+contains "$WORK/err" "not a folder" "report names a --mem-dir that is a file"
 expect_rc 0 report "$BIN" report "$RP/r.csv" -o "$RP/report.html"
 contains "$WORK/out" "report: wrote $RP/report.html" "report path"
 H=$RP/report.html
@@ -611,6 +645,71 @@ contains "$WORK/err" "bw_gbps=40e9 is 4e+10 GB/s, outside 0.001 .. 100000 GB/s" 
 absent "$WORK/bw2.csv" "no results for an implausible bandwidth"
 expect_rc 2 "unknown bandwidth unit" "$BIN" run -q -w "$RN" -s original --cost bw_gbps=4x -o "$WORK/bw2.csv"
 contains "$WORK/err" "'4x' is not a bandwidth: GB/s, or with a unit: 400Gbps" "bandwidth unit named"
+
+# ---- issue 38, item 10: figures in plain decimals, columns apart, "1 workload" ---------
+# a chain of 24,650,000 + 10,000 + 5,000 us: makespan 24,665 ms (a then b then c:
+# 24,650,000 + 10,000 + 5,000 = 24,665,000 us), written out, never 2.466e+04 ms
+NB=$WORK/n38
+mkdir -p "$NB"
+printf 'id,name,kind,inputs,cost_us,out_bytes,flags\n0,x,input,,,100,\n1,a,compute,0,24650000,200,\n2,b,compute,1,10000,50,\n3,c,compute,2,5000,10,output\n' >"$NB/long.csv"
+expect_rc 0 "run a long chain" "$BIN" run -q -w "$NB/long.csv" -s original -o "$NB/r.csv"
+expect_rc 0 "summary of a long chain" "$BIN" summary "$NB/r.csv"
+contains "$WORK/out" "24,665 ms" "makespan with a thousands separator"
+lacks "$WORK/out" "e+0" "no exponent in summary"
+expect_rc 0 "run says one workload" "$BIN" run -w "$NB/long.csv" -s original -o "$NB/r2.csv"
+contains "$WORK/err" "1 workload x 1 scheduler ->" "singular workload and scheduler"
+# two spaces at least between the ratio and the exposed columns
+awk '/^  original/ { if ($0 ~ /[0-9] [0-9]/) bad = 1 } END { exit bad }' "$WORK/out" && ok || bad "summary columns run together: $(cat "$WORK/out")"
+
+# ---- issue 38, item 7: scatter labels never overprint --------------------------------
+# on llama3-8b-bwd-r64 overlap and membound end 1.9 ms apart at the same peak
+# (1,239.0 and 1,237.1 ms of a 1,100..2,100 ms axis): their labels sat on one
+# line on the same side; now on opposite sides of the point (or joined)
+L8=$(cd "$DATA/../.." && pwd)/workloads/corpus/llama3-8b-bwd-r64.csv
+expect_rc 0 "run llama 8b" "$BIN" run -q -w "$L8" -s original,overlap,memfallback,membound -o "$NB/l8.csv"
+expect_rc 0 "plot llama 8b" "$BIN" plot "$NB/l8.csv" -o "$NB/l8"
+sides=$(awk '/"overlap"|"membound"/ { print $NF }' "$NB/l8/llama3-8b-bwd-r64.scatter.dat" | sort -u | wc -l)
+joined=$(grep -c '"membound / overlap"\|"overlap / membound"' "$NB/l8/llama3-8b-bwd-r64.scatter.dat")
+if [ "$sides" = 2 ] || [ "$joined" = 1 ]; then ok; else bad "overlap and membound labels overprint: $(cat "$NB/l8/llama3-8b-bwd-r64.scatter.dat")"; fi
+# bar labels: thousands separated, and 72 px a bar so that ten labels stand
+# apart: four bars would fit 600 px, ten need 10 x 72 + 120 = 840 px a panel;
+# three panels (makespan, peak, exposed) are 2,520 px
+contains "$NB/l8/llama3-8b-bwd-r64.bars.gp" "lbl(x) = x >= 1000 ? commas(" "bar labels with separators"
+expect_rc 0 "run llama 8b, all" "$BIN" run -q -w "$L8" -s all -o "$NB/l8all.csv"
+expect_rc 0 "plot llama 8b, all" "$BIN" plot "$NB/l8all.csv" -o "$NB/l8all" --workload llama3-8b-bwd-r64
+contains "$NB/l8all/llama3-8b-bwd-r64.bars.gp" "size 2520,540" "bars wide enough for ten labels"
+if command -v gnuplot >/dev/null; then
+    contains "$NB/l8all/llama3-8b-bwd-r64.bars.svg" "1,233" "a bar label with a separator drawn"
+fi
+# the report shows a figure wider than the page (the 2,520 px bars) at its own
+# size in a sideways-scrolling box, not shrunk until its labels are unreadable
+if command -v gnuplot >/dev/null; then
+    expect_rc 0 "report llama 8b, all" "$BIN" report "$NB/l8all.csv" -o "$NB/l8all.html"
+    contains "$NB/l8all.html" '<figure class="wide">' "a wide figure scrolls"
+fi
+# outliers do not squash the memory plot: on llama3-8b-bwd-r64-extloss-sac-fp32
+# the ten peaks are 18.5 (x3), 19.4, 20.7 (x2), 51.2, 64.6, 66.2 (x2) GB; the
+# median (the 6th of ten, sorted) is 20.7 GB, so 3 x 20.7 = 62.1 GB is the
+# limit: aggressive, heft and dp are clipped (ready, 51.2 GB, stays) and the
+# axis tops at 51.2 x 1.15 = 58.9 GB
+LS=$(cd "$DATA/../.." && pwd)/workloads/corpus/llama3-8b-bwd-r64-extloss-sac-fp32.csv
+expect_rc 0 "run llama 8b sac, all" "$BIN" run -q -w "$LS" -s all -o "$NB/ls.csv" --mem-dir "$NB/lsmem"
+expect_rc 0 "plot llama 8b sac" "$BIN" plot "$NB/ls.csv" -o "$NB/ls" --mem-dir "$NB/lsmem"
+G8=$NB/ls/llama3-8b-bwd-r64-extloss-sac-fp32.memory.gp
+contains "$G8" "off the chart (clipped): aggressive (peak 64.58 GB), heft (peak 66.21 GB), dp (peak 66.21 GB)" "outliers named"
+grep -q "set yrange \[0:58\.9" "$G8" && ok || bad "memory axis not clipped at 58.9 GB: $(grep yrange "$G8")"
+grep "off the chart" "$G8" | grep -q "ready" && bad "ready clipped" || ok
+# ---- issue 38, item 11: what produced the figures, what binds, which rows replay --------
+# ddp-resnet50's bound (4,627 us) is its collectives' total (4,612 us) plus a
+# 15 us compute head: within 1%, so communication binds
+expect_rc 0 "run resnet original,ready" "$BIN" run -q -w "$RN" -s original,ready -o "$NB/rr.csv"
+expect_rc 0 "summary names the bound" "$BIN" summary "$NB/rr.csv"
+contains "$WORK/out" "(communication binds: the collectives' total time); cost model analytical" "summary: binding term and cost model"
+grep -q "^  ready .*(replay, not a compiler's order)" "$WORK/out" && ok || bad "summary does not mark ready as a replay: $(cat "$WORK/out")"
+grep -q "^  original .*replay" "$WORK/out" && bad "original marked as a replay" || ok
+expect_rc 0 "report names the bound" "$BIN" report "$NB/rr.csv" -o "$NB/rr.html"
+contains "$NB/rr.html" "communication binds" "report: binding term"
+contains "$NB/rr.html" "(replay)</span>" "report marks the replay"
 
 echo "$pass passed, $fail failed"
 [ "$fail" = 0 ]

@@ -186,7 +186,7 @@ contains "$WORK/out" "skipped pareto" "plot no original: pareto"
 # --workload restricts the relative plots too
 expect_rc 0 "plot --workload" "$BIN" plot "$WORK/pl/r.csv" -o "$WORK/pl/o5" --workload chain --mem-dir "$WORK/pl/mem"
 lacks "$WORK/out" "overlap." "plot --workload: no other workload"
-contains "$WORK/pl/o5/pareto.gp" "(1 workloads)" "plot --workload: pareto of one"
+contains "$WORK/pl/o5/pareto.gp" "(1 workload)" "plot --workload: pareto of one"
 # approx results are in XLA's units, not ms
 "$BIN" run -q -w "$C" -s original --cost-model approx -o "$WORK/pl/ax.csv"
 expect_rc 0 "plot approx" "$BIN" plot "$WORK/pl/ax.csv" -o "$WORK/pl/o6"

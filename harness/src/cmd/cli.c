@@ -362,12 +362,16 @@ int main(int argc, char **argv)
         rc = sb_cmd_compare(argc - 1, argv + 1);
     else if (!strcmp(cmd, "merge"))
         rc = sb_cmd_merge(argc - 1, argv + 1);
-    else if (!strcmp(cmd, "plot"))
+    else if (!strcmp(cmd, "plot")) {
         rc = sb_cmd_plot(argc - 1, argv + 1);
+        sb_registry_clear(); /* plot's styles look policies up in the registry */
+    }
     else if (!strcmp(cmd, "summary"))
         rc = sb_cmd_summary(argc - 1, argv + 1);
-    else if (!strcmp(cmd, "report"))
+    else if (!strcmp(cmd, "report")) {
         rc = sb_cmd_report(argc - 1, argv + 1);
+        sb_registry_clear();
+    }
 #ifdef SB_HAVE_GEN
     else if (!strcmp(cmd, "gen"))
         rc = sb_gen_main(argc - 1, argv + 1);

@@ -28,6 +28,7 @@
  * Without gnuplot the .dat and .gp files are still written. */
 #define _POSIX_C_SOURCE 200809L
 #include "commands.h"
+#include "core/core.h"
 #include "core/escape.h"
 #include "core/size.h"
 #include "table.h"
@@ -45,6 +46,7 @@
 struct plot_opts {
     const char *results, *out_dir, *workload, *mem_dir;
     const char *gantt; /* --gantt SCHEDULER: its placement per device, or NULL */
+    const char *schedulers; /* --schedulers LIST: only these rows, or NULL for all */
     const char *runs[SB_PLOT_MAX_RUNS]; /* every results file given; runs[0] = results */
     uint32_t n_runs;
     int have_mem;   /* the timelines folder exists */
@@ -69,6 +71,25 @@ static const char *const palette[] = {"#4e79a7", "#f28e2b", "#e15759", "#76b7b2"
 #define N_PALETTE (sizeof palette / sizeof palette[0])
 static const int point_types[] = {7, 5, 9, 11, 13, 15, 4, 6, 8, 10, 12, 14, 1};
 #define N_POINT_TYPES (sizeof point_types / sizeof point_types[0])
+
+/* A policy's style, the same in every plot of every run whatever subset a
+ * file or --schedulers holds (issue 38, item 9): a built-in policy's place in
+ * the registry, which is fixed in the binary, else a hash of its name (FNV-1a)
+ * past them. Colour palette[i % N_PALETTE], shape point_types[i % N_POINT_TYPES],
+ * dash type i % 5 + 1. */
+static uint32_t style_of(const char *policy)
+{
+    if (!sb_registry_count())
+        sb_registry_add_builtins();
+    uint32_t n = sb_registry_count();
+    for (uint32_t i = 0; i < n; i++)
+        if (!strcmp(sb_registry_at(i)->name, policy))
+            return i;
+    uint32_t h = 2166136261u;
+    for (const unsigned char *p = (const unsigned char *)policy; *p; p++)
+        h = (h ^ *p) * 16777619u;
+    return n + h % (uint32_t)(N_PALETTE * N_POINT_TYPES);
+}
 
 /* ---- helpers --------------------------------------------------------------- */
 
@@ -164,10 +185,16 @@ static void skipped(const char *what, const char *why)
     printf("plot: skipped %s: %s\n", what, why);
 }
 
-static int open_results(struct res *r, const char *path, struct sb_err *e)
+static int open_results(struct res *r, const char *path, const char *schedulers,
+                        struct sb_err *e)
 {
     if (sb_table_read(&r->t, path, e))
         return -1;
+    if (schedulers && sb_table_col(&r->t, "scheduler") >= 0 &&
+        sb_table_keep(&r->t, sb_table_col(&r->t, "scheduler"), schedulers, e)) {
+        sb_table_free(&r->t);
+        return -1;
+    }
     r->c_w = sb_table_col(&r->t, "workload");
     r->c_s = sb_table_col(&r->t, "scheduler");
     r->c_status = sb_table_col(&r->t, "status");
@@ -310,6 +337,7 @@ struct series {
     double *dev_peak, *dev_peak_x;   /* [n * n_dev] each device's peak and when */
     double *x_hi;                    /* [n] each series' last x, plotted units */
     double y_hi;                     /* the largest peak, plotted units */
+    double *peak;                    /* [n] each series' peak, plotted units */
 };
 
 static void series_free(struct series *S)
@@ -321,6 +349,7 @@ static void series_free(struct series *S)
     free(S->title);
     free(S->hash);
     free(S->sched);
+    free(S->peak);
     free(S->over);
     free(S->dev_peak);
     free(S->dev_peak_x);
@@ -419,6 +448,7 @@ static int memory_data(const struct res *r, const char *w, const struct plot_opt
     S->title = sb_xcalloc(r->t.n_rows + 1, sizeof *S->title);
     S->hash = sb_xcalloc(r->t.n_rows + 1, sizeof *S->hash);
     S->sched = sb_xcalloc(r->t.n_rows + 1, sizeof *S->sched);
+    S->peak = sb_xcalloc(r->t.n_rows + 1, sizeof *S->peak);
     S->over = sb_xcalloc(r->t.n_rows + 1, sizeof *S->over);
     S->x_hi = sb_xcalloc(r->t.n_rows + 1, sizeof *S->x_hi);
     S->by_time = 1;
@@ -460,6 +490,7 @@ static int memory_data(const struct res *r, const char *w, const struct plot_opt
             S->n_dev = 0;
         }
         S->sched[S->n] = F(r, i, r->c_s);
+        S->peak[S->n] = num(r, i, r->c_mem) / mu.scale;
         S->over[S->n] = sb_results_over(&r->t, i, r->c_over);
         S->hash[S->n] = one_timeline(&tl, dat.f, mu, tu, S->by_time, dcol, S->n_dev,
                                      S->dev_peak + (size_t)S->n * S->n_dev,
@@ -490,7 +521,8 @@ static int memory_data(const struct res *r, const char *w, const struct plot_opt
                          S->over[S->n] > 0 ? ", does NOT fit" : "");
         for (uint32_t k = 0; k < S->n && n < (int)sizeof title - 40; k++)
             if (S->hash[k] == S->hash[S->n]) { /* drawn on top of an earlier line */
-                n += snprintf(title + n, sizeof title - (size_t)n, ", same as line %u", k + 1);
+                n += snprintf(title + n, sizeof title - (size_t)n, ", same line as %.60s",
+                              S->sched[k]);
                 break;
             }
         S->title[S->n++] = sb_xstrdup(title);
@@ -657,6 +689,47 @@ static void memory_devices_gp(FILE *f, const struct series *S, const char *w,
     fprintf(f, "  unset multiplot\n  unset output\n}\n");
 }
 
+/* A peak this many times the median peak is an outlier (issue 38, item 9:
+ * 730 GB lines pressed ten others into the bottom sixth of the chart). */
+#define SB_PLOT_OUTLIER 3.0
+
+/* The memory axis's top when some series are outliers: the largest other peak
+ * plus 15%, with note naming what runs off the chart and its peak; 0 when
+ * none is. Clipped rather than a log axis: memory over time is read as
+ * differences in bytes, which a log axis distorts; the clipped lines' peaks
+ * are still in the legend and the note. */
+static double clip_top(const struct series *S, const char *unit, char *note, size_t n_note)
+{
+    if (S->n < 3)
+        return 0;
+    double *v = sb_xmalloc(S->n * sizeof *v);
+    for (uint32_t k = 0; k < S->n; k++)
+        v[k] = S->peak[k];
+    for (uint32_t a = 1; a < S->n; a++) /* insertion sort: a handful of policies */
+        for (uint32_t b = a; b > 0 && v[b - 1] > v[b]; b--) {
+            double t = v[b];
+            v[b] = v[b - 1], v[b - 1] = t;
+        }
+    double med = v[S->n / 2], lim = med * SB_PLOT_OUTLIER, top = 0;
+    free(v);
+    if (!(med > 0))
+        return 0;
+    uint32_t n_out = 0;
+    for (uint32_t k = 0; k < S->n; k++)
+        if (S->peak[k] > lim)
+            n_out++;
+        else if (S->peak[k] > top)
+            top = S->peak[k];
+    if (!n_out || !(top > 0))
+        return 0;
+    size_t k_note = (size_t)snprintf(note, n_note, "off the chart (clipped):");
+    for (uint32_t k = 0, i = 0; k < S->n && k_note < n_note; k++)
+        if (S->peak[k] > lim)
+            k_note += (size_t)snprintf(note + k_note, n_note - k_note, "%s %.60s (peak %.4g %s)",
+                                       i++ ? "," : "", S->sched[k], S->peak[k], unit);
+    return top * 1.15;
+}
+
 static int memory_plot(const struct res *r, const char *w, const struct plot_opts *o,
                        int draw, struct sb_err *e)
 {
@@ -717,8 +790,18 @@ static int memory_plot(const struct res *r, const char *w, const struct plot_opt
     fprintf(gp.f, "  set ylabel 'live memory (%s)'\n"
                   "  set key above center horizontal maxcols 3\n"
                   "  set grid\n", mu.axis);
-    /* a capacity above every line stays on the chart */
-    if (cap.y > 0 && !cap.in_title)
+    /* a capacity above every line stays on the chart; outliers do not squash
+     * the rest (clip_top) */
+    char clip_note[600];
+    double clip = clip_top(&S, mu.name, clip_note, sizeof clip_note);
+    if (clip > 0) {
+        if (cap.y > clip && !cap.in_title) /* its line is above the axis now */
+            snprintf(clip_note + strlen(clip_note), sizeof clip_note - strlen(clip_note),
+                     "; %s above", cap.label);
+        fprintf(gp.f, "  set yrange [0:%.6f]\n  set label 9 ", clip);
+        sb_gp_literal(gp.f, clip_note);
+        fprintf(gp.f, " at graph 0.01, graph 0.97 left front textcolor rgb '#b00000'\n");
+    } else if (cap.y > 0 && !cap.in_title)
         fprintf(gp.f, "  set yrange [0:%.6f]\n", mem_axis_top(&S, &cap) * 1.08);
     else
         fprintf(gp.f, "  set yrange [0:*]\n");
@@ -728,13 +811,13 @@ static int memory_plot(const struct res *r, const char *w, const struct plot_opt
         /* a colour, dash type and width per line, so coinciding lines stay visible */
         fprintf(gp.f, "    '%s.dat' index %u using 1:2 with steps lw %.1f dt %u lc rgb '%s' "
                       "title ", base, k,
-                1.2 + 0.8 * (double)(S.n - 1 - k) / (S.n > 1 ? S.n - 1 : 1), k % 5 + 1,
-                palette[k % N_PALETTE]);
+                1.2 + 0.8 * (double)(S.n - 1 - k) / (S.n > 1 ? S.n - 1 : 1),
+                style_of(S.sched[k]) % 5 + 1, palette[style_of(S.sched[k]) % N_PALETTE]);
         sb_gp_literal(gp.f, S.title[k]);
         fprintf(gp.f, ", \\\n    '%s.peaks.dat' index %u using 1:2 with points pt %d "
                       "ps 1.3 lc rgb '%s' notitle%s\n", base, k,
-                point_types[k % N_POINT_TYPES], palette[k % N_PALETTE],
-                k + 1 < S.n ? ", \\" : "");
+                point_types[style_of(S.sched[k]) % N_POINT_TYPES],
+                palette[style_of(S.sched[k]) % N_PALETTE], k + 1 < S.n ? ", \\" : "");
     }
     fprintf(gp.f, "  unset output\n}\n");
     series_free(&S);
@@ -747,6 +830,10 @@ static int memory_plot(const struct res *r, const char *w, const struct plot_opt
  * is left out, and the title says so, when it would hold nothing (no tensor
  * sizes, no exposed communication in any schedule).  An unknown value is '?'
  * in the data, which gnuplot skips. */
+/* Width of a bar and its label, px: "1,233,068" at the default font is about
+ * 60 px (issue 38, item 10: labels of 10 bars in 600 px ran together). */
+#define SB_BAR_PX 72
+
 static int bars_plot(const struct res *r, const char *w, const struct plot_opts *o,
                      int draw, struct sb_err *e)
 {
@@ -803,9 +890,15 @@ static int bars_plot(const struct res *r, const char *w, const struct plot_opts 
                                 : " (no exposed communication in any schedule)";
     char *title = sb_strf("%s%s", w, note);
     fprintf(gp.f, "# makespan (with the lower bound), peak memory, exposed communication\n");
-    /* bar labels: whole numbers from 1000 up (25558, not 2.556e+04) */
-    fprintf(gp.f, "lbl(x) = x >= 1000 ? sprintf('%%.0f', x) : sprintf('%%.4g', x)\n");
-    gp_terminals(gp.f, base, 600 * panels, 540);
+    /* bar labels: whole numbers from 1000 up with thousands separators
+     * (25,558, not 2.556e+04), as sb_num_str writes them */
+    fprintf(gp.f, "commas(s) = strlen(s) <= 3 ? s : commas(s[1:strlen(s) - 3]) . ',' . "
+                  "s[strlen(s) - 2:]\n"
+                  "lbl(x) = x >= 1000 ? commas(sprintf('%%.0f', x)) : sprintf('%%.4g', x)\n");
+    /* room for every bar's label: a panel is at least SB_BAR_PX per bar, so
+     * adjacent labels ("2,566" beside "+83.4%%") do not run together */
+    int panel_px = 600 > (int)n * SB_BAR_PX + 120 ? 600 : (int)n * SB_BAR_PX + 120;
+    gp_terminals(gp.f, base, panel_px * panels, 540);
     fprintf(gp.f, "  set datafile missing '?'\n  set multiplot layout 1,%d title ", panels);
     sb_gp_literal(gp.f, title);
     free(title);
@@ -914,6 +1007,70 @@ static int rel_point(const struct res *r, uint32_t i, struct pt *p)
 
 /* ---- per-workload scatter ------------------------------------------------------- */
 
+/* The scatter's label boxes, in fractions of the plotted span: a character
+ * is about 7 of the chart's 900 px wide (800 px of plot, offsets 0.1 + 0.1
+ * of the span), a line 16 of its 650 px high (540 px of plot, offsets 0.3 +
+ * 0.1); labels sit 0.8 character beside and above their point. */
+#define SB_LABEL_CHAR_W (7.0 / 800 * 1.2)
+#define SB_LABEL_LINE_H (16.0 / 540 * 1.4)
+
+static void label_box(const struct pt *p, const char *label, int right, double lo_x,
+                      double span_x, double lo_y, double span_y, double *x0, double *x1,
+                      double *y0)
+{
+    double x = (p->x - lo_x) / span_x, w = (double)strlen(label) * SB_LABEL_CHAR_W;
+    double pad = 0.8 * SB_LABEL_CHAR_W;
+    *x0 = right ? x - pad - w : x + pad;
+    *x1 = *x0 + w;
+    *y0 = (p->y - lo_y) / span_y + 0.3 * SB_LABEL_LINE_H;
+}
+
+/* Labels that never overprint (issue 38, item 7). Pass 1: a label whose box
+ * meets an earlier one's tries the point's other side. Pass 2: one that still
+ * meets it joins that label, "a / b" (points this close read as one place on
+ * the chart), and its own is left empty; repeated until no two boxes meet,
+ * since a joined label is wider. */
+static void place_labels(const struct pt *p, char **label, int *right, uint32_t n)
+{
+    double lo_x = INFINITY, hi_x = -INFINITY, lo_y = INFINITY, hi_y = -INFINITY;
+    for (uint32_t k = 0; k < n; k++) {
+        lo_x = fmin(lo_x, p[k].x), hi_x = fmax(hi_x, p[k].x);
+        lo_y = fmin(lo_y, p[k].y), hi_y = fmax(hi_y, p[k].y);
+    }
+    double sx = hi_x > lo_x ? hi_x - lo_x : 1, sy = hi_y > lo_y ? hi_y - lo_y : 1;
+    for (int changed = 1, rounds = 0; changed && rounds < (int)n + 1; rounds++) {
+        changed = 0;
+        for (uint32_t k = 1; k < n; k++) {
+            if (!*label[k])
+                continue;
+            for (int tries = 0; tries < 2; tries++) {
+                double a0, a1, ay, b0, b1, by;
+                uint32_t j = 0;
+                for (; j < k; j++) {
+                    if (!*label[j])
+                        continue;
+                    label_box(&p[k], label[k], right[k], lo_x, sx, lo_y, sy, &a0, &a1, &ay);
+                    label_box(&p[j], label[j], right[j], lo_x, sx, lo_y, sy, &b0, &b1, &by);
+                    if (a0 < b1 && b0 < a1 && fabs(ay - by) < SB_LABEL_LINE_H)
+                        break;
+                }
+                if (j == k)
+                    break; /* a free place */
+                if (tries == 0) {
+                    right[k] = !right[k];
+                    continue;
+                }
+                right[k] = !right[k]; /* back where it was; join label j */
+                char *l = sb_strf("%s / %s", label[j], label[k]);
+                free(label[j]);
+                label[j] = l;
+                label[k][0] = 0;
+                changed = 1;
+            }
+        }
+    }
+}
+
 /* One labelled point per distinct (peak, makespan): schedulers that land on
  * the same point share one label ("original, minmem") instead of printing
  * over each other. */
@@ -971,14 +1128,17 @@ static int scatter_plot(const struct res *r, const char *w, const struct plot_op
         lo = buf[k].x < lo ? buf[k].x : lo;
         hi = buf[k].x > hi ? buf[k].x : hi;
     }
+    int *right = sb_xcalloc(n + 1, sizeof *right);
+    for (uint32_t k = 0; k < n; k++) /* 1: label to the left of the point, inside the chart */
+        right[k] = hi > lo && buf[k].x > (lo + hi) / 2;
+    place_labels(buf, label, right, n);
     for (uint32_t k = 0; k < n; k++) {
         fprintf(dat.f, "%.6f %.6f ", buf[k].x, buf[k].y);
         sb_gp_datum(dat.f, label[k]);
-        /* 1: label to the left of the point, so it stays inside the chart */
-        int right = hi > lo && buf[k].x > (lo + hi) / 2;
-        fprintf(dat.f, " %d\n", right);
-        n_right += (uint32_t)right;
+        fprintf(dat.f, " %d\n", right[k]);
+        n_right += (uint32_t)right[k];
     }
+    free(right);
     front(buf, n, fr.f);
     struct sb_err e2;
     rc = sb_atomic_commit(&dat, e);
@@ -1061,6 +1221,28 @@ static void say_no_original(const struct res *r, const struct plot_opts *o)
     }
 }
 
+/* Tick labels on a log axis from lo to hi: the round values 0.01 .. 100 where
+ * the data spans a factor of 3 or more; else six values spread evenly over
+ * the span in log space, three significant digits each, so a narrow axis
+ * still has labels to read (issue 38, item 8: two labels were drawn). */
+static void log_tics(FILE *f, const char *axis, double lo, double hi)
+{
+    if (!(lo > 0) || !(hi >= lo) || hi / lo >= 3) {
+        fprintf(f, "  set %stics ('0.01' 0.01, '0.02' 0.02, '0.05' 0.05, '0.1' 0.1, "
+                   "'0.2' 0.2, '0.5' 0.5, '0.7' 0.7, '1' 1, '1.5' 1.5, '2' 2, '5' 5, "
+                   "'10' 10, '20' 20, '50' 50, '100' 100)\n", axis);
+        return;
+    }
+    if (hi / lo < 1.02) /* one value, or nearly: a span of 2% around it */
+        lo /= 1.01, hi *= 1.01;
+    fprintf(f, "  set %stics (", axis);
+    for (int i = 0; i < 6; i++) {
+        double v = lo * pow(hi / lo, i / 5.0);
+        fprintf(f, "%s'%.3g' %.6g", i ? ", " : "", v, v);
+    }
+    fprintf(f, ")\n");
+}
+
 /* Every workload's schedulers relative to its own original, on log axes: a
  * ratio of 50 and one of 0.9 both stay readable, and 2x better reads as far
  * from 1 as 2x worse. */
@@ -1072,6 +1254,7 @@ static int pareto_plot(const struct res *r, const struct plot_opts *o, int draw,
     const char **wl = sb_xcalloc(r->t.n_rows + 1, sizeof *wl);
     uint32_t ns = distinct(r, o, r->c_s, 1, sch), nw = distinct(r, o, r->c_w, 1, wl);
     struct pt *buf = sb_xmalloc((r->t.n_rows + 1) * sizeof *buf), p;
+    double lo_x = INFINITY, hi_x = 0, lo_y = INFINITY, hi_y = 0;
     int rc = 0;
     if (!ns) {
         skipped("pareto", "no workload in scope has an ok 'original' row with a known peak");
@@ -1091,8 +1274,16 @@ static int pareto_plot(const struct res *r, const struct plot_opts *o, int draw,
         fputc('\n', dat.f);
         for (uint32_t i = 0; i < r->t.n_rows; i++)
             if (in_scope(o, F(r, i, r->c_w)) && !strcmp(F(r, i, r->c_s), sch[k]) &&
-                !rel_point(r, i, &p) && p.x > 0 && p.y > 0)
-                fprintf(dat.f, "%.6f %.6f\n", p.x, p.y);
+                !rel_point(r, i, &p) && p.x > 0 && p.y > 0) {
+                /* third column: the workload's shape, so an 8B point is told
+                 * from a 70B one (issue 38, item 8) */
+                uint32_t kw = 0;
+                while (kw + 1 < nw && strcmp(wl[kw], F(r, i, r->c_w)))
+                    kw++;
+                fprintf(dat.f, "%.6f %.6f %d\n", p.x, p.y, point_types[kw % N_POINT_TYPES]);
+                lo_x = fmin(lo_x, p.x), hi_x = fmax(hi_x, p.x);
+                lo_y = fmin(lo_y, p.y), hi_y = fmax(hi_y, p.y);
+            }
     }
     for (uint32_t k = 0; k < nw; k++) {
         uint32_t n = 0;
@@ -1106,29 +1297,34 @@ static int pareto_plot(const struct res *r, const struct plot_opts *o, int draw,
         goto out;
     fprintf(gp.f, "# makespan against peak memory, both relative to original, log axes\n");
     gp_terminals(gp.f, "pareto", 1000, 700);
-    fprintf(gp.f, "  set title 'makespan vs peak memory, relative to original (%u workloads)'\n"
-                  "  set logscale xy\n  set autoscale fix\n"
-                  "  set xtics ('0.01' 0.01, '0.02' 0.02, '0.05' 0.05, '0.1' 0.1, '0.2' 0.2, "
-                  "'0.5' 0.5, '0.7' 0.7, '1' 1, '1.5' 1.5, '2' 2, '5' 5, '10' 10, '20' 20, "
-                  "'50' 50, '100' 100)\n"
-                  "  set ytics ('0.01' 0.01, '0.02' 0.02, '0.05' 0.05, '0.1' 0.1, '0.2' 0.2, "
-                  "'0.5' 0.5, '0.7' 0.7, '1' 1, '1.5' 1.5, '2' 2, '5' 5, '10' 10, '20' 20, "
-                  "'50' 50, '100' 100)\n"
-                  "  set offsets graph 0.06, graph 0.06, graph 0.06, graph 0.06\n"
+    fprintf(gp.f, "  set title 'makespan vs peak memory, relative to original (%u workload%s)'\n"
+                  "  set logscale xy\n  set autoscale fix\n", nw, nw == 1 ? "" : "s");
+    log_tics(gp.f, "x", lo_x, hi_x);
+    log_tics(gp.f, "y", lo_y, hi_y);
+    fprintf(gp.f, "  set offsets graph 0.06, graph 0.06, graph 0.06, graph 0.06\n"
                   "  set xlabel 'peak memory / original peak memory (log scale)'\n"
                   "  set ylabel 'makespan / original makespan (log scale)'\n"
                   "  set key outside right top\n  set grid xtics ytics\n"
                   "  set arrow 1 from graph 0, first 1 to graph 1, first 1 nohead dt 2\n"
                   "  set arrow 2 from first 1, graph 0 to first 1, graph 1 nohead dt 2\n"
                   "  plot 'pareto.front.dat' using 1:2 with steps lw 1.5 lc rgb '#bbbbbb' "
-                  "title 'Pareto front of each workload', \\\n", nw);
+                  "title 'Pareto front of each workload', \\\n");
+    /* colour per policy (style_of), shape per workload: the points carry no
+     * title; the key lists the policies' colours, then the workloads' shapes */
+    for (uint32_t k = 0; k < ns; k++)
+        fprintf(gp.f, "    'pareto.dat' index %u using 1:2:3 with points pt variable ps 1.4 "
+                      "lc rgb '%s' notitle, \\\n", k, palette[style_of(sch[k]) % N_PALETTE]);
     for (uint32_t k = 0; k < ns; k++) {
-        /* a (colour, shape) pair of its own per scheduler */
-        fprintf(gp.f, "    'pareto.dat' index %u using 1:2 with points pt %d ps 1.4 "
-                      "lc rgb '%s' title ", k, point_types[k % N_POINT_TYPES],
-                palette[k % N_PALETTE]);
+        fprintf(gp.f, "    NaN with points pt 7 ps 1.4 lc rgb '%s' title ",
+                palette[style_of(sch[k]) % N_PALETTE]);
         sb_gp_literal(gp.f, sch[k]);
-        fprintf(gp.f, "%s\n", k + 1 < ns ? ", \\" : "");
+        fprintf(gp.f, ", \\\n");
+    }
+    for (uint32_t k = 0; k < nw; k++) {
+        fprintf(gp.f, "    NaN with points pt %d ps 1.4 lc rgb '#555555' title ",
+                point_types[k % N_POINT_TYPES]);
+        sb_gp_literal(gp.f, wl[k]);
+        fprintf(gp.f, "%s\n", k + 1 < nw ? ", \\" : "");
     }
     fprintf(gp.f, "  unset output\n}\n");
     rc = finish(&gp, o->out_dir, "pareto", draw, e);
@@ -1312,7 +1508,7 @@ static int plot_runs(const struct plot_opts *o, int draw, struct sb_err *e)
     uint32_t opened = 0, n_done = 0;
     int rc = 0;
     for (; opened < o->n_runs && !rc; opened++)
-        rc = open_results(&R[opened], o->runs[opened], e);
+        rc = open_results(&R[opened], o->runs[opened], o->schedulers, e);
     if (rc)
         opened--; /* the failed one holds nothing */
     for (uint32_t j = 0; j < opened && !rc; j++)
@@ -1341,7 +1537,13 @@ static int plot_help(void)
 {
     printf("usage: schedbench plot RESULTS.csv [-o DIR] [--workload W] [--mem-dir DIR]\n"
            "                       [--mem-cap SIZE] [--gantt SCHEDULER] [--brief]\n"
+           "                       [--schedulers A,B,...]\n"
            "       schedbench plot RUN1.csv RUN2.csv... [-o DIR] [--workload W]\n"
+           "\n"
+           "--schedulers A,B,... plots only those policies' rows (ratios need original\n"
+           "among them); a policy has the same colour and shape in every plot whatever\n"
+           "the subset. A memory line whose peak is over 3x the median peak is clipped,\n"
+           "and a note on the chart names it with its peak.\n"
            "\n"
            "Writes PNG and SVG plots, with the .dat and .gp files gnuplot draws them\n"
            "from, into DIR (default plots/), and prints each file it wrote and each\n"
@@ -1403,7 +1605,8 @@ static int parse_plot_args(struct plot_opts *o, int argc, char **argv, char *mem
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         if (v && (!strcmp(a, "-o") || !strcmp(a, "--workload") || !strcmp(a, "--mem-dir") ||
-                  !strcmp(a, "--gantt") || !strcmp(a, "--mem-cap")) &&
+                  !strcmp(a, "--gantt") || !strcmp(a, "--mem-cap") ||
+                  !strcmp(a, "--schedulers")) &&
             sb_opt_once(&once, "plot", a, v, e))
             return -1;
         if (!strcmp(a, "-o") && v)
@@ -1414,6 +1617,8 @@ static int parse_plot_args(struct plot_opts *o, int argc, char **argv, char *mem
             o->mem_dir = argv[++i], given = 1;
         else if (!strcmp(a, "--gantt") && v)
             o->gantt = argv[++i];
+        else if (!strcmp(a, "--schedulers") && v)
+            o->schedulers = argv[++i];
         else if (!strcmp(a, "--brief"))
             plot_brief = 1;
         else if (!strcmp(a, "--mem-cap") && v) {
@@ -1428,8 +1633,8 @@ static int parse_plot_args(struct plot_opts *o, int argc, char **argv, char *mem
             return sb_errf(e, "schedbench plot: at most %d results files", SB_PLOT_MAX_RUNS);
         else {
             static const char *const opts[] = {"-o", "--workload", "--mem-dir", "--mem-cap",
-                                               "--gantt", "--brief"};
-            const char *near = sb_did_you_mean(a, opts, 6);
+                                               "--gantt", "--brief", "--schedulers"};
+            const char *near = sb_did_you_mean(a, opts, 7);
             return sb_errf(e, "schedbench plot: unexpected argument '%s'%s%s%s", a,
                            near ? " (did you mean '" : "", near ? near : "",
                            near ? "'?)" : " (see --help)");
@@ -1694,8 +1899,10 @@ static int gantt_plot(const struct res *r, const char *w, const struct plot_opts
                   "its outgoing links\n");
     int lane_px = L.n > 24 ? 20 : 34; /* many links: thinner rows */
     gp_terminals(gp.f, base, 1200, 170 + lane_px * (int)L.n);
-    char *title = sb_strf("%s / %s: what runs where and when, makespan %.4g %s%s%s%s", w,
-                          F(r, (uint32_t)row, r->c_s), span, tu.name, no_copies ? " (" : "",
+    char span_s[64];
+    char *title = sb_strf("%s / %s: what runs where and when, makespan %s %s%s%s%s", w,
+                          F(r, (uint32_t)row, r->c_s), sb_num_str(span_s, sizeof span_s, span),
+                          tu.name, no_copies ? " (" : "",
                           no_copies ? no_copies : "", no_copies ? ")" : "");
     fprintf(gp.f, "  set title ");
     sb_gp_literal(gp.f, title);
@@ -1828,7 +2035,7 @@ int sb_cmd_plot(int argc, char **argv)
         }
         return 0;
     }
-    if (open_results(&r, o.results, &e)) {
+    if (open_results(&r, o.results, o.schedulers, &e)) {
         fprintf(stderr, "%s\n", e.msg);
         return 2;
     }

@@ -27,6 +27,9 @@
 
 struct report_opts {
     const char *results, *out, *mem_dir, *vs, *workload, *gantt;
+    const char *shown;      /* the results file as the user named it: results may be
+                             * the --schedulers copy in the temporary folder */
+    const char *schedulers; /* --schedulers LIST, or NULL */
     int all_rows; /* --include-over-capacity, as summary's */
 };
 
@@ -167,7 +170,11 @@ static void identity(FILE *f, const struct sb_table *t, const struct report_opts
     uint32_t nw, ns, nm, nid;
     char commit[64];
     fprintf(f, "<table class=\"id\">\n<tr><th>results file</th><td>");
-    sb_html_text(f, o->results);
+    sb_html_text(f, o->shown);
+    if (o->schedulers) {
+        fprintf(f, ", only --schedulers ");
+        sb_html_text(f, o->schedulers);
+    }
     fprintf(f, " (%u rows)</td></tr>\n<tr><th>workloads</th><td>", t->n_rows);
     distinct_list(f, t, "workload", &nw);
     fprintf(f, " <span class=\"n\">(%u)</span></td></tr>\n<tr><th>policies</th><td>", nw);
@@ -214,7 +221,11 @@ static const char style[] =
     "td.best{font-weight:bold;background:#e8f3e8}td.bad{color:#a00;text-align:left}"
     "figure{margin:1em 0}figcaption{font-weight:bold;margin:.3em 0}"
     "svg{max-width:100%;height:auto;border:1px solid #eee}"
+    "figure.wide{overflow-x:auto}figure.wide svg{max-width:none}"
     ".n{color:#777}ul.notes li{margin:.2em 0}nav a{margin-right:.8em}";
+
+/* The page's width for figures, px: wider SVGs scroll instead of shrinking. */
+#define SB_REPORT_WIDE_PX 1600
 
 static void figure(FILE *f, const char *dir, const char *base, const char *caption,
                    unsigned *fig)
@@ -222,7 +233,15 @@ static void figure(FILE *f, const char *dir, const char *base, const char *capti
     char *path = sb_strf("%s/%s.svg", dir, base);
     struct stat st;
     if (stat(path, &st) == 0) {
-        fprintf(f, "<figure><figcaption>");
+        /* a figure far wider than the page (the heatmap of many policies) is
+         * shown at its own size in a box that scrolls sideways: shrunk to the
+         * page width its labels could not be read (issue 38, item 10) */
+        size_t n;
+        char *svg = sb_read_file(path, &n), *at = svg ? strstr(svg, "<svg") : NULL;
+        char *wd = at ? strstr(at, "width=\"") : NULL;
+        int wide = wd && atoi(wd + 7) > SB_REPORT_WIDE_PX;
+        free(svg);
+        fprintf(f, "<figure%s><figcaption>", wide ? " class=\"wide\"" : "");
         sb_html_text(f, caption);
         fprintf(f, "</figcaption>\n");
         if (inline_svg(f, path, ++*fig))
@@ -237,9 +256,9 @@ static int write_page(FILE *f, const struct report_opts *o, const struct sb_tabl
 {
     fprintf(f, "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n"
                "<title>schedbench report: ");
-    sb_html_text(f, o->results);
+    sb_html_text(f, o->shown);
     fprintf(f, "</title>\n<style>%s</style>\n</head><body>\n<h1>schedbench report: ", style);
-    sb_html_text(f, o->results);
+    sb_html_text(f, o->shown);
     fprintf(f, "</h1>\n<nav><a href=\"#sweep\">the sweep</a><a href=\"#glance\">at a "
                "glance</a><a href=\"#all\">all workloads</a><a href=\"#per\">per "
                "workload</a><a href=\"#notes\">notes</a></nav>\n"
@@ -299,7 +318,7 @@ static int write_page(FILE *f, const struct report_opts *o, const struct sb_tabl
     if (plot_rc)
         fprintf(f, "<li>schedbench plot failed (exit %d): the figures may be incomplete</li>\n",
                 plot_rc);
-    if (!fig)
+    if (!fig && !plot_rc) /* a failing plot is named on the line above */
         fprintf(f, "<li>no figures: gnuplot was not found, or nothing could be drawn</li>\n");
     char *log = sb_strf("%s/.plot.log", dir);
     size_t n;
@@ -417,7 +436,7 @@ static int report_help(void)
 {
     printf("usage: schedbench report RESULTS.csv [-o REPORT.html] [--mem-dir DIR]\n"
            "                         [--vs POLICY] [--workload W] [--gantt SCHEDULER]\n"
-           "                         [--include-over-capacity]\n"
+           "                         [--include-over-capacity] [--schedulers A,B,...]\n"
            "\n"
            "Writes one self-contained HTML page (default report.html; - for standard\n"
            "output, checked before any figure is drawn): the sweep's\n"
@@ -439,7 +458,7 @@ int sb_cmd_report(int argc, char **argv)
 {
     struct report_opts o = {0};
     static const char *const flags[] = {"-o", "--mem-dir", "--vs", "--workload", "--gantt",
-                                        "--include-over-capacity", "--help"};
+                                        "--include-over-capacity", "--help", "--schedulers"};
     struct sb_opt_seen once = {0};
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -447,7 +466,8 @@ int sb_cmd_report(int argc, char **argv)
         if (!strcmp(a, "--help") || !strcmp(a, "-h"))
             return report_help();
         if (v && (!strcmp(a, "-o") || !strcmp(a, "--mem-dir") || !strcmp(a, "--vs") ||
-                  !strcmp(a, "--workload") || !strcmp(a, "--gantt")) &&
+                  !strcmp(a, "--workload") || !strcmp(a, "--gantt") ||
+                  !strcmp(a, "--schedulers")) &&
             sb_opt_once(&once, "report", a, v, &oe)) {
             fprintf(stderr, "%s\n", oe.msg);
             return 2;
@@ -462,12 +482,14 @@ int sb_cmd_report(int argc, char **argv)
             o.workload = argv[++i];
         else if (!strcmp(a, "--gantt") && v)
             o.gantt = argv[++i];
+        else if (!strcmp(a, "--schedulers") && v)
+            o.schedulers = argv[++i];
         else if (!strcmp(a, "--include-over-capacity"))
             o.all_rows = 1;
         else if (a[0] != '-' && !o.results)
             o.results = a;
         else {
-            const char *near = a[0] == '-' ? sb_did_you_mean(a, flags, 7) : NULL;
+            const char *near = a[0] == '-' ? sb_did_you_mean(a, flags, 8) : NULL;
             fprintf(stderr, "schedbench report: unexpected argument '%s'%s%s%s\n", a,
                     near ? " (did you mean '" : "", near ? near : "", near ? "'?)" : "");
             return 2;
@@ -479,6 +501,20 @@ int sb_cmd_report(int argc, char **argv)
     }
     if (!o.out)
         o.out = "report.html";
+    /* a --mem-dir that is not a folder is the user's mistake, refused with its
+     * reason as plot refuses it, not a page whose figures went missing */
+    struct stat mst;
+    if (o.mem_dir) {
+        int st_rc = stat(o.mem_dir, &mst);
+        const char *why = st_rc && errno == ENOENT ? "no such folder"
+                          : st_rc                  ? strerror(errno)
+                          : !S_ISDIR(mst.st_mode)  ? "not a folder"
+                                                   : NULL;
+        if (why) {
+            fprintf(stderr, "schedbench report: --mem-dir %s: %s\n", o.mem_dir, why);
+            return 2;
+        }
+    }
     struct sb_table t;
     struct sb_err e;
     if (sb_table_read(&t, o.results, &e)) {
@@ -517,7 +553,33 @@ int sb_cmd_report(int argc, char **argv)
         sb_table_free(&t);
         return 2;
     }
+    o.shown = o.results;
+    char *sub = NULL, mem_buf[4200];
+    if (o.schedulers) {
+        /* the page and its figures from the kept rows only: a copy of them in
+         * the temporary folder; the timelines stay where the results' are */
+        sub = sb_strf("%s/results.csv", dir);
+        if (sb_table_keep(&t, sb_table_col(&t, "scheduler"), o.schedulers, &e) ||
+            sb_table_write(&t, sub, &e)) {
+            fprintf(stderr, "schedbench report: %s\n", e.msg);
+            remove_dir(dir);
+            free(dir), free(sub);
+            sb_atomic_abort(&out);
+            sb_table_free(&t);
+            return 2;
+        }
+        if (!o.mem_dir) {
+            const char *slash = strrchr(o.results, '/');
+            snprintf(mem_buf, sizeof mem_buf, "%.*s/mem", slash ? (int)(slash - o.results) : 1,
+                     slash ? o.results : ".");
+            struct stat mst2;
+            if (!stat(mem_buf, &mst2) && S_ISDIR(mst2.st_mode))
+                o.mem_dir = mem_buf;
+        }
+        o.results = sub;
+    }
     int rc = make_page(&o, &t, dir, &out); /* removes dir */
+    free(sub);
     free(dir);
     sb_table_free(&t);
     return rc;

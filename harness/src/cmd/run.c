@@ -337,9 +337,17 @@ static int run_help(void)
            "                    and a row that does not check out (another sweep, a\n"
            "                    garbled field, a workload or machine edited since) runs\n"
            "                    again, with a word on why\n"
-           "  --import K=V,...  importer options: peak_tflops and mem_gbps (Chakra\n"
-           "                    roofline, default 989 and 3350), clock_ghz (ASTRA-sim\n"
-           "                    text cycles, default 1), npus (ASTRA-sim text, default 16)\n"
+           "  --import K=V,...  importer options (every key; see workloads/importers/):\n"
+           "                      peak_tflops, mem_gbps  Chakra roofline (default 989\n"
+           "                                  TFLOP/s, 3350 GB/s)\n"
+           "                      clock_ghz   ASTRA-sim text cycles (default 1)\n"
+           "                      npus        ranks: ASTRA-sim text (default 16), Chakra\n"
+           "                                  (default: the rank files beside the trace)\n"
+           "                      ctrl_deps=1 Chakra ctrl_deps are edges too (default 0)\n"
+           "                      streams=0   Chakra: every node on one stream (default 1)\n"
+           "                      toposort=1  CSV rows in any order (default 0)\n"
+           "                      fuse=none   HLO: price every instruction alone\n"
+           "                                  (default fuse=xla)\n"
            "  --comm M          collectives priced by simple (the alpha-beta cost model,\n"
            "                    default), astra (ASTRA-sim's system layer and\n"
            "                    congestion-unaware network; --sim inflight=N collectives\n"
@@ -2138,8 +2146,9 @@ int sb_cmd_run(int argc, char **argv)
         if (sb_atomic_commit(&out, &e))
             fprintf(stderr, "schedbench run: %s\n", e.msg);
         else if ((written = 1) && !o.quiet)
-            fprintf(stderr, "schedbench: %u workloads x %u schedulers -> %s (some workloads "
-                            "did not load: see status)\n", o.w.n, o.n_sched,
+            fprintf(stderr, "schedbench: %u workload%s x %u scheduler%s -> %s (some workloads "
+                            "did not load: see status)\n", o.w.n, o.w.n == 1 ? "" : "s",
+                    o.n_sched, o.n_sched == 1 ? "" : "s",
                     to_stdout ? "standard output" : o.out);
         rc = 2;
     } else if (rc == 2) {
@@ -2160,8 +2169,8 @@ int sb_cmd_run(int argc, char **argv)
             fflush(stdout);
         }
         if (!o.quiet || o.out_named)
-            fprintf(stderr, "schedbench: %u workloads x %u schedulers%s -> %s%s\n", o.w.n,
-                    o.n_sched, o.shard_n > 1 ? " (one shard)" : "",
+            fprintf(stderr, "schedbench: %u workload%s x %u scheduler%s%s -> %s%s\n", o.w.n,
+                    o.w.n == 1 ? "" : "s", o.n_sched, o.n_sched == 1 ? "" : "s", o.shard_n > 1 ? " (one shard)" : "",
                     to_stdout ? "standard output" : o.out,
                     rc ? " (some cells invalid or failed: see status)" : "");
     }

@@ -31,7 +31,38 @@ struct sum_opts {
 struct cols {
     int w, s, status, span, mem, exp, gap, dev_peak;
     int over, limit; /* over_capacity, mem_limit_bytes; -1 in older files */
+    int lb, compute, comm, model; /* makespan_lb_us, compute_us, comm_us, cost_model */
 };
+
+/* Policies whose order replays a runtime's issue rule rather than one a
+ * compiler could emit: `ready` is ASTRA-sim's workload layer (docs/ready.md).
+ * Marked apart in summary and the report (issue 38, item 11). */
+static const char *const replay_policies[] = {"ready"};
+
+static int is_replay(const char *sched)
+{
+    size_t n = strcspn(sched, ":");
+    for (size_t i = 0; i < sizeof replay_policies / sizeof replay_policies[0]; i++)
+        if (strlen(replay_policies[i]) == n && !strncmp(sched, replay_policies[i], n))
+            return 1;
+    return 0;
+}
+
+/* A bound within this fraction of a total is said to be that total's: the
+ * rest is the few microseconds of critical path before or after it. */
+#define SB_BOUND_NEAR 0.01
+
+
+/* A figure in plain decimals with thousands separators (table.h's
+ * sb_num_str); four buffers in turn, so one printf can hold four of them.
+ * Commands are single-threaded. */
+static const char *num(double v)
+{
+    static char buf[4][64];
+    static unsigned k;
+    k = (k + 1) % 4;
+    return sb_num_str(buf[k], sizeof buf[k], v);
+}
 
 /* One ok or failed row of a workload, with its ratios to the reference. */
 struct entry {
@@ -139,6 +170,10 @@ static int summary_load(struct summary *S, const struct sum_opts *o, struct sb_e
     c->dev_peak = sb_table_col(&S->t, "dev_peak_bytes");
     c->over = sb_table_col(&S->t, "over_capacity");
     c->limit = sb_table_col(&S->t, "mem_limit_bytes");
+    c->lb = sb_table_col(&S->t, "makespan_lb_us");
+    c->compute = sb_table_col(&S->t, "compute_us");
+    c->comm = sb_table_col(&S->t, "comm_us");
+    c->model = sb_table_col(&S->t, "cost_model");
     S->all_rows = o->all_rows;
     if (c->w < 0 || c->s < 0 || c->status < 0 || c->span < 0 || c->mem < 0 || c->exp < 0) {
         sb_table_free(&S->t);
@@ -369,7 +404,7 @@ static void fits_str(const struct entry *x, struct scale ms, char *buf, size_t n
         k += snprintf(buf + k, n - (size_t)k, " (%ld device%s over)", x->n_over,
                       x->n_over == 1 ? "" : "s");
     if (x->over_limit == 1)
-        snprintf(buf + k, n - (size_t)k, ", above its own limit (%.4g %s)", x->limit / ms.div,
+        snprintf(buf + k, n - (size_t)k, ", above its own limit (%s %s)", num(x->limit / ms.div),
                  ms.name);
 }
 
@@ -392,7 +427,7 @@ static int best_fit_note(const struct summary *S, const struct wl *W, struct sca
     size_t k = 0;
     buf[0] = 0;
     if (n_tied == 1 && one->fits >= 0 && one->mem_known)
-        k += (size_t)snprintf(buf, n, ", %.4g %s", one->mem / ms.div, ms.name);
+        k += (size_t)snprintf(buf, n, ", %s %s", num(one->mem / ms.div), ms.name);
     k += (size_t)snprintf(buf + k, n - k, ")%s", n_fit == n_tied ? ": fits" : "");
     int first = 1;
     for (uint32_t i = 0; i < W->n && n_unfit && k + 300 < n; i++) {
@@ -429,10 +464,41 @@ static void fit_line(const struct summary *S, const struct wl *W, struct scale t
             if (is_best(W, &W->e[i], BEST_FIT))
                 one = &W->e[i];
     if (one && one->mem_known)
-        snprintf(figures, n_figures, " (%.4g %s, %.4g %s)", W->fit_span / ts.div, ts.name,
-                 one->mem / ms.div, ms.name);
+        snprintf(figures, n_figures, " (%s %s, %s %s)", num(W->fit_span / ts.div), ts.name,
+                 num(one->mem / ms.div), ms.name);
     else
-        snprintf(figures, n_figures, " (%.4g %s)", W->fit_span / ts.div, ts.name);
+        snprintf(figures, n_figures, " (%s %s)", num(W->fit_span / ts.div), ts.name);
+}
+
+/* What produced a workload's figures and what limits them: the cost model of
+ * its rows, and the lower bound with the term it is within SB_BOUND_NEAR of
+ * (the collectives' total time on one resource, the compute total on one
+ * device), else the critical path or a window of a resource. The results
+ * file records the model's name, not its bandwidth and latency: those are
+ * the run's --cost (docs/cost-model.md). */
+static void bound_str(const struct summary *S, const struct wl *W, struct scale ts, char *buf,
+                      size_t n)
+{
+    const struct entry *x = NULL;
+    for (uint32_t i = 0; i < W->n && !x; i++)
+        if (W->e[i].ok)
+            x = &W->e[i];
+    if (!x || S->c.lb < 0) {
+        snprintf(buf, n, "%s", "");
+        return;
+    }
+    double lb = field_num(G(S, x->row, S->c.lb)), comm = field_num(G(S, x->row, S->c.comm)),
+           comp = field_num(G(S, x->row, S->c.compute));
+    const char *model = S->c.model >= 0 ? G(S, x->row, S->c.model) : "";
+    const char *term = !(lb > 0) ? "no bound"
+                       : comm >= lb * (1 - SB_BOUND_NEAR) && comm <= lb * (1 + SB_BOUND_NEAR)
+                           ? "communication binds: the "
+                                                             "collectives' total time"
+                       : comp >= lb * (1 - SB_BOUND_NEAR) && comp <= lb * (1 + SB_BOUND_NEAR)
+                           ? "compute binds: the compute total"
+                           : "the critical path or a resource's busiest window binds";
+    snprintf(buf, n, "lower bound %s %s (%s); cost model %s (bandwidth and latency: the "
+                     "run's --cost)", num(lb / ts.div), ts.name, term, *model ? model : "?");
 }
 
 static void print_text(const struct summary *S, FILE *f)
@@ -451,10 +517,14 @@ static void print_text(const struct summary *S, FILE *f)
         const struct wl *W = &S->wl[k];
         struct scale ts = time_scale(W), ms = mem_scale(W);
         fprintf(f, "%s%s\n", k ? "\n" : "", W->name);
+        bound_str(S, W, ts, note, sizeof note);
+        if (*note)
+            fprintf(f, "  %s\n", note);
         if (W->ref < 0)
             fprintf(f, "  (no ok '%s' row: no ratios)\n", S->vs);
-        fprintf(f, "  %-*s %12s %*s %11s %12s %*s %12s  %s\n", sw, "policy", "makespan", rw,
-                xvs, "above bound", "peak", rw, xvs, "exposed", "fits");
+        /* two spaces between columns: a wide figure still stands apart */
+        fprintf(f, "  %-*s  %12s  %*s  %11s  %12s  %*s  %12s  %s\n", sw, "policy", "makespan",
+                rw, xvs, "above bound", "peak", rw, xvs, "exposed", "fits");
         for (uint32_t i = 0; i < W->n; i++) {
             const struct entry *x = &W->e[i];
             const char *s = G(S, x->row, S->c.s);
@@ -462,26 +532,26 @@ static void print_text(const struct summary *S, FILE *f)
                 fprintf(f, "  %-*s %s\n", sw, s, G(S, x->row, S->c.status));
                 continue;
             }
-            snprintf(a, sizeof a, "%.4g %s", x->span / ts.div, ts.name);
+            snprintf(a, sizeof a, "%s %s", num(x->span / ts.div), ts.name);
             ratio_str(b, sizeof b, x->r_span);
             if (isnan(x->gap))
                 snprintf(c, sizeof c, "-");
             else
                 snprintf(c, sizeof c, "+%.1f%%", x->gap);
             if (x->mem_known)
-                snprintf(d, sizeof d, "%.4g %s", x->mem / ms.div, ms.name);
+                snprintf(d, sizeof d, "%s %s", num(x->mem / ms.div), ms.name);
             else
                 snprintf(d, sizeof d, "unknown");
             ratio_str(g, sizeof g, x->r_mem);
-            snprintf(h, sizeof h, "%.4g %s", x->exp / ts.div, ts.name);
+            snprintf(h, sizeof h, "%s %s", num(x->exp / ts.div), ts.name);
             fits_str(x, ms, fit, sizeof fit);
-            fprintf(f, "  %-*s %12s %*s %11s %12s %*s %12s  %s\n", sw, s, a, rw, b, c, d, rw, g,
-                    h, fit);
+            fprintf(f, "  %-*s  %12s  %*s  %11s  %12s  %*s  %12s  %s%s\n", sw, s, a, rw, b, c,
+                    d, rw, g, h, fit, is_replay(s) ? "  (replay, not a compiler's order)" : "");
         }
         if (isfinite(W->best_span)) {
             best_list(S, W, BEST_SPAN, best, sizeof best);
             int all_fit = best_fit_note(S, W, ms, note, sizeof note);
-            fprintf(f, "  best makespan:     %s (%.4g %s%s\n", best, W->best_span / ts.div,
+            fprintf(f, "  best makespan:     %s (%s %s%s\n", best, num(W->best_span / ts.div),
                     ts.name, note);
             fit_line(S, W, ts, ms, best, sizeof best, note, sizeof note);
             if (*best && !all_fit) /* else the line above has said it */
@@ -489,7 +559,7 @@ static void print_text(const struct summary *S, FILE *f)
         }
         if (isfinite(W->best_mem)) {
             best_list(S, W, BEST_MEM, best, sizeof best);
-            fprintf(f, "  best peak:         %s (%.4g %s)\n", best, W->best_mem / ms.div,
+            fprintf(f, "  best peak:         %s (%s %s)\n", best, num(W->best_mem / ms.div),
                     ms.name);
         } else if (isfinite(W->best_span))
             fprintf(f, "  best peak:         unknown (peak memory not measured: no tensor "
@@ -742,7 +812,14 @@ static void print_html(const struct summary *S, FILE *f)
         struct scale ts = time_scale(W), ms = mem_scale(W);
         fprintf(f, "<h3 id=\"w-%u\">", k);
         sb_html_text(f, W->name);
-        fprintf(f, "</h3>\n<table class=\"sum\"><tr><th>policy</th><th>makespan</th>"
+        fprintf(f, "</h3>\n");
+        bound_str(S, W, ts, note, sizeof note);
+        if (*note) {
+            fprintf(f, "<p class=\"bound\">");
+            sb_html_text(f, note);
+            fprintf(f, "</p>\n");
+        }
+        fprintf(f, "<table class=\"sum\"><tr><th>policy</th><th>makespan</th>"
                    "<th>&times; ");
         sb_html_text(f, S->vs);
         fprintf(f, "</th><th>above bound</th><th>peak</th><th>&times; ");
@@ -752,24 +829,28 @@ static void print_html(const struct summary *S, FILE *f)
             const struct entry *x = &W->e[i];
             fprintf(f, "<tr><td>");
             sb_html_text(f, G(S, x->row, S->c.s));
+            if (is_replay(G(S, x->row, S->c.s)))
+                fprintf(f, " <span class=\"n\" title=\"replays a runtime's issue rule "
+                           "(docs/ready.md), not an order a compiler could emit\">(replay)"
+                           "</span>");
             if (!x->ok) {
                 fprintf(f, "</td><td colspan=\"7\" class=\"bad\">");
                 sb_html_text(f, G(S, x->row, S->c.status));
                 fprintf(f, "</td></tr>\n");
                 continue;
             }
-            snprintf(a, sizeof a, "%.4g %s", x->span / ts.div, ts.name);
+            snprintf(a, sizeof a, "%s %s", num(x->span / ts.div), ts.name);
             ratio_str(b, sizeof b, x->r_span);
             if (isnan(x->gap))
                 snprintf(c, sizeof c, "-");
             else
                 snprintf(c, sizeof c, "+%.1f%%", x->gap);
             if (x->mem_known)
-                snprintf(d, sizeof d, "%.4g %s", x->mem / ms.div, ms.name);
+                snprintf(d, sizeof d, "%s %s", num(x->mem / ms.div), ms.name);
             else
                 snprintf(d, sizeof d, "unknown");
             ratio_str(g, sizeof g, x->r_mem);
-            snprintf(h, sizeof h, "%.4g %s", x->exp / ts.div, ts.name);
+            snprintf(h, sizeof h, "%s %s", num(x->exp / ts.div), ts.name);
             fits_str(x, ms, fit, sizeof fit);
             int bs = is_best(W, x, BEST_SPAN), bm = is_best(W, x, BEST_MEM);
             /* not fitting, or above its own limit: the cell is marked bad */
@@ -784,7 +865,7 @@ static void print_html(const struct summary *S, FILE *f)
             fprintf(f, "best makespan: <b>");
             sb_html_text(f, best);
             int all_fit = best_fit_note(S, W, ms, note, sizeof note);
-            fprintf(f, "</b> (%.4g %s", W->best_span / ts.div, ts.name);
+            fprintf(f, "</b> (%s %s", num(W->best_span / ts.div), ts.name);
             sb_html_text(f, note);
             fit_line(S, W, ts, ms, best, sizeof best, note, sizeof note);
             if (*best && !all_fit) {
@@ -798,7 +879,7 @@ static void print_html(const struct summary *S, FILE *f)
             best_list(S, W, BEST_MEM, best, sizeof best);
             fprintf(f, "; best peak: <b>");
             sb_html_text(f, best);
-            fprintf(f, "</b> (%.4g %s)", W->best_mem / ms.div, ms.name);
+            fprintf(f, "</b> (%s %s)", num(W->best_mem / ms.div), ms.name);
         } else if (isfinite(W->best_span))
             fprintf(f, "; peak memory not measured (no tensor sizes)");
         fprintf(f, "</p>\n");

@@ -400,3 +400,114 @@ int sb_results_check_unique(const struct sb_table *t, int c_workload, int c_sche
     sb_pairmap_free(&rows);
     return rc;
 }
+
+const char *sb_num_str(char *buf, size_t n, double v)
+{
+    char raw[400];
+    if (!isfinite(v)) {
+        snprintf(buf, n, "%s", isnan(v) ? "-" : v < 0 ? "-inf" : "inf");
+        return buf;
+    }
+    double a = fabs(v);
+    if (a >= 999.95) /* %.4g would round it to 4 digits and an exponent at 10,000 */
+        snprintf(raw, sizeof raw, "%.0f", v);
+    else if (a >= 1e-4 || a == 0)
+        snprintf(raw, sizeof raw, "%.4g", v); /* no exponent below 10,000 down to 1e-4 */
+    else {
+        /* below 1e-4: four significant digits written out */
+        int dec = 3 - (int)floor(log10(a));
+        snprintf(raw, sizeof raw, "%.*f", dec > 300 ? 300 : dec, v);
+    }
+    /* pass 2: commas into the integer part */
+    const char *p = raw, *dot = strchr(raw, '.');
+    size_t n_int = dot ? (size_t)(dot - raw) : strlen(raw), k = 0;
+    if (*p == '-') {
+        if (k + 1 < n)
+            buf[k++] = '-';
+        p++, n_int--;
+    }
+    for (size_t i = 0; i < n_int; i++) {
+        if (i && (n_int - i) % 3 == 0 && k + 1 < n)
+            buf[k++] = ',';
+        if (k + 1 < n)
+            buf[k++] = p[i];
+    }
+    for (const char *q = p + n_int; *q && k + 1 < n; q++)
+        buf[k++] = *q;
+    if (n)
+        buf[k < n ? k : n - 1] = 0;
+    return buf;
+}
+
+int sb_table_keep(struct sb_table *t, int c, const char *list, struct sb_err *e)
+{
+    SB_ASSERT(c >= 0 && (uint32_t)c < t->n_cols);
+    /* pass 1: every listed name must name some row */
+    char *dup = sb_xstrdup(list), *save = NULL;
+    uint32_t n_names = 0;
+    for (char *s = strtok_r(dup, ",", &save); s; s = strtok_r(NULL, ",", &save)) {
+        uint32_t r = 0;
+        while (r < t->n_rows && strcmp(sb_table_get(t, r, (uint32_t)c), s))
+            r++;
+        if (r == t->n_rows) {
+            int rc = sb_errf(e, "--schedulers: no row of %s has scheduler '%s'", t->path, s);
+            free(dup);
+            return rc;
+        }
+        n_names++;
+    }
+    free(dup);
+    if (!n_names)
+        return sb_errf(e, "--schedulers: an empty list");
+    /* pass 2: compact the kept rows in place; the dropped rows' cells are freed */
+    uint32_t kept = 0, nc = t->n_cols;
+    size_t n_list = strlen(list);
+    for (uint32_t r = 0; r < t->n_rows; r++) {
+        const char *v = sb_table_get(t, r, (uint32_t)c);
+        size_t n_v = strlen(v);
+        int keep = 0;
+        for (const char *p = list; !keep && p; p = strchr(p, ','), p = p ? p + 1 : NULL)
+            keep = !strncmp(p, v, n_v) && (p[n_v] == ',' || p + n_v == list + n_list);
+        char **row = t->cell + (size_t)(r + 1) * nc;
+        if (!keep) {
+            for (uint32_t k = 0; k < nc; k++)
+                free(row[k]);
+            continue;
+        }
+        memmove(t->cell + (size_t)(kept + 1) * nc, row, nc * sizeof *row);
+        t->line[kept + 1] = t->line[r + 1];
+        kept++;
+    }
+    t->n_rows = kept;
+    return 0;
+}
+
+static void csv_field(FILE *f, const char *s)
+{
+    if (!strpbrk(s, ",\"\r\n")) {
+        fputs(s, f);
+        return;
+    }
+    fputc('"', f);
+    for (; *s; s++) {
+        if (*s == '"')
+            fputc('"', f);
+        fputc(*s, f);
+    }
+    fputc('"', f);
+}
+
+int sb_table_write(const struct sb_table *t, const char *path, struct sb_err *e)
+{
+    FILE *f = fopen(path, "w");
+    if (!f)
+        return sb_errf(e, "cannot write %s: %s", path, strerror(errno));
+    for (uint32_t r = 0; r <= t->n_rows; r++)
+        for (uint32_t k = 0; k < t->n_cols; k++) {
+            csv_field(f, t->cell[(size_t)r * t->n_cols + k]);
+            fputc(k + 1 < t->n_cols ? ',' : '\n', f);
+        }
+    if (fclose(f))
+        return sb_errf(e, "cannot write %s: %s", path, strerror(errno));
+    return 0;
+}

@@ -59,6 +59,18 @@ double sb_results_min_cap(const struct sb_table *t, uint32_t r, int c, int *diff
 /* "does NOT fit (1 device over capacity)", for n_over > 0. */
 void sb_fit_note(char *buf, size_t n, long n_over);
 
+/* --schedulers LIST (plot, report; issue 38, item 9): keeps the rows whose
+ * column c is one of LIST's comma-separated names, in their order; a name no
+ * row has is refused, naming it. */
+int sb_table_keep(struct sb_table *t, int c, const char *list, struct sb_err *e);
+/* Writes t (header and rows) to path as CSV, quoting where a field needs it. */
+int sb_table_write(const struct sb_table *t, const char *path, struct sb_err *e);
+
+/* A figure for people to read: four significant digits in plain decimals,
+ * thousands separated by commas, never an exponent ("24,650", "2.465",
+ * "0.0001234"); issue 38, item 10. Returns buf. */
+const char *sb_num_str(char *buf, size_t n, double v);
+
 /* ---- grouping rows in linear time (issue 42) ---------------------------------
  * compare, summary and merge match and group rows by name: a linear search
  * per row made them quadratic (50,000 rows: 28 s in compare).  sb_strmap

@@ -45,6 +45,8 @@ struct trace {
     uint64_t *st_bytes; /* [n_st] its size */
     uint32_t n_st;
     uint32_t n_no_group; /* such collectives */
+    uint32_t n_no_group_untimed; /* of them, those without a recorded duration: only
+                                  * their price depends on the ranks */
     int have_sizes;    /* some node carries tensor_size */
     /* several ranks (sb_chakra_load_ranks): node names start with pfx
      * ("r1/"), every node is pre-assigned to device (-1 and "" for one) */
@@ -603,6 +605,7 @@ static uint32_t add_comm(struct trace *T, struct sb_builder *b, const struct dep
     if (group <= 0 && x->type == CHAKRA_PROTO_MSG__NODE_TYPE__COMM_COLL_NODE) {
         group = T->ranks; /* no process group: ASTRA-sim runs it over every rank */
         T->n_no_group++;
+        T->n_no_group_untimed += !x->duration_micros;
     }
     if (group >= UINT32_MAX)
         group = 0;
@@ -1026,12 +1029,14 @@ struct sb_graph *sb_chakra_load_mem(const char *path, const uint8_t *buf, size_t
     if (!read_nodes(&T, buf, n, e) && !resolve(&T, &D, e) && !topo(&T, &D, e) &&
         !load_groups(names.group, n_ranks, what, &T.groups, e)) {
         g = build(&T, &D, e);
-        if (g && T.n_no_group && T.ranks == 1)
+        /* a recorded duration is the collective's time whatever its ranks, so
+         * npus would change nothing: warn only about those priced from bytes */
+        if (g && T.n_no_group_untimed && T.ranks == 1)
             fprintf(stderr, "schedbench: warning: %s: %u collectives have no process group "
-                            "(no pg_name, or no <name>.json beside the trace), so they span "
-                            "every rank; no other rank files are beside it, so that is 1 "
-                            "rank (give --import npus=N)\n", path,
-                    T.n_no_group);
+                            "(no pg_name, or no <name>.json beside the trace) and no recorded "
+                            "duration, so they are priced over every rank; no other rank "
+                            "files are beside it, so that is 1 rank (give --import npus=N)\n",
+                    path, T.n_no_group_untimed);
         if (g && T.dropped)
             fprintf(stderr, "schedbench: warning: %s: dropped %" PRIu64 " dependencies on nodes "
                             "the trace does not contain\n", path, T.dropped);
