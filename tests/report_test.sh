@@ -711,5 +711,16 @@ expect_rc 0 "report names the bound" "$BIN" report "$NB/rr.csv" -o "$NB/rr.html"
 contains "$NB/rr.html" "communication binds" "report: binding term"
 contains "$NB/rr.html" "(replay)</span>" "report marks the replay"
 
+# ---- issue 38, item 11: which bandwidth and latency produced the figures ----------
+# twocoll under --cost bw_gbps=400,lat_us=3: the row's cost_params carries the
+# effective values (the host and copy bandwidths keep their defaults, 25 and
+# 1500 GB/s; ranks 1), and summary and the report show them
+"$BIN" run -q -w "$DATA/twocoll.csv" -s original --cost bw_gbps=400,lat_us=3 -o "$WORK/cp.csv"
+same "$(col "$WORK/cp.csv" cost_params 1)" "lat_us=3;bw_gbps=400;bw_send_host=25;bw_recv_host=25;bw_copy=1500;ranks=1" "cost_params written"
+expect_rc 0 "summary cost params" "$BIN" summary "$WORK/cp.csv"
+contains "$WORK/out" "cost model analytical (lat_us=3;bw_gbps=400;" "summary names the bandwidth"
+expect_rc 0 "report cost params" "$BIN" report "$WORK/cp.csv" -o "$WORK/cp.html"
+contains "$WORK/cp.html" "<th>cost parameters</th><td>lat_us=3;bw_gbps=400;" "report names the bandwidth"
+
 echo "$pass passed, $fail failed"
 [ "$fail" = 0 ]

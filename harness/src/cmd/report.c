@@ -181,6 +181,11 @@ static void identity(FILE *f, const struct sb_table *t, const struct report_opts
     distinct_list(f, t, "scheduler", &ns);
     fprintf(f, " <span class=\"n\">(%u)</span></td></tr>\n<tr><th>cost model</th><td>", ns);
     distinct_list(f, t, "cost_model", &nm);
+    if (sb_table_col(t, "cost_params") >= 0) { /* which bandwidth and latency */
+        uint32_t n_cost;
+        fprintf(f, "</td></tr>\n<tr><th>cost parameters</th><td>");
+        distinct_list(f, t, "cost_params", &n_cost);
+    }
     fprintf(f, "</td></tr>\n<tr><th>sweep id</th><td>");
     distinct_list(f, t, "sweep_id", &nid);
     fprintf(f, "%s</td></tr>\n<tr><th>status</th><td>",

@@ -42,6 +42,9 @@ const char *const sb_result_columns[] = {
      * of its bytes) and every parameter's effective value, defaults included
      * (issue 38): two builds of a plugin, or one with other defaults, differ */
     "scheduler_id",
+    /* the collective model's effective values (sb_cost_describe), since the
+     * cost_model name alone does not say which bandwidth gave the figures */
+    "cost_params",
     /* which sweep the row belongs to, so merge can refuse gaps and mixtures:
      * the run's --shard K/N, a hash of everything that decides the cells and
      * their results (workloads, schedulers, cost model, --cost, --sim,
@@ -810,6 +813,9 @@ static void write_row(FILE *f, const struct sb_graph *g, const struct sb_sched *
         sb_csv_field(f, "", 0);
     write_placement(f, g, r, s, no_mem);
     sb_csv_field(f, sc->ident, 0);
+    char cost[512];
+    sb_cost_describe(&o->cost, cost, sizeof cost);
+    sb_csv_field(f, cost, 0);
     write_sweep(f, o);
     sb_csv_end(f);
 }

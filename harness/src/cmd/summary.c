@@ -32,6 +32,7 @@ struct cols {
     int w, s, status, span, mem, exp, gap, dev_peak;
     int over, limit; /* over_capacity, mem_limit_bytes; -1 in older files */
     int lb, compute, comm, model; /* makespan_lb_us, compute_us, comm_us, cost_model */
+    int cost;                     /* cost_params (-1 in files from before it) */
 };
 
 /* Policies whose order replays a runtime's issue rule rather than one a
@@ -174,6 +175,7 @@ static int summary_load(struct summary *S, const struct sum_opts *o, struct sb_e
     c->compute = sb_table_col(&S->t, "compute_us");
     c->comm = sb_table_col(&S->t, "comm_us");
     c->model = sb_table_col(&S->t, "cost_model");
+    c->cost = sb_table_col(&S->t, "cost_params");
     S->all_rows = o->all_rows;
     if (c->w < 0 || c->s < 0 || c->status < 0 || c->span < 0 || c->mem < 0 || c->exp < 0) {
         sb_table_free(&S->t);
@@ -475,7 +477,7 @@ static void fit_line(const struct summary *S, const struct wl *W, struct scale t
  * (the collectives' total time on one resource, the compute total on one
  * device), else the critical path or a window of a resource. The results
  * file records the model's name, not its bandwidth and latency: those are
- * the run's --cost (docs/cost-model.md). */
+ * the run's cost_params column (files from before it: "the run's --cost"). */
 static void bound_str(const struct summary *S, const struct wl *W, struct scale ts, char *buf,
                       size_t n)
 {
@@ -497,8 +499,11 @@ static void bound_str(const struct summary *S, const struct wl *W, struct scale 
                        : comp >= lb * (1 - SB_BOUND_NEAR) && comp <= lb * (1 + SB_BOUND_NEAR)
                            ? "compute binds: the compute total"
                            : "the critical path or a resource's busiest window binds";
-    snprintf(buf, n, "lower bound %s %s (%s); cost model %s (bandwidth and latency: the "
-                     "run's --cost)", num(lb / ts.div), ts.name, term, *model ? model : "?");
+    const char *cost = S->c.cost >= 0 ? G(S, x->row, S->c.cost) : NULL;
+    snprintf(buf, n, "lower bound %s %s (%s); cost model %s (%s%s)", num(lb / ts.div), ts.name,
+             term, *model ? model : "?", cost ? (*cost ? cost : "no collective parameters")
+                                              : "bandwidth and latency: the run's --cost",
+             "");
 }
 
 static void print_text(const struct summary *S, FILE *f)

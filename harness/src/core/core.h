@@ -135,6 +135,12 @@ double sb_cost_coll_us(const struct sb_cost_params *c, const struct sb_graph_vie
 void sb_cost_apply(const struct sb_cost_params *c, struct sb_graph *g);
 /* Latency on every edge but start->done: 0 analytical, 1 approx (XLA kLowLatency). */
 double sb_cost_edge_lat(const struct sb_cost_params *c);
+/* The collective model's effective values as --cost would set them,
+ * ';'-separated ("lat_us=2;bw_gbps=40;bw_send_host=25;..."; a type whose
+ * bandwidth differs from bw_gbps by its own key), for the results' cost_params
+ * column: the cost model's name alone does not say which bandwidth produced
+ * the figures.  "" under the approx model, which has none. */
+void sb_cost_describe(const struct sb_cost_params *c, char *buf, size_t n);
 
 /* ---- simulator --------------------------------------------------------- */
 

@@ -305,3 +305,20 @@ double sb_cost_edge_lat(const struct sb_cost_params *c)
 {
     return c->model == SB_COST_APPROX ? 1.0 : 0.0; /* XLA kLowLatency */
 }
+
+void sb_cost_describe(const struct sb_cost_params *c, char *buf, size_t n)
+{
+    size_t len = 0;
+    buf[0] = 0;
+    if (c->model == SB_COST_APPROX || n == 0)
+        return;
+    double net = c->bus_gbps[SB_COLL_ALL_REDUCE]; /* bw_gbps sets every network type */
+    len += (size_t)snprintf(buf + len, n - len, "lat_us=%.17g;bw_gbps=%.17g", c->step_lat_us,
+                            net);
+    for (int t = 1; t < SB_COLL_COUNT && len < n; t++)
+        if (c->bus_gbps[t] != net)
+            len += (size_t)snprintf(buf + len, n - len, ";bw_%s=%.17g",
+                                    sb_coll_name((enum sb_coll)t), c->bus_gbps[t]);
+    if (len < n)
+        snprintf(buf + len, n - len, ";ranks=%u", c->default_ranks);
+}
