@@ -107,12 +107,14 @@ static void markdown_rows(const char *path)
 }
 
 /* compare's JUnit XML: no control byte but newline (XML 1.0 allows none
- * other than tab, newline, carriage return; compare writes only newlines),
- * every '&' starts one of the five entities, and every '<' a tag of its own
- * (so a name opened none). */
+ * other than tab, newline, carriage return; compare writes only newlines of
+ * its own, and a name's as references), every '&' starts one of the five
+ * entities or the three references, and every '<' a tag of its own (so a
+ * name opened none). */
 static void xml_text(const char *path)
 {
-    static const char *const ent[] = {"&amp;", "&lt;", "&gt;", "&quot;", "&apos;"};
+    static const char *const ent[] = {"&amp;", "&lt;", "&gt;", "&quot;", "&apos;",
+                                      "&#9;", "&#10;", "&#13;"};
     static const char *const tag[] = {"<?xml ", "<testsuites ", "</testsuites>", "<testsuite ",
                                       "</testsuite>", "<testcase ", "</testcase>", "<failure ",
                                       "</failure>"};
@@ -123,7 +125,7 @@ static void xml_text(const char *path)
             ok = 0;
         else if (*c == '&') {
             ok = 0;
-            for (int i = 0; i < 5; i++)
+            for (int i = 0; i < 8; i++)
                 ok |= !strncmp(c, ent[i], strlen(ent[i]));
         } else if (*c == '<') {
             ok = 0;

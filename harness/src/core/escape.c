@@ -215,8 +215,13 @@ void sb_html_text(FILE *f, const char *s)
 
 static void xml_char(FILE *f, const unsigned char *c, size_t k)
 {
+    /* tab, newline and carriage return are XML characters, but a parser
+     * turns them into spaces in an attribute and \r\n into \n in text: as
+     * references they come back as written (fuzz_names found a \r) */
     if (k == 1 && *c == '\'')
         fputs("&apos;", f);
+    else if (k == 1 && (*c == '\t' || *c == '\n' || *c == '\r'))
+        fprintf(f, "&#%d;", *c);
     else
         html_char(f, c, k); /* the same entities, the same bytes refused */
 }
