@@ -22,6 +22,7 @@
 #include <string.h>
 
 #include "schedbench/plugin.h"
+#include "schedbench/policy.h"
 
 /* ---- the policy's private state ------------------------------------------
  *
@@ -2514,23 +2515,6 @@ static uint64_t xla_gpu_memory_limit(uint64_t device_bytes, uint64_t io_bytes)
     return free_bytes / 100 * XLA_SLOP_PCT + free_bytes % 100 * XLA_SLOP_PCT / 100;
 }
 
-/* The memory of the device the graph's nodes run on (their assigned one,
- * else 0; the smallest when they are on several), SB_MEM_UNLIMITED if none. */
-static uint64_t device_memory(const struct sb_graph_view *g)
-{
-    const struct sb_machine_view *m = g->machine;
-    uint64_t cap = SB_MEM_UNLIMITED;
-    int any = 0;
-    for (uint32_t v = 0; v < g->n_nodes; v++) {
-        int32_t d = g->device[v];
-        if (d >= 0 && (uint32_t)d < m->n_devices && g->kind[v] != SB_KIND_INPUT) {
-            cap = m->mem_cap_bytes[d] < cap ? m->mem_cap_bytes[d] : cap;
-            any = 1;
-        }
-    }
-    return any ? cap : m->mem_cap_bytes[0];
-}
-
 /* Bytes of the graph's inputs: what memory_model=xla does not count. */
 static uint64_t input_bytes(const struct sb_graph_view *g)
 {
@@ -2550,7 +2534,7 @@ static uint64_t run_limit(const struct lhs_config *c, const struct sb_graph_view
 {
     uint64_t limit = c->memory_limit;
     if (c->limit_from_device) {
-        uint64_t cap = device_memory(g);
+        uint64_t cap = sb_mem_device_bytes(g);
         limit = cap == SB_MEM_UNLIMITED ? UINT64_MAX : xla_gpu_memory_limit(cap, g->io_bytes);
         if (limit != UINT64_MAX && c->memory == LHS_MEM_HARNESS)
             limit += g->io_bytes;

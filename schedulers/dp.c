@@ -539,13 +539,20 @@ static int memory_fits(const struct sb_graph_view *g, const uint32_t *order, con
     return rc;
 }
 
+/* Some device of m has a memory capacity. */
+static int has_capacity(const struct sb_machine_view *m)
+{
+    for (uint32_t a = 0; a < m->n_devices; a++)
+        if (m->mem_cap_bytes[a] != SB_MEM_UNLIMITED)
+            return 1;
+    return 0;
+}
+
 static int check_capacity(const struct sb_graph_view *g, struct sb_schedule *out)
 {
     const struct sb_machine_view *m = g->machine;
-    uint32_t nd = m->n_devices, limited = 0, a = 0;
-    for (uint32_t d = 0; d < nd; d++)
-        limited |= m->mem_cap_bytes[d] != SB_MEM_UNLIMITED;
-    if (!limited)
+    uint32_t nd = m->n_devices, a = 0;
+    if (!has_capacity(m))
         return 0;
     uint64_t *peak = malloc(nd * sizeof *peak);
     int rc = peak ? memory_fits(g, out->order, out->device, peak, &a) : -1;
@@ -648,15 +655,6 @@ static int split_fallback(const struct sb_graph_view *g, struct sb_schedule *out
 out:
     free(order), free(dev), free(keep), free(peak);
     return isfinite(best) ? 0 : -1;
-}
-
-/* Some device of m has a memory capacity. */
-static int has_capacity(const struct sb_machine_view *m)
-{
-    for (uint32_t a = 0; a < m->n_devices; a++)
-        if (m->mem_cap_bytes[a] != SB_MEM_UNLIMITED)
-            return 1;
-    return 0;
 }
 
 /* HEFT's schedule as the incumbent (sync=0): heft plans with the
@@ -1200,10 +1198,8 @@ static int improve(const struct sb_graph_view *g, struct sb_schedule *out, uint6
     struct dp_improve I = {.budget = budget * 1000000,
                            .eval_cost = (uint64_t)g->n_nodes + g->n_edges,
                            .list_cost = ((uint64_t)g->n_nodes + g->n_edges) * nd};
-    int rc = -1, limited = 0;
-    for (uint32_t a = 0; a < nd; a++)
-        limited |= g->machine->mem_cap_bytes[a] != SB_MEM_UNLIMITED;
-    I.capacity = capacity && limited;
+    int rc = -1;
+    I.capacity = capacity && has_capacity(g->machine);
     /* zeroed: gcc -O2 cannot see that the loop below fills [0, n) */
     I.root = calloc((size_t)n + 1, sizeof *I.root);
     I.order = malloc(((size_t)n + 1) * sizeof *I.order);

@@ -149,32 +149,6 @@ static int mb_alloc(struct mb *M)
     return sb_ovl_mem_init(&M->mem, M->g);
 }
 
-/* The smallest finite memory among the devices the graph's nodes run on (the
- * pre-assigned one, else 0, as the host fills out->device; inputs are not
- * counted, as the simulator's devices_used does not), or SB_MEM_UNLIMITED.
- * The projection counts every node's bytes together, so keeping the total
- * under the smallest device keeps each under its own; on one device it is
- * that device's memory. */
-static uint64_t mb_device_bytes(const struct sb_graph_view *g)
-{
-    const struct sb_machine_view *m = g->machine;
-    uint8_t used[SB_MAX_DEVICES] = {0};
-    uint64_t cap = SB_MEM_UNLIMITED;
-    if (!m || !m->mem_cap_bytes)
-        return cap;
-    for (uint32_t v = 0; v < g->n_nodes; v++) {
-        if (g->kind[v] == SB_KIND_INPUT)
-            continue;
-        int32_t d = g->device && g->device[v] >= 0 ? g->device[v] : 0;
-        if ((uint32_t)d < m->n_devices && d < SB_MAX_DEVICES)
-            used[d] = 1;
-    }
-    for (uint32_t d = 0; d < m->n_devices && d < SB_MAX_DEVICES; d++)
-        if (used[d] && m->mem_cap_bytes[d] < cap)
-            cap = m->mem_cap_bytes[d];
-    return cap;
-}
-
 /* The cap, in the precedence docs/overlap.md ("membound's cap") gives: an
  * explicit cap; an explicit max_increase over the original peak; the tighter
  * when both are given; with neither, the device's memory, else the original
@@ -187,7 +161,9 @@ static int64_t mb_cap(const struct sb_graph_view *g, const struct mb_params *P,
     if (has_increase && (double)peak * (1 + P->max_increase) < cap)
         cap = (double)peak * (1 + P->max_increase);
     if (!has_cap && !has_increase) {
-        uint64_t dev = mb_device_bytes(g);
+        /* the projection counts every node's bytes together: under the
+         * smallest device's memory each device keeps under its own */
+        uint64_t dev = sb_mem_device_bytes(g);
         cap = dev != SB_MEM_UNLIMITED ? (double)dev : (double)peak * (1 + MB_DEFAULT_INCREASE);
     }
     return cap >= (double)INT64_MAX ? INT64_MAX : (int64_t)cap;

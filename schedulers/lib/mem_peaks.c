@@ -103,3 +103,23 @@ out:
     free(pos), free(first), free(last), free(trig), free(pin), free(delta);
     return rc;
 }
+
+uint64_t sb_mem_device_bytes(const struct sb_graph_view *g)
+{
+    const struct sb_machine_view *m = g->machine;
+    uint8_t used[SB_MAX_DEVICES] = {0};
+    uint64_t cap = SB_MEM_UNLIMITED;
+    if (!m || !m->mem_cap_bytes)
+        return cap;
+    for (uint32_t v = 0; v < g->n_nodes; v++) {
+        if (g->kind[v] == SB_KIND_INPUT)
+            continue;
+        int32_t d = g->device && g->device[v] >= 0 ? g->device[v] : 0;
+        if ((uint32_t)d < m->n_devices && d < SB_MAX_DEVICES)
+            used[d] = 1;
+    }
+    for (uint32_t d = 0; d < m->n_devices && d < SB_MAX_DEVICES; d++)
+        if (used[d] && m->mem_cap_bytes[d] < cap)
+            cap = m->mem_cap_bytes[d];
+    return cap;
+}

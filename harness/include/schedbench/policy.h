@@ -131,6 +131,13 @@ int sb_heft_key_cmp_asc(const void *x, const void *y);
 int sb_mem_dev_peaks(const struct sb_graph_view *g, const uint32_t *order, const int32_t *dev,
                      const uint32_t *root, uint64_t *peak);
 
+/* The smallest memory, in bytes, among the devices g's nodes run on (each
+ * node's pre-assigned device, else 0, as the host fills out->device; inputs
+ * not counted, as the simulator's devices_used does not), or
+ * SB_MEM_UNLIMITED: the capacity a single-device policy keeps within
+ * (membound's default cap, aggressive's XLA memory limit). */
+uint64_t sb_mem_device_bytes(const struct sb_graph_view *g);
+
 /* Greedy minimum-memory orders (XLA's ListMemoryScheduler and a reverse
  * counterpart; docs/minmem.md), into order [n_nodes]; inputs lead:
  *   reverse_pass 0: forward; among ready nodes the one freeing the most bytes

@@ -2,6 +2,7 @@
  * freeing it.  Graphs are made by the builder (builder.c) and nowhere else. */
 #define _POSIX_C_SOURCE 200809L
 #include "core.h"
+#include "core/num.h"
 #include "core/scope.h"
 
 #include <string.h>
@@ -83,20 +84,15 @@ const struct sb_machine_view sb_machine_one = {
 static uint64_t io_bytes(const struct sb_graph *g)
 {
     const struct sb_graph_view *v = &g->v;
-    const char *meta = sb_graph_meta(g, "io_bytes");
-    char *end;
-    if (meta && *meta) {
-        unsigned long long b = strtoull(meta, &end, 10);
-        if (!*end && meta[0] != '-')
-            return b;
-    }
+    const char *meta = sb_graph_meta(g, "io_bytes"), *why;
     uint64_t sum = 0;
+    if (meta && !sb_num_u64(meta, 0, 1ull << 62, &sum, &why))
+        return sum;
+    uint32_t *root = sb_xmalloc(((size_t)v->n_nodes + 1) * sizeof *root);
     uint8_t *seen = sb_xcalloc((size_t)v->n_nodes + 1, 1);
+    sb_mem_buffer_roots(v, root);
     for (uint32_t i = 0; i < v->n_nodes; i++) {
-        uint32_t r = i; /* the buffer a view lives in */
-        while ((v->flags[r] & SB_FLAG_ALIAS || v->kind[r] == SB_KIND_DONE) &&
-               v->pred_off[r] < v->pred_off[r + 1] && v->pred[v->pred_off[r]] < r)
-            r = v->pred[v->pred_off[r]];
+        uint32_t r = root[i];
         int io = v->kind[i] == SB_KIND_INPUT || (v->flags[i] & SB_FLAG_OUTPUT);
         if (io && !seen[r]) {
             seen[r] = 1;
@@ -105,6 +101,7 @@ static uint64_t io_bytes(const struct sb_graph *g)
                 sum = 1ull << 62;
         }
     }
+    free(root);
     free(seen);
     return sum;
 }

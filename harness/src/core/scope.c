@@ -150,7 +150,6 @@ static int intern(struct sb_scopes *s, const char *path, size_t n, uint32_t *id,
         s->loop_parent[l] = parent;
     }
     s->loop[k] = l;
-    s->n = s->paths.n;
     return 0;
 }
 
