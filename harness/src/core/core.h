@@ -73,7 +73,8 @@ int sb_dtype_parse(const char *s, enum sb_dtype *out);
 /* Graphs are made by the builder (builder.h) from an importer
  * (import/import.h: sb_graph_load); the core only frees and reads them. */
 void sb_graph_free(struct sb_graph *g);
-/* The machine of a run without --machine: one device, no limits. */
+/* The machine of a run without --machine: one device, the built-in H100 with
+ * its 80 GB (graph.c). */
 extern const struct sb_machine_view sb_machine_one;
 const char *sb_graph_meta(const struct sb_graph *g, const char *key);
 /* Kahn's algorithm over n items whose inputs are in[off[v]..off[v+1]) (each
