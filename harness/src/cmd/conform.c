@@ -885,6 +885,8 @@ int sb_cmd_conform(int argc, char **argv)
         return usage(stderr);
     if (sb_conform_has_ggml_cases(dir)) /* ggml's scheduler cases, not XLA's */
         return sb_conform_ggml(dir);
+    if (sb_conform_has_sol_cases(dir)) /* XLA's SoL cost model, not its scheduler */
+        return sb_conform_sol(dir);
     struct sb_err e;
     uint32_t n, counts[3] = {0};
     char **names = list_tests(dir, &n, &e);

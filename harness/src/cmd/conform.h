@@ -9,5 +9,8 @@ int sb_cmd_conform(int argc, char **argv);
 /* ggml's scheduler cases (conform_ggml.c): DIR holds *.case files */
 int sb_conform_has_ggml_cases(const char *dir);
 int sb_conform_ggml(const char *dir);
+/* XLA GPU's SoL collective model cases (conform_sol.c): DIR holds *.solcase */
+int sb_conform_has_sol_cases(const char *dir);
+int sb_conform_sol(const char *dir);
 
 #endif

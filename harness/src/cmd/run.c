@@ -13,6 +13,7 @@
 #include "isolate.h"
 #include "import/import.h"
 #include "net/astra.h"
+#include "net/xla_sol.h"
 #include "table.h"
 #include "commands.h"
 
@@ -270,6 +271,8 @@ struct run_opts {
     int comm_astra;             /* --comm astra 1, astra-aware 2: priced by astra*.c */
     struct sb_astra_config astra; /* with --system / --network */
     struct sb_comm_queue astra_queue; /* its queues, for the simulator */
+    int comm_sol;                 /* --comm xla-sol: XLA's SoL model (net/xla_sol.c) */
+    struct sb_sol_config sol;     /* its --cost sol_* keys */
     char *ident;                /* the options that define the sweep, as given */
     char *out_named;            /* without -o: results/<sweep_id>.csv */
     uint64_t sweep_id;          /* FNV-1a of ident, the workloads and schedulers */
@@ -285,7 +288,7 @@ static int run_help(void)
            "                      [--trace-dir DIR] [--jobs N] [--shard K/N] [--quiet]\n"
            "                      [--machine FILE.yaml] [--keep-going] [--isolate]\n"
            "                      [--cell-timeout S] [--resume] [--import K=V,...]\n"
-           "                      [--comm simple|astra|astra-aware --system F.json\n"
+           "                      [--comm simple|astra|astra-aware|xla-sol --system F.json\n"
            "                       --network F.yml]\n"
            "\n"
            "Simulates every workload with every scheduler and writes one CSV row each.\n"
@@ -357,7 +360,9 @@ static int run_help(void)
            "                    share its queues) or astra-aware (its congestion-aware\n"
            "                    network, each collective alone, one at a time; a network\n"
            "                    of one dimension), configured by --system FILE.json and\n"
-           "                    --network FILE.yml in ASTRA-sim's formats (docs/astra.md)\n"
+           "                    --network FILE.yml in ASTRA-sim's formats (docs/astra.md);\n"
+           "                    or xla-sol (XLA GPU's speed-of-light collective model,\n"
+           "                    --cost sol_<key>=V, docs/cost-model.md)\n"
            "  --keep-going, -k  a workload that fails to load gets a row per scheduler\n"
            "                    with status error:<message>; the rest of the sweep runs\n"
            "                    and the file is written (exit status still 2)\n"
@@ -573,10 +578,12 @@ static int parse_run_args(struct run_opts *o, int argc, char **argv, struct sb_e
         else if (!strcmp(a, "--import"))
             rc = sb_import_parse(&o->imp, v, e);
         else if (!strcmp(a, "--comm")) {
+            o->comm_sol = !strcmp(v, "xla-sol");
             if (!strcmp(v, "astra") || !strcmp(v, "simple") || !strcmp(v, "astra-aware"))
                 o->comm_astra = !strcmp(v, "astra") ? 1 : !strcmp(v, "astra-aware") ? 2 : 0;
-            else
-                rc = sb_errf(e, "schedbench run: --comm '%s' is simple, astra or astra-aware", v);
+            else if (!o->comm_sol)
+                rc = sb_errf(e, "schedbench run: --comm '%s' is simple, astra, astra-aware or "
+                                "xla-sol", v);
         } else if (!strcmp(a, "--system"))
             rc = sb_astra_load_system(v, &o->astra, e);
         else if (!strcmp(a, "--network"))
@@ -592,8 +599,11 @@ static int parse_run_args(struct run_opts *o, int argc, char **argv, struct sb_e
         else if (!strcmp(a, "--cost") || !strcmp(a, "--sim")) {
             /* the message names the option; the parser's names the key */
             struct sb_err inner;
-            if (a[2] == 'c' ? sb_cost_parse(&o->cost, v, &inner) : sb_sim_parse(&o->sim, v, &inner))
+            char *rest = a[2] == 'c' ? sb_sol_take_cost_keys(&o->sol, v, &inner) : NULL;
+            if (a[2] == 'c' ? !rest || sb_cost_parse(&o->cost, rest, &inner)
+                            : sb_sim_parse(&o->sim, v, &inner))
                 rc = sb_errf(e, "schedbench run: %s: %s", a, inner.msg);
+            free(rest);
         }
         else if (!strcmp(a, "--plugin"))
             rc = sb_registry_load(v, e);
@@ -648,6 +658,11 @@ static int finish_opts(struct run_opts *o, struct sb_err *e)
         o->jobs = 1;
     if (!o->comm_astra && o->ident && (strstr(o->ident, "--system=") || strstr(o->ident, "--network=")))
         return sb_errf(e, "schedbench run: --system and --network configure --comm astra");
+    if (o->sol.given && !o->comm_sol)
+        return sb_errf(e, "schedbench run: the --cost sol_* keys configure --comm xla-sol");
+    if (o->comm_sol && o->cost.model == SB_COST_APPROX)
+        return sb_errf(e, "schedbench run: --comm xla-sol prices collectives in us; XLA's "
+                          "approximate estimator (--cost-model approx) counts abstract units");
     if (o->comm_astra && o->cost.model == SB_COST_APPROX)
         return sb_errf(e, "schedbench run: --comm astra prices collectives in time; XLA's "
                           "approximate estimator (--cost-model approx) counts abstract units");
@@ -766,6 +781,7 @@ static const char *model_name(const struct run_opts *o)
     return o->cost.model == SB_COST_APPROX ? "approx"
            : o->comm_astra == 2            ? "analytical+astra-aware"
            : o->comm_astra                 ? "analytical+astra"
+           : o->comm_sol                   ? "analytical+xla-sol"
                                            : "analytical";
 }
 
@@ -813,8 +829,13 @@ static void write_row(FILE *f, const struct sb_graph *g, const struct sb_sched *
         sb_csv_field(f, "", 0);
     write_placement(f, g, r, s, no_mem);
     sb_csv_field(f, sc->ident, 0);
-    char cost[512];
+    char cost[768];
     sb_cost_describe(&o->cost, cost, sizeof cost);
+    if (o->comm_sol) {
+        size_t n = strlen(cost);
+        cost[n++] = ';';
+        sb_sol_describe(&o->sol, cost + n, sizeof cost - n);
+    }
     sb_csv_field(f, cost, 0);
     write_sweep(f, o);
     sb_csv_end(f);
@@ -1115,6 +1136,14 @@ static void warn_no_cost(const struct run_opts *o, const struct sb_graph *g)
                 compute);
 }
 
+/* The roofline XLA's SoL model takes its device from (its HBM term). */
+static const struct sb_roofline *sol_roof(const struct run_opts *o)
+{
+    if (o->machine && o->machine->has_roof[0])
+        return &o->machine->roof[0];
+    return &o->cost.roof;
+}
+
 /* The steps of a workload's load: read and build the graph, price it, give
  * ASTRA-sim its collectives, place it on its machine.  The same in this
  * process and in a child that tries them first (--isolate). */
@@ -1124,6 +1153,9 @@ static void load_workload(const struct run_opts *o, uint32_t w, struct workload 
     W->state = W->g ? 1 : -1;
     if (W->g)
         sb_cost_apply(&o->cost, W->g);
+    if (W->g && o->comm_sol) /* the device's HBM and fp32 rate: the machine's first, or --cost */
+        sb_sol_apply(&o->sol, sol_roof(o)->hbm_gbps, sol_roof(o)->peak_tflops[SB_DTYPE_FP32],
+                     &o->cost, W->g);
     /* a collective ASTRA-sim's model refuses is not bad input: the
      * workload's rows say so and the sweep goes on */
     if (W->g && o->comm_astra && sb_astra_apply(&o->astra, o->comm_astra == 2, W->g, &W->err)) {
@@ -2121,6 +2153,7 @@ int sb_cmd_run(int argc, char **argv)
     sb_sim_defaults(&o.sim);
     sb_import_defaults(&o.imp);
     sb_astra_defaults(&o.astra);
+    sb_sol_preset(&o.sol, "h100"); /* the built-in device */
     /* the files the options read (--machine, --system, --network) start the
      * digest of every workload's inputs */
     sb_digest_start(&o.inputs_digest);
