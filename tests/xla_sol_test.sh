@@ -32,5 +32,23 @@ rc_is 2 "key twice" "$BIN" run -w "$DATA/sol_graph.csv" -s original --comm xla-s
 rc_is 2 "unknown sol key" "$BIN" run -w "$DATA/sol_graph.csv" -s original --comm xla-sol --cost sol_speed=1 -o "$WORK/x.csv"
 rc_is 2 "approx units" "$BIN" run -w "$DATA/sol_graph.csv" -s original --comm xla-sol --cost-model approx -o "$WORK/x.csv"
 rc_is 2 "zero nic" "$BIN" run -w "$DATA/sol_graph.csv" -s original --comm xla-sol --cost sol_nic_speed_gbps=0 -o "$WORK/x.csv"
+# the same config from a machine's xla_sol map (docs/machines.md); --cost wins
+cat >"$WORK/m.yaml" <<'YAML'
+name: sol-fixture
+devices:
+  - name: gpu0
+    hbm_gbps: 768.096
+    peak_tflops: {fp32: 30.32}
+    launch_us: 0
+xla_sol: {nccl_op_launch_us: 100, nic_speed_gbps: 100, chunk_prep_us: 100, rtt_us: 100}
+YAML
+rc_is 0 "machine keys" "$BIN" run -w "$DATA/sol_graph.csv" -s original --comm xla-sol --machine "$WORK/m.yaml" -o "$WORK/r3.csv" --quiet
+[ "$(col "$WORK/r3.csv" makespan_us)" = 2513.044 ] || bad "machine xla_sol: makespan $(col "$WORK/r3.csv" makespan_us)"
+# --cost over the machine: launch 100 -> 50 us takes 50 us off the SoL all-gather
+rc_is 0 "cost over machine" "$BIN" run -w "$DATA/sol_graph.csv" -s original --comm xla-sol --machine "$WORK/m.yaml" --cost sol_nccl_op_launch_us=50 -o "$WORK/r4.csv" --quiet
+[ "$(col "$WORK/r4.csv" makespan_us)" = 2463.044 ] || bad "--cost over machine: makespan $(col "$WORK/r4.csv" makespan_us)"
+sed 's/rtt_us: 100/rtt: 100/' "$WORK/m.yaml" >"$WORK/bad.yaml"
+rc_is 2 "machine bad key" "$BIN" run -w "$DATA/sol_graph.csv" -s original --comm xla-sol --machine "$WORK/bad.yaml" -o "$WORK/x.csv"
+grep -q "bad.yaml: xla_sol: unknown cost parameter 'sol_rtt'" "$WORK/err" || bad "message: $(cat "$WORK/err")"
 [ $fails = 0 ] && echo "xla_sol_test: ok"
 exit $((fails != 0))

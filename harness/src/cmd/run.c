@@ -272,7 +272,8 @@ struct run_opts {
     struct sb_astra_config astra; /* with --system / --network */
     struct sb_comm_queue astra_queue; /* its queues, for the simulator */
     int comm_sol;                 /* --comm xla-sol: XLA's SoL model (net/xla_sol.c) */
-    struct sb_sol_config sol;     /* its --cost sol_* keys */
+    struct sb_sol_config sol;     /* XLA's preset, the machine's xla_sol, --cost sol_* */
+    char *sol_cost;               /* --cost as given, its sol_* keys applied last */
     char *ident;                /* the options that define the sweep, as given */
     char *out_named;            /* without -o: results/<sweep_id>.csv */
     uint64_t sweep_id;          /* FNV-1a of ident, the workloads and schedulers */
@@ -599,7 +600,12 @@ static int parse_run_args(struct run_opts *o, int argc, char **argv, struct sb_e
         else if (!strcmp(a, "--cost") || !strcmp(a, "--sim")) {
             /* the message names the option; the parser's names the key */
             struct sb_err inner;
-            char *rest = a[2] == 'c' ? sb_sol_take_cost_keys(&o->sol, v, &inner) : NULL;
+            struct sb_sol_config scratch = o->sol; /* checked now, applied after --machine */
+            char *rest = a[2] == 'c' ? sb_sol_take_cost_keys(&scratch, v, &inner) : NULL;
+            if (rest && scratch.given) {
+                free(o->sol_cost);
+                o->sol_cost = sb_xstrdup(v);
+            }
             if (a[2] == 'c' ? !rest || sb_cost_parse(&o->cost, rest, &inner)
                             : sb_sim_parse(&o->sim, v, &inner))
                 rc = sb_errf(e, "schedbench run: %s: %s", a, inner.msg);
@@ -623,6 +629,23 @@ static int parse_run_args(struct run_opts *o, int argc, char **argv, struct sb_e
         if (rc)
             return -1;
     }
+    return 0;
+}
+
+/* XLA's SoL config: its H100 row (the built-in device), then the machine's
+ * xla_sol map, then --cost's sol_* keys, each over the one before. */
+static int sol_config(struct run_opts *o, struct sb_err *e)
+{
+    struct sb_err inner;
+    char *rest = NULL;
+    if (o->machine && o->machine->xla_sol &&
+        !(rest = sb_sol_take_cost_keys(&o->sol, o->machine->xla_sol, &inner)))
+        return sb_errf(e, "schedbench run: %s: xla_sol: %s", o->machine->path, inner.msg);
+    free(rest);
+    rest = NULL;
+    if (o->sol_cost && !(rest = sb_sol_take_cost_keys(&o->sol, o->sol_cost, &inner)))
+        return sb_errf(e, "schedbench run: --cost: %s", inner.msg);
+    free(rest);
     return 0;
 }
 
@@ -658,8 +681,10 @@ static int finish_opts(struct run_opts *o, struct sb_err *e)
         o->jobs = 1;
     if (!o->comm_astra && o->ident && (strstr(o->ident, "--system=") || strstr(o->ident, "--network=")))
         return sb_errf(e, "schedbench run: --system and --network configure --comm astra");
-    if (o->sol.given && !o->comm_sol)
+    if (o->sol_cost && !o->comm_sol)
         return sb_errf(e, "schedbench run: the --cost sol_* keys configure --comm xla-sol");
+    if (sol_config(o, e))
+        return -1;
     if (o->comm_sol && o->cost.model == SB_COST_APPROX)
         return sb_errf(e, "schedbench run: --comm xla-sol prices collectives in us; XLA's "
                           "approximate estimator (--cost-model approx) counts abstract units");
@@ -711,6 +736,7 @@ static void free_opts(struct run_opts *o)
     free(o->sched);
     free(o->lists);
     free(o->ident);
+    free(o->sol_cost);
     free(o->out_named);
     sb_machine_free(o->machine);
 }

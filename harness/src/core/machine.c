@@ -457,6 +457,33 @@ static int check_links(struct mload *L, yaml_node_t *root)
     return 0;
 }
 
+/* `xla_sol:`, a map of SolGPUCostModel::Config keys to scalars, kept as the
+ * text `--cost sol_<key>=<value>` would give: the collective model that
+ * owns the keys (net/xla_sol.c) checks them, the machine only carries them. */
+static int read_sol(struct mload *L, yaml_node_t *n)
+{
+    if (n->type != YAML_MAPPING_NODE)
+        return failn(L, n, "%s", "xla_sol is a map (nic_speed_gbps: 50, ...)");
+    size_t cap = 1, len = 0;
+    for (yaml_node_pair_t *p = n->data.mapping.pairs.start; p < n->data.mapping.pairs.top; p++)
+        cap += 8 + strlen(scalar(get(L, p, 1)) ? scalar(get(L, p, 1)) : "") +
+               strlen(scalar(get(L, p, 0)) ? scalar(get(L, p, 0)) : "");
+    char *spec = sb_xmalloc(cap);
+    spec[0] = 0;
+    for (yaml_node_pair_t *p = n->data.mapping.pairs.start; p < n->data.mapping.pairs.top; p++) {
+        const char *k = scalar(get(L, p, 1)), *v = scalar(get(L, p, 0));
+        if (dup_key(L, n, p) || !k || !v || strpbrk(k, ",=") || strpbrk(v, ",=")) {
+            free(spec);
+            return dup_key(L, n, p) ? -1 : failn(L, get(L, p, !k || strpbrk(k, ",=")),
+                                                 "%s", "xla_sol: a key and a plain value");
+        }
+        len += (size_t)snprintf(spec + len, cap - len, "%ssol_%s=%s", len ? "," : "", k, v);
+    }
+    free(L->m->xla_sol);
+    L->m->xla_sol = spec;
+    return 0;
+}
+
 static int read_root(struct mload *L, yaml_node_t *root)
 {
     yaml_node_t *devs = NULL, *links = NULL;
@@ -469,8 +496,11 @@ static int read_root(struct mload *L, yaml_node_t *root)
             devs = get(L, p, 0);
         else if (key && !strcmp(key, "links"))
             links = get(L, p, 0);
-        else if (!key || strcmp(key, "name"))
-            return failn(L, get(L, p, 1), "unknown key '%s' (name, devices, links)",
+        else if (key && !strcmp(key, "xla_sol")) {
+            if (read_sol(L, get(L, p, 0)))
+                return -1;
+        } else if (!key || strcmp(key, "name"))
+            return failn(L, get(L, p, 1), "unknown key '%s' (name, devices, links, xla_sol)",
                          key ? key : "?");
     }
     if (!devs)
@@ -574,6 +604,7 @@ void sb_machine_free(struct sb_machine *m)
         free(m->res_name[k]);
     free(m->res_decl);
     free(m->res_limit);
+    free(m->xla_sol);
     free(m->path);
     free(m);
 }

@@ -36,6 +36,9 @@ struct sb_machine {
     uint32_t *res_decl;  /* [n_alloc * SB_MAX_RES], 0 = not declared */
     uint32_t *res_limit; /* [n_devices * n_res], the view's */
     uint32_t *streams;   /* appended: [n_alloc], the `streams` key, 0 = not given */
+    /* appended: the `xla_sol` map (XLA's SoL collective model, docs/machines.md)
+     * as "sol_<key>=<value>,...", read by net/xla_sol.c; NULL when absent */
+    char *xla_sol;
 };
 
 /* On error returns NULL with "file:line:col: problem" in e. */
