@@ -50,5 +50,19 @@ rc_is 0 "cost over machine" "$BIN" run -w "$DATA/sol_graph.csv" -s original --co
 sed 's/rtt_us: 100/rtt: 100/' "$WORK/m.yaml" >"$WORK/bad.yaml"
 rc_is 2 "machine bad key" "$BIN" run -w "$DATA/sol_graph.csv" -s original --comm xla-sol --machine "$WORK/bad.yaml" -o "$WORK/x.csv"
 grep -q "bad.yaml: xla_sol: unknown cost parameter 'sol_rtt'" "$WORK/err" || bad "message: $(cat "$WORK/err")"
+# XLA's GPU performance model as the roofline (--cost roofline=xla), by hand
+# in tests/data/roofline_xla.csv
+for spec in "" roofline=xla "roofline=xla,launch_us=3" "launch_us=3,roofline=xla" roofline=max; do
+    rc_is 0 "roofline $spec" "$BIN" run -w "$DATA/roofline_xla.csv" -s original ${spec:+--cost "$spec"} -o "$WORK/k.csv" --quiet
+    got=$(col "$WORK/k.csv" makespan_us)
+    case "$spec" in
+    "" | roofline=max) want=37.821 ;;
+    roofline=xla) want=36.843 ;;
+    *) want=38.843 ;;
+    esac
+    [ "$got" = "$want" ] || bad "roofline '$spec': makespan $got, wanted $want"
+done
+rc_is 2 "roofline bad" "$BIN" run -w "$DATA/roofline_xla.csv" -s original --cost roofline=fast -o "$WORK/x.csv"
+rc_is 2 "overlap range" "$BIN" run -w "$DATA/roofline_xla.csv" -s original --cost mem_compute_overlap=1.5 -o "$WORK/x.csv"
 [ $fails = 0 ] && echo "xla_sol_test: ok"
 exit $((fails != 0))

@@ -887,6 +887,8 @@ int sb_cmd_conform(int argc, char **argv)
         return sb_conform_ggml(dir);
     if (sb_conform_has_sol_cases(dir)) /* XLA's SoL cost model, not its scheduler */
         return sb_conform_sol(dir);
+    if (sb_conform_has_perf_cases(dir)) /* XLA's GPU performance model */
+        return sb_conform_perf(dir);
     struct sb_err e;
     uint32_t n, counts[3] = {0};
     char **names = list_tests(dir, &n, &e);

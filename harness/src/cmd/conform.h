@@ -12,5 +12,8 @@ int sb_conform_ggml(const char *dir);
 /* XLA GPU's SoL collective model cases (conform_sol.c): DIR holds *.solcase */
 int sb_conform_has_sol_cases(const char *dir);
 int sb_conform_sol(const char *dir);
+/* XLA's GPU performance model cases (conform_perf.c): DIR holds *.perfcase */
+int sb_conform_has_perf_cases(const char *dir);
+int sb_conform_perf(const char *dir);
 
 #endif

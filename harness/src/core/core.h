@@ -106,12 +106,22 @@ struct sb_roofline {
     double peak_tflops[SB_DTYPE_COUNT]; /* dense peak per unit, 10^12 FLOP/s */
     double hbm_gbps;                    /* memory bandwidth, 10^9 B/s */
     double launch_us;                   /* per node with work */
+    /* (appended) how much of the shorter of compute and memory time is not
+     * hidden by the longer: t = max(c, m) + serial_frac * min(c, m).  0: the
+     * plain roofline; 0.05: XLA's GpuPerformanceModel, whose
+     * CombineComputeAndMemoryAccessTime overlaps them at
+     * kMemoryComputeParallelism = 0.95 (`--cost mem_compute_overlap`). */
+    double serial_frac;
 };
 /* H100 SXM5 (the built-in device; workloads/machines/h100-sxm.yaml): its
  * roofline, and its memory, 80 GB (the datasheet's "80GB" as the yaml gives
  * it, 80e9 bytes), the capacity of every row run without a machine. */
 #define SB_H100_MEM_BYTES 80000000000ull
 void sb_roofline_h100(struct sb_roofline *r);
+/* The roofline's two terms for node v, in us: its FLOPs at the peak of its
+ * unit and its bytes at HBM bandwidth; -1 when v carries no figures. */
+int sb_roofline_parts(const struct sb_roofline *r, const struct sb_graph *g, uint32_t v,
+                      double *compute_us, double *memory_us);
 /* Duration of node v of g on device r, or -1 when v carries no figures. */
 double sb_roofline_us(const struct sb_roofline *r, const struct sb_graph *g, uint32_t v);
 

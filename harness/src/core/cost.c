@@ -43,6 +43,11 @@
 #define H100_PEAK_FP64 67.0
 #define H100_HBM_GBPS 3350.0
 #define ROOFLINE_LAUNCH_US 2.0
+/* gpu_performance_model_base.h (ROCm/xla 183fa00cb5d8): the share of the
+ * shorter of compute and memory time hidden by the longer, and the launch
+ * overhead it charges each kernel */
+#define XLA_MEM_COMPUTE_PARALLELISM 0.95
+#define XLA_KERNEL_LAUNCH_US 1.0
 
 #define APPROX_HIGH_LATENCY 5000.0 /* XLA kHighLatency */
 #define APPROX_LOW_COST 1.0        /* XLA kLowCost */
@@ -77,20 +82,30 @@ void sb_roofline_h100(struct sb_roofline *r)
     r->launch_us = ROOFLINE_LAUNCH_US;
 }
 
-double sb_roofline_us(const struct sb_roofline *r, const struct sb_graph *g, uint32_t v)
+int sb_roofline_parts(const struct sb_roofline *r, const struct sb_graph *g, uint32_t v,
+                      double *compute_us, double *memory_us)
 {
     if (!g->dtype || !g->dtype[v])
         return -1;
     double f = g->flops[v], b = g->bytes_accessed[v];
-    if (f <= 0 && b <= 0)
-        return 0; /* no work (an unknown custom-call): no launch either */
     double peak = r->peak_tflops[g->dtype[v]];
     if (!(peak > 0)) /* a unit the device lacks runs at its FP32 rate */
         peak = r->peak_tflops[SB_DTYPE_FP32];
     /* TFLOP/s = 1e6 FLOP per microsecond; GB/s = 1e3 bytes per microsecond */
-    double t_f = peak > 0 ? f / (peak * 1e6) : 0;
-    double t_b = r->hbm_gbps > 0 ? b / (r->hbm_gbps * 1e3) : 0;
-    double t = (t_f > t_b ? t_f : t_b) + r->launch_us;
+    *compute_us = peak > 0 && f > 0 ? f / (peak * 1e6) : 0;
+    *memory_us = r->hbm_gbps > 0 && b > 0 ? b / (r->hbm_gbps * 1e3) : 0;
+    return 0;
+}
+
+double sb_roofline_us(const struct sb_roofline *r, const struct sb_graph *g, uint32_t v)
+{
+    double t_f, t_b;
+    if (sb_roofline_parts(r, g, v, &t_f, &t_b))
+        return -1;
+    if (g->flops[v] <= 0 && g->bytes_accessed[v] <= 0)
+        return 0; /* no work (an unknown custom-call): no launch either */
+    double lo = t_f < t_b ? t_f : t_b;
+    double t = (t_f > t_b ? t_f : t_b) + r->serial_frac * lo + r->launch_us;
     return t < 1e12 ? t : 1e12; /* SB_MAX_COST_US (builder.h) */
 }
 
@@ -158,6 +173,20 @@ static int cost_set(struct sb_cost_params *c, const char *key, const char *val,
     }
     if (strcmp(key, "hbm_gbps") == 0)
         return parse_bandwidth(key, val, &c->roof.hbm_gbps, e);
+    if (strcmp(key, "mem_compute_overlap") == 0) {
+        if (sb_num_real(val, 0, 1, &v, &why))
+            return sb_errf(e, "cost parameter mem_compute_overlap: '%s' is not a fraction in "
+                              "0..1 (%s)", val, why);
+        c->roof.serial_frac = 1 - v;
+        return 0;
+    }
+    if (strcmp(key, "roofline") == 0) { /* XLA's GpuPerformanceModel, or the plain one */
+        if (strcmp(val, "xla") && strcmp(val, "max"))
+            return sb_errf(e, "cost parameter roofline: '%s' is max or xla", val);
+        c->roof.serial_frac = strcmp(val, "xla") ? 0 : 1 - XLA_MEM_COMPUTE_PARALLELISM;
+        c->roof.launch_us = strcmp(val, "xla") ? ROOFLINE_LAUNCH_US : XLA_KERNEL_LAUNCH_US;
+        return 0;
+    }
     if (strncmp(key, "peak_", 5) == 0) { /* peak_<dtype>: TFLOP/s; 0: the device lacks it */
         enum sb_dtype d;
         if (sb_dtype_parse(key + 5, &d))
@@ -192,7 +221,8 @@ static int cost_set(struct sb_cost_params *c, const char *key, const char *val,
         return 0;
     }
     return sb_errf(e, "unknown cost parameter '%s' (known: lat_us, bw_gbps, "
-                      "bw_<coll>, ranks, peak_<dtype>, hbm_gbps, launch_us)", key);
+                      "bw_<coll>, ranks, peak_<dtype>, hbm_gbps, launch_us, "
+                      "mem_compute_overlap, roofline)", key);
 }
 
 /* "key=value,key=value": every piece whole, however long (the pieces are
@@ -216,9 +246,22 @@ int sb_cost_parse(struct sb_cost_params *c, const char *spec, struct sb_err *e)
             if (!strcmp(seen[i], kv))
                 rc = sb_errf(e, "cost parameter %s given twice", kv);
         seen[n_seen++] = kv;
-        if (!rc)
+        if (!rc && strcmp(kv, "roofline")) /* after the loop: see below */
             rc = cost_set(c, kv, eq + 1, e);
     }
+    /* roofline=xla sets the combination and XLA's 1 us launch; a launch_us or
+     * mem_compute_overlap beside it wins, in either order */
+    for (uint32_t i = 0; i < n_seen && !rc; i++)
+        if (!strcmp(seen[i], "roofline")) {
+            struct sb_roofline keep = c->roof;
+            rc = cost_set(c, seen[i], seen[i] + strlen(seen[i]) + 1, e);
+            for (uint32_t j = 0; j < n_seen && !rc; j++) {
+                if (!strcmp(seen[j], "launch_us"))
+                    c->roof.launch_us = keep.launch_us;
+                if (!strcmp(seen[j], "mem_compute_overlap"))
+                    c->roof.serial_frac = keep.serial_frac;
+            }
+        }
     free(seen);
     free(dup);
     return rc;
@@ -320,5 +363,7 @@ void sb_cost_describe(const struct sb_cost_params *c, char *buf, size_t n)
             len += (size_t)snprintf(buf + len, n - len, ";bw_%s=%.17g",
                                     sb_coll_name((enum sb_coll)t), c->bus_gbps[t]);
     if (len < n)
-        snprintf(buf + len, n - len, ";ranks=%u", c->default_ranks);
+        len += (size_t)snprintf(buf + len, n - len, ";ranks=%u", c->default_ranks);
+    if (len < n && c->roof.serial_frac != 0) /* only off the default: old rows stay */
+        snprintf(buf + len, n - len, ";mem_compute_overlap=%.17g", 1 - c->roof.serial_frac);
 }

@@ -294,6 +294,11 @@ static int read_device(struct mload *L, yaml_node_t *n, uint32_t d)
             rc = str_list(L, val, "ops", &m->n_ops[d], &m->ops[d]);
         } else if (!strcmp(key, "peak_tflops")) {
             rc = read_peaks(L, val, d);
+        } else if (!strcmp(key, "mem_compute_overlap")) {
+            if (!(rc = num(L, val, key, 0, 1, &x))) {
+                m->roof[d].serial_frac = 1 - x;
+                m->has_roof[d] = 1;
+            }
         } else if (!strcmp(key, "hbm_gbps") || !strcmp(key, "launch_us")) {
             if (!(rc = key[0] == 'h' ? num(L, val, key, SB_MIN_GBPS, SB_MAX_GBPS, &x)
                                      : num(L, val, key, 0, SB_MAX_TIME_US, &x))) {
@@ -303,7 +308,8 @@ static int read_device(struct mload *L, yaml_node_t *n, uint32_t d)
         } else {
             rc = failn(L, get(L, p, 1),
                        "unknown device key '%s' (name, kind, speed, mem_bytes, units, "
-                       "resources, streams, ops, peak_tflops, hbm_gbps, launch_us)", key);
+                       "resources, streams, ops, peak_tflops, hbm_gbps, launch_us, "
+                       "mem_compute_overlap)", key);
         }
         if (rc)
             return -1;
