@@ -31,7 +31,8 @@ struct shape {
 
 struct scase {
     char name[128], op[64], wraps[64], expect[32], device[32], skip[400];
-    int has_source, enabled_case, flag, host_offloaded;
+    int has_source, enabled_case, flag, host_offloaded, triton;
+    uint32_t active_links;
     uint64_t expect_us;
     struct sb_sol_config cfg;
     struct sb_sol_device dev;
@@ -202,6 +203,8 @@ static int read_key(struct scase *c, const char *k, char *v, const char **why)
         {"fpus_per_core", &c->fpus_per_core, 1, 1e6},
         {"clock_rate_ghz", &c->clock_ghz, 1e-3, 100},
         {"flops_per_element", &c->flops_per_element, 0, 1e6},
+        {"nvlink_bw_per_lane_gbps", &c->cfg.nvlink_bw_per_lane_gbps, 0, 1e5},
+        {"nvlink_barrier_us", &c->cfg.nvlink_barrier_us, 0, 1e9},
     };
     for (size_t i = 0; i < sizeof reals / sizeof *reals; i++)
         if (!strcmp(k, reals[i].key))
@@ -226,6 +229,16 @@ static int read_key(struct scase *c, const char *k, char *v, const char **why)
             c->cfg.partition_size = (uint32_t)u;
         else
             c->cfg.chunk_size_bytes = u;
+        return 0;
+    }
+    if (!strcmp(k, "kernel_strategy")) { /* CollectiveBackendConfig's */
+        c->triton = !strcmp(v, "TRITON_ONE_SHOT") || !strcmp(v, "TRITON_TWO_SHOT");
+        return c->triton || !strcmp(v, "DEFAULT") ? 0 : -1;
+    }
+    if (!strcmp(k, "active_links")) {
+        if (sb_num_u64(v, 0, 1024, &u, &nwhy))
+            return -1;
+        c->active_links = (uint32_t)u;
         return 0;
     }
     if (!strcmp(k, "num_partitions"))
@@ -303,6 +316,8 @@ static void cost_analysis(const struct scase *c, struct sb_sol_coll *x)
     x->async_wrapped = async;
     x->group_size = c->group_size;
     x->n_groups = c->n_groups ? c->n_groups : 1;
+    x->triton_kernel = c->triton;
+    x->active_links = c->active_links;
     switch (x->op) {
     case SB_SOL_ALL_GATHER: { /* HandleAllGather(Start): the gathered result */
         double rank = floor(out / r);

@@ -41,10 +41,11 @@ static const char *const key_name[K_COUNT] = {
 int sb_sol_preset(struct sb_sol_config *c, const char *name)
 {
     float nic, prep, rtt;
+    double barrier_us = 1.5;
     if (!strcmp(name, "h100")) {
         nic = 55.56f, prep = 13.34f, rtt = 68.89f;
     } else if (!strcmp(name, "b200")) {
-        nic = 111.12f, prep = 4.45f, rtt = 46.67f;
+        nic = 111.12f, prep = 4.45f, rtt = 46.67f, barrier_us = 1;
     } else if (!strcmp(name, "unknown")) {
         nic = 111.12f, prep = 13.34f, rtt = 68.89f;
     } else {
@@ -59,6 +60,7 @@ int sb_sol_preset(struct sb_sol_config *c, const char *name)
         .gpus_per_node = 8,
         .chunk_size_bytes = SOL_CHUNK_BYTES,
         .partition_size = 0,
+        .nvlink_barrier_us = barrier_us,
         .given = given,
     };
     return 0;
@@ -188,6 +190,37 @@ static enum sb_sol_verdict dcn_us(const struct sb_sol_config *c, const struct sb
     return SB_SOL_PRICED;
 }
 
+/* all_reduce.cc kMaxOneShotAllReduceSizeBytes: larger buffers take two shots */
+#define SOL_MAX_ONE_SHOT_BYTES (256u * 1024u)
+/* gpu_performance_model_base.h kKernelLaunchOverhead */
+#define SOL_KERNEL_LAUNCH_US 1.0
+
+/* IntraNodeAllReduceLatency, plus the HBM time DispatchEstimation adds: a
+ * one-shot kernel reads the other n - 1 buffers whole over the GPU's NVLink
+ * lanes, then one barrier; a two-shot kernel reads (n - 1)/n of the buffer
+ * twice (reduce-scatter, all-gather), a barrier after each. */
+static enum sb_sol_verdict intra_all_reduce_us(const struct sb_sol_config *c,
+                                               const struct sb_sol_device *d,
+                                               const struct sb_sol_coll *x, double *us,
+                                               char *why, size_t n_why)
+{
+    if (!x->active_links || !(c->nvlink_bw_per_lane_gbps > 0)) {
+        snprintf(why, n_why, "an intra-node Triton all-reduce needs active NVLink links and "
+                             "nvlink_bw_per_lane_gbps");
+        return SB_SOL_ERROR;
+    }
+    double bw_bytes_per_us = x->active_links * c->nvlink_bw_per_lane_gbps * 1e3;
+    double n = x->group_size, size = (double)x->bytes_transferred, t;
+    if (x->bytes_transferred <= SOL_MAX_ONE_SHOT_BYTES)
+        t = SOL_KERNEL_LAUNCH_US + (n - 1) * size / bw_bytes_per_us + c->nvlink_barrier_us;
+    else
+        t = SOL_KERNEL_LAUNCH_US +
+            2 * ((n - 1) * size / n / bw_bytes_per_us + c->nvlink_barrier_us);
+    float hbm_s = (float)x->bytes_accessed / (float)d->memory_bytes_per_s;
+    *us = (double)hbm_s * 1e6 + t;
+    return SB_SOL_PRICED;
+}
+
 enum sb_sol_verdict sb_sol_collective_us(const struct sb_sol_config *c,
                                          const struct sb_sol_device *d,
                                          const struct sb_sol_coll *x, double *us, char *why,
@@ -214,6 +247,8 @@ enum sb_sol_verdict sb_sol_collective_us(const struct sb_sol_config *c,
     case SB_SOL_NON_WORLD:
         return dcn_us(c, d, x, x->group_size, x->n_groups, us, why, n_why);
     default:
+        if (x->triton_kernel) /* XLA's own NVLink kernels, not NCCL */
+            return intra_all_reduce_us(c, d, x, us, why, n_why);
         snprintf(why, n_why, "single-partition collective: XLA prices it with "
                              "CollectiveInterpolator's measured NCCL table");
         return SB_SOL_INTERPOLATOR;

@@ -20,6 +20,12 @@ struct sb_sol_config {
     uint32_t gpus_per_node;
     uint64_t chunk_size_bytes;
     uint32_t partition_size;   /* devices per fast domain; 0: gpus_per_node */
+    /* intra-node Triton all-reduce kernels (IntraNodeAllReduceLatency): GB/s
+     * per NVLink lane (XLA takes it from the device; 0: unknown) and the
+     * signal barrier's round trip.  A graph names no kernel strategy, so
+     * only the conformance cases reach them. */
+    double nvlink_bw_per_lane_gbps;
+    double nvlink_barrier_us;
     uint32_t given;            /* bit k: key k was given (sb_sol_describe) */
 };
 
@@ -52,6 +58,8 @@ struct sb_sol_coll {
     uint64_t bytes_transferred; /* GpuHloCostAnalysis::BytesTransferred */
     double bytes_accessed;      /* HBM bytes, read and written */
     double reduce_flops;        /* all-reduce, reduce-scatter: the reduction */
+    int triton_kernel;          /* kernel_strategy TRITON_ONE_SHOT / _TWO_SHOT */
+    uint32_t active_links;      /* the device's active NVLink lanes */
 };
 
 /* Outcome of sb_sol_collective_us. */
