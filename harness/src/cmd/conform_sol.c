@@ -167,16 +167,21 @@ static int read_key(struct scase *c, const char *k, char *v, const char **why)
         return snprintf(c->op, sizeof c->op, "%s", v) >= (int)sizeof c->op ? -1 : 0;
     if (!strcmp(k, "wraps"))
         return snprintf(c->wraps, sizeof c->wraps, "%s", v) >= (int)sizeof c->wraps ? -1 : 0;
+    *why = "not an array shape such as bf16[16000,1000]";
     if (!strcmp(k, "operand"))
         return parse_shape(v, &c->operand);
     if (!strcmp(k, "output"))
         return parse_shape(v, &c->output);
+    *why = "not {{0,1},{2,3}} (groups of one size, at most 4096 ids) or [G,S]<=[N]";
     if (!strcmp(k, "replica_groups"))
         return parse_groups(v, c);
+    *why = "not pairs such as {{0,1},{1,0}}";
     if (!strcmp(k, "source_target_pairs"))
         return parse_pairs(v, c);
+    *why = "not h100, b200 or unknown";
     if (!strcmp(k, "preset"))
         return sb_sol_preset(&c->cfg, v);
+    *why = "bad value";
     if (!strcmp(k, "expect")) {
         if (!num(v, 0, 1e12, &x)) {
             c->expect_us = (uint64_t)x;
