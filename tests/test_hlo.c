@@ -189,7 +189,8 @@ static void test_errors(void)
         {"hlo_bad_done.hlo", "hlo_bad_done.hlo:5: all-gather-done 'd': operand 0 must be an "
                              "earlier async start"},
         {"hlo_bad_nodone.hlo", "hlo_bad_nodone.hlo:5: all-gather-start 's' has no done"},
-        {"hlo_bad_broadcast.hlo", "hlo_bad_broadcast.hlo:5: collective-broadcast 'b'"},
+        {"hlo_bad_wrap.hlo", "hlo_bad_wrap.hlo:10: async-start 's' wraps 'add', which is "
+                             "not a collective"},
         {"hlo_bad_header.hlo", "hlo_bad_header.hlo:1: expected 'HloModule NAME'"},
         /* the header goes on to line 3, where the second alias lacks its ':' */
         {"hlo_bad_alias.hlo", "hlo_bad_alias.hlo:3: expected ':' after an output index in "
@@ -373,6 +374,106 @@ static void test_groups(void)
     CHECK_EQ_U(k, 4);
     CHECK_EQ_U(negs, 3);
     sb_graph_free(g);
+}
+
+static uint32_t node_named(const struct sb_graph *g, const char *name)
+{
+    for (uint32_t v = 0; v < g->v.n_nodes; v++)
+        if (!strcmp(name_of(g, v), name))
+            return v;
+    return SB_NONE;
+}
+
+/* Whether node v has an order-only edge from node u. */
+static int has_after(const struct sb_graph *g, uint32_t v, uint32_t u)
+{
+    for (uint32_t e = g->v.pred_off[v]; g->v.pred_after && e < g->v.pred_off[v + 1]; e++)
+        if (g->v.pred[e] == u && g->v.pred_after[e])
+            return 1;
+    return 0;
+}
+
+/* hlo_colls.hlo (replica_count=2, num_partitions=4), every collective XLA
+ * emits, worked out from XLA's group modes (GetCollectiveOpGroupMode,
+ * GetSubgroupSize) and the shapes:
+ *   r1  sync ragged-all-to-all, no channel, {}: all replicas = 2; moves its
+ *       output bf16[32,64] = 4096 B
+ *   rs  async-start of ragged (channel 7: partitions), {{0,1,2,3}}: 4; its
+ *       result element bf16[32,64] = 4096 B
+ *   b1  sync collective-broadcast, {{0,1}}: 2; f32[256] = 1024 B
+ *   bs  async-start of collective-broadcast, channel 8, {{0,1}}: 2, 1024 B
+ *   a1  all-reduce, no channel, {}: replicas = 2
+ *   a2  channel 1, no use_global_device_ids, {}: replicas x partitions = 8
+ *   a3  [2,4]<=[8], use_global_device_ids: 2 groups of 4 = 4
+ *   a4  [4,2]<=[2,4]T(1,0), use_global_device_ids: 4 groups of 2 = 2
+ *   t1  all-to-all, channel 4, {}: partitions = 4
+ *   gs  async-start of all-gather [2,4]<=[8] global ids: 4; f32[256] = 1024 B
+ *   as  async-start of all-reduce, channel 12, {}: 2 x 4 = 8
+ *   rv/sd  a send/recv pair of channel 9: the recv carries the f32[256] =
+ *       1024 B, the send none; rvd waits for sd, sdd for rv (after edges)
+ *   s2  a send of channel 10, which no recv has: its own 1024 B */
+static void test_collectives(void)
+{
+    struct sb_err e;
+    struct sb_graph *g = sb_graph_load(SB_TEST_DATA "/hlo_cases/hlo_colls.hlo", &e);
+    if (!g) {
+        fprintf(stderr, "%s\n", e.msg);
+        CHECK(0);
+        return;
+    }
+    static const struct {
+        const char *name;
+        enum sb_coll coll;
+        uint32_t group;
+        uint64_t bytes;
+    } want[] = {
+        {"start(r1)", SB_COLL_RAGGED_ALL_TO_ALL, 2, 4096},
+        {"rs", SB_COLL_RAGGED_ALL_TO_ALL, 4, 4096},
+        {"start(b1)", SB_COLL_COLLECTIVE_BROADCAST, 2, 1024},
+        {"bs", SB_COLL_COLLECTIVE_BROADCAST, 2, 1024},
+        {"start(a1)", SB_COLL_ALL_REDUCE, 2, 1024},
+        {"start(a2)", SB_COLL_ALL_REDUCE, 8, 1024},
+        {"start(a3)", SB_COLL_ALL_REDUCE, 4, 1024},
+        {"start(a4)", SB_COLL_ALL_REDUCE, 2, 1024},
+        {"start(t1)", SB_COLL_ALL_TO_ALL, 4, 1024},
+        {"gs", SB_COLL_ALL_GATHER, 4, 1024},
+        {"as", SB_COLL_ALL_REDUCE, 8, 1024},
+        {"rv", SB_COLL_RECV, 0, 1024},
+        {"sd", SB_COLL_SEND, 0, 0},
+        {"s2", SB_COLL_SEND, 0, 1024},
+    };
+    for (size_t k = 0; k < sizeof want / sizeof want[0]; k++) {
+        uint32_t v = node_named(g, want[k].name);
+        CHECK(v != SB_NONE);
+        if (v == SB_NONE)
+            continue;
+        CHECK_EQ_U(g->v.kind[v], SB_KIND_START);
+        CHECK_EQ_U(g->v.coll[v], want[k].coll);
+        CHECK_EQ_U(g->v.group_size[v], want[k].group);
+        CHECK_EQ_U(g->v.comm_bytes[v], want[k].bytes);
+    }
+    uint32_t rv = node_named(g, "rv"), sd = node_named(g, "sd");
+    uint32_t rvd = node_named(g, "rvd"), sdd = node_named(g, "sdd");
+    uint32_t s2 = node_named(g, "s2"), s2d = node_named(g, "s2d");
+    CHECK(rvd != SB_NONE && sdd != SB_NONE && s2d != SB_NONE);
+    if (rvd != SB_NONE && sdd != SB_NONE && s2d != SB_NONE) {
+        CHECK(has_after(g, rvd, sd));
+        CHECK(has_after(g, sdd, rv));
+        CHECK(!has_after(g, s2d, rv)); /* channel 10 has no recv */
+        CHECK(!has_after(g, rvd, s2));
+    }
+    const char *j = sb_graph_meta(g, "hlo_p2p_joined");
+    CHECK(j && !strcmp(j, "1 send/recv pair, 2 rendezvous edges"));
+    sb_graph_free(g);
+    /* the split broadcast: start reads a, the done stands for b */
+    g = sb_graph_load(SB_TEST_DATA "/hlo_cases/hlo_coll_broadcast.hlo", &e);
+    CHECK(g != NULL);
+    if (g) {
+        uint32_t s = node_named(g, "start(b)");
+        CHECK(s != SB_NONE && g->v.coll[s] == SB_COLL_COLLECTIVE_BROADCAST &&
+              g->v.comm_bytes[s] == 16 && g->v.group_size[s] == 2);
+        sb_graph_free(g);
+    }
 }
 
 /* hlo_dup.hlo: producers with several users (priority fusion duplicates a
@@ -982,6 +1083,7 @@ int main(void)
     test_memory();
     test_roofline();
     test_groups();
+    test_collectives();
     test_fusion();
     test_duplication();
     test_unterminated();
