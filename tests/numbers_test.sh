@@ -231,5 +231,20 @@ same "$(cat "$WORK/s1")" "$(cat "$WORK/s2")" "collective --size 1MiB = 1048576"
 refused "collective --size 1.5B" "--size '1.5B' is not valid" "$BIN" collective --op all_reduce --size 1.5B
 refused "collective --size 1M" "--size '1M' is not valid" "$BIN" collective --op all_reduce --size 1M
 
+# HLO (issue 39): a loop of unknown trip count, a malformed operation queue,
+# a trip count for a loop the module lacks: exit 2 with file:line
+H="$DATA/hlo_cases"
+refused "hlo unknown trip count" "hlo_trip_user.hlo:42: while 'w': cannot find its trip count" \
+    "$BIN" validate "$H/hlo_trip_user.hlo"
+contains "$WORK/err" "--import trip_count.w=N" "the trip count refusal names the option"
+expect_rc 0 "hlo trip_count=7" "$BIN" validate --import trip_count=7 "$H/hlo_trip_user.hlo"
+refused "hlo trip_count.NAME unknown" "import option trip_count.nope: the module has no while" \
+    "$BIN" validate --import trip_count.nope=3 "$H/hlo_trip_user.hlo"
+refused "hlo bad queue" "hlo_bad_queue.hlo:6: 'b': operation_queue_id is not a queue" \
+    "$BIN" run -q -w "$H/hlo_bad_queue.hlo" -s original -o "$WORK/q.csv"
+[ ! -e "$WORK/q.csv" ] && ok || bad "a refused HLO left a results file"
+refused "hlo bad import queues" "import option queues: 'x' is not none or xla" \
+    "$BIN" validate --import queues=x "$H/hlo_queues.hlo"
+
 echo "$pass passed, $fail failed"
 [ "$fail" = 0 ]

@@ -476,6 +476,146 @@ static void test_collectives(void)
     }
 }
 
+/* hlo_queues.hlo, scheduled (is_scheduled=true), fuse=none so each op is a
+ * node: streams are the queues (a, e2: 1; b: 2; c, d and the tuple: 0) and
+ * d waits for a and b (the last work on queues 1 and 2 before it), e2 for d
+ * (queue 0's last) -- 3 order-only edges; queues=none leaves one stream and
+ * no edge.  The malformed configs are refused with their line. */
+static void test_queues(void)
+{
+    struct sb_err e;
+    struct sb_import_opts io;
+    sb_import_defaults(&io);
+    CHECK(sb_import_parse(&io, "fuse=none", &e) == 0);
+    struct sb_graph *g = sb_graph_load_with(SB_TEST_DATA "/hlo_cases/hlo_queues.hlo", &io, &e);
+    if (!g) {
+        fprintf(stderr, "%s\n", e.msg);
+        CHECK(0);
+        return;
+    }
+    static const struct {
+        const char *name;
+        uint32_t stream;
+    } want[] = {{"a", 1}, {"b", 2}, {"c", 0}, {"d", 0}, {"e2", 1}, {"t", 0}};
+    for (size_t k = 0; k < sizeof want / sizeof want[0]; k++) {
+        uint32_t v = node_named(g, want[k].name);
+        CHECK(v != SB_NONE && g->v.stream[v] == want[k].stream);
+    }
+    CHECK_EQ_U(g->v.n_streams, 3);
+    uint32_t a = node_named(g, "a"), b = node_named(g, "b"), d = node_named(g, "d");
+    uint32_t e2 = node_named(g, "e2");
+    CHECK(has_after(g, d, a) && has_after(g, d, b) && has_after(g, e2, d));
+    uint32_t n_after = 0;
+    for (uint32_t k = 0; g->v.pred_after && k < g->v.n_edges; k++)
+        n_after += g->v.pred_after[k];
+    CHECK_EQ_U(n_after, 3);
+    const char *q = sb_graph_meta(g, "hlo_queues");
+    CHECK(q && !strcmp(q, "3 queues (streams), 3 wait_on_operation_queues edges"));
+    sb_graph_free(g);
+    CHECK(sb_import_parse(&io, "queues=none", &e) == 0 && io.no_queues == 1);
+    g = sb_graph_load_with(SB_TEST_DATA "/hlo_cases/hlo_queues.hlo", &io, &e);
+    CHECK(g != NULL);
+    if (g) {
+        CHECK(g->v.n_streams <= 1 && g->v.pred_after == NULL);
+        sb_graph_free(g);
+    }
+    static const struct {
+        const char *file, *msg;
+    } bad[] = {
+        {"hlo_bad_queue.hlo", "hlo_bad_queue.hlo:6: 'b': operation_queue_id is not a queue in "
+                              "0..1023"},
+        {"hlo_bad_wait.hlo", "hlo_bad_wait.hlo:8: 'd': wait_on_operation_queues is not a list "
+                             "of queues in 0..1023"},
+    };
+    for (size_t k = 0; k < sizeof bad / sizeof bad[0]; k++) {
+        char path[512];
+        snprintf(path, sizeof path, "%s/hlo_cases/%s", SB_TEST_DATA, bad[k].file);
+        g = sb_graph_load(path, &e);
+        CHECK(g == NULL);
+        if (g)
+            sb_graph_free(g);
+        else
+            CHECK_CONTAINS(e.msg, bad[k].msg);
+    }
+    CHECK(sb_import_parse(&io, "queues=some", &e) != 0);
+    CHECK_CONTAINS(e.msg, "import option queues: 'some' is not none or xla");
+}
+
+static uint32_t count_op(const struct sb_graph *g, const char *op)
+{
+    uint32_t n = 0;
+    for (uint32_t v = 0; v < g->v.n_nodes; v++)
+        n += !strcmp(op_of(g, v), op);
+    return n;
+}
+
+/* hlo_trip_user.hlo: w's counter doubles, a pattern not recognised, and it
+ * has no known_trip_count, so it is refused unless the user gives a count;
+ * w2 has known_trip_count 2.  Each iteration of w is one negate, of w2 one
+ * sqrt (fuse=none: every op a node):
+ *   none given            refused, naming both options
+ *   trip_count=7          w 7 (the unknown one), w2 2 (its own count)
+ *   trip_count.w=3,trip_count.w2=5   w 3, w2 5 (a named count overrides)
+ *   trip_count.nope=3     refused: no such loop */
+static void test_user_trips(void)
+{
+    static const char *path = SB_TEST_DATA "/hlo_cases/hlo_trip_user.hlo";
+    static const struct {
+        const char *spec;
+        uint32_t negs, sqrts;
+        const char *err;
+    } cases[] = {
+        {"fuse=none", 0, 0, "hlo_trip_user.hlo:42: while 'w': cannot find its trip count (no "
+                            "known_trip_count in backend_config, and its body does not add a "
+                            "constant to the counter); give it with --import trip_count.w=N "
+                            "(this loop) or trip_count=N (every such loop)"},
+        {"fuse=none,trip_count=7", 7, 2, NULL},
+        {"fuse=none,trip_count.w=3,trip_count.w2=5", 3, 5, NULL},
+        {"fuse=none,trip_count=0", 0, 2, NULL},
+        {"trip_count.nope=3", 0, 0, "hlo_trip_user.hlo: import option trip_count.nope: the "
+                                    "module has no while loop of that name"},
+    };
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+        struct sb_err e;
+        struct sb_import_opts io;
+        sb_import_defaults(&io);
+        CHECK(sb_import_parse(&io, cases[k].spec, &e) == 0);
+        struct sb_graph *g = sb_graph_load_with(path, &io, &e);
+        if (cases[k].err) {
+            CHECK(g == NULL);
+            if (g)
+                sb_graph_free(g);
+            else
+                CHECK_CONTAINS(e.msg, cases[k].err);
+            continue;
+        }
+        CHECK(g != NULL);
+        if (!g) {
+            fprintf(stderr, "%s: %s\n", cases[k].spec, e.msg);
+            continue;
+        }
+        CHECK_EQ_U(count_op(g, "negate"), cases[k].negs);
+        CHECK_EQ_U(count_op(g, "sqrt"), cases[k].sqrts);
+        sb_graph_free(g);
+    }
+    static const struct {
+        const char *spec, *err;
+    } bad[] = {
+        {"trip_count=x", "import option trip_count: 'x' is not a trip count in 0..1000000"},
+        {"trip_count=1000001", "import option trip_count: '1000001' is not a trip count"},
+        {"trip_count.w=-1", "import option trip_count.w: '-1' is not a trip count"},
+        {"trip_count.=3", "import option trip_count.: the loop's name must be 1..255 bytes"},
+        {"trip_count.w=1,trip_count.w=2", "import option trip_count.w given twice"},
+    };
+    for (size_t k = 0; k < sizeof bad / sizeof bad[0]; k++) {
+        struct sb_err e;
+        struct sb_import_opts io;
+        sb_import_defaults(&io);
+        CHECK(sb_import_parse(&io, bad[k].spec, &e) != 0);
+        CHECK_CONTAINS(e.msg, bad[k].err);
+    }
+}
+
 /* hlo_dup.hlo: producers with several users (priority fusion duplicates a
  * producer into all its users when each can take it and it pays):
  *   bz = broadcast(z) feeds m1 and m2: inlined into both, each reads z's
@@ -1084,6 +1224,8 @@ int main(void)
     test_roofline();
     test_groups();
     test_collectives();
+    test_queues();
+    test_user_trips();
     test_fusion();
     test_duplication();
     test_unterminated();
