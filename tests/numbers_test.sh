@@ -243,6 +243,16 @@ refused "hlo trip_count.NAME unknown" "import option trip_count.nope: the module
 refused "hlo bad queue" "hlo_bad_queue.hlo:6: 'b': operation_queue_id is not a queue" \
     "$BIN" run -q -w "$H/hlo_bad_queue.hlo" -s original -o "$WORK/q.csv"
 [ ! -e "$WORK/q.csv" ] && ok || bad "a refused HLO left a results file"
+# hlo_queues.hlo: five ops of one size (memory-bound, one time t each). Read
+# as XLA's queues, a, b and c run at once, then d (waits for all three), then
+# e2 (waits for d): 3t; on one stream (queues=none) the five in turn: 5t.
+expect_rc 0 "hlo queues=xla" "$BIN" run -q -w "$H/hlo_queues.hlo" -s original \
+    --import fuse=none -o "$WORK/qx.csv"
+expect_rc 0 "hlo queues=none" "$BIN" run -q -w "$H/hlo_queues.hlo" -s original \
+    --import fuse=none,queues=none -o "$WORK/qn.csv"
+same "$(python3 -c 'import sys; r = float(sys.argv[1]) / float(sys.argv[2]); print(abs(r - 0.6) < 1e-3)' \
+    "$(col "$WORK/qx.csv" makespan_us 2)" "$(col "$WORK/qn.csv" makespan_us 2)")" True \
+    "hlo queues: makespan 3t against 5t on one stream"
 refused "hlo bad import queues" "import option queues: 'x' is not none or xla" \
     "$BIN" validate --import queues=x "$H/hlo_queues.hlo"
 
