@@ -253,6 +253,16 @@ expect_rc 0 "hlo queues=none" "$BIN" run -q -w "$H/hlo_queues.hlo" -s original \
 same "$(python3 -c 'import sys; r = float(sys.argv[1]) / float(sys.argv[2]); print(abs(r - 0.6) < 1e-3)' \
     "$(col "$WORK/qx.csv" makespan_us 2)" "$(col "$WORK/qn.csv" makespan_us 2)")" True \
     "hlo queues: makespan 3t against 5t on one stream"
+# hlo_async_compute.hlo: the fusion of queue 1 (wrapped in async-start) and
+# the one of queue 0 run at once, then the add: 2 op-times against 3 on one
+# stream (the add moves 12 KiB, the fusions 8 KiB: within 1e-3 of 2/3)
+expect_rc 0 "hlo async compute" "$BIN" run -q -w "$H/hlo_async_compute.hlo" -s original \
+    -o "$WORK/ax.csv"
+expect_rc 0 "hlo async compute, queues=none" "$BIN" run -q -w "$H/hlo_async_compute.hlo" \
+    -s original --import queues=none -o "$WORK/an.csv"
+same "$(python3 -c 'import sys; r = float(sys.argv[1]) / float(sys.argv[2]); print(abs(r - 2 / 3) < 1e-3)' \
+    "$(col "$WORK/ax.csv" makespan_us 2)" "$(col "$WORK/an.csv" makespan_us 2)")" True \
+    "hlo async compute: makespan 2t against 3t on one stream"
 refused "hlo bad import queues" "import option queues: 'x' is not none or xla" \
     "$BIN" validate --import queues=x "$H/hlo_queues.hlo"
 

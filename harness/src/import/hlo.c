@@ -1573,6 +1573,15 @@ static const struct instr *async_root(const struct sb_hlo_module *m, const struc
     return root;
 }
 
+int hlo_async_compute(const struct sb_hlo_module *m, const struct instr *in)
+{
+    if (strcmp(in->opcode, "async-start") != 0 || !in->n_calls)
+        return -1;
+    const struct instr *root = async_root(m, in);
+    return root && wrapped_coll(root->opcode) == SB_COLL_NONE ? hlo_find_comp(m, in->calls[0])
+                                                              : -1;
+}
+
 /* Ranks in one group of collective x, as XLA's GetSubgroupSize
  * (collective_ops_utils.cc:674 at 183fa00) counts them in the group mode
  * GetCollectiveOpGroupMode gives (collective_op_group_mode.cc:71): without

@@ -412,6 +412,15 @@ static int step(struct flat *F, const struct instr *in)
                              "step build expands", w->opcode, w->name, FLAT_MAX_WORK);
 }
 
+/* Whether async-done i of computation k ends an async-start that was
+ * inlined (hlo_async_compute). */
+static int wraps_compute(struct flat *F, uint32_t k, uint32_t i)
+{
+    const struct instr *in = &F->m->c[k].in[i];
+    int s = lookup(F, k, in->ops[0], i);
+    return s >= 0 && hlo_async_compute(F->m, &F->m->c[k].in[s]) >= 0;
+}
+
 static int expand_instr(struct flat *F, uint32_t k, uint32_t i, const char *prefix,
                         const uint32_t *args, uint32_t n_args, int is_entry, int depth,
                         uint32_t *map)
@@ -476,6 +485,18 @@ static int expand_instr(struct flat *F, uint32_t k, uint32_t i, const char *pref
             rc = expand_comp(F, (uint32_t)ck, pre, ops, in->n_ops, 0, depth + 1, &map[i]);
             free(pre);
         }
+    } else if (hlo_async_compute(F->m, in) >= 0) {
+        /* work XLA GPU runs on another stream, wrapped in async-start
+         * (StreamAttributeAsyncWrapper): inlined where the start is, as a
+         * call; its operation_queue_id is on the wrapped root, so the
+         * step build puts it on that stream */
+        char *pre = sb_strf("%s%s/", prefix, in->name);
+        rc = expand_comp(F, (uint32_t)hlo_async_compute(F->m, in), pre, ops, in->n_ops, 0,
+                         depth + 1, &map[i]);
+        free(pre);
+    } else if (!strcmp(op, "async-done") && in->n_ops && ops[0] != SB_NONE &&
+               wraps_compute(F, k, i)) {
+        map[i] = ops[0]; /* the value of the inlined work */
     } else {
         map[i] = emit(F, in, prefix, ops, is_entry && in->root, k, map);
     }
@@ -523,17 +544,18 @@ static uint64_t inlined_size(const struct sb_hlo_module *m, uint32_t k, uint64_t
         int callee = !strcmp(in->opcode, "call")
                          ? hlo_find_comp(m, in->apply ? in->apply
                                                       : in->n_calls ? in->calls[0] : "")
-                         : -1;
+                         : hlo_async_compute(m, in);
         n += callee >= 0 ? inlined_size(m, (uint32_t)callee, memo) : 1;
     }
     memo[k] = n < FLAT_MAX_INSTRS ? (n ? n : 1) : FLAT_MAX_INSTRS;
     return memo[k];
 }
 
-static int needs_expansion(const struct comp *c)
+static int needs_expansion(const struct sb_hlo_module *m, const struct comp *c)
 {
     for (uint32_t i = 0; i < c->n; i++)
-        if (!strcmp(c->in[i].opcode, "while") || !strcmp(c->in[i].opcode, "call"))
+        if (!strcmp(c->in[i].opcode, "while") || !strcmp(c->in[i].opcode, "call") ||
+            hlo_async_compute(m, &c->in[i]) >= 0)
             return 1;
     return 0;
 }
@@ -567,7 +589,7 @@ int hlo_expand(struct sb_hlo_module *m, const struct sb_hlo_trips *t, struct sb_
     if (check_recursion(&F))
         return -1;
     const struct comp *ent = &m->c[m->entry];
-    if (!needs_expansion(ent))
+    if (!needs_expansion(m, ent))
         return 0;
     uint64_t *memo = sb_xcalloc(m->n, sizeof *memo);
     uint64_t size = inlined_size(m, (uint32_t)m->entry, memo);

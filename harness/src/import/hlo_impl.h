@@ -151,6 +151,11 @@ int hlo_find_comp(const struct sb_hlo_module *m, const char *name);
 void hlo_instr_free(struct instr *in);
 uint64_t hlo_dtype_bytes(uint8_t dt, uint64_t elems);
 
+/* hlo.c: the computation an async-start runs when it wraps work that is not
+ * a collective (XLA GPU's StreamAttributeAsyncWrapper puts an instruction
+ * of another operation queue there), else -1. */
+int hlo_async_compute(const struct sb_hlo_module *m, const struct instr *in);
+
 /* hlo_flat.c: m->flat from the entry, with the user's trip counts t (NULL:
  * none); 0, or -1 with "file:line: msg". */
 int hlo_expand(struct sb_hlo_module *m, const struct sb_hlo_trips *t, struct sb_err *e);
