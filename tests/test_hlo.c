@@ -190,6 +190,11 @@ static void test_errors(void)
                              "earlier async start"},
         {"hlo_bad_nodone.hlo", "hlo_bad_nodone.hlo:5: all-gather-start 's' has no done"},
         {"hlo_bad_header.hlo", "hlo_bad_header.hlo:1: expected 'HloModule NAME'"},
+        /* issue 39: the attributes group sizes are read from */
+        {"hlo_bad_channel.hlo", "hlo_bad_channel.hlo:5: 'b': channel_id 'x1' is not a "
+                                "non-negative integer"},
+        {"hlo_bad_partitions.hlo", "hlo_bad_partitions.hlo:2: HloModule num_partitions '0' is "
+                                   "not an integer in 1..2^31-1"},
         /* the header goes on to line 3, where the second alias lacks its ':' */
         {"hlo_bad_alias.hlo", "hlo_bad_alias.hlo:3: expected ':' after an output index in "
                               "input_output_alias, found '(1, {}) }'"},

@@ -1405,24 +1405,6 @@ static enum sb_coll sync_coll(const char *op)
     return SB_COLL_NONE;
 }
 
-/* The collective an async-start wraps, from its computation's root. */
-static enum sb_coll wrapped_coll(const char *op)
-{
-    static const struct {
-        const char *op;
-        enum sb_coll coll;
-    } map[] = {
-        {"all-gather", SB_COLL_ALL_GATHER},   {"all-reduce", SB_COLL_ALL_REDUCE},
-        {"reduce-scatter", SB_COLL_REDUCE_SCATTER}, {"all-to-all", SB_COLL_ALL_TO_ALL},
-        {"collective-permute", SB_COLL_COLLECTIVE_PERMUTE}, {"copy", SB_COLL_COPY},
-        {"ragged-all-to-all", SB_COLL_RAGGED_ALL_TO_ALL},
-        {"collective-broadcast", SB_COLL_COLLECTIVE_BROADCAST},
-    };
-    for (size_t i = 0; i < sizeof map / sizeof map[0]; i++)
-        if (!strcmp(op, map[i].op))
-            return map[i].coll;
-    return SB_COLL_NONE;
-}
 
 struct builder {
     const struct sb_hlo_module *m;
@@ -1560,28 +1542,6 @@ static uint32_t count_colls(const struct sb_hlo_module *m, int k, uint32_t *memo
     return n;
 }
 
-/* The instruction an async-start runs: the root of the computation it
- * calls (calls=), NULL when it names none. */
-static const struct instr *async_root(const struct sb_hlo_module *m, const struct instr *in)
-{
-    int k = in->n_calls ? hlo_find_comp(m, in->calls[0]) : -1;
-    const struct comp *w = k >= 0 ? &m->c[k] : NULL;
-    const struct instr *root = NULL;
-    for (uint32_t j = 0; w && j < w->n; j++)
-        if (w->in[j].root || (!root && j + 1 == w->n))
-            root = &w->in[j];
-    return root;
-}
-
-int hlo_async_compute(const struct sb_hlo_module *m, const struct instr *in)
-{
-    if (strcmp(in->opcode, "async-start") != 0 || !in->n_calls)
-        return -1;
-    const struct instr *root = async_root(m, in);
-    return root && wrapped_coll(root->opcode) == SB_COLL_NONE ? hlo_find_comp(m, in->calls[0])
-                                                              : -1;
-}
-
 /* Ranks in one group of collective x, as XLA's GetSubgroupSize
  * (collective_ops_utils.cc:674 at 183fa00) counts them in the group mode
  * GetCollectiveOpGroupMode gives (collective_op_group_mode.cc:71): without
@@ -1625,11 +1585,11 @@ static int classify_start(struct builder *B, uint32_t i)
     const struct async_op *a = async_start_op(in->opcode);
     enum sb_coll coll = a->coll;
     if (!strcmp(in->opcode, "async-start")) {
-        const struct instr *root = async_root(B->m, in);
+        const struct instr *root = hlo_async_root(B->m, in);
         if (!root)
             return bfail(B, in->line, "async-start '%s' does not name its computation "
                                       "(calls=)", in->name);
-        coll = wrapped_coll(root->opcode);
+        coll = hlo_wrapped_coll(root->opcode);
         if (coll == SB_COLL_NONE)
             return bfail(B, in->line, "async-start '%s' wraps '%s', which is not a "
                                       "collective (the graph format's `coll` types: "
@@ -2210,7 +2170,7 @@ static int add_instr(struct builder *B, uint32_t i)
     if (r == ROLE_START) {
         n.coll = (enum sb_coll)B->coll[i];
         n.comm_bytes = start_payload(in, n.coll);
-        const struct instr *x = strcmp(in->opcode, "async-start") ? in : async_root(B->m, in);
+        const struct instr *x = strcmp(in->opcode, "async-start") ? in : hlo_async_root(B->m, in);
         n.group_size = group_size(B->m, x);
         if (B->p2p_joined && B->p2p_joined[i])
             n.comm_bytes = 0; /* its recv carries the transfer (plan_p2p) */

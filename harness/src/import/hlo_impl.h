@@ -151,9 +151,13 @@ int hlo_find_comp(const struct sb_hlo_module *m, const char *name);
 void hlo_instr_free(struct instr *in);
 uint64_t hlo_dtype_bytes(uint8_t dt, uint64_t elems);
 
-/* hlo.c: the computation an async-start runs when it wraps work that is not
- * a collective (XLA GPU's StreamAttributeAsyncWrapper puts an instruction
- * of another operation queue there), else -1. */
+/* hlo_module.c: what an async-start wraps.  The collective type of an
+ * opcode at the root of its computation (SB_COLL_NONE: not a collective);
+ * that root (NULL: it names no computation); the computation it runs when it
+ * wraps work that is not a collective (XLA GPU's StreamAttributeAsyncWrapper
+ * puts an instruction of another operation queue there), else -1. */
+enum sb_coll hlo_wrapped_coll(const char *op);
+const struct instr *hlo_async_root(const struct sb_hlo_module *m, const struct instr *in);
 int hlo_async_compute(const struct sb_hlo_module *m, const struct instr *in);
 
 /* hlo_flat.c: m->flat from the entry, with the user's trip counts t (NULL:
