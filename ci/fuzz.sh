@@ -12,7 +12,7 @@ shared=$root/../shared/corpus
 seeds() { # target: the directories and files to seed it from
     case $1 in
     workload) echo "$root/tests/data $root/tests/bad $root/workloads/corpus/tiny-fsdp.csv $root/workloads/corpus/tiny-memory.csv $root/workloads/corpus/tiny-two-coll.csv" ;;
-    hlo) echo "$root/tests/bad"; [ -d "$shared/xla-lhs" ] && echo "$shared/xla-lhs" ;;
+    hlo) echo "$root/tests/bad $root/tests/data/hlo_cases"; [ -d "$shared/xla-lhs" ] && echo "$shared/xla-lhs" ;;
     machine) echo "$root/workloads/machines $root/tests/data $root/tests/bad" ;;
     results) echo "$root/tests/bad" ;;
     options) echo "" ;;

@@ -44,7 +44,8 @@ enum lhs_computations { LHS_COMP_SEPARATE = 0, LHS_COMP_FLAT = 1 };
 enum lhs_res {
     LHS_R_ALL_GATHER, LHS_R_ALL_REDUCE, LHS_R_REDUCE_SCATTER, LHS_R_ALL_TO_ALL,
     LHS_R_COLLECTIVE_PERMUTE, LHS_R_SEND_RECV, LHS_R_SEND_HOST, LHS_R_RECV_HOST,
-    LHS_R_COPY, LHS_R_SHARED, /* GPU: every collective on one stream */
+    LHS_R_COPY, LHS_R_RAGGED_ALL_TO_ALL, LHS_R_COLLECTIVE_BROADCAST,
+    LHS_R_SHARED, /* GPU: every collective on one stream */
     LHS_R_COUNT
 };
 
@@ -276,7 +277,7 @@ enum {
     P_COPY, P_AGGRESSIVE, P_DEPTH_OVER_STALL, P_RELEASE_START, P_SEND_RECVS,
     P_SAME_SEND_RECV, P_MEMORY_LIMIT, P_DEPTH_MEMORY, P_RERUN, P_TOP_DOWN,
     P_BY_STRUCTURE, P_MEMORY_MODEL, P_SELECTION, P_ALWAYS, P_FLEXIBLE, P_FLEXIBLE_AGGRESSIVE,
-    P_TRACK_SYNC, P_COMPUTATIONS, P_MEMORY_GUARD, P_COUNT
+    P_TRACK_SYNC, P_COMPUTATIONS, P_MEMORY_GUARD, P_RAGGED, P_BCAST, P_COUNT
 };
 
 #define LIMIT_MAX 2147483647.0 /* INT32_MAX, the largest limit XLA's tests use */
@@ -357,6 +358,10 @@ static const struct sb_param params[P_COUNT] = {
      "not XLA's: under a memory_limit, keep the schedule the same rules give without one "
      "when its peak (the harness's count) is lower; XLA's over-limit rules are one-step "
      "greedy and, under a limit no order reaches, can raise the peak (docs/aggressive.md)"},
+    {"ragged_all_to_all_overlap_limit", SB_PARAM_INT, 1, 1, LIMIT_MAX, NULL,
+     "XLA ragged_all_to_all_overlap_limit (count, per_type)"},
+    {"collective_broadcast_overlap_limit", SB_PARAM_INT, 1, 1, LIMIT_MAX, NULL,
+     "XLA collective_broadcast_overlap_limit (count, per_type)"},
 };
 
 static int lhs_init(const double *p, void **state, char *err, size_t n_err)
@@ -376,6 +381,8 @@ static int lhs_init(const double *p, void **state, char *err, size_t n_err)
     c->limit[LHS_R_SEND_HOST] = (int64_t)p[P_SRH];
     c->limit[LHS_R_RECV_HOST] = (int64_t)p[P_SRH];
     c->limit[LHS_R_COPY] = (int64_t)p[P_COPY];
+    c->limit[LHS_R_RAGGED_ALL_TO_ALL] = (int64_t)p[P_RAGGED];
+    c->limit[LHS_R_COLLECTIVE_BROADCAST] = (int64_t)p[P_BCAST];
     c->aggressive = p[P_AGGRESSIVE] != 0;
     c->depth_over_stall = p[P_DEPTH_OVER_STALL] != 0;
     c->release_start = p[P_RELEASE_START] != 0;
@@ -463,6 +470,8 @@ static int resource_of(const struct lhs_config *c, uint8_t coll)
     case SB_COLL_SEND_HOST: return LHS_R_SEND_HOST;
     case SB_COLL_RECV_HOST: return c->same_send_recv ? LHS_R_SEND_HOST : LHS_R_RECV_HOST;
     case SB_COLL_COPY: return LHS_R_COPY;
+    case SB_COLL_RAGGED_ALL_TO_ALL: return LHS_R_RAGGED_ALL_TO_ALL;
+    case SB_COLL_COLLECTIVE_BROADCAST: return LHS_R_COLLECTIVE_BROADCAST;
     default: return -1;
     }
 }
@@ -803,7 +812,8 @@ static void build_nodes(struct builder *B)
         uint8_t coll;
     } sync_res[] = {
         {"all-reduce", SB_COLL_ALL_REDUCE}, {"all-gather", SB_COLL_ALL_GATHER},
-        {"all-to-all", SB_COLL_ALL_TO_ALL}, {"ragged-all-to-all", SB_COLL_ALL_TO_ALL},
+        {"all-to-all", SB_COLL_ALL_TO_ALL}, {"ragged-all-to-all", SB_COLL_RAGGED_ALL_TO_ALL},
+        {"collective-broadcast", SB_COLL_COLLECTIVE_BROADCAST},
         {"collective-permute", SB_COLL_COLLECTIVE_PERMUTE}, {"copy", SB_COLL_COPY},
         {"reduce-scatter", SB_COLL_REDUCE_SCATTER},
     };

@@ -231,5 +231,40 @@ same "$(cat "$WORK/s1")" "$(cat "$WORK/s2")" "collective --size 1MiB = 1048576"
 refused "collective --size 1.5B" "--size '1.5B' is not valid" "$BIN" collective --op all_reduce --size 1.5B
 refused "collective --size 1M" "--size '1M' is not valid" "$BIN" collective --op all_reduce --size 1M
 
+# HLO (issue 39): a loop of unknown trip count, a malformed operation queue,
+# a trip count for a loop the module lacks: exit 2 with file:line
+H="$DATA/hlo_cases"
+refused "hlo unknown trip count" "hlo_trip_user.hlo:42: while 'w': cannot find its trip count" \
+    "$BIN" validate "$H/hlo_trip_user.hlo"
+contains "$WORK/err" "--import trip_count.w=N" "the trip count refusal names the option"
+expect_rc 0 "hlo trip_count=7" "$BIN" validate --import trip_count=7 "$H/hlo_trip_user.hlo"
+refused "hlo trip_count.NAME unknown" "import option trip_count.nope: the module has no while" \
+    "$BIN" validate --import trip_count.nope=3 "$H/hlo_trip_user.hlo"
+refused "hlo bad queue" "hlo_bad_queue.hlo:6: 'b': operation_queue_id is not a queue" \
+    "$BIN" run -q -w "$H/hlo_bad_queue.hlo" -s original -o "$WORK/q.csv"
+[ ! -e "$WORK/q.csv" ] && ok || bad "a refused HLO left a results file"
+# hlo_queues.hlo: five ops of one size (memory-bound, one time t each). Read
+# as XLA's queues, a, b and c run at once, then d (waits for all three), then
+# e2 (waits for d): 3t; on one stream (queues=none) the five in turn: 5t.
+expect_rc 0 "hlo queues=xla" "$BIN" run -q -w "$H/hlo_queues.hlo" -s original \
+    --import fuse=none -o "$WORK/qx.csv"
+expect_rc 0 "hlo queues=none" "$BIN" run -q -w "$H/hlo_queues.hlo" -s original \
+    --import fuse=none,queues=none -o "$WORK/qn.csv"
+same "$(python3 -c 'import sys; r = float(sys.argv[1]) / float(sys.argv[2]); print(abs(r - 0.6) < 1e-3)' \
+    "$(col "$WORK/qx.csv" makespan_us 2)" "$(col "$WORK/qn.csv" makespan_us 2)")" True \
+    "hlo queues: makespan 3t against 5t on one stream"
+# hlo_async_compute.hlo: the fusion of queue 1 (wrapped in async-start) and
+# the one of queue 0 run at once, then the add: 2 op-times against 3 on one
+# stream (the add moves 12 KiB, the fusions 8 KiB: within 1e-3 of 2/3)
+expect_rc 0 "hlo async compute" "$BIN" run -q -w "$H/hlo_async_compute.hlo" -s original \
+    -o "$WORK/ax.csv"
+expect_rc 0 "hlo async compute, queues=none" "$BIN" run -q -w "$H/hlo_async_compute.hlo" \
+    -s original --import queues=none -o "$WORK/an.csv"
+same "$(python3 -c 'import sys; r = float(sys.argv[1]) / float(sys.argv[2]); print(abs(r - 2 / 3) < 1e-3)' \
+    "$(col "$WORK/ax.csv" makespan_us 2)" "$(col "$WORK/an.csv" makespan_us 2)")" True \
+    "hlo async compute: makespan 2t against 3t on one stream"
+refused "hlo bad import queues" "import option queues: 'x' is not none or xla" \
+    "$BIN" validate --import queues=x "$H/hlo_queues.hlo"
+
 echo "$pass passed, $fail failed"
 [ "$fail" = 0 ]

@@ -85,6 +85,43 @@ static void test_group_of_one(void)
     sb_graph_free(g);
 }
 
+/* The types appended in issue 39, read from CSV as every consumer reads
+ * them, under the defaults (2 us a step, 40 GB/s):
+ *   ragged_all_to_all over 4 ranks, n = 1e6: as all_to_all, 3 steps and
+ *     3/4 * 1e6 bytes: 6 + 750000 / 40e3 = 6 + 18.75 = 24.75
+ *   collective_broadcast over 4 ranks, n = 1e6: 3 steps, the whole buffer
+ *     once: 6 + 1e6 / 40e3 = 31
+ *   either over one rank: 0 */
+static void test_new_types(void)
+{
+    struct sb_err e;
+    struct sb_cost_params c;
+    struct sb_graph *g = graph("id,name,kind,inputs,coll,comm_bytes,group\n"
+                               "0,ra,start,,ragged_all_to_all,1000000,4\n"
+                               "1,cb,start,,collective_broadcast,1000000,4\n"
+                               "2,cb1,start,,collective_broadcast,1000000,1\n"
+                               "3,d0,done,0,,,\n4,d1,done,1,,,\n5,d2,done,2,,,\n",
+                               &e);
+    if (!g) {
+        fprintf(stderr, "%s\n", e.msg);
+        CHECK(0);
+        return;
+    }
+    CHECK_EQ_U(g->v.coll[0], SB_COLL_RAGGED_ALL_TO_ALL);
+    CHECK_EQ_U(g->v.coll[4], SB_COLL_COLLECTIVE_BROADCAST);
+    sb_cost_defaults(&c);
+    sb_cost_apply(&c, g);
+    CHECK_NEAR(g->v.dur_us[0], 24.75);
+    CHECK_NEAR(g->v.dur_us[1], 31);
+    CHECK_NEAR(g->v.dur_us[2], 0);
+    sb_graph_free(g);
+    /* and bw_<type> reaches each */
+    sb_cost_defaults(&c);
+    CHECK(sb_cost_parse(&c, "bw_ragged_all_to_all=10,bw_collective_broadcast=20", &e) == 0);
+    CHECK_NEAR(c.bus_gbps[SB_COLL_RAGGED_ALL_TO_ALL], 10);
+    CHECK_NEAR(c.bus_gbps[SB_COLL_COLLECTIVE_BROADCAST], 20);
+}
+
 static void test_ranks_meta(void)
 {
     static const char *const bad[] = {"# ranks =4", "# ranks=4.0", "# ranks=4x",
@@ -126,6 +163,7 @@ int main(void)
     test_key_order();
     test_network_only();
     test_group_of_one();
+    test_new_types();
     test_ranks_meta();
     return check_report();
 }

@@ -189,8 +189,12 @@ static void test_errors(void)
         {"hlo_bad_done.hlo", "hlo_bad_done.hlo:5: all-gather-done 'd': operand 0 must be an "
                              "earlier async start"},
         {"hlo_bad_nodone.hlo", "hlo_bad_nodone.hlo:5: all-gather-start 's' has no done"},
-        {"hlo_bad_broadcast.hlo", "hlo_bad_broadcast.hlo:5: collective-broadcast 'b'"},
         {"hlo_bad_header.hlo", "hlo_bad_header.hlo:1: expected 'HloModule NAME'"},
+        /* issue 39: the attributes group sizes are read from */
+        {"hlo_bad_channel.hlo", "hlo_bad_channel.hlo:5: 'b': channel_id 'x1' is not a "
+                                "non-negative integer"},
+        {"hlo_bad_partitions.hlo", "hlo_bad_partitions.hlo:2: HloModule num_partitions '0' is "
+                                   "not an integer in 1..2^31-1"},
         /* the header goes on to line 3, where the second alias lacks its ':' */
         {"hlo_bad_alias.hlo", "hlo_bad_alias.hlo:3: expected ':' after an output index in "
                               "input_output_alias, found '(1, {}) }'"},
@@ -373,6 +377,292 @@ static void test_groups(void)
     CHECK_EQ_U(k, 4);
     CHECK_EQ_U(negs, 3);
     sb_graph_free(g);
+}
+
+static uint32_t node_named(const struct sb_graph *g, const char *name)
+{
+    for (uint32_t v = 0; v < g->v.n_nodes; v++)
+        if (!strcmp(name_of(g, v), name))
+            return v;
+    return SB_NONE;
+}
+
+/* Whether node v has an order-only edge from node u. */
+static int has_after(const struct sb_graph *g, uint32_t v, uint32_t u)
+{
+    for (uint32_t e = g->v.pred_off[v]; g->v.pred_after && e < g->v.pred_off[v + 1]; e++)
+        if (g->v.pred[e] == u && g->v.pred_after[e])
+            return 1;
+    return 0;
+}
+
+/* hlo_colls.hlo (replica_count=2, num_partitions=4), every collective XLA
+ * emits, worked out from XLA's group modes (GetCollectiveOpGroupMode,
+ * GetSubgroupSize) and the shapes:
+ *   r1  sync ragged-all-to-all, no channel, {}: all replicas = 2; moves its
+ *       output bf16[32,64] = 4096 B
+ *   rs  async-start of ragged (channel 7: partitions), {{0,1,2,3}}: 4; its
+ *       result element bf16[32,64] = 4096 B
+ *   b1  sync collective-broadcast, {{0,1}}: 2; f32[256] = 1024 B
+ *   bs  async-start of collective-broadcast, channel 8, {{0,1}}: 2, 1024 B
+ *   a1  all-reduce, no channel, {}: replicas = 2
+ *   a2  channel 1, no use_global_device_ids, {}: replicas x partitions = 8
+ *   a3  [2,4]<=[8], use_global_device_ids: 2 groups of 4 = 4
+ *   a4  [4,2]<=[2,4]T(1,0), use_global_device_ids: 4 groups of 2 = 2
+ *   t1  all-to-all, channel 4, {}: partitions = 4
+ *   gs  async-start of all-gather [2,4]<=[8] global ids: 4; f32[256] = 1024 B
+ *   as  async-start of all-reduce, channel 12, {}: 2 x 4 = 8
+ *   rv/sd  a send/recv pair of channel 9: the recv carries the f32[256] =
+ *       1024 B, the send none; rvd waits for sd, sdd for rv (after edges)
+ *   s2  a send of channel 10, which no recv has: its own 1024 B */
+static void test_collectives(void)
+{
+    struct sb_err e;
+    struct sb_graph *g = sb_graph_load(SB_TEST_DATA "/hlo_cases/hlo_colls.hlo", &e);
+    if (!g) {
+        fprintf(stderr, "%s\n", e.msg);
+        CHECK(0);
+        return;
+    }
+    static const struct {
+        const char *name;
+        enum sb_coll coll;
+        uint32_t group;
+        uint64_t bytes;
+    } want[] = {
+        {"start(r1)", SB_COLL_RAGGED_ALL_TO_ALL, 2, 4096},
+        {"rs", SB_COLL_RAGGED_ALL_TO_ALL, 4, 4096},
+        {"start(b1)", SB_COLL_COLLECTIVE_BROADCAST, 2, 1024},
+        {"bs", SB_COLL_COLLECTIVE_BROADCAST, 2, 1024},
+        {"start(a1)", SB_COLL_ALL_REDUCE, 2, 1024},
+        {"start(a2)", SB_COLL_ALL_REDUCE, 8, 1024},
+        {"start(a3)", SB_COLL_ALL_REDUCE, 4, 1024},
+        {"start(a4)", SB_COLL_ALL_REDUCE, 2, 1024},
+        {"start(t1)", SB_COLL_ALL_TO_ALL, 4, 1024},
+        {"gs", SB_COLL_ALL_GATHER, 4, 1024},
+        {"as", SB_COLL_ALL_REDUCE, 8, 1024},
+        {"rv", SB_COLL_RECV, 0, 1024},
+        {"sd", SB_COLL_SEND, 0, 0},
+        {"s2", SB_COLL_SEND, 0, 1024},
+    };
+    for (size_t k = 0; k < sizeof want / sizeof want[0]; k++) {
+        uint32_t v = node_named(g, want[k].name);
+        CHECK(v != SB_NONE);
+        if (v == SB_NONE)
+            continue;
+        CHECK_EQ_U(g->v.kind[v], SB_KIND_START);
+        CHECK_EQ_U(g->v.coll[v], want[k].coll);
+        CHECK_EQ_U(g->v.group_size[v], want[k].group);
+        CHECK_EQ_U(g->v.comm_bytes[v], want[k].bytes);
+    }
+    uint32_t rv = node_named(g, "rv"), sd = node_named(g, "sd");
+    uint32_t rvd = node_named(g, "rvd"), sdd = node_named(g, "sdd");
+    uint32_t s2 = node_named(g, "s2"), s2d = node_named(g, "s2d");
+    CHECK(rvd != SB_NONE && sdd != SB_NONE && s2d != SB_NONE);
+    if (rvd != SB_NONE && sdd != SB_NONE && s2d != SB_NONE) {
+        CHECK(has_after(g, rvd, sd));
+        CHECK(has_after(g, sdd, rv));
+        CHECK(!has_after(g, s2d, rv)); /* channel 10 has no recv */
+        CHECK(!has_after(g, rvd, s2));
+    }
+    const char *j = sb_graph_meta(g, "hlo_p2p_joined");
+    CHECK(j && !strcmp(j, "1 send/recv pair, 2 rendezvous edges"));
+    sb_graph_free(g);
+    /* the split broadcast: start reads a, the done stands for b */
+    g = sb_graph_load(SB_TEST_DATA "/hlo_cases/hlo_coll_broadcast.hlo", &e);
+    CHECK(g != NULL);
+    if (g) {
+        uint32_t s = node_named(g, "start(b)");
+        CHECK(s != SB_NONE && g->v.coll[s] == SB_COLL_COLLECTIVE_BROADCAST &&
+              g->v.comm_bytes[s] == 16 && g->v.group_size[s] == 2);
+        sb_graph_free(g);
+    }
+}
+
+/* hlo_queues.hlo, scheduled (is_scheduled=true), fuse=none so each op is a
+ * node: streams are the queues (a, e2: 1; b: 2; c, d and the tuple: 0) and
+ * d waits for a and b (the last work on queues 1 and 2 before it), e2 for d
+ * (queue 0's last) -- 3 order-only edges; queues=none leaves one stream and
+ * no edge.  The malformed configs are refused with their line. */
+static void test_queues(void)
+{
+    struct sb_err e;
+    struct sb_import_opts io;
+    sb_import_defaults(&io);
+    CHECK(sb_import_parse(&io, "fuse=none", &e) == 0);
+    struct sb_graph *g = sb_graph_load_with(SB_TEST_DATA "/hlo_cases/hlo_queues.hlo", &io, &e);
+    if (!g) {
+        fprintf(stderr, "%s\n", e.msg);
+        CHECK(0);
+        return;
+    }
+    static const struct {
+        const char *name;
+        uint32_t stream;
+    } want[] = {{"a", 1}, {"b", 2}, {"c", 0}, {"d", 0}, {"e2", 1}, {"t", 0}};
+    for (size_t k = 0; k < sizeof want / sizeof want[0]; k++) {
+        uint32_t v = node_named(g, want[k].name);
+        CHECK(v != SB_NONE && g->v.stream[v] == want[k].stream);
+    }
+    CHECK_EQ_U(g->v.n_streams, 3);
+    uint32_t a = node_named(g, "a"), b = node_named(g, "b"), d = node_named(g, "d");
+    uint32_t e2 = node_named(g, "e2");
+    CHECK(has_after(g, d, a) && has_after(g, d, b) && has_after(g, e2, d));
+    uint32_t n_after = 0;
+    for (uint32_t k = 0; g->v.pred_after && k < g->v.n_edges; k++)
+        n_after += g->v.pred_after[k];
+    CHECK_EQ_U(n_after, 3);
+    const char *q = sb_graph_meta(g, "hlo_queues");
+    CHECK(q && !strcmp(q, "3 queues (streams), 3 wait_on_operation_queues edges"));
+    sb_graph_free(g);
+    CHECK(sb_import_parse(&io, "queues=none", &e) == 0 && io.no_queues == 1);
+    g = sb_graph_load_with(SB_TEST_DATA "/hlo_cases/hlo_queues.hlo", &io, &e);
+    CHECK(g != NULL);
+    if (g) {
+        CHECK(g->v.n_streams <= 1 && g->v.pred_after == NULL);
+        sb_graph_free(g);
+    }
+    static const struct {
+        const char *file, *msg;
+    } bad[] = {
+        {"hlo_bad_queue.hlo", "hlo_bad_queue.hlo:6: 'b': operation_queue_id is not a queue in "
+                              "0..1023"},
+        {"hlo_bad_wait.hlo", "hlo_bad_wait.hlo:8: 'd': wait_on_operation_queues is not a list "
+                             "of queues in 0..1023"},
+    };
+    for (size_t k = 0; k < sizeof bad / sizeof bad[0]; k++) {
+        char path[512];
+        snprintf(path, sizeof path, "%s/hlo_cases/%s", SB_TEST_DATA, bad[k].file);
+        g = sb_graph_load(path, &e);
+        CHECK(g == NULL);
+        if (g)
+            sb_graph_free(g);
+        else
+            CHECK_CONTAINS(e.msg, bad[k].msg);
+    }
+    CHECK(sb_import_parse(&io, "queues=some", &e) != 0);
+    CHECK_CONTAINS(e.msg, "import option queues: 'some' is not none or xla");
+}
+
+static uint32_t count_op(const struct sb_graph *g, const char *op)
+{
+    uint32_t n = 0;
+    for (uint32_t v = 0; v < g->v.n_nodes; v++)
+        n += !strcmp(op_of(g, v), op);
+    return n;
+}
+
+/* hlo_trip_user.hlo: w's counter doubles, a pattern not recognised, and it
+ * has no known_trip_count, so it is refused unless the user gives a count;
+ * w2 has known_trip_count 2.  Each iteration of w is one negate, of w2 one
+ * sqrt (fuse=none: every op a node):
+ *   none given            refused, naming both options
+ *   trip_count=7          w 7 (the unknown one), w2 2 (its own count)
+ *   trip_count.w=3,trip_count.w2=5   w 3, w2 5 (a named count overrides)
+ *   trip_count.nope=3     refused: no such loop */
+static void test_user_trips(void)
+{
+    static const char *path = SB_TEST_DATA "/hlo_cases/hlo_trip_user.hlo";
+    static const struct {
+        const char *spec;
+        uint32_t negs, sqrts;
+        const char *err;
+    } cases[] = {
+        {"fuse=none", 0, 0, "hlo_trip_user.hlo:42: while 'w': cannot find its trip count (no "
+                            "known_trip_count in backend_config, and its body does not add a "
+                            "constant to the counter); give it with --import trip_count.w=N "
+                            "(this loop) or trip_count=N (every such loop)"},
+        {"fuse=none,trip_count=7", 7, 2, NULL},
+        {"fuse=none,trip_count.w=3,trip_count.w2=5", 3, 5, NULL},
+        {"fuse=none,trip_count=0", 0, 2, NULL},
+        {"trip_count.nope=3", 0, 0, "hlo_trip_user.hlo: import option trip_count.nope: the "
+                                    "module has no while loop of that name"},
+    };
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+        struct sb_err e;
+        struct sb_import_opts io;
+        sb_import_defaults(&io);
+        CHECK(sb_import_parse(&io, cases[k].spec, &e) == 0);
+        struct sb_graph *g = sb_graph_load_with(path, &io, &e);
+        if (cases[k].err) {
+            CHECK(g == NULL);
+            if (g)
+                sb_graph_free(g);
+            else
+                CHECK_CONTAINS(e.msg, cases[k].err);
+            continue;
+        }
+        CHECK(g != NULL);
+        if (!g) {
+            fprintf(stderr, "%s: %s\n", cases[k].spec, e.msg);
+            continue;
+        }
+        CHECK_EQ_U(count_op(g, "negate"), cases[k].negs);
+        CHECK_EQ_U(count_op(g, "sqrt"), cases[k].sqrts);
+        sb_graph_free(g);
+    }
+    static const struct {
+        const char *spec, *err;
+    } bad[] = {
+        {"trip_count=x", "import option trip_count: 'x' is not a trip count in 0..1000000"},
+        {"trip_count=1000001", "import option trip_count: '1000001' is not a trip count"},
+        {"trip_count.w=-1", "import option trip_count.w: '-1' is not a trip count"},
+        {"trip_count.=3", "import option trip_count.: the loop's name must be 1..255 bytes"},
+        {"trip_count.w=1,trip_count.w=2", "import option trip_count.w given twice"},
+    };
+    for (size_t k = 0; k < sizeof bad / sizeof bad[0]; k++) {
+        struct sb_err e;
+        struct sb_import_opts io;
+        sb_import_defaults(&io);
+        CHECK(sb_import_parse(&io, bad[k].spec, &e) != 0);
+        CHECK_CONTAINS(e.msg, bad[k].err);
+    }
+}
+
+/* hlo_async_compute.hlo: the negate fusion XLA put on queue 1, wrapped in
+ * async-start, is inlined at the start (node "s/f") on stream 1; the
+ * exponential fusion g stays on stream 0; the add reads both (the done is
+ * the inlined value).  Built as the conformance harness builds one
+ * computation (not a step), an async-start of work that is not a
+ * collective is refused: hlo_bad_wrap.hlo. */
+static void test_async_compute(void)
+{
+    struct sb_err e;
+    struct sb_graph *g = sb_graph_load(SB_TEST_DATA "/hlo_cases/hlo_async_compute.hlo", &e);
+    if (!g) {
+        fprintf(stderr, "%s\n", e.msg);
+        CHECK(0);
+        return;
+    }
+    uint32_t f = node_named(g, "s/f"), x = node_named(g, "g"), a = node_named(g, "a");
+    CHECK(f != SB_NONE && x != SB_NONE && a != SB_NONE);
+    if (f != SB_NONE && x != SB_NONE && a != SB_NONE) {
+        CHECK_EQ_U(g->v.kind[f], SB_KIND_COMPUTE);
+        CHECK_EQ_U(g->v.stream[f], 1);
+        CHECK_EQ_U(g->v.stream[x], 0);
+        CHECK_EQ_U(g->v.stream[a], 0);
+        CHECK_EQ_U(g->v.pred_off[a + 1] - g->v.pred_off[a], 2);
+        CHECK(g->v.pred[g->v.pred_off[a]] == x && g->v.pred[g->v.pred_off[a] + 1] == f);
+    }
+    CHECK_EQ_U(g->v.n_nodes, 4); /* x, s/f, g, a */
+    sb_graph_free(g);
+
+    FILE *fp = fopen(SB_TEST_DATA "/hlo_cases/hlo_bad_wrap.hlo", "rb");
+    char buf[1024];
+    size_t n = fp ? fread(buf, 1, sizeof buf - 1, fp) : 0;
+    if (fp)
+        fclose(fp);
+    buf[n] = 0;
+    struct sb_hlo_module *m = sb_hlo_parse("hlo_bad_wrap.hlo", buf, n, &e);
+    CHECK(m != NULL);
+    if (!m)
+        return;
+    struct sb_hlo_opts o = {0};
+    struct sb_hlo_graph hg;
+    CHECK(sb_hlo_build(m, &o, &hg, &e) != 0);
+    CHECK_CONTAINS(e.msg, "hlo_bad_wrap.hlo:10: async-start 's' wraps 'add', which is not a "
+                          "collective");
+    sb_hlo_free(m);
 }
 
 /* hlo_dup.hlo: producers with several users (priority fusion duplicates a
@@ -982,6 +1272,10 @@ int main(void)
     test_memory();
     test_roofline();
     test_groups();
+    test_collectives();
+    test_queues();
+    test_user_trips();
+    test_async_compute();
     test_fusion();
     test_duplication();
     test_unterminated();

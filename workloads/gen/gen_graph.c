@@ -21,11 +21,13 @@ double sb_dev_time_us(double flops, double flop_eff, double bytes)
 
 static const char *const coll_names[SB_COLL_COUNT] = {
     "", "all_gather", "reduce_scatter", "all_reduce", "all_to_all",
-    "collective_permute", "send", "recv", "send_host", "recv_host", "copy"};
+    "collective_permute", "send", "recv", "send_host", "recv_host", "copy",
+    "ragged_all_to_all", "collective_broadcast"};
 static const char *const coll_done_ops[SB_COLL_COUNT] = {
     "", "all_gather_done", "reduce_scatter_done", "all_reduce_done",
     "all_to_all_done", "collective_permute_done", "send_done", "recv_done",
-    "send_host_done", "recv_host_done", "copy_done"};
+    "send_host_done", "recv_host_done", "copy_done", "ragged_all_to_all_done",
+    "collective_broadcast_done"};
 static const char *const kind_names[SB_KIND_COUNT] = {
     "compute", "nop", "input", "start", "done"};
 

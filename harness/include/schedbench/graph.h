@@ -35,6 +35,9 @@ enum sb_coll {
     SB_COLL_SEND_HOST,
     SB_COLL_RECV_HOST,
     SB_COLL_COPY,
+    /* appended in issue 39: the counts in `holds` (stride SB_COLL_COUNT) moved */
+    SB_COLL_RAGGED_ALL_TO_ALL,    /* ragged_all_to_all */
+    SB_COLL_COLLECTIVE_BROADCAST, /* collective_broadcast */
     SB_COLL_COUNT
 };
 

@@ -281,10 +281,19 @@ static double ring_us(const struct sb_cost_params *c, enum sb_coll t, uint64_t b
     case SB_COLL_ALL_GATHER:
     case SB_COLL_REDUCE_SCATTER:
     case SB_COLL_ALL_TO_ALL:
+    case SB_COLL_RAGGED_ALL_TO_ALL: /* comm_bytes is its output buffer: an upper bound */
         if (p <= 1)
             return 0;
         steps = p - 1.0;
         moved *= (p - 1.0) / p;
+        break;
+    case SB_COLL_COLLECTIVE_BROADCAST:
+        /* a pipelined ring from the root: every rank but the root receives
+         * the whole buffer once (NCCL's bus bandwidth of a broadcast is its
+         * algorithm bandwidth), through p - 1 hops */
+        if (p <= 1)
+            return 0;
+        steps = p - 1.0;
         break;
     default: /* permute, send, recv, host transfers, copy: one hop */
         steps = 1;

@@ -14,7 +14,8 @@ static const char *const kind_names[SB_KIND_COUNT] = {
 
 static const char *const coll_names[SB_COLL_COUNT] = {
     "", "all_gather", "reduce_scatter", "all_reduce", "all_to_all",
-    "collective_permute", "send", "recv", "send_host", "recv_host", "copy"};
+    "collective_permute", "send", "recv", "send_host", "recv_host", "copy",
+    "ragged_all_to_all", "collective_broadcast"};
 
 const char *sb_kind_name(enum sb_kind k)
 {

@@ -747,6 +747,13 @@ static int read_attr(struct lex *L, uint32_t line, struct instr *in, const char 
         in->index = (int64_t)v;
     } else if (!strcmp(key, "replica_groups")) {
         return replica_groups(L, line, in, s, e, &in->group);
+    } else if (!strcmp(key, "channel_id")) {
+        if (decimal(s, e, INT64_MAX, &v))
+            return lfail(L, line, "'%s': channel_id '%.*s' is not a non-negative integer",
+                         in->name, (int)(e - s < 20 ? e - s : 20), s);
+        in->channel = (int64_t)v;
+    } else if (!strcmp(key, "use_global_device_ids")) {
+        in->global_ids = e - s == 4 && !strncmp(s, "true", 4);
     } else if (!strcmp(key, "metadata")) {
         const char *p = s;
         for (; p + 9 < e; p++)
@@ -789,6 +796,7 @@ static int parse_instr(struct lex *L, struct comp *c)
     struct instr in = {0};
     in.line = L->line;
     in.index = -1;
+    in.channel = -1;
     in.fgc = in.bgc = 1;
     in.body_k = in.cond_k = -1;
     char *w = word(L);
@@ -1002,6 +1010,14 @@ static int parse_header(struct lex *L, struct sb_hlo_module *m)
         int rc = skip_value(L, &s, &e);
         if (!rc && !strcmp(key, "is_scheduled"))
             m->scheduled = e - s == 4 && !strncmp(s, "true", 4);
+        if (!rc && (!strcmp(key, "replica_count") || !strcmp(key, "num_partitions"))) {
+            uint64_t v;
+            if (decimal(s, e, HLO_MAX_REPLICAS, &v) || !v)
+                rc = lfail(L, vline, "HloModule %s '%.*s' is not an integer in 1..2^31-1", key,
+                           (int)(e - s < 20 ? e - s : 20), s);
+            else
+                *(key[0] == 'r' ? &m->replica_count : &m->num_partitions) = (uint32_t)v;
+        }
         if (!rc && !strcmp(key, "input_output_alias"))
             rc = parse_aliases(L, m, s, e, vline); /* checked against the ENTRY later */
         free(key);
@@ -1343,6 +1359,7 @@ static const struct {
     {"all-gather", SB_COLL_ALL_GATHER},
     {"all-reduce", SB_COLL_ALL_REDUCE},
     {"collective-permute", SB_COLL_COLLECTIVE_PERMUTE},
+    {"collective-broadcast", SB_COLL_COLLECTIVE_BROADCAST},
 };
 
 static const struct async_op *async_start_op(const char *op)
@@ -1369,7 +1386,7 @@ static const struct {
 } step_sync_ops[] = {
     {"reduce-scatter", SB_COLL_REDUCE_SCATTER},
     {"all-to-all", SB_COLL_ALL_TO_ALL},
-    {"ragged-all-to-all", SB_COLL_ALL_TO_ALL},
+    {"ragged-all-to-all", SB_COLL_RAGGED_ALL_TO_ALL},
 };
 
 static enum sb_coll step_sync_coll(const char *op)
@@ -1388,22 +1405,6 @@ static enum sb_coll sync_coll(const char *op)
     return SB_COLL_NONE;
 }
 
-/* The collective an async-start wraps, from its computation's root. */
-static enum sb_coll wrapped_coll(const char *op)
-{
-    static const struct {
-        const char *op;
-        enum sb_coll coll;
-    } map[] = {
-        {"all-gather", SB_COLL_ALL_GATHER},   {"all-reduce", SB_COLL_ALL_REDUCE},
-        {"reduce-scatter", SB_COLL_REDUCE_SCATTER}, {"all-to-all", SB_COLL_ALL_TO_ALL},
-        {"collective-permute", SB_COLL_COLLECTIVE_PERMUTE}, {"copy", SB_COLL_COPY},
-    };
-    for (size_t i = 0; i < sizeof map / sizeof map[0]; i++)
-        if (!strcmp(op, map[i].op))
-            return map[i].coll;
-    return SB_COLL_NONE;
-}
 
 struct builder {
     const struct sb_hlo_module *m;
@@ -1434,6 +1435,20 @@ struct builder {
     uint32_t *seen;        /* [instr] add_group's visit stamp */
     uint32_t stamp;
     uint8_t *is_out;       /* step builds: [instr] an element of the ROOT tuple */
+    uint16_t *queue;       /* [instr] operation_queue_id of a scheduled module (the
+                              node's stream), NULL: all 0 */
+    uint32_t n_after, cap_after;
+    uint32_t (*after)[3];  /* order-only edges {src, dst, enum after_kind}, by dst */
+    uint32_t i_after;      /* the next one to add, as nodes are added in order */
+    uint32_t n_edges_of[2]; /* after edges added, by kind */
+    uint8_t *p2p_joined;   /* step builds: [instr] a send whose bytes its recv carries */
+    uint32_t n_joined;     /* send/recv pairs joined */
+    uint32_t n_queues;     /* queues with a node */
+};
+
+enum after_kind {
+    AFTER_QUEUE = 0, /* wait_on_operation_queues */
+    AFTER_P2P = 1,   /* a send/recv pair's rendezvous */
 };
 
 static int bfail(struct builder *B, uint32_t line, const char *fmt, ...)
@@ -1516,7 +1531,7 @@ static uint32_t count_colls(const struct sb_hlo_module *m, int k, uint32_t *memo
     for (uint32_t i = 0; i < m->c[k].n; i++) {
         const struct instr *in = &m->c[k].in[i];
         n += async_start_op(in->opcode) != NULL || sync_coll(in->opcode) != SB_COLL_NONE ||
-             !strcmp(in->opcode, "reduce-scatter") || !strcmp(in->opcode, "all-to-all");
+             step_sync_coll(in->opcode) != SB_COLL_NONE;
         if (strcmp(in->opcode, "fusion") != 0)
             for (uint32_t j = 0; j < in->n_calls; j++) {
                 uint32_t c = count_colls(m, hlo_find_comp(m, in->calls[j]), memo);
@@ -1527,25 +1542,58 @@ static uint32_t count_colls(const struct sb_hlo_module *m, int k, uint32_t *memo
     return n;
 }
 
+/* Ranks in one group of collective x, as XLA's GetSubgroupSize
+ * (collective_ops_utils.cc:674 at 183fa00) counts them in the group mode
+ * GetCollectiveOpGroupMode gives (collective_op_group_mode.cc:71): without
+ * channel_id the groups hold replicas; with one, partitions for the ops that
+ * have no use_global_device_ids (all-to-all, ragged-all-to-all,
+ * collective-broadcast); all-reduce, all-gather and
+ * reduce-scatter with use_global_device_ids=false take their replica group
+ * across every partition (replicas x partitions), with it true the groups
+ * hold flattened device ids.  Empty groups ({}) are all replicas, all
+ * partitions, or both.  The header's replica_count and num_partitions
+ * default to 1, as in XLA's HloModuleConfig.  Ops of source-target pairs
+ * (collective-permute, send, recv) keep the size of a replica_groups they
+ * name, else none.  1 is returned as 0 (unknown: the file's `# ranks=` or
+ * --cost ranks= decide), as before. */
+static uint32_t group_size(const struct sb_hlo_module *m, const struct instr *x)
+{
+    uint64_t reps = m->replica_count ? m->replica_count : 1;
+    uint64_t parts = m->num_partitions ? m->num_partitions : 1;
+    const char *op = x->opcode;
+    int has_global = !strncmp(op, "all-reduce", 10) || !strncmp(op, "all-gather", 10) ||
+                     !strcmp(op, "reduce-scatter");
+    int grouped = has_global || !strcmp(op, "all-to-all") || !strcmp(op, "ragged-all-to-all") ||
+                  !strcmp(op, "collective-broadcast");
+    uint64_t n;
+    if (!grouped) /* pairs (collective-permute, send, recv): no replica groups */
+        n = x->group;
+    else if (x->channel < 0)
+        n = x->group ? x->group : reps;
+    else if (!has_global)
+        n = x->group ? x->group : parts;
+    else if (!x->global_ids)
+        n = (x->group ? x->group : reps) * parts;
+    else
+        n = x->group ? x->group : reps * parts;
+    return n > 1 ? (n < UINT32_MAX ? (uint32_t)n : UINT32_MAX) : 0;
+}
+
 static int classify_start(struct builder *B, uint32_t i)
 {
     const struct instr *in = &B->c->in[i];
     const struct async_op *a = async_start_op(in->opcode);
     enum sb_coll coll = a->coll;
     if (!strcmp(in->opcode, "async-start")) {
-        int k = in->n_calls ? hlo_find_comp(B->m, in->calls[0]) : -1;
-        const struct comp *w = k >= 0 ? &B->m->c[k] : NULL;
-        const struct instr *root = NULL;
-        for (uint32_t j = 0; w && j < w->n; j++)
-            if (w->in[j].root || (!root && j + 1 == w->n))
-                root = &w->in[j];
+        const struct instr *root = hlo_async_root(B->m, in);
         if (!root)
             return bfail(B, in->line, "async-start '%s' does not name its computation "
                                       "(calls=)", in->name);
-        coll = wrapped_coll(root->opcode);
+        coll = hlo_wrapped_coll(root->opcode);
         if (coll == SB_COLL_NONE)
-            return bfail(B, in->line, "async-start '%s' wraps '%s', which has no "
-                                      "collective type in format v1", in->name, root->opcode);
+            return bfail(B, in->line, "async-start '%s' wraps '%s', which is not a "
+                                      "collective (the graph format's `coll` types: "
+                                      "docs/workload-format.md)", in->name, root->opcode);
     } else if ((coll == SB_COLL_SEND || coll == SB_COLL_RECV) && in->host_transfer) {
         coll = coll == SB_COLL_SEND ? SB_COLL_SEND_HOST : SB_COLL_RECV_HOST;
     }
@@ -1619,9 +1667,6 @@ static int classify(struct builder *B)
             rc = classify_start(B, i);
         else if (is_async_done(op))
             rc = classify_done(B, i);
-        else if (!strcmp(op, "collective-broadcast") && !B->o->keep_sync)
-            rc = bfail(B, in->line, "collective-broadcast '%s': format v1 has no "
-                                    "collective_broadcast type to split it into", in->name);
         else if (sync_coll(op) != SB_COLL_NONE && !B->o->keep_sync) {
             B->role[i] = ROLE_SPLIT;
             B->coll[i] = (uint8_t)sync_coll(op);
@@ -1800,6 +1845,153 @@ static void alias_edges(struct builder *B)
     }
 }
 
+/* ---- order-only edges: XLA GPU's streams, send/recv pairs ----------------- */
+
+static void push_after(struct builder *B, uint32_t src, uint32_t dst, enum after_kind k)
+{
+    if (B->n_after == B->cap_after) {
+        B->cap_after = B->cap_after ? 2 * B->cap_after : 64;
+        B->after = sb_xrealloc(B->after, (size_t)B->cap_after * sizeof *B->after);
+    }
+    B->after[B->n_after][0] = src;
+    B->after[B->n_after][1] = dst;
+    B->after[B->n_after++][2] = k;
+}
+
+static int by_dst(const void *x, const void *y)
+{
+    const uint32_t *a = x, *b = y;
+    return a[1] != b[1] ? (a[1] > b[1]) - (a[1] < b[1]) : (a[0] > b[0]) - (a[0] < b[0]);
+}
+
+/* A scheduled module's streams (XLA GPU's operation queues): each
+ * instruction runs on the stream its operation_queue_id names, and
+ * wait_on_operation_queues makes it wait for the work issued on those
+ * queues before it, i.e. for the last earlier instruction of each (a
+ * stream runs its work in order).  Parameters run nowhere; nops and views
+ * take no time, so they are nobody's last work. */
+static int plan_queues(struct builder *B)
+{
+    const struct comp *c = B->c;
+    struct hlo_queues *q = sb_xmalloc(sizeof *q);
+    uint32_t *last = sb_xmalloc((HLO_MAX_QUEUE + 1) * sizeof *last);
+    uint8_t *used = sb_xcalloc(HLO_MAX_QUEUE + 1, 1);
+    char why[300];
+    int rc = 0;
+    for (uint32_t k = 0; k <= HLO_MAX_QUEUE; k++)
+        last[k] = SB_NONE;
+    B->queue = sb_xcalloc(c->n ? c->n : 1, sizeof *B->queue);
+    for (uint32_t i = 0; i < c->n && !rc; i++) {
+        enum role r = (enum role)B->role[i];
+        if (hlo_queue_read(&c->in[i], q, why, sizeof why)) {
+            rc = bfail(B, c->in[i].line, "%s", why);
+            break;
+        }
+        if (r == ROLE_INPUT)
+            continue;
+        B->queue[i] = (uint16_t)q->queue;
+        for (uint32_t k = 0; k < q->n_waits; k++)
+            if (last[q->wait[k]] != SB_NONE)
+                push_after(B, last[q->wait[k]], i, AFTER_QUEUE);
+        if (r != ROLE_NOP && r != ROLE_VIEW) {
+            last[q->queue] = i;
+            B->n_queues += !used[q->queue];
+            used[q->queue] = 1;
+        }
+    }
+    free(q);
+    free(last);
+    free(used);
+    return rc;
+}
+
+/* One send or recv start of a step build, by the keys that pair it. */
+struct p2p_key {
+    int64_t channel;
+    const char *scope; /* its loop iteration, NULL: the top */
+    uint32_t instr;
+};
+
+static int by_channel(const void *x, const void *y)
+{
+    const struct p2p_key *a = x, *b = y;
+    if (a->channel != b->channel)
+        return (a->channel > b->channel) - (a->channel < b->channel);
+    int s = strcmp(a->scope ? a->scope : "", b->scope ? b->scope : "");
+    return s ? s : (a->instr > b->instr) - (a->instr < b->instr);
+}
+
+static struct p2p_key *p2p_keys(const struct builder *B, enum sb_coll t, uint32_t *n)
+{
+    const struct comp *c = B->c;
+    struct p2p_key *k = sb_xmalloc((c->n ? c->n : 1) * sizeof *k);
+    *n = 0;
+    for (uint32_t i = 0; i < c->n; i++)
+        if (B->role[i] == ROLE_START && B->coll[i] == t && c->in[i].channel >= 0)
+            k[(*n)++] = (struct p2p_key){c->in[i].channel, c->in[i].scope, i};
+    qsort(k, *n, sizeof *k, by_channel);
+    return k;
+}
+
+/* A send and a recv of one channel (in one loop iteration) are the two ends
+ * of one transfer: every rank runs both, sending its tensor to one peer
+ * while it receives the same-shaped tensor from another.  The recv carries
+ * the transfer's bytes (its done is when the data is there); the send's
+ * bytes are the recv's, so it moves none of its own.  Each end's done waits
+ * for the other end to be posted (a rendezvous), when that start comes
+ * before the done in the text. */
+static void plan_p2p(struct builder *B)
+{
+    const struct comp *c = B->c;
+    uint32_t n_s, n_r, *done_of = sb_xmalloc((c->n ? c->n : 1) * sizeof *done_of);
+    for (uint32_t i = 0; i < c->n; i++)
+        done_of[i] = SB_NONE;
+    for (uint32_t i = 0; i < c->n; i++)
+        if (B->role[i] == ROLE_DONE) {
+            int s = bfind(B, c->in[i].ops[0], i);
+            done_of[s] = i; /* classify_done checked it */
+        }
+    struct p2p_key *S = p2p_keys(B, SB_COLL_SEND, &n_s), *R = p2p_keys(B, SB_COLL_RECV, &n_r);
+    B->p2p_joined = sb_xcalloc(c->n ? c->n : 1, 1);
+    for (uint32_t a = 0, b = 0; a < n_s && b < n_r;) {
+        struct p2p_key ka = S[a], kb = R[b];
+        ka.instr = kb.instr = 0; /* compare (channel, scope) only */
+        int d = by_channel(&ka, &kb);
+        if (d) {
+            a += d < 0;
+            b += d > 0;
+            continue;
+        }
+        uint32_t s = S[a++].instr, r = R[b++].instr;
+        B->p2p_joined[s] = 1;
+        B->n_joined++;
+        if (r < done_of[s])
+            push_after(B, r, done_of[s], AFTER_P2P);
+        if (s < done_of[r])
+            push_after(B, s, done_of[r], AFTER_P2P);
+    }
+    free(S);
+    free(R);
+    free(done_of);
+}
+
+/* The order-only edges of instruction i, on the node just added (the start
+ * of a split collective: it begins there). */
+static int add_afters(struct builder *B, uint32_t i)
+{
+    for (; B->i_after < B->n_after && B->after[B->i_after][1] < i; B->i_after++)
+        ;
+    for (; B->i_after < B->n_after && B->after[B->i_after][1] == i; B->i_after++) {
+        uint32_t v = B->node_of[B->after[B->i_after][0]]; /* a split's: its done */
+        if (v == SB_NONE || v == B->n_nodes - 1)
+            continue; /* fused into a group: no node of its own, or this one */
+        if (sb_builder_after(B->gb, v))
+            return -1;
+        B->n_edges_of[B->after[B->i_after][2]]++;
+    }
+    return 0;
+}
+
 /* ---- building the graph ---------------------------------------------------- */
 
 static const char *fusion_op(const struct instr *in)
@@ -1868,10 +2060,11 @@ static int add_split(struct builder *B, uint32_t i)
     /* the full tensor moved: reduce-scatter's input, the output otherwise */
     n.comm_bytes = coll == SB_COLL_REDUCE_SCATTER ? op0_all_bytes(B, i) : in->sh.bytes;
 
-    n.group_size = in->group > 1 ? in->group : 0;
+    n.group_size = group_size(B->m, in);
     n.loc = in->line;
+    n.stream = B->queue ? B->queue[i] : 0;
     uint32_t s = add_node(B, &n, i);
-    int rc = s == SB_NONE || add_inputs(B, i);
+    int rc = s == SB_NONE || add_inputs(B, i) || add_afters(B, i);
     free(name);
     free(op);
     if (rc)
@@ -1886,6 +2079,7 @@ static int add_split(struct builder *B, uint32_t i)
     d.coll = coll;
     d.flags = in->root || (B->is_out && B->is_out[i]) ? SB_FLAG_OUTPUT : 0;
     d.loc = in->line;
+    d.stream = n.stream;
     char why[256]; /* the done inherits X's frontend attributes, the start does not */
     hlo_sched_read(in, &d, why, sizeof why); /* checked when parsed */
     B->node_of[i] = add_node(B, &d, i);
@@ -1976,8 +2170,13 @@ static int add_instr(struct builder *B, uint32_t i)
     if (r == ROLE_START) {
         n.coll = (enum sb_coll)B->coll[i];
         n.comm_bytes = start_payload(in, n.coll);
-        n.group_size = in->group > 1 ? in->group : 0;
+        const struct instr *x = strcmp(in->opcode, "async-start") ? in : hlo_async_root(B->m, in);
+        n.group_size = group_size(B->m, x);
+        if (B->p2p_joined && B->p2p_joined[i])
+            n.comm_bytes = 0; /* its recv carries the transfer (plan_p2p) */
     }
+    if (B->queue && r != ROLE_INPUT)
+        n.stream = B->queue[i];
     int views = r == ROLE_VIEW || (!strcmp(in->opcode, "while") && in->n_ops);
     char *op = NULL;
     if (B->inl && B->inl[i]) {
@@ -2002,7 +2201,7 @@ static int add_instr(struct builder *B, uint32_t i)
     free(op);
     if (B->node_of[i] == SB_NONE)
         return -1;
-    return r == ROLE_INPUT ? 0 : add_inputs(B, i);
+    return r == ROLE_INPUT ? 0 : add_inputs(B, i) || add_afters(B, i) ? -1 : 0;
 }
 
 /* ---- fusion (issue 29) ---------------------------------------------------- */
@@ -2327,7 +2526,7 @@ static int add_group(struct builder *B, uint32_t r, struct sb_node_in *n)
             rc = sb_builder_input(B->gb, B->node_of[p]);
     }
     free(ext);
-    return rc ? -1 : 0;
+    return rc || add_afters(B, r) ? -1 : 0;
 }
 
 static void add_meta(struct builder *B)
@@ -2366,6 +2565,25 @@ static void add_meta(struct builder *B)
     }
 }
 
+/* What the order-only edges came from, for validate's report. */
+static void edge_meta(struct builder *B)
+{
+    char n[128];
+    if (B->o->step && B->m->scheduled) {
+        if (B->queue)
+            snprintf(n, sizeof n, "%u queue%s (streams), %u wait_on_operation_queues edges",
+                     B->n_queues, B->n_queues == 1 ? "" : "s", B->n_edges_of[AFTER_QUEUE]);
+        else
+            snprintf(n, sizeof n, "not read (--import queues=none): one stream");
+        sb_builder_meta(B->gb, "hlo_queues", n);
+    }
+    if (B->n_joined) {
+        snprintf(n, sizeof n, "%u send/recv pair%s, %u rendezvous edges", B->n_joined,
+                 B->n_joined == 1 ? "" : "s", B->n_edges_of[AFTER_P2P]);
+        sb_builder_meta(B->gb, "hlo_p2p_joined", n);
+    }
+}
+
 static struct sb_graph *build_graph(struct builder *B)
 {
     B->gb = sb_builder_new(B->m->path, SB_LOC_LINE, B->e);
@@ -2387,6 +2605,8 @@ static struct sb_graph *build_graph(struct builder *B)
         sb_builder_meta(B->gb, "hlo_unknown_custom_calls", list);
         free(list);
     }
+    if (!rc)
+        edge_meta(B);
     if (rc || sb_builder_failed(B->gb)) {
         sb_builder_free(B->gb);
         return NULL;
@@ -2445,6 +2665,12 @@ int sb_hlo_build(const struct sb_hlo_module *m, const struct sb_hlo_opts *o,
     int rc = check_names(&B) || classify(&B);
     if (!rc)
         alias_edges(&B);
+    if (!rc && B.o->step && m->scheduled && !B.o->no_queues)
+        rc = plan_queues(&B);
+    if (!rc && B.o->step)
+        plan_p2p(&B);
+    if (!rc && B.n_after)
+        qsort(B.after, B.n_after, sizeof *B.after, by_dst);
     if (!rc && B.o->step && !B.o->no_fuse && !module_has_fusions(B.c))
         plan_fusion(&B);
     if (!rc) {
@@ -2470,6 +2696,9 @@ int sb_hlo_build(const struct sb_hlo_module *m, const struct sb_hlo_opts *o,
     free(B.inl);
     free(B.grouped);
     free(B.seen);
+    free(B.queue);
+    free(B.after);
+    free(B.p2p_joined);
     return rc ? -1 : 0;
 }
 
@@ -2491,13 +2720,23 @@ struct sb_graph *sb_hlo_load_mem(const char *path, const char *buf, size_t n,
 struct sb_graph *sb_hlo_load_mem_with(const char *path, const char *buf, size_t n,
                                       int no_fuse, struct sb_err *e)
 {
+    struct sb_hlo_opts o = {.step = 1, .no_fuse = no_fuse};
+    return sb_hlo_load_mem_opts(path, buf, n, &o, NULL, e);
+}
+
+struct sb_graph *sb_hlo_load_mem_opts(const char *path, const char *buf, size_t n,
+                                      const struct sb_hlo_opts *opts,
+                                      const struct sb_hlo_trips *t, struct sb_err *e)
+{
     struct sb_hlo_module *m = sb_hlo_parse(path, buf, n, e);
     if (!m)
         return NULL;
     struct sb_hlo_graph hg;
     struct sb_graph *g = NULL;
-    struct sb_hlo_opts o = {.step = 1, .no_fuse = no_fuse};
-    if (sb_hlo_expand(m, e) == 0 && sb_hlo_build(m, &o, &hg, e) == 0) {
+    struct sb_hlo_opts o = *opts;
+    o.step = 1;
+    o.computation = NULL;
+    if (sb_hlo_expand_with(m, t, e) == 0 && sb_hlo_build(m, &o, &hg, e) == 0) {
         g = hg.g;
         free(hg.node);
     }
@@ -2615,10 +2854,37 @@ int sb_hlo_reorder(struct sb_hlo_module *m, uint32_t c, const uint32_t *instr_or
 
 int sb_hlo_expand(struct sb_hlo_module *m, struct sb_err *e)
 {
-    return hlo_expand(m, e);
+    return hlo_expand(m, NULL, e);
+}
+
+int sb_hlo_expand_with(struct sb_hlo_module *m, const struct sb_hlo_trips *t,
+                       struct sb_err *e)
+{
+    return hlo_expand(m, t, e);
 }
 
 /* ---- validate's report ------------------------------------------------------ */
+
+/* A scheduled module's streams (operation_queue_id): nodes per stream, and
+ * the order-only edges the queues' waits and the send/recv pairs gave. */
+static void print_streams(const struct sb_graph *g, FILE *f)
+{
+    const char *q = sb_graph_meta(g, "hlo_queues"), *p = sb_graph_meta(g, "hlo_p2p_joined");
+    if (q) {
+        fprintf(f, "  operation queues: %s\n", q);
+        uint32_t ns = g->v.n_streams ? g->v.n_streams : 1;
+        uint32_t *cnt = sb_xcalloc(ns, sizeof *cnt);
+        for (uint32_t v = 0; v < g->v.n_nodes; v++)
+            if (g->v.kind[v] != SB_KIND_INPUT)
+                cnt[g->v.stream ? g->v.stream[v] : 0]++;
+        for (uint32_t s = 0; s < ns; s++)
+            if (cnt[s])
+                fprintf(f, "    stream %u (queue %u) %8u nodes\n", s, s, cnt[s]);
+        free(cnt);
+    }
+    if (p)
+        fprintf(f, "  send/recv joined by channel_id: %s\n", p);
+}
 
 void sb_hlo_print_summary(const struct sb_graph *g, FILE *f)
 {
@@ -2672,6 +2938,7 @@ void sb_hlo_print_summary(const struct sb_graph *g, FILE *f)
     if (io)
         fprintf(f, "  io_bytes %s (ENTRY parameters and result, less aliased outputs: "
                    "XLA's total_io_size)\n", io);
+    print_streams(g, f);
 }
 
 int sb_hlo_cost_total(const struct sb_hlo_module *m, const char *instr, double out[3])

@@ -17,6 +17,21 @@ struct sb_hlo_module *sb_hlo_parse(const char *path, const char *buf, size_t n,
                                    struct sb_err *e);
 void sb_hlo_free(struct sb_hlo_module *m);
 
+/* Trip counts the user gives (`--import trip_count=N`, `trip_count.NAME=N`):
+ * for a while loop XLA recorded no known_trip_count for and whose counter
+ * the importer does not recognise (all), or for the loop of that text name,
+ * recorded count or not (name). */
+#define SB_HLO_MAX_TRIPS 16       /* named loops */
+#define SB_HLO_MAX_TRIP_NAME 256  /* bytes of a name, its NUL included */
+#define SB_HLO_MAX_TRIP 1000000u  /* iterations of one loop, as the expansion's cap */
+struct sb_hlo_trips {
+    int has_all;                  /* trip_count= was given */
+    uint32_t all;
+    uint32_t n;
+    uint32_t count[SB_HLO_MAX_TRIPS];
+    char name[SB_HLO_MAX_TRIPS][SB_HLO_MAX_TRIP_NAME];
+};
+
 /* Options of the graph builder. */
 struct sb_hlo_opts {
     const char *computation; /* text name; NULL = ENTRY */
@@ -30,11 +45,18 @@ struct sb_hlo_opts {
     int no_fuse;             /* step builds: 1 prices every instruction alone;
                                 0 fuses elementwise chains as XLA would (issue 29)
                                 in modules that hold no fusion yet */
+    int no_queues;           /* 1: leave operation_queue_id and
+                                wait_on_operation_queues of a scheduled module
+                                unread (`--import queues=none`): one stream */
 };
 
 /* Expands the ENTRY's while loops and calls for a step build; 0, or -1 with
  * "file:line: message" (a loop without a trip count, recursion). */
 int sb_hlo_expand(struct sb_hlo_module *m, struct sb_err *e);
+/* The same with the user's trip counts (NULL: none); a named loop the module
+ * does not have is refused. */
+int sb_hlo_expand_with(struct sb_hlo_module *m, const struct sb_hlo_trips *t,
+                       struct sb_err *e);
 /* HloCostAnalysis figures of the ENTRY (the sum over its instructions, as a
  * visit from its root adds them) or of its instruction `instr`: out[0] FLOPs,
  * out[1] transcendentals, out[2] bytes accessed.  -1 when instr is absent. */
@@ -63,6 +85,11 @@ struct sb_graph *sb_hlo_load_mem(const char *path, const char *buf, size_t n,
 /* The same, with fusion off (no_fuse = 1: `--import fuse=none`). */
 struct sb_graph *sb_hlo_load_mem_with(const char *path, const char *buf, size_t n,
                                       int no_fuse, struct sb_err *e);
+/* The same with every step-build option: o's step is forced to 1 and its
+ * computation to the ENTRY; t the user's trip counts (NULL: none). */
+struct sb_graph *sb_hlo_load_mem_opts(const char *path, const char *buf, size_t n,
+                                      const struct sb_hlo_opts *o,
+                                      const struct sb_hlo_trips *t, struct sb_err *e);
 
 /* Builds a graph from one computation; 0 or -1 with "file:line: message". */
 int sb_hlo_build(const struct sb_hlo_module *m, const struct sb_hlo_opts *o,

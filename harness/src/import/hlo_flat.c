@@ -60,6 +60,7 @@ struct flat {
     uint64_t work;     /* steps so far (FLAT_MAX_WORK) */
     const struct instr *loop, *top_loop; /* the innermost and outermost while
                                             being expanded, NULL: none */
+    const struct sb_hlo_trips *trips;    /* the user's counts, NULL: none */
 };
 
 static int ffail(struct flat *F, uint32_t line, const char *fmt, ...)
@@ -261,8 +262,21 @@ static int known_trip_count(struct flat *F, const struct instr *w, uint64_t *n)
     return 1;
 }
 
+/* The user's count for loop w by its name; 1 when given. */
+static int named_trip_count(const struct flat *F, const struct instr *w, uint64_t *n)
+{
+    for (uint32_t k = 0; F->trips && k < F->trips->n; k++)
+        if (!strcmp(F->trips->name[k], w->name)) {
+            *n = F->trips->count[k];
+            return 1;
+        }
+    return 0;
+}
+
 static int trip_count(struct flat *F, const struct instr *w, uint32_t init, uint64_t *n)
 {
+    if (named_trip_count(F, w, n))
+        return 0; /* the user's word for this loop, over XLA's */
     int kt = known_trip_count(F, w, n);
     if (kt)
         return kt < 0 ? -1 : 0;
@@ -354,8 +368,14 @@ static int trip_count(struct flat *F, const struct instr *w, uint32_t init, uint
         why = cnt > FLAT_MAX_TRIPS ? "its trip count is above 10^6"
                                    : "its counter moves away from the limit";
     }
+    if (F->trips && F->trips->has_all) {
+        *n = F->trips->all;
+        return 0;
+    }
     return ffail(F, w->line, "while '%s': cannot find its trip count (no known_trip_count "
-                             "in backend_config, and %s)", w->name, why);
+                             "in backend_config, and %s); give it with --import "
+                             "trip_count.%s=N (this loop) or trip_count=N (every such loop)",
+                 w->name, why, w->name);
 }
 
 /* The flat operands of instruction i of computation k.  Every name was
@@ -390,6 +410,15 @@ static int step(struct flat *F, const struct instr *in)
                              "(instructions visited and iterations begun, nested loops "
                              "multiplied, a body that emits nothing included), beyond what a "
                              "step build expands", w->opcode, w->name, FLAT_MAX_WORK);
+}
+
+/* Whether async-done i of computation k ends an async-start that was
+ * inlined (hlo_async_compute). */
+static int wraps_compute(struct flat *F, uint32_t k, uint32_t i)
+{
+    const struct instr *in = &F->m->c[k].in[i];
+    int s = lookup(F, k, in->ops[0], i);
+    return s >= 0 && hlo_async_compute(F->m, &F->m->c[k].in[s]) >= 0;
 }
 
 static int expand_instr(struct flat *F, uint32_t k, uint32_t i, const char *prefix,
@@ -456,6 +485,18 @@ static int expand_instr(struct flat *F, uint32_t k, uint32_t i, const char *pref
             rc = expand_comp(F, (uint32_t)ck, pre, ops, in->n_ops, 0, depth + 1, &map[i]);
             free(pre);
         }
+    } else if (hlo_async_compute(F->m, in) >= 0) {
+        /* work XLA GPU runs on another stream, wrapped in async-start
+         * (StreamAttributeAsyncWrapper): inlined where the start is, as a
+         * call; its operation_queue_id is on the wrapped root, so the
+         * step build puts it on that stream */
+        char *pre = sb_strf("%s%s/", prefix, in->name);
+        rc = expand_comp(F, (uint32_t)hlo_async_compute(F->m, in), pre, ops, in->n_ops, 0,
+                         depth + 1, &map[i]);
+        free(pre);
+    } else if (!strcmp(op, "async-done") && in->n_ops && ops[0] != SB_NONE &&
+               wraps_compute(F, k, i)) {
+        map[i] = ops[0]; /* the value of the inlined work */
     } else {
         map[i] = emit(F, in, prefix, ops, is_entry && in->root, k, map);
     }
@@ -503,31 +544,52 @@ static uint64_t inlined_size(const struct sb_hlo_module *m, uint32_t k, uint64_t
         int callee = !strcmp(in->opcode, "call")
                          ? hlo_find_comp(m, in->apply ? in->apply
                                                       : in->n_calls ? in->calls[0] : "")
-                         : -1;
+                         : hlo_async_compute(m, in);
         n += callee >= 0 ? inlined_size(m, (uint32_t)callee, memo) : 1;
     }
     memo[k] = n < FLAT_MAX_INSTRS ? (n ? n : 1) : FLAT_MAX_INSTRS;
     return memo[k];
 }
 
-static int needs_expansion(const struct comp *c)
+static int needs_expansion(const struct sb_hlo_module *m, const struct comp *c)
 {
     for (uint32_t i = 0; i < c->n; i++)
-        if (!strcmp(c->in[i].opcode, "while") || !strcmp(c->in[i].opcode, "call"))
+        if (!strcmp(c->in[i].opcode, "while") || !strcmp(c->in[i].opcode, "call") ||
+            hlo_async_compute(m, &c->in[i]) >= 0)
             return 1;
     return 0;
 }
 
 
-int hlo_expand(struct sb_hlo_module *m, struct sb_err *e)
+/* A trip count named for a loop the module does not have is a typo the user
+ * should hear of, not an option silently unused. */
+static int check_trip_names(struct flat *F)
 {
-    struct flat F = {.m = m, .e = e};
+    const struct sb_hlo_module *m = F->m;
+    for (uint32_t t = 0; F->trips && t < F->trips->n; t++) {
+        int found = 0;
+        for (uint32_t k = 0; k < m->n && !found; k++)
+            for (uint32_t i = 0; i < m->c[k].n && !found; i++)
+                found = !strcmp(m->c[k].in[i].opcode, "while") &&
+                        !strcmp(m->c[k].in[i].name, F->trips->name[t]);
+        if (!found)
+            return sb_errf(F->e, "%s: import option trip_count.%s: the module has no while "
+                                 "loop of that name", m->path, F->trips->name[t]);
+    }
+    return 0;
+}
+
+int hlo_expand(struct sb_hlo_module *m, const struct sb_hlo_trips *t, struct sb_err *e)
+{
+    struct flat F = {.m = m, .e = e, .trips = t};
     if (m->flat || m->entry < 0)
         return 0;
+    if (check_trip_names(&F))
+        return -1;
     if (check_recursion(&F))
         return -1;
     const struct comp *ent = &m->c[m->entry];
-    if (!needs_expansion(ent))
+    if (!needs_expansion(m, ent))
         return 0;
     uint64_t *memo = sb_xcalloc(m->n, sizeof *memo);
     uint64_t size = inlined_size(m, (uint32_t)m->entry, memo);

@@ -80,7 +80,9 @@ struct instr {
     char *precision;     /* operand_precision= raw */
     uint32_t fgc, bgc;   /* feature_group_count, batch_group_count (1 default) */
     int host_transfer;   /* is_host_transfer=true */
-    uint32_t group;      /* size of the first replica group, 0 unknown */
+    uint32_t group;      /* size of the first replica group, 0: {} or none */
+    int64_t channel;     /* channel_id=, -1 none */
+    int global_ids;      /* use_global_device_ids=true */
     int64_t index;       /* index= of a get-tuple-element, N of parameter(N),
                             -1 otherwise */
     int has_lit;         /* a scalar constant's value is in lit */
@@ -124,6 +126,7 @@ struct sb_hlo_module {
     struct comp *c;
     int entry;
     int scheduled;       /* is_scheduled=true in the header */
+    uint32_t replica_count, num_partitions; /* header; 0: not given (XLA: 1) */
     uint32_t ctab_cap;
     uint32_t *ctab;      /* computation index + 1 by name (hlo_find_comp) */
     uint32_t n_donated;
@@ -148,8 +151,18 @@ int hlo_find_comp(const struct sb_hlo_module *m, const char *name);
 void hlo_instr_free(struct instr *in);
 uint64_t hlo_dtype_bytes(uint8_t dt, uint64_t elems);
 
-/* hlo_flat.c: m->flat from the entry; 0, or -1 with "file:line: msg". */
-int hlo_expand(struct sb_hlo_module *m, struct sb_err *e);
+/* hlo_module.c: what an async-start wraps.  The collective type of an
+ * opcode at the root of its computation (SB_COLL_NONE: not a collective);
+ * that root (NULL: it names no computation); the computation it runs when it
+ * wraps work that is not a collective (XLA GPU's StreamAttributeAsyncWrapper
+ * puts an instruction of another operation queue there), else -1. */
+enum sb_coll hlo_wrapped_coll(const char *op);
+const struct instr *hlo_async_root(const struct sb_hlo_module *m, const struct instr *in);
+int hlo_async_compute(const struct sb_hlo_module *m, const struct instr *in);
+
+/* hlo_flat.c: m->flat from the entry, with the user's trip counts t (NULL:
+ * none); 0, or -1 with "file:line: msg". */
+int hlo_expand(struct sb_hlo_module *m, const struct sb_hlo_trips *t, struct sb_err *e);
 void hlo_flat_free(struct comp *c);
 
 /* hlo_cost.c: HloCostAnalysis of instruction i of computation c (whose
@@ -183,5 +196,18 @@ int hlo_sched_read(const struct instr *in, struct sb_node_in *n, char *why, size
  * collectives its callees have in flight at most, by type. */
 void hlo_sched_holds(const struct sb_hlo_module *m, const struct instr *in,
                      struct sb_node_in *n);
+
+/* hlo_sched.c: the stream XLA GPU runs an instruction of a scheduled module
+ * on (GpuBackendConfig's operation_queue_id) and the queues it waits for
+ * first (wait_on_operation_queues, which XLA versions before 183fa00 print);
+ * 0 and none when its backend_config names neither.  -1 with why ("'name':
+ * problem") when malformed. */
+#define HLO_MAX_QUEUE 1023u /* the graph's streams are 0..1023 */
+struct hlo_queues {
+    uint32_t queue;
+    uint32_t n_waits;
+    uint32_t wait[HLO_MAX_QUEUE + 1]; /* distinct */
+};
+int hlo_queue_read(const struct instr *in, struct hlo_queues *q, char *why, size_t n_why);
 
 #endif

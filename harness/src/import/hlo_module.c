@@ -1,5 +1,5 @@
 /* The parsed HLO module's shared pieces (hlo_impl.h): freeing instructions
- * and expansions, and finding computations by name.  Below hlo.c, hlo_flat.c
+ * and expansions, finding computations by name, what an async-start wraps.  Below hlo.c, hlo_flat.c
  * and hlo_cost.c, which all use them. */
 #define _POSIX_C_SOURCE 200809L
 #include "hlo_impl.h"
@@ -85,4 +85,46 @@ void hlo_flat_free(struct comp *c)
     free(c->in);
     free(c->name);
     free(c);
+}
+
+/* The collective an async-start wraps, from its computation's root. */
+enum sb_coll hlo_wrapped_coll(const char *op)
+{
+    static const struct {
+        const char *op;
+        enum sb_coll coll;
+    } map[] = {
+        {"all-gather", SB_COLL_ALL_GATHER},   {"all-reduce", SB_COLL_ALL_REDUCE},
+        {"reduce-scatter", SB_COLL_REDUCE_SCATTER}, {"all-to-all", SB_COLL_ALL_TO_ALL},
+        {"collective-permute", SB_COLL_COLLECTIVE_PERMUTE}, {"copy", SB_COLL_COPY},
+        {"ragged-all-to-all", SB_COLL_RAGGED_ALL_TO_ALL},
+        {"collective-broadcast", SB_COLL_COLLECTIVE_BROADCAST},
+    };
+    for (size_t i = 0; i < sizeof map / sizeof map[0]; i++)
+        if (!strcmp(op, map[i].op))
+            return map[i].coll;
+    return SB_COLL_NONE;
+}
+
+/* The instruction an async-start runs: the root of the computation it
+ * calls (calls=), NULL when it names none. */
+const struct instr *hlo_async_root(const struct sb_hlo_module *m, const struct instr *in)
+{
+    int k = in->n_calls ? hlo_find_comp(m, in->calls[0]) : -1;
+    const struct comp *w = k >= 0 ? &m->c[k] : NULL;
+    const struct instr *root = NULL;
+    for (uint32_t j = 0; w && j < w->n; j++)
+        if (w->in[j].root || (!root && j + 1 == w->n))
+            root = &w->in[j];
+    return root;
+}
+
+int hlo_async_compute(const struct sb_hlo_module *m, const struct instr *in)
+{
+    if (strcmp(in->opcode, "async-start") != 0 || !in->n_calls)
+        return -1;
+    const struct instr *root = hlo_async_root(m, in);
+    if (!root || hlo_wrapped_coll(root->opcode) != SB_COLL_NONE)
+        return -1;
+    return hlo_find_comp(m, in->calls[0]);
 }

@@ -250,3 +250,88 @@ void hlo_sched_holds(const struct sb_hlo_module *m, const struct instr *in,
         return;
     instr_holds(m, in, n->holds, 0);
 }
+
+/* ---- streams of a scheduled module ---------------------------------------- */
+
+/* Spaces, quotes and the backslashes that escape them (older XLA printed
+ * backend_config as an escaped string), between the tokens of a config. */
+static const char *gap(const char *p)
+{
+    while (*p == ' ' || *p == '"' || *p == '\\')
+        p++;
+    return p;
+}
+
+/* A queue number at p (quoted or not: proto JSON prints an int64 as a
+ * string), 0..HLO_MAX_QUEUE; the text after it, NULL when malformed. */
+static const char *queue_number(const char *p, uint32_t *out)
+{
+    uint64_t v = 0;
+    const char *d = p = gap(p);
+    while (*p >= '0' && *p <= '9' && v <= HLO_MAX_QUEUE)
+        v = v * 10 + (uint64_t)(*p++ - '0');
+    if (p == d || v > HLO_MAX_QUEUE || (*p >= '0' && *p <= '9'))
+        return NULL;
+    *out = (uint32_t)v;
+    return gap(p);
+}
+
+/* The key's value in a raw backend_config: the text after "key" and its
+ * ':', NULL when the config does not name the key. */
+static const char *config_value(const char *cfg, const char *key, int *ok)
+{
+    size_t k = strlen(key);
+    *ok = 1;
+    for (const char *p = cfg; p && (p = strstr(p, key)); p += k)
+        if (p > cfg && (p[-1] == '"' || p[-1] == '\\')) {
+            const char *v = gap(p + k);
+            if (*v != ':')
+                *ok = 0;
+            return *ok ? v + 1 : NULL;
+        }
+    return NULL;
+}
+
+int hlo_queue_read(const struct instr *in, struct hlo_queues *q, char *why, size_t n_why)
+{
+    int ok;
+    const char *v;
+    q->queue = 0;
+    q->n_waits = 0;
+    if (!in->backend)
+        return 0;
+    if ((v = config_value(in->backend, "operation_queue_id", &ok)) &&
+        !queue_number(v, &q->queue))
+        ok = 0;
+    if (!ok) {
+        snprintf(why, n_why, "'%s': operation_queue_id is not a queue in 0..%u", in->name,
+                 HLO_MAX_QUEUE);
+        return -1;
+    }
+    v = config_value(in->backend, "wait_on_operation_queues", &ok);
+    if (ok && v && *(v = gap(v)) != '[')
+        ok = 0;
+    if (ok && v) {
+        v = gap(v + 1);
+        while (ok && *v != ']') {
+            uint32_t w;
+            v = queue_number(v, &w);
+            ok = v && (*v == ',' || *v == ']');
+            if (!ok)
+                break;
+            int seen = 0; /* a queue listed twice is one wait */
+            for (uint32_t k = 0; k < q->n_waits; k++)
+                seen |= q->wait[k] == w;
+            if (!seen)
+                q->wait[q->n_waits++] = w;
+            if (*v == ',')
+                v = gap(v + 1);
+        }
+    }
+    if (!ok) {
+        snprintf(why, n_why, "'%s': wait_on_operation_queues is not a list of queues in "
+                             "0..%u ([\"1\",\"2\"])", in->name, HLO_MAX_QUEUE);
+        return -1;
+    }
+    return 0;
+}

@@ -44,6 +44,38 @@ void sb_import_defaults(struct sb_import_opts *o)
     o->streams = 1;
     o->toposort = 0;
     o->no_fuse = 0;
+    o->no_queues = 0;
+    memset(&o->trips, 0, sizeof o->trips);
+}
+
+/* trip_count=N or trip_count.NAME=N (HLO, workloads/importers/hlo.md,
+ * "Loops"): N in 0..10^6; each loop named once. */
+static int trip_option(struct sb_hlo_trips *t, const char *key, const char *val,
+                       struct sb_err *e)
+{
+    uint64_t v;
+    const char *why;
+    if (!val || sb_num_u64(val, 0, SB_HLO_MAX_TRIP, &v, &why))
+        return sb_errf(e, "import option %s: '%s' is not a trip count in 0..%u", key,
+                       val ? val : "", SB_HLO_MAX_TRIP);
+    if (!key[10]) {
+        t->has_all = 1;
+        t->all = (uint32_t)v;
+        return 0;
+    }
+    const char *name = key + 11;
+    if (!*name || strlen(name) >= SB_HLO_MAX_TRIP_NAME)
+        return sb_errf(e, "import option %s: the loop's name must be 1..%d bytes", key,
+                       SB_HLO_MAX_TRIP_NAME - 1);
+    for (uint32_t k = 0; k < t->n; k++)
+        if (!strcmp(t->name[k], name))
+            return sb_errf(e, "import option %s given twice", key);
+    if (t->n == SB_HLO_MAX_TRIPS)
+        return sb_errf(e, "import option %s: at most %d loops can be named", key,
+                       SB_HLO_MAX_TRIPS);
+    memcpy(t->name[t->n], name, strlen(name) + 1);
+    t->count[t->n++] = (uint32_t)v;
+    return 0;
 }
 
 int sb_import_parse(struct sb_import_opts *o, const char *spec, struct sb_err *e)
@@ -63,11 +95,24 @@ int sb_import_parse(struct sb_import_opts *o, const char *spec, struct sb_err *e
             rc = sb_errf(e, "import option fuse: '%s' is not none or xla", eq ? eq + 1 : "");
             break;
         }
+        if (!strcmp(kv, "queues")) { /* HLO, scheduled modules */
+            if (eq && (!strcmp(eq + 1, "none") || !strcmp(eq + 1, "xla"))) {
+                o->no_queues = eq[1] == 'n';
+                continue;
+            }
+            rc = sb_errf(e, "import option queues: '%s' is not none or xla", eq ? eq + 1 : "");
+            break;
+        }
+        if (!strcmp(kv, "trip_count") || !strncmp(kv, "trip_count.", 11)) {
+            rc = trip_option(&o->trips, kv, eq ? eq + 1 : NULL, e);
+            continue;
+        }
         while (k < sizeof keys / sizeof keys[0] && strcmp(keys[k].name, kv))
             k++;
         if (k == sizeof keys / sizeof keys[0]) {
             rc = sb_errf(e, "unknown import option '%s' (known: peak_tflops, mem_gbps, "
-                            "clock_ghz, npus, ctrl_deps, streams, toposort, fuse)", kv);
+                            "clock_ghz, npus, ctrl_deps, streams, toposort, fuse, queues, "
+                            "trip_count, trip_count.NAME)", kv);
             break;
         }
         /* read strictly (core/num.h): decimal notation within the key's
@@ -108,7 +153,10 @@ static struct sb_graph *csv_mem(const char *path, const char *buf, size_t n,
 static struct sb_graph *hlo_mem(const char *path, const char *buf, size_t n,
                                 const struct sb_import_opts *o, struct sb_err *e)
 {
-    return sb_hlo_load_mem_with(path, buf, n, o && o->no_fuse, e);
+    struct sb_hlo_opts ho = {.step = 1};
+    ho.no_fuse = o && o->no_fuse;
+    ho.no_queues = o && o->no_queues;
+    return sb_hlo_load_mem_opts(path, buf, n, &ho, o ? &o->trips : NULL, e);
 }
 
 static struct sb_graph *chakra_mem(const char *path, const char *buf, size_t n,

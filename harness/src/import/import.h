@@ -4,6 +4,7 @@
 #define SB_IMPORT_H
 
 #include "core/core.h"
+#include "hlo.h"
 
 struct sb_import_opts {
     double peak_tflops; /* Chakra: roofline for compute nodes without a duration */
@@ -17,6 +18,9 @@ struct sb_import_opts {
     uint32_t toposort;  /* CSV: 1 reorders rows topologically */
     int no_fuse;        /* HLO: fuse=none, price every instruction alone
                            (default fuse=xla: elementwise chains fused) */
+    int no_queues;      /* HLO: queues=none, a scheduled module's
+                           operation_queue_id left unread (default queues=xla) */
+    struct sb_hlo_trips trips; /* HLO: trip_count=N, trip_count.NAME=N */
 };
 
 void sb_import_defaults(struct sb_import_opts *o);

@@ -387,7 +387,10 @@ static int op_of(uint8_t coll, enum sb_astra_op *op)
     case SB_COLL_ALL_GATHER: return *op = SB_OP_ALL_GATHER, 0;
     case SB_COLL_REDUCE_SCATTER: return *op = SB_OP_REDUCE_SCATTER, 0;
     case SB_COLL_ALL_TO_ALL: return *op = SB_OP_ALL_TO_ALL, 0;
-    default: return -1; /* point-to-point and copies keep the alpha-beta model */
+    /* its output buffer, the most it can receive, as an all-to-all */
+    case SB_COLL_RAGGED_ALL_TO_ALL: return *op = SB_OP_ALL_TO_ALL, 0;
+    default: return -1; /* point-to-point, copies and collective_broadcast (ASTRA-sim
+                           has no broadcast) keep the alpha-beta model */
     }
 }
 
