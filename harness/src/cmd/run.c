@@ -13,6 +13,7 @@
 #include "isolate.h"
 #include "import/import.h"
 #include "net/astra.h"
+#include "net/inductor_comm.h"
 #include "table.h"
 #include "commands.h"
 
@@ -268,6 +269,7 @@ struct run_opts {
     struct sb_machine *machine; /* --machine, or NULL: one device */
     struct sb_import_opts imp;  /* --import: what traces from other tools leave out */
     int comm_astra;             /* --comm astra 1, astra-aware 2: priced by astra*.c */
+    int comm_inductor;          /* --comm inductor-*: enum sb_inductor_model, or 0 */
     struct sb_astra_config astra; /* with --system / --network */
     struct sb_comm_queue astra_queue; /* its queues, for the simulator */
     char *ident;                /* the options that define the sweep, as given */
@@ -286,7 +288,7 @@ static int run_help(void)
            "                      [--machine FILE.yaml] [--keep-going] [--isolate]\n"
            "                      [--cell-timeout S] [--resume] [--import K=V,...]\n"
            "                      [--comm simple|astra|astra-aware --system F.json\n"
-           "                       --network F.yml]\n"
+           "                       --network F.yml|inductor-classic|inductor-multi]\n"
            "\n"
            "Simulates every workload with every scheduler and writes one CSV row each.\n"
            "With no -w, runs the default corpus (%s, else $SCHEDBENCH_CORPUS, the\n"
@@ -357,7 +359,10 @@ static int run_help(void)
            "                    share its queues) or astra-aware (its congestion-aware\n"
            "                    network, each collective alone, one at a time; a network\n"
            "                    of one dimension), configured by --system FILE.json and\n"
-           "                    --network FILE.yml in ASTRA-sim's formats (docs/astra.md)\n"
+           "                    --network FILE.yml in ASTRA-sim's formats (docs/astra.md),\n"
+           "                    or inductor-classic / inductor-multi (PyTorch Inductor's\n"
+           "                    NCCL estimators; --cost gpu=, intra_node_bw=,\n"
+           "                    inter_node_bw=, ...: docs/cost-model.md)\n"
            "  --keep-going, -k  a workload that fails to load gets a row per scheduler\n"
            "                    with status error:<message>; the rest of the sweep runs\n"
            "                    and the file is written (exit status still 2)\n"
@@ -573,10 +578,15 @@ static int parse_run_args(struct run_opts *o, int argc, char **argv, struct sb_e
         else if (!strcmp(a, "--import"))
             rc = sb_import_parse(&o->imp, v, e);
         else if (!strcmp(a, "--comm")) {
+            o->comm_inductor = !strcmp(v, "inductor-classic") ? SB_INDUCTOR_CLASSIC
+                               : !strcmp(v, "inductor-multi") ? SB_INDUCTOR_MULTI
+                                                              : 0;
+            o->comm_astra = 0;
             if (!strcmp(v, "astra") || !strcmp(v, "simple") || !strcmp(v, "astra-aware"))
                 o->comm_astra = !strcmp(v, "astra") ? 1 : !strcmp(v, "astra-aware") ? 2 : 0;
-            else
-                rc = sb_errf(e, "schedbench run: --comm '%s' is simple, astra or astra-aware", v);
+            else if (!o->comm_inductor)
+                rc = sb_errf(e, "schedbench run: --comm '%s' is simple, astra, astra-aware, "
+                                "inductor-classic or inductor-multi", v);
         } else if (!strcmp(a, "--system"))
             rc = sb_astra_load_system(v, &o->astra, e);
         else if (!strcmp(a, "--network"))
@@ -648,6 +658,10 @@ static int finish_opts(struct run_opts *o, struct sb_err *e)
         o->jobs = 1;
     if (!o->comm_astra && o->ident && (strstr(o->ident, "--system=") || strstr(o->ident, "--network=")))
         return sb_errf(e, "schedbench run: --system and --network configure --comm astra");
+    if (o->comm_inductor && o->cost.model == SB_COST_APPROX)
+        return sb_errf(e, "schedbench run: --comm inductor-* prices collectives in time; "
+                          "XLA's approximate estimator (--cost-model approx) counts abstract "
+                          "units");
     if (o->comm_astra && o->cost.model == SB_COST_APPROX)
         return sb_errf(e, "schedbench run: --comm astra prices collectives in time; XLA's "
                           "approximate estimator (--cost-model approx) counts abstract units");
@@ -764,6 +778,8 @@ static void write_sweep(FILE *f, const struct run_opts *o)
 static const char *model_name(const struct run_opts *o)
 {
     return o->cost.model == SB_COST_APPROX ? "approx"
+           : o->comm_inductor == SB_INDUCTOR_CLASSIC ? "analytical+inductor-classic"
+           : o->comm_inductor == SB_INDUCTOR_MULTI   ? "analytical+inductor-multi"
            : o->comm_astra == 2            ? "analytical+astra-aware"
            : o->comm_astra                 ? "analytical+astra"
                                            : "analytical";
@@ -815,6 +831,9 @@ static void write_row(FILE *f, const struct sb_graph *g, const struct sb_sched *
     sb_csv_field(f, sc->ident, 0);
     char cost[512];
     sb_cost_describe(&o->cost, cost, sizeof cost);
+    if (o->comm_inductor)
+        sb_inductor_describe((enum sb_inductor_model)o->comm_inductor, &o->cost.nccl, cost,
+                             sizeof cost);
     sb_csv_field(f, cost, 0);
     write_sweep(f, o);
     sb_csv_end(f);
@@ -1124,6 +1143,8 @@ static void load_workload(const struct run_opts *o, uint32_t w, struct workload 
     W->state = W->g ? 1 : -1;
     if (W->g)
         sb_cost_apply(&o->cost, W->g);
+    if (W->g && o->comm_inductor)
+        sb_inductor_apply((enum sb_inductor_model)o->comm_inductor, &o->cost, W->g);
     /* a collective ASTRA-sim's model refuses is not bad input: the
      * workload's rows say so and the sweep goes on */
     if (W->g && o->comm_astra && sb_astra_apply(&o->astra, o->comm_astra == 2, W->g, &W->err)) {

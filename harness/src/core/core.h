@@ -115,6 +115,26 @@ void sb_roofline_h100(struct sb_roofline *r);
 /* Duration of node v of g on device r, or -1 when v carries no figures. */
 double sb_roofline_us(const struct sb_roofline *r, const struct sb_graph *g, uint32_t v);
 
+/* The inputs of Inductor's NCCL estimators (net/inductor_comm.c,
+ * docs/cost-model.md "Inductor's collective estimators"): what PyTorch reads
+ * from the machine it compiles on (GPU generation, GPUs per node, NVLink) and
+ * from torch._inductor.config (intra_node_bw, inter_node_bw).  Data only: the
+ * core parses the --cost keys, the net layer prices with them. */
+enum sb_gpu_gen { SB_GPU_VOLTA = 0, SB_GPU_AMPERE = 1, SB_GPU_HOPPER = 2, SB_GPU_BLACKWELL = 3 };
+/* The byte count Inductor hands its estimator, from the graph's comm_bytes
+ * (the full tensor): the scheduler IR passes the inputs' bytes (an
+ * all_gather's shard), the ATen-FX passes inputs plus outputs. */
+enum sb_nccl_bytes { SB_NCCL_BYTES_INPUT = 0, SB_NCCL_BYTES_TENSOR = 1, SB_NCCL_BYTES_FX = 2 };
+struct sb_nccl_params {
+    uint32_t gpu;            /* enum sb_gpu_gen; default Hopper, the built-in H100 */
+    double intra_node_gbps;  /* GB/s; NAN: the model's default (classic 300, else per GPU) */
+    double inter_node_gbps;  /* GB/s; NAN: the model's default (classic 25, else per GPU) */
+    uint32_t gpus_per_node;  /* 8, PyTorch's assumption without CUDA */
+    uint32_t nvlink;         /* 1; 0: a node without NVLink (PCIe; newest model only) */
+    uint32_t channels;       /* 0: the model's own (classic 2, newest per GPU) */
+    uint32_t bytes_mode;     /* enum sb_nccl_bytes */
+};
+
 /* Ring alpha-beta constants of the analytical model (docs/cost-model.md). */
 struct sb_cost_params {
     enum sb_cost_model model;
@@ -123,6 +143,7 @@ struct sb_cost_params {
     uint32_t default_ranks;           /* group size when a start gives none */
     uint32_t bw_typed;                /* bit t: bw_<coll t> was given; bw_gbps leaves it */
     struct sb_roofline roof;          /* compute nodes with flops/bytes (appended) */
+    struct sb_nccl_params nccl;       /* --comm inductor-*: Inductor's estimators (appended) */
 };
 
 void sb_cost_defaults(struct sb_cost_params *c);

@@ -16,6 +16,7 @@
 #include "num.h"
 
 #include <math.h>
+#include <stddef.h>
 #include <string.h>
 
 /* Defaults: one H100 rank of a 64-GPU job spread over 8 nodes, where every ring
@@ -61,6 +62,11 @@ void sb_cost_defaults(struct sb_cost_params *c)
     c->bus_gbps[SB_COLL_COPY] = SB_DEFAULT_COPY_GBPS;
     c->default_ranks = SB_DEFAULT_RANKS;
     sb_roofline_h100(&c->roof);
+    c->nccl.gpu = SB_GPU_HOPPER;
+    c->nccl.intra_node_gbps = NAN;
+    c->nccl.inter_node_gbps = NAN;
+    c->nccl.gpus_per_node = 8;
+    c->nccl.nvlink = 1;
 }
 
 void sb_roofline_h100(struct sb_roofline *r)
@@ -143,9 +149,64 @@ static int is_network(int t)
     return t != SB_COLL_SEND_HOST && t != SB_COLL_RECV_HOST && t != SB_COLL_COPY;
 }
 
+/* One of the words of `choices` ("a|b|c"): its index, or -1. */
+static int word_index(const char *choices, const char *val)
+{
+    int k = 0;
+    for (const char *p = choices;; k++) {
+        size_t len = strcspn(p, "|");
+        if (strlen(val) == len && !strncmp(p, val, len))
+            return k;
+        if (!p[len])
+            return -1;
+        p += len + 1;
+    }
+}
+
+/* The keys of Inductor's estimators (struct sb_nccl_params); 1 when key is
+ * not one of them. */
+static int nccl_set(struct sb_nccl_params *n, const char *key, const char *val,
+                    struct sb_err *e)
+{
+    static const struct {
+        const char *key, *choices;
+        size_t off;
+    } words[] = {{"gpu", "volta|ampere|hopper|blackwell", offsetof(struct sb_nccl_params, gpu)},
+                 {"nccl_bytes", "input|tensor|fx", offsetof(struct sb_nccl_params, bytes_mode)},
+                 {"nvlink", "0|1", offsetof(struct sb_nccl_params, nvlink)}};
+    for (size_t k = 0; k < sizeof words / sizeof words[0]; k++) {
+        if (strcmp(key, words[k].key))
+            continue;
+        int i = word_index(words[k].choices, val);
+        if (i < 0)
+            return sb_errf(e, "cost parameter %s: '%s' is not one of %s", key, val,
+                           words[k].choices);
+        *(uint32_t *)((char *)n + words[k].off) = (uint32_t)i;
+        return 0;
+    }
+    if (!strcmp(key, "intra_node_bw"))
+        return parse_bandwidth(key, val, &n->intra_node_gbps, e);
+    if (!strcmp(key, "inter_node_bw"))
+        return parse_bandwidth(key, val, &n->inter_node_gbps, e);
+    int per_node = !strcmp(key, "gpus_per_node");
+    if (per_node || !strcmp(key, "nccl_channels")) {
+        uint64_t v;
+        const char *why;
+        if (sb_num_u64(val, 1, 1024, &v, &why))
+            return sb_errf(e, "cost parameter %s: '%s' is not an integer in 1..1024 (%s)", key,
+                           val, why);
+        *(per_node ? &n->gpus_per_node : &n->channels) = (uint32_t)v;
+        return 0;
+    }
+    return 1;
+}
+
 static int cost_set(struct sb_cost_params *c, const char *key, const char *val,
                     struct sb_err *e)
 {
+    int rc = nccl_set(&c->nccl, key, val, e);
+    if (rc <= 0)
+        return rc;
     double v = 0;
     const char *why;
     enum sb_coll t;
@@ -192,7 +253,9 @@ static int cost_set(struct sb_cost_params *c, const char *key, const char *val,
         return 0;
     }
     return sb_errf(e, "unknown cost parameter '%s' (known: lat_us, bw_gbps, "
-                      "bw_<coll>, ranks, peak_<dtype>, hbm_gbps, launch_us)", key);
+                      "bw_<coll>, ranks, peak_<dtype>, hbm_gbps, launch_us; with --comm "
+                      "inductor-*: gpu, intra_node_bw, inter_node_bw, gpus_per_node, nvlink, "
+                      "nccl_channels, nccl_bytes)", key);
 }
 
 /* "key=value,key=value": every piece whole, however long (the pieces are
