@@ -270,6 +270,7 @@ struct run_opts {
     struct sb_import_opts imp;  /* --import: what traces from other tools leave out */
     int comm_astra;             /* --comm astra 1, astra-aware 2: priced by astra*.c */
     int comm_inductor;          /* --comm inductor-*: enum sb_inductor_model, or 0 */
+    struct sb_inductor_ctx inductor; /* its bucket pricer's context */
     struct sb_astra_config astra; /* with --system / --network */
     struct sb_comm_queue astra_queue; /* its queues, for the simulator */
     char *ident;                /* the options that define the sweep, as given */
@@ -686,6 +687,12 @@ static int finish_opts(struct run_opts *o, struct sb_err *e)
     if (!o->shard_n)
         o->shard_k = o->shard_n = 1;
     o->sim.edge_lat_us = sb_cost_edge_lat(&o->cost);
+    o->sim.cost = &o->cost; /* buckets are priced by the same model */
+    if (o->comm_inductor) {
+        o->inductor = (struct sb_inductor_ctx){(enum sb_inductor_model)o->comm_inductor, &o->cost};
+        o->sim.bucket_us = sb_inductor_bucket_us;
+        o->sim.bucket_ctx = &o->inductor;
+    }
     o->sim.record = o->trace_dir != NULL || o->mem_dir != NULL;
     /* the extra outputs' folders are made, as `plot -o` makes its own */
     if ((o->mem_dir && sb_mkdirs(o->mem_dir, e)) || (o->trace_dir && sb_mkdirs(o->trace_dir, e)))
@@ -1023,6 +1030,12 @@ static int run_cell(FILE *f, const struct sb_graph *g, const struct sb_sched *sc
         write_row(f, g, sc, status, NULL, &s, ms, o, cell);
     } else if (sb_schedule_validate(&g->v, &s, &e)) {
         snprintf(status, sizeof status, "invalid:%s", e.msg);
+        write_row(f, g, sc, status, NULL, &s, ms, o, cell);
+    } else if (o->comm_astra && sb_schedule_buckets(&s)) {
+        /* ASTRA-sim's queues take each collective as the graph gives it */
+        snprintf(status, sizeof status, "error:the schedule buckets collectives, which --comm "
+                                        "%s does not price", o->comm_astra == 2 ? "astra-aware"
+                                                                                : "astra");
         write_row(f, g, sc, status, NULL, &s, ms, o, cell);
     } else {
         struct sb_sim_result r;

@@ -325,6 +325,73 @@ double sb_cost_coll_us(const struct sb_cost_params *c, const struct sb_graph_vie
     return ring_us(c, (enum sb_coll)g->coll[i], g->comm_bytes[i], p);
 }
 
+/* ---- buckets ------------------------------------------------------------- */
+
+static uint32_t group_of(const struct sb_cost_params *c, const struct sb_graph_view *g,
+                         uint32_t v)
+{
+    return g->group_size[v] ? g->group_size[v] : c->default_ranks;
+}
+
+double sb_cost_bucket_us(const struct sb_cost_params *c, const struct sb_graph_view *g,
+                         const uint32_t *members, uint32_t n)
+{
+    if (c->model == SB_COST_APPROX)
+        return APPROX_HIGH_LATENCY; /* one collective, one kHighLatency */
+    uint64_t bytes = 0;
+    double given_us = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        if (g->comm_us[members[i]] >= 0)
+            given_us += g->comm_us[members[i]];
+        else
+            bytes += g->comm_bytes[members[i]];
+    }
+    if (bytes == 0 && given_us > 0)
+        return given_us;
+    uint32_t p = group_of(c, g, members[0]);
+    return given_us + ring_us(c, (enum sb_coll)g->coll[members[0]], bytes, p);
+}
+
+void sb_bucket_copy_bytes(const struct sb_graph_view *g, uint32_t ranks, const uint32_t *members,
+                          uint32_t n, uint64_t *in_bytes, uint64_t *out_bytes)
+{
+    *in_bytes = *out_bytes = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        uint32_t v = members[i], p = g->group_size[v] ? g->group_size[v] : ranks;
+        uint64_t full = g->comm_bytes[v];
+        if (g->coll[v] == SB_COLL_ALL_GATHER) {
+            *in_bytes += full / p;
+            *out_bytes += full;
+        } else {
+            *in_bytes += full;
+        }
+    }
+}
+
+double sb_cost_bucket_copy_us(const struct sb_cost_params *c, const struct sb_graph_view *g,
+                              const uint32_t *members, uint32_t n)
+{
+    if (c->model == SB_COST_APPROX)
+        return 0; /* XLA's estimator has no copies */
+    uint64_t in, out;
+    sb_bucket_copy_bytes(g, c->default_ranks, members, n, &in, &out);
+    /* GB/s = 1e3 bytes per microsecond */
+    return (double)(in + out) / (c->bus_gbps[SB_COLL_COPY] * 1e3);
+}
+
+uint64_t sb_bucket_staging_bytes(const struct sb_graph_view *g, uint32_t ranks,
+                                 const uint32_t *members, uint32_t n)
+{
+    uint64_t bytes = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        uint32_t v = members[i], p = g->group_size[v] ? g->group_size[v] : ranks;
+        bytes += g->comm_bytes[v];
+        if (g->coll[v] == SB_COLL_REDUCE_SCATTER)
+            bytes += g->comm_bytes[v] / p;
+    }
+    return bytes;
+}
+
 static double approx_node_cost(const struct sb_graph_view *g, uint32_t i)
 {
     const char *op = g->op_names[g->op[i]];
@@ -335,15 +402,21 @@ static double approx_node_cost(const struct sb_graph_view *g, uint32_t i)
     return APPROX_LOW_COST;
 }
 
-void sb_cost_apply(const struct sb_cost_params *c, struct sb_graph *g)
+uint32_t sb_cost_ranks(const struct sb_cost_params *c, const struct sb_graph *g)
 {
-    struct sb_cost_params local = *c;
     const char *ranks = sb_graph_meta(g, "ranks");
     uint64_t r;
     char *end;
     /* a graph's own "# ranks=" beats the global default group size */
     if (ranks && (r = strtoull(ranks, &end, 10)) >= 1 && !*end && r <= UINT32_MAX)
-        local.default_ranks = (uint32_t)r;
+        return (uint32_t)r;
+    return c->default_ranks;
+}
+
+void sb_cost_apply(const struct sb_cost_params *c, struct sb_graph *g)
+{
+    struct sb_cost_params local = *c;
+    local.default_ranks = sb_cost_ranks(c, g);
     g->v.edge_lat_us = sb_cost_edge_lat(c);
     for (uint32_t i = 0; i < g->v.n_nodes; i++) {
         switch (g->kind[i]) {

@@ -316,6 +316,29 @@ void sb_inductor_apply(enum sb_inductor_model m, const struct sb_cost_params *c,
     }
 }
 
+double sb_inductor_bucket_us(const void *ctx, const struct sb_graph_view *g, uint32_t ranks,
+                             const uint32_t *members, uint32_t n)
+{
+    const struct sb_inductor_ctx *x = ctx;
+    uint32_t v = members[0], p = g->group_size[v] ? g->group_size[v] : ranks;
+    enum sb_nccl_coll coll = sb_inductor_coll_of(x->model, (enum sb_coll)g->coll[v]);
+    struct sb_cost_params local = *x->cost;
+    local.default_ranks = ranks;
+    if (coll == SB_NCCL_UNSUPPORTED) /* not NCCL's: the analytical model's bucket */
+        return sb_cost_bucket_us(&local, g, members, n);
+    uint64_t bytes = 0;
+    double given_us = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        if (g->comm_us[members[i]] >= 0)
+            given_us += g->comm_us[members[i]];
+        else
+            bytes += estimator_bytes(x->cost->nccl.bytes_mode, coll, g->comm_bytes[members[i]], p);
+    }
+    if (bytes == 0 && given_us > 0)
+        return given_us;
+    return given_us + 1e3 * sb_inductor_coll_ms(x->model, &x->cost->nccl, coll, bytes, p, NULL);
+}
+
 void sb_inductor_describe(enum sb_inductor_model m, const struct sb_nccl_params *p, char *buf,
                           size_t n)
 {

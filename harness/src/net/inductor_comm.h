@@ -47,6 +47,15 @@ enum sb_nccl_coll sb_inductor_coll_of(enum sb_inductor_model m, enum sb_coll t);
 void sb_inductor_apply(enum sb_inductor_model m, const struct sb_cost_params *c,
                        struct sb_graph *g);
 
+/* A bucket's collective (sb_sim_config.bucket_us) under the estimator: one
+ * of the members' summed estimator bytes.  ctx: a struct sb_inductor_ctx. */
+struct sb_inductor_ctx {
+    enum sb_inductor_model model;
+    const struct sb_cost_params *cost;
+};
+double sb_inductor_bucket_us(const void *ctx, const struct sb_graph_view *g, uint32_t ranks,
+                             const uint32_t *members, uint32_t n);
+
 /* ";gpu=hopper;intra_node_bw=300;..." appended to the cost_params column. */
 void sb_inductor_describe(enum sb_inductor_model m, const struct sb_nccl_params *p, char *buf,
                           size_t n);
