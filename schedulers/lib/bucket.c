@@ -12,7 +12,8 @@
  *                      inside its start..wait, on a per-group timeline.
  *
  * Mapping: a collective is a start/done pair, its wait the done; a process
- * group is the start's group size (as in overlap_core.c); the bucket key is
+ * group is the start's group size (as in overlap_core.c) on its pre-assigned
+ * device (each rank of a job is a device); the bucket key is
  * the collective type (PyTorch's (group, reduce op, dtype) with the
  * "multidtype" mode: the view carries no dtype or reduce op); "compute
  * nodes" are sb_ovl_compute_nodes' (matmul-like ops).  Both then reorder the
@@ -24,6 +25,13 @@
 #include <string.h>
 
 #include "schedbench/policy.h"
+
+/* A start's process group: its group size on its pre-assigned device (the
+ * ranks of a job are devices; each runs its own NCCL stream). */
+static uint64_t pg_of(const struct sb_graph_view *g, uint32_t s)
+{
+    return (uint64_t)(uint32_t)(g->device[s] + 1) << 32 | g->group_size[s];
+}
 
 void sb_bucket_defaults(struct sb_bucket_params *p)
 {
@@ -257,19 +265,20 @@ int sb_bucket_greedy(const struct sb_graph_view *g, uint32_t *order,
     for (uint32_t t = 1; t < SB_COLL_COUNT; t++) {
         if (!(p->kinds & (1u << t)))
             continue;
-        uint32_t n_run = 0, key = 0;
+        uint32_t n_run = 0;
+        uint64_t key = 0;
         for (uint32_t i = 0; i < n; i++) {
             uint32_t v = order[i];
             if (g->kind[v] != SB_KIND_DONE || g->coll[v] != t)
                 continue;
             uint32_t s = g->partner[v];
-            if (n_run && g->group_size[s] == key) {
+            if (n_run && pg_of(g, s) == key) {
                 run[n_run++] = s;
                 continue;
             }
             if (n_run > 1)
                 split_run(&G, run, n_run);
-            run[0] = s, n_run = 1, key = g->group_size[s];
+            run[0] = s, n_run = 1, key = pg_of(g, s);
         }
         if (n_run > 1)
             split_run(&G, run, n_run);
@@ -457,7 +466,7 @@ static void set_unmerge(struct opb *B, uint32_t node)
 /* Timeline of group `pg` (build_timeline): starts and waits of the group,
  * and compute nodes or hiding nodes of its starts seen so far, chained by
  * extra deps. */
-static void build_timeline(struct opb *B, const uint32_t *order, uint32_t pg, int add_deps)
+static void build_timeline(struct opb *B, const uint32_t *order, uint64_t pg, int add_deps)
 {
     const struct sb_graph_view *g = B->g;
     B->n_ev = 0;
@@ -465,11 +474,11 @@ static void build_timeline(struct opb *B, const uint32_t *order, uint32_t pg, in
         B->node_ev[v] = SB_NONE, B->in_hiding[v] = 0;
     for (uint32_t i = 0; i < B->n; i++) {
         uint32_t v = order[i], type;
-        if (g->kind[v] == SB_KIND_START && g->group_size[v] == pg) {
+        if (g->kind[v] == SB_KIND_START && pg_of(g, v) == pg) {
             type = EV_START;
             for (uint32_t k = B->hid_off[v]; k < B->hid_off[v + 1]; k++)
                 B->in_hiding[B->hid[k]] = 1;
-        } else if (g->kind[v] == SB_KIND_DONE && g->group_size[g->partner[v]] == pg) {
+        } else if (g->kind[v] == SB_KIND_DONE && pg_of(g, g->partner[v]) == pg) {
             type = EV_WAIT;
         } else if (g->kind[v] == SB_KIND_DONE || g->kind[v] == SB_KIND_START) {
             continue;
@@ -793,11 +802,12 @@ int sb_bucket_overlap(const struct sb_graph_view *g, uint32_t *order,
      * bucketed on its own timeline, key by key */
     for (int phase = 0; phase < 2; phase++)
         for (uint32_t i = 0; i < n; i++) {
-            uint32_t s = order[i], pg = g->group_size[s], first = 1;
+            uint32_t s = order[i], first = 1;
             if (g->kind[s] != SB_KIND_START)
                 continue;
+            uint64_t pg = pg_of(g, s);
             for (uint32_t j = 0; j < i && first; j++)
-                first = !(g->kind[order[j]] == SB_KIND_START && g->group_size[order[j]] == pg);
+                first = !(g->kind[order[j]] == SB_KIND_START && pg_of(g, order[j]) == pg);
             if (!first)
                 continue; /* the group's first start stands for it */
             build_timeline(&B, order, pg, phase == 0);
@@ -809,7 +819,7 @@ int sb_bucket_overlap(const struct sb_graph_view *g, uint32_t *order,
                 uint32_t nc = 0;
                 for (uint32_t j = 0; j < n; j++)
                     if (g->kind[order[j]] == SB_KIND_START && g->coll[order[j]] == t &&
-                        g->group_size[order[j]] == pg)
+                        pg_of(g, order[j]) == pg)
                         colls[nc++] = order[j];
                 find_buckets(&B, colls, nc, done, bk, scratch, cap);
             }

@@ -315,8 +315,8 @@ int sb_ovl_run(const struct sb_graph_view *g, const struct sb_ovl_params *P,
  * of each bucket of two or more, 0 elsewhere) and reorder `order` [n_nodes]
  * (a topological order, in and out) so every bucket can go out as one: its
  * starts together, before its dones.  They return k, or -1 when out of
- * memory.  A process group is a start's group size; the bucket key its
- * collective type. */
+ * memory.  A process group is a start's group size on its pre-assigned
+ * device; the bucket key its collective type. */
 
 struct sb_bucket_params {
     uint32_t kinds;             /* bit (1u << enum sb_coll) per type bucketed */
