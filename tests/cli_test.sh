@@ -260,7 +260,7 @@ contains "$WORK/ind_out.csv" "intra_node_bw=300" "inductor cost_params"
 expect_rc 2 "inductor with approx" "$BIN" run -w "$WORK/ind.csv" -s original -o "$WORK/ind_x.csv" --comm inductor-multi --cost-model approx
 contains "$WORK/err" "--comm inductor-* prices collectives in time" "inductor with approx says why"
 # the same estimator as `collective --backend`: §3.3's classic H100 AR 1 MiB
-# x 8 (27120.5 ns) and newest AG 64 MiB x 8 (32.2 us + 67108864 * 7 / 2960000 ns = 190903.4 ns, ring Simple)
+# x 8 (27120.5 ns) and newest AG 64 MiB x 8 ((32.2 + 67108864 * 7 / 2960000) us = 190903.4 ns, ring Simple)
 expect_rc 0 "collective inductor-classic" "$BIN" collective --backend inductor-classic --op all_reduce --size 1MiB --npus 8
 contains "$WORK/out" "27120.5 ring LL" "collective inductor-classic value"
 expect_rc 0 "collective inductor-multi" "$BIN" collective --backend inductor-multi --op all_gather --size 64MiB --npus 8
