@@ -37,12 +37,23 @@ static const struct sb_param overlap_params[] = {
      "two = separate on-path and off-path ready queues (pytorch/pytorch#169838, "
      "#169840); one = the earlier single queue where off-path nodes drift to the end "
      "(the memory regression investigation's revision)"},
+    {"bucket", SB_PARAM_ENUM, 0, 0, 0, "none|greedy|overlap",
+     "collectives sent as one after scheduling (docs/plugins.md, \"Buckets\"): "
+     "overlap = OverlapPreservingBucketer, as collective_bucketing=True runs it "
+     "(max_bucket_memory_gb = 2.0); greedy = bucket_all_gather / bucket_reduce_scatter "
+     "by 2000 MB; none = Inductor's default collective_bucketing = False"},
 };
 #define OVERLAP_N_PARAMS (sizeof overlap_params / sizeof overlap_params[0])
 
+struct overlap_state {
+    struct sb_ovl_params P; /* first: sb_ovl_run reads the state as its params */
+    int bucket;             /* 0 none, 1 greedy, 2 overlap */
+};
+
 static int overlap_init(const double *param, void **state, char *err, size_t n_err)
 {
-    struct sb_ovl_params *P = calloc(1, sizeof *P);
+    struct overlap_state *S = calloc(1, sizeof *S);
+    struct sb_ovl_params *P = S ? &S->P : NULL;
     if (!P)
         return sb_plugin_fail(err, n_err, "out of memory");
     P->prefetch = param[0] != 0;
@@ -53,13 +64,24 @@ static int overlap_init(const double *param, void **state, char *err, size_t n_e
     P->fallback = SB_OVL_FALLBACK_NONE;
     P->compute_rule = (int)param[5];
     P->single_queue = param[6] == 1;
-    *state = P;
+    S->bucket = (int)param[7];
+    *state = S;
     return 0;
 }
 
 static int overlap_run(void *state, const struct sb_graph_view *g, struct sb_schedule *out)
 {
-    return sb_ovl_run(g, state, out, NULL);
+    const struct overlap_state *S = state;
+    if (sb_ovl_run(g, &S->P, out, NULL))
+        return -1;
+    if (!S->bucket || !out->bucket) /* a host older than the field */
+        return 0;
+    struct sb_bucket_params p;
+    sb_bucket_defaults(&p);
+    p.max_bucket_bytes = 2.0 * SB_OVL_GIB; /* finalize_overlap_scheduling's 2.0 GB */
+    int k = S->bucket == 1 ? sb_bucket_greedy(g, out->order, &p, out->bucket)
+                           : sb_bucket_overlap(g, out->order, &p, out->bucket);
+    return k < 0 ? sb_plugin_fail(out->err, out->n_err, "out of memory") : 0;
 }
 
 static void overlap_free(void *state) { free(state); }

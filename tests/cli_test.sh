@@ -249,5 +249,25 @@ expect_rc 0 "gen elsewhere" "$BIN" gen dag --nodes 50 -o "$WORK/away/d.csv"
 expect_rc 0 "run elsewhere" "$BIN" run -q -w "$WORK/away/d.csv" -s heft -o "$WORK/away/r.csv"
 same "$(col_of "$WORK/away/r.csv" devices_used 2)" 4 "machine of a workload generated elsewhere"
 
+# Inductor's NCCL estimators (issue 40): one all_reduce of 1 MiB over 8
+# ranks under the classic model is 15.0 us + 14e9 / (1024 * 1128) ns =
+# 27.120 us (docs/cost-model.md), named in cost_model and cost_params; the
+# approx model refuses it; a bucketed overlap schedule runs.
+printf 'id,name,kind,inputs,op,cost_us,out_bytes,coll,comm_bytes,group\n0,ar,start,,,,1048576,all_reduce,1048576,8\n1,w,done,0,,,,all_reduce,,\n2,c,compute,1,mm,5,64,,,\n' >"$WORK/ind.csv"
+expect_rc 0 "run --comm inductor-classic" "$BIN" run -w "$WORK/ind.csv" -s original -o "$WORK/ind_out.csv" --comm inductor-classic --quiet
+same "$(col_of "$WORK/ind_out.csv" comm_us 2)" "27.120" "inductor-classic comm_us"
+same "$(col_of "$WORK/ind_out.csv" cost_model 2)" "analytical+inductor-classic" "inductor cost_model"
+contains "$WORK/ind_out.csv" "intra_node_bw=300" "inductor cost_params"
+expect_rc 2 "inductor with approx" "$BIN" run -w "$WORK/ind.csv" -s original -o "$WORK/ind_x.csv" --comm inductor-multi --cost-model approx
+contains "$WORK/err" "--comm inductor-* prices collectives in time" "inductor with approx says why"
+# the same estimator as `collective --backend`: §3.3's classic H100 AR 1 MiB
+# x 8 (27120.5 ns) and newest AG 64 MiB x 8 ((32.2 + 67108864 * 7 / 2960000) us = 190903.4 ns, ring Simple)
+expect_rc 0 "collective inductor-classic" "$BIN" collective --backend inductor-classic --op all_reduce --size 1MiB --npus 8
+contains "$WORK/out" "27120.5 ring LL" "collective inductor-classic value"
+expect_rc 0 "collective inductor-multi" "$BIN" collective --backend inductor-multi --op all_gather --size 64MiB --npus 8
+contains "$WORK/out" "190903.4 ring Simple" "collective inductor-multi value"
+expect_rc 2 "collective inductor bad key" "$BIN" collective --backend inductor-multi --op all_reduce --cost gpu=h100
+contains "$WORK/err" "volta|ampere|hopper|blackwell" "collective inductor bad key says which"
+expect_rc 0 "overlap:bucket=overlap" "$BIN" run -w "$DATA" -s overlap:bucket=overlap,overlap:bucket=greedy -o "$WORK/bk.csv" --quiet
 echo "$pass passed, $fail failed"
 [ "$fail" = 0 ]

@@ -18,6 +18,13 @@
  * device), on machines whose devices declare sms and cores limits or none;
  * ref_run's rule for them is written from that page's text alone.
  *
+ * Buckets (docs/cost-model.md, "Buckets"; issue 40): graphs whose collectives
+ * carry bytes and a group instead of comm_us get random buckets of starts of
+ * one type; ref_run prices a bucket from that page (the ring model of the
+ * summed bytes, the copies at the copy bandwidth, the merged buffers from
+ * the leader through the last done) and must agree again; schedules whose
+ * buckets the validator refuses must be refused for a bucket reason.
+ *
  * SB_SIMDIFF_N=<random schedules> runs more (default 2000). */
 #include <stdlib.h>
 
@@ -114,6 +121,58 @@ static int ref_fits(const struct sb_graph_view *g, const int32_t *dev, uint32_t 
     return 1;
 }
 
+/* ---- buckets, from docs/cost-model.md alone ------------------------------ */
+
+/* The members of v's bucket (v a start), and how many; 0 when v is alone. */
+static uint32_t ref_members(const struct sb_graph_view *g, const struct sb_schedule *s,
+                            uint32_t v, uint32_t *m)
+{
+    uint32_t n = 0;
+    if (!s->bucket || !s->bucket[v])
+        return 0;
+    for (uint32_t u = 0; u < g->n_nodes; u++)
+        if (s->bucket[u] == s->bucket[v])
+            m[n++] = u;
+    return n >= 2 ? n : 0;
+}
+
+/* The page's defaults: lat_us 2 per step, 40 GB/s network, 1500 GB/s copy. */
+static double ref_bucket_us(const struct sb_graph_view *g, const uint32_t *m, uint32_t n)
+{
+    uint64_t bytes = 0, in = 0, out = 0;
+    double given = 0, coll;
+    uint32_t p = g->group_size[m[0]] ? g->group_size[m[0]] : 1;
+    for (uint32_t i = 0; i < n; i++) {
+        if (g->comm_us[m[i]] >= 0)
+            given += g->comm_us[m[i]];
+        else
+            bytes += g->comm_bytes[m[i]];
+        /* an all_gather copies its shards in and its output out; the others
+         * copy their whole inputs in */
+        if (g->coll[m[0]] == SB_COLL_ALL_GATHER)
+            in += g->comm_bytes[m[i]] / p, out += g->comm_bytes[m[i]];
+        else
+            in += g->comm_bytes[m[i]];
+    }
+    double steps = g->coll[m[0]] == SB_COLL_ALL_REDUCE ? 2.0 * (p - 1) : p - 1.0;
+    double share = g->coll[m[0]] == SB_COLL_ALL_REDUCE ? 2.0 * (p - 1) / p : (p - 1.0) / p;
+    if (bytes == 0 && given > 0)
+        coll = given;
+    else
+        coll = given + (p <= 1 ? 0 : steps * 2.0 + share * (double)bytes / 40e3);
+    return coll + (double)(in + out) / 1500e3;
+}
+
+static uint64_t ref_staging(const struct sb_graph_view *g, const uint32_t *m, uint32_t n)
+{
+    uint64_t b = 0;
+    uint32_t p = g->group_size[m[0]] ? g->group_size[m[0]] : 1;
+    for (uint32_t i = 0; i < n; i++)
+        b += g->comm_bytes[m[i]] +
+             (g->coll[m[i]] == SB_COLL_REDUCE_SCATTER ? g->comm_bytes[m[i]] / p : 0);
+    return b;
+}
+
 static void ref_run(const struct sb_graph_view *g, const struct sb_schedule *s,
                     const struct ref_cfg *c, struct ref_out *o)
 {
@@ -123,7 +182,8 @@ static void ref_run(const struct sb_graph_view *g, const struct sb_schedule *s,
     static double hold_begin[MAX_N], hold_end[MAX_N];
     static uint8_t holds[MAX_N];
     static double slot_end[MAX_DEV][SB_COLL_COUNT][SB_SIM_MAX_INFLIGHT];
-    static uint32_t pos[MAX_N];
+    static uint32_t pos[MAX_N], mem[MAX_N];
+    static double ready[MAX_N];
     double barrier_t = 0, all_end = 0;
 
     memset(o, 0, sizeof *o);
@@ -208,15 +268,27 @@ static void ref_run(const struct sb_graph_view *g, const struct sb_schedule *s,
             } else if (g->kind[v] == SB_KIND_START) {
                 uint32_t r = c->shared ? 0 : g->coll[v];
                 uint32_t n_slots = c->shared ? c->slots[0] : c->slots[r];
-                uint32_t best = 0;
-                for (uint32_t k = 1; k < n_slots; k++)
-                    if (slot_end[d][r][k] < slot_end[d][r][best])
-                        best = k;
-                double begin = t > slot_end[d][r][best] ? t : slot_end[d][r][best];
-                coll_end[v] = begin + g->dur_us[v];
-                slot_end[d][r][best] = coll_end[v];
-                if (coll_end[v] > all_end)
-                    all_end = coll_end[v];
+                uint32_t best = 0, nm = ref_members(g, s, v, mem), last = v;
+                for (uint32_t k = 0; k < nm; k++)
+                    if (pos[mem[k]] > pos[last])
+                        last = mem[k];
+                ready[v] = t;
+                if (last == v) { /* alone, or the bucket's last start: it goes out */
+                    for (uint32_t k = 0; k < nm; k++)
+                        if (ready[mem[k]] > t)
+                            t = ready[mem[k]];
+                    for (uint32_t k = 1; k < n_slots; k++)
+                        if (slot_end[d][r][k] < slot_end[d][r][best])
+                            best = k;
+                    double begin = t > slot_end[d][r][best] ? t : slot_end[d][r][best];
+                    coll_end[v] = begin + (nm ? ref_bucket_us(g, mem, nm) : g->dur_us[v]);
+                    for (uint32_t k = 0; k < nm; k++)
+                        coll_end[mem[k]] = coll_end[v];
+                    slot_end[d][r][best] = coll_end[v];
+                    if (coll_end[v] > all_end)
+                        all_end = coll_end[v];
+                    t = ready[v]; /* the start itself waits for nothing more */
+                }
             } else if (g->kind[v] == SB_KIND_DONE) {
                 double e = coll_end[g->partner[v]];
                 if (e > t) {
@@ -289,6 +361,20 @@ static void ref_run(const struct sb_graph_view *g, const struct sb_schedule *s,
                 uint32_t to = pinned[r][d] ? n : hi[r][d];
                 if (from <= i && i <= to)
                     live += g->out_bytes[r];
+            }
+            /* a bucket's merged buffers, from its last start through its
+             * last done, on its device */
+            for (uint32_t v = 0; v < n; v++) {
+                uint32_t nm = g->kind[v] == SB_KIND_START ? ref_members(g, s, v, mem) : 0;
+                uint32_t last = v, end = 0;
+                for (uint32_t k = 0; k < nm; k++) {
+                    if (pos[mem[k]] > pos[last])
+                        last = mem[k];
+                    if (pos[g->partner[mem[k]]] > end)
+                        end = pos[g->partner[mem[k]]];
+                }
+                if (nm && last == v && (uint32_t)s->device[v] == d && pos[v] <= i && i <= end)
+                    live += ref_staging(g, mem, nm);
             }
             if (live > o->peak[d])
                 o->peak[d] = live;
@@ -451,6 +537,56 @@ static void add_after(char *buf, size_t cap)
     }
     SB_ASSERT(o < cap);
     memcpy(buf, out, o + 1);
+}
+
+/* The same workload with its collectives priced from bytes: each start's
+ * comm_us emptied, and comm_bytes (1..64 KiB in 1 KiB steps, or 0 now and
+ * then) and group (8) columns appended. */
+static void with_bytes(char *buf, size_t cap)
+{
+    static char out[20000];
+    size_t len = 0;
+    int header = 1;
+    for (char *line = buf, *nl; *line; line = nl + 1) {
+        nl = strchr(line, '\n');
+        size_t n = (size_t)(nl - line);
+        if (header) {
+            len += (size_t)snprintf(out + len, sizeof out - len, "%.*s,comm_bytes,group\n",
+                                    (int)n, line);
+            header = 0;
+            continue;
+        }
+        /* fields: id,name,kind,inputs,op,cost_us,out_bytes,coll,comm_us,... */
+        const char *f = line;
+        for (int k = 0; k < 8; k++)
+            f = strchr(f, ',') + 1;
+        const char *after = strchr(f, ',');
+        if (!strncmp(strchr(strchr(line, ',') + 1, ',') + 1, "start,", 6))
+            len += (size_t)snprintf(out + len, sizeof out - len, "%.*s%.*s,%u,8\n",
+                                    (int)(f - line), line, (int)(nl - after), after,
+                                    rnd2(8) ? 1024 * (1 + rnd2(64)) : 0);
+        else
+            len += (size_t)snprintf(out + len, sizeof out - len, "%.*s,,\n", (int)n, line);
+    }
+    SB_ASSERT(len < cap);
+    memcpy(buf, out, len + 1);
+}
+
+/* Random buckets over the starts of s: two starts in three join bucket 1
+ * (or now and then 2) of their type, on the device of the bucket's first member. */
+static void random_buckets(const struct sb_graph_view *g, struct sb_schedule *s)
+{
+    int32_t dev[SB_COLL_COUNT][4];
+    memset(dev, 0xff, sizeof dev);
+    for (uint32_t v = 0; v < g->n_nodes; v++) {
+        if (g->kind[v] != SB_KIND_START || rnd2(3) == 0)
+            continue;
+        uint32_t k = 1 + (rnd2(4) == 0), t = g->coll[v];
+        s->bucket[v] = t * 4 + k;
+        if (dev[t][k] < 0)
+            dev[t][k] = s->device[v];
+        s->device[v] = dev[t][k];
+    }
 }
 
 static const char *tmp_path(void)
@@ -706,6 +842,55 @@ static void policies(const struct sb_graph *G, const char *csv)
     }
 }
 
+/* A graph's twin priced from bytes, under random bucketed schedules: both
+ * simulators agree on every one the validator accepts, and the makespan is
+ * not below the bound; a refusal names the bucket rule it breaks. */
+static uint32_t n_bucketed, n_bucket_refused, n_bucket_below;
+
+static void buckets(const char *csv, const struct sb_machine *m, uint32_t nd)
+{
+    static char twin[20000];
+    struct sb_err e;
+    snprintf(twin, sizeof twin, "%s", csv);
+    with_bytes(twin, sizeof twin);
+    struct sb_graph *G = sb_csv_load_mem("bytes.csv", twin, strlen(twin), &e);
+    struct sb_cost_params cp;
+    sb_cost_defaults(&cp);
+    if (G)
+        sb_cost_apply(&cp, G);
+    if (!G || sb_machine_apply(m, G, &e)) {
+        fprintf(stderr, "%s\n%s", e.msg, twin);
+        CHECK(0);
+        sb_graph_free(G);
+        return;
+    }
+    for (uint32_t k = 0; k < 16; k++) {
+        struct sb_schedule s;
+        struct sb_sim_config c;
+        struct ref_cfg rc;
+        double makespan, lb;
+        sb_schedule_init(&s, G, nd);
+        random_schedule(&G->v, &s);
+        random_buckets(&G->v, &s);
+        random_cfg(&c, &rc);
+        if (sb_schedule_validate(&G->v, &s, &e)) {
+            CHECK_CONTAINS(e.msg, "bucket");
+            n_bucket_refused++;
+        } else {
+            uint32_t mem[MAX_N], real = 0;
+            for (uint32_t v = 0; v < G->v.n_nodes; v++)
+                real |= G->v.kind[v] == SB_KIND_START && ref_members(&G->v, &s, v, mem) > 0;
+            n_bucketed += real;
+            compare(G, &s, &c, &rc, twin, &makespan, &lb);
+            if (makespan < lb - 1e-9 * (1 + lb) && n_bucket_below++ < 3)
+                fprintf(stderr, "bucketed: makespan %.9g below the bound %.9g\n%s", makespan,
+                        lb, twin);
+        }
+        sb_schedule_free(&s);
+    }
+    sb_graph_free(G);
+}
+
 int main(void)
 {
     uint32_t want = 2000, searched = 0, below = 0, graphs = 0, n_random = 0, n_after = 0;
@@ -743,6 +928,12 @@ int main(void)
         }
         graphs++;
         n_after += G->pred_after != NULL;
+        if (graphs % 3 == 0) { /* every third graph: its bytes twin, bucketed */
+            buckets(csv, m, nd);
+            sb_graph_free(G);
+            sb_machine_free(m);
+            continue;
+        }
         policies(G, csv);
         for (uint32_t k = 0; k < 8; k++) {
             struct sb_schedule s;
@@ -768,6 +959,12 @@ int main(void)
     printf("built-in policies on the same graphs: %u schedules replayed alike, %u below the "
            "bound; %u runs failed with a message\n", n_policy_ok, n_policy_below,
            n_policy_fail);
+    printf("schedules with buckets of two or more: %u replayed by both simulators, %u below the bound; %u "
+           "refused by the validator for a bucket rule\n", n_bucketed, n_bucket_below,
+           n_bucket_refused);
+    CHECK(n_bucketed > want / 40);
+    CHECK(n_bucket_refused > 0);
+    CHECK_EQ_U(n_bucket_below, 0);
     CHECK(n_policy_below == 0);
     CHECK(n_policy_ok > n_policy_fail);
     CHECK(n_after > graphs / 4);

@@ -1,9 +1,53 @@
 /* The workload CSV loader, then every built-in policy on the graphs it
  * accepts: validate the schedule and simulate it, as `run` does.  A crash or
- * a sanitizer report inside a policy counts as much as one in the loader. */
+ * a sanitizer report inside a policy counts as much as one in the loader.
+ * Each accepted schedule is then bucketed from the input's own bytes (any
+ * node, starts mostly, buckets 1..3; docs/plugins.md "Buckets") and goes
+ * through the validator and, when accepted, the simulator again: a refusal
+ * must say why.  Before that, the toolkit's two bucketers run on the
+ * policy's order and must return a schedule the harness accepts. */
 #include "fuzz.h"
 #include "core/machine.h"
 #include "import/import.h"
+#include "schedbench/policy.h"
+
+/* The toolkit's bucketers on the policy's order: what they return must be
+ * a schedule the harness accepts. */
+static void bucketers(const struct sb_graph *g, struct sb_schedule *out,
+                      const struct sb_sim_config *sc)
+{
+    struct sb_bucket_params p;
+    struct sb_err e;
+    sb_bucket_defaults(&p);
+    for (int k = 0; k < 2; k++) {
+        int rc = k ? sb_bucket_overlap(&g->v, out->order, &p, out->bucket)
+                   : sb_bucket_greedy(&g->v, out->order, &p, out->bucket);
+        if (rc < 0 || sb_schedule_validate(&g->v, out, &e))
+            abort(); /* a bucketer's schedule is always valid */
+        struct sb_sim_result r;
+        sb_sim_run(g, out, sc, &r);
+        sb_sim_result_free(&r);
+    }
+}
+
+static void bucketed(const struct sb_graph *g, struct sb_schedule *out,
+                     const struct sb_sim_config *sc, const uint8_t *data, size_t n)
+{
+    struct sb_err e;
+    for (uint32_t v = 0; v < g->v.n_nodes; v++) {
+        uint8_t b = data[(v * 7u) % n];
+        int start = g->v.kind[v] == SB_KIND_START;
+        out->bucket[v] = (start ? b % 4 : b % 61 == 0) ? 1 + b % 3 : 0;
+    }
+    if (sb_schedule_validate(&g->v, out, &e)) {
+        if (!e.msg[0])
+            abort(); /* a refusal names its reason */
+        return;
+    }
+    struct sb_sim_result r;
+    sb_sim_run(g, out, sc, &r);
+    sb_sim_result_free(&r);
+}
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t n)
 {
@@ -35,6 +79,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t n)
             struct sb_sim_result r;
             sb_sim_run(g, &out, &sc, &r);
             sb_sim_result_free(&r);
+            bucketers(g, &out, &sc);
+            bucketed(g, &out, &sc, data, n);
         }
         sb_schedule_free(&out);
         sb_sched_free(&s);

@@ -65,6 +65,15 @@ struct sb_schedule {
      * records it (mem_limit_bytes), so a schedule that ended above the limit
      * it was given says so. */
     uint64_t mem_limit_bytes;
+    /* Appended: [n_nodes], host-zeroed.  Bucketing (Inductor's bucketed
+     * all-gathers and reduce-scatters, docs/plugins.md "Buckets"): bucket[v]
+     * = k > 0 on a start puts its collective in bucket k, and the starts of
+     * one bucket go out as one collective of their summed bytes, with the
+     * copy-in and copy-out a bucket needs.  0 (every plugin that does not
+     * bucket): the collective alone.  Members share the collective type,
+     * group size and device, and every member's done follows every member's
+     * start in the order (the validator says which node breaks it). */
+    uint32_t *bucket;
 };
 
 struct sb_plugin {

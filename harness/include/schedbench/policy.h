@@ -14,6 +14,8 @@
  *   sb_dp_*       dp's group placer (a closed group of     (group_place.c)
  *                 tasks after a barrier) and its exact
  *                 schedule simulator
+ *   sb_bucket_*   Inductor's bucketers: greedy by size,    (bucket.c)
+ *                 and the overlap-preserving one
  *
  * Everything here reads the graph through struct sb_graph_view (graph.h) and
  * writes through struct sb_schedule (plugin.h); nothing reaches the host.
@@ -306,6 +308,49 @@ struct sb_ovl_params {
  * the nodes placed by the fallback.  Returns 0, or -1 with out->err set. */
 int sb_ovl_run(const struct sb_graph_view *g, const struct sb_ovl_params *P,
                struct sb_schedule *out, uint32_t *n_fallback);
+
+/* ---- Inductor's bucketers (docs/plugins.md, "Buckets") ----------------------
+ *
+ * Both fill out_bucket [n_nodes] (sb_schedule.bucket: ids 1..k on the starts
+ * of each bucket of two or more, 0 elsewhere) and reorder `order` [n_nodes]
+ * (a topological order, in and out) so every bucket can go out as one: its
+ * starts together, before its dones.  They return k, or -1 when out of
+ * memory.  A process group is a start's group size on its pre-assigned
+ * device; the bucket key its collective type. */
+
+struct sb_bucket_params {
+    uint32_t kinds;             /* bit (1u << enum sb_coll) per type bucketed */
+    /* sb_bucket_greedy: bucket_cap_mb_by_bucket_idx(0) * 2^20 */
+    double cap_bytes;
+    /* sb_bucket_overlap (OverlapPreservingBucketer's arguments): */
+    double max_bucket_bytes;    /* max_bucket_memory_gb * 2^30, of footprints */
+    uint32_t max_coll_distance; /* later collectives tried per bucket */
+    uint32_t max_failures;      /* consecutive refusals that end a bucket */
+    /* Each start's hiding nodes, CSR over node ids ([n_nodes + 1] offsets,
+     * then the nodes), and whether it is exposed ([n_nodes], or NULL: when it
+     * has none); NULL offsets: derived from the order, the compute nodes
+     * after a start until their dur_us covers its own or its done comes
+     * (exposed when they do not cover it). */
+    const uint32_t *hiding_off, *hiding;
+    const uint8_t *exposed;
+};
+
+/* kinds = all_gather | reduce_scatter | all_reduce, cap 2000 MB (PyTorch's
+ * bucket_cap_mb_by_bucket_idx_default), max_bucket 1 GiB, distance 1000,
+ * 20 failures (OverlapPreservingBucketer's defaults). */
+void sb_bucket_defaults(struct sb_bucket_params *p);
+/* greedy_bucket_collective_by_mb: runs of consecutive waits (of one type)
+ * with one key, each split greedily so a bucket's full tensors stay within
+ * cap_bytes, a collective that depends on the bucket skipped. */
+int sb_bucket_greedy(const struct sb_graph_view *g, uint32_t *order,
+                     const struct sb_bucket_params *p, uint32_t *out_bucket);
+/* OverlapPreservingBucketer.bucket_collectives: per group and key, in
+ * schedule order, a collective joins a bucket when neither depends on the
+ * other, some placement of the merged start and wait keeps every hiding
+ * node inside and no other collective's hiding interval inside an
+ * execution interval, and the group's timeline stays acyclic. */
+int sb_bucket_overlap(const struct sb_graph_view *g, uint32_t *order,
+                      const struct sb_bucket_params *p, uint32_t *out_bucket);
 
 /* ---- dp's group placer (docs/dp.md) ----------------------------------------
  *

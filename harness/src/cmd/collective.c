@@ -4,6 +4,7 @@
 #define _POSIX_C_SOURCE 200809L
 #include "commands.h"
 #include "net/astra.h"
+#include "net/inductor_comm.h"
 #include "import/import.h"
 #include "core/num.h"
 #include "core/size.h"
@@ -366,6 +367,20 @@ static int golden(const char *path, const char *dags)
 
 /* ---- one collective --------------------------------------------------------------- */
 
+/* --backend inductor-*: the estimate in ns and what it chose */
+static int inductor_one(enum sb_inductor_model m, const struct sb_nccl_params *p,
+                        enum sb_astra_op op, uint64_t bytes, uint32_t npus)
+{
+    static const enum sb_nccl_coll of[] = {SB_NCCL_ALL_REDUCE, SB_NCCL_ALL_GATHER,
+                                           SB_NCCL_REDUCE_SCATTER, SB_NCCL_ALL_TO_ALL};
+    static const char *const algo[] = {"tree", "ring"}, *const proto[] = {"LL", "LL128",
+                                                                          "Simple"};
+    struct sb_nccl_choice ch;
+    double ms = sb_inductor_coll_ms(m, p, of[op], bytes, npus, &ch);
+    printf("%.1f %s %s\n", ms * 1e6, algo[ch.algo], proto[ch.proto]);
+    return 0;
+}
+
 static int usage(FILE *f)
 {
     fprintf(f, "usage: schedbench collective --op OP [--algo ALGO] [--npus N] [--size BYTES]\n"
@@ -374,6 +389,8 @@ static int usage(FILE *f)
                "                             [--local-mem-bw GBPS] [--system F.json]\n"
                "                             [--network F.yml] [--group R,R,...]\n"
                "                             [--backend unaware|aware]\n"
+               "       schedbench collective --backend inductor-classic|inductor-multi --op OP\n"
+               "                             [--npus N] [--size BYTES] [--cost K=V,...]\n"
                "       schedbench collective --golden golden_cases.json [--dags DIR]\n"
                "\n"
                "Prints the end time in ns of one collective on one dimension under\n"
@@ -387,7 +404,11 @@ static int usage(FILE *f)
                "on a network of one dimension.  --backend aware: ASTRA-sim's congestion-aware\n"
                "backend (FIFO links, a network of one dimension), simulated message by\n"
                "message.  --dags DIR: the golden cases that are DAGs\n"
-               "of compute and collectives run as DIR/<case id>.csv.\n");
+               "of compute and collectives run as DIR/<case id>.csv.\n"
+               "--backend inductor-classic|inductor-multi: PyTorch Inductor's NCCL estimator\n"
+               "instead (docs/cost-model.md): prints its time in ns, then the algorithm and\n"
+               "protocol it chose; --size is the estimator's bytes argument, --npus the\n"
+               "group size, --cost the run command's keys (gpu=, intra_node_bw=, ...).\n");
     return f == stdout ? 0 : 2;
 }
 
@@ -399,8 +420,10 @@ int sb_cmd_collective(int argc, char **argv)
     int have_op = 0, files = 0, have_algo = 0;
     const char *golden_path = NULL, *dags = NULL;
     uint32_t group[1024], n_group = 0;
-    int aware = 0;
+    int aware = 0, inductor = 0;
     uint8_t algo = 0;
+    struct sb_cost_params cost;
+    sb_cost_defaults(&cost);
     sb_astra_defaults(&c);
     /* pass 1: the whole line, each option once; the files first, so that an
      * option overrides a file's value wherever it stands on the line */
@@ -449,8 +472,19 @@ int sb_cmd_collective(int argc, char **argv)
             dags = v;
         else if (!strcmp(a, "--group"))
             bad = parse_group(v, group, &n_group);
-        else if (!strcmp(a, "--backend"))
-            bad = strcmp(v, "aware") && strcmp(v, "unaware"), aware = !strcmp(v, "aware");
+        else if (!strcmp(a, "--backend")) {
+            inductor = !strcmp(v, "inductor-classic") ? SB_INDUCTOR_CLASSIC
+                       : !strcmp(v, "inductor-multi") ? SB_INDUCTOR_MULTI
+                                                      : 0;
+            bad = !inductor && strcmp(v, "aware") && strcmp(v, "unaware");
+            aware = !strcmp(v, "aware");
+        } else if (!strcmp(a, "--cost")) {
+            struct sb_err ce;
+            if (sb_cost_parse(&cost, v, &ce)) {
+                fprintf(stderr, "schedbench collective: --cost: %s\n", ce.msg);
+                return 2;
+            }
+        }
         else if (!strcmp(a, "--system") || !strcmp(a, "--network"))
             continue; /* read in pass 1 */
         else if (!strcmp(a, "--op"))
@@ -488,6 +522,8 @@ int sb_cmd_collective(int argc, char **argv)
         return golden(golden_path, dags);
     if (!have_op)
         return usage(stderr);
+    if (inductor)
+        return inductor_one((enum sb_inductor_model)inductor, &cost.nccl, op, size, c.npus[0]);
     if (!files || have_algo) /* options over the files' algorithms only when given */
         for (int o = 0; o < 4; o++)
             for (uint32_t d = 0; d < SB_ASTRA_MAX_DIMS; d++)

@@ -14,6 +14,7 @@
 #include "import/import.h"
 #include "net/astra.h"
 #include "net/xla_sol.h"
+#include "net/inductor_comm.h"
 #include "table.h"
 #include "commands.h"
 
@@ -269,6 +270,8 @@ struct run_opts {
     struct sb_machine *machine; /* --machine, or NULL: one device */
     struct sb_import_opts imp;  /* --import: what traces from other tools leave out */
     int comm_astra;             /* --comm astra 1, astra-aware 2: priced by astra*.c */
+    int comm_inductor;          /* --comm inductor-*: enum sb_inductor_model, or 0 */
+    struct sb_inductor_ctx inductor; /* its bucket pricer's context */
     struct sb_astra_config astra; /* with --system / --network */
     struct sb_comm_queue astra_queue; /* its queues, for the simulator */
     int comm_sol;                 /* --comm xla-sol: XLA's SoL model (net/xla_sol.c) */
@@ -289,8 +292,8 @@ static int run_help(void)
            "                      [--trace-dir DIR] [--jobs N] [--shard K/N] [--quiet]\n"
            "                      [--machine FILE.yaml] [--keep-going] [--isolate]\n"
            "                      [--cell-timeout S] [--resume] [--import K=V,...]\n"
-           "                      [--comm simple|astra|astra-aware|xla-sol --system F.json\n"
-           "                       --network F.yml]\n"
+           "                      [--comm simple|astra|astra-aware|xla-sol|inductor-classic|\n"
+           "                       inductor-multi] [--system F.json --network F.yml]\n"
            "\n"
            "Simulates every workload with every scheduler and writes one CSV row each.\n"
            "With no -w, runs the default corpus (%s, else $SCHEDBENCH_CORPUS, the\n"
@@ -366,8 +369,11 @@ static int run_help(void)
            "                    network, each collective alone, one at a time; a network\n"
            "                    of one dimension), configured by --system FILE.json and\n"
            "                    --network FILE.yml in ASTRA-sim's formats (docs/astra.md);\n"
-           "                    or xla-sol (XLA GPU's speed-of-light collective model,\n"
-           "                    --cost sol_<key>=V, docs/cost-model.md)\n"
+           "                    xla-sol (XLA GPU's speed-of-light collective model,\n"
+           "                    --cost sol_<key>=V, docs/cost-model.md); or\n"
+           "                    inductor-classic / inductor-multi (PyTorch Inductor's\n"
+           "                    NCCL estimators; --cost gpu=, intra_node_bw=,\n"
+           "                    inter_node_bw=, ...: docs/cost-model.md)\n"
            "  --keep-going, -k  a workload that fails to load gets a row per scheduler\n"
            "                    with status error:<message>; the rest of the sweep runs\n"
            "                    and the file is written (exit status still 2)\n"
@@ -584,11 +590,15 @@ static int parse_run_args(struct run_opts *o, int argc, char **argv, struct sb_e
             rc = sb_import_parse(&o->imp, v, e);
         else if (!strcmp(a, "--comm")) {
             o->comm_sol = !strcmp(v, "xla-sol");
+            o->comm_inductor = !strcmp(v, "inductor-classic") ? SB_INDUCTOR_CLASSIC
+                               : !strcmp(v, "inductor-multi") ? SB_INDUCTOR_MULTI
+                                                              : 0;
+            o->comm_astra = 0;
             if (!strcmp(v, "astra") || !strcmp(v, "simple") || !strcmp(v, "astra-aware"))
                 o->comm_astra = !strcmp(v, "astra") ? 1 : !strcmp(v, "astra-aware") ? 2 : 0;
-            else if (!o->comm_sol)
-                rc = sb_errf(e, "schedbench run: --comm '%s' is simple, astra, astra-aware or "
-                                "xla-sol", v);
+            else if (!o->comm_sol && !o->comm_inductor)
+                rc = sb_errf(e, "schedbench run: --comm '%s' is simple, astra, astra-aware, "
+                                "xla-sol, inductor-classic or inductor-multi", v);
         } else if (!strcmp(a, "--system"))
             rc = sb_astra_load_system(v, &o->astra, e);
         else if (!strcmp(a, "--network"))
@@ -692,6 +702,10 @@ static int finish_opts(struct run_opts *o, struct sb_err *e)
     if (o->comm_sol && o->cost.model == SB_COST_APPROX)
         return sb_errf(e, "schedbench run: --comm xla-sol prices collectives in us; XLA's "
                           "approximate estimator (--cost-model approx) counts abstract units");
+    if (o->comm_inductor && o->cost.model == SB_COST_APPROX)
+        return sb_errf(e, "schedbench run: --comm inductor-* prices collectives in time; "
+                          "XLA's approximate estimator (--cost-model approx) counts abstract "
+                          "units");
     if (o->comm_astra && o->cost.model == SB_COST_APPROX)
         return sb_errf(e, "schedbench run: --comm astra prices collectives in time; XLA's "
                           "approximate estimator (--cost-model approx) counts abstract units");
@@ -716,6 +730,12 @@ static int finish_opts(struct run_opts *o, struct sb_err *e)
     if (!o->shard_n)
         o->shard_k = o->shard_n = 1;
     o->sim.edge_lat_us = sb_cost_edge_lat(&o->cost);
+    o->sim.cost = &o->cost; /* buckets are priced by the same model */
+    if (o->comm_inductor) {
+        o->inductor = (struct sb_inductor_ctx){(enum sb_inductor_model)o->comm_inductor, &o->cost};
+        o->sim.bucket_us = sb_inductor_bucket_us;
+        o->sim.bucket_ctx = &o->inductor;
+    }
     o->sim.record = o->trace_dir != NULL || o->mem_dir != NULL;
     /* the extra outputs' folders are made, as `plot -o` makes its own */
     if ((o->mem_dir && sb_mkdirs(o->mem_dir, e)) || (o->trace_dir && sb_mkdirs(o->trace_dir, e)))
@@ -809,6 +829,8 @@ static void write_sweep(FILE *f, const struct run_opts *o)
 static const char *model_name(const struct run_opts *o)
 {
     return o->cost.model == SB_COST_APPROX ? "approx"
+           : o->comm_inductor == SB_INDUCTOR_CLASSIC ? "analytical+inductor-classic"
+           : o->comm_inductor == SB_INDUCTOR_MULTI   ? "analytical+inductor-multi"
            : o->comm_astra == 2            ? "analytical+astra-aware"
            : o->comm_astra                 ? "analytical+astra"
            : o->comm_sol                   ? "analytical+xla-sol"
@@ -866,6 +888,9 @@ static void write_row(FILE *f, const struct sb_graph *g, const struct sb_sched *
         cost[n++] = ';';
         sb_sol_describe(&o->sol, cost + n, sizeof cost - n);
     }
+    if (o->comm_inductor)
+        sb_inductor_describe((enum sb_inductor_model)o->comm_inductor, &o->cost.nccl, cost,
+                             sizeof cost);
     sb_csv_field(f, cost, 0);
     write_sweep(f, o);
     sb_csv_end(f);
@@ -1056,6 +1081,12 @@ static int run_cell(FILE *f, const struct sb_graph *g, const struct sb_sched *sc
     } else if (sb_schedule_validate(&g->v, &s, &e)) {
         snprintf(status, sizeof status, "invalid:%s", e.msg);
         write_row(f, g, sc, status, NULL, &s, ms, o, cell);
+    } else if (o->comm_astra && sb_schedule_buckets(&s)) {
+        /* ASTRA-sim's queues take each collective as the graph gives it */
+        snprintf(status, sizeof status, "error:the schedule buckets collectives, which --comm "
+                                        "%s does not price", o->comm_astra == 2 ? "astra-aware"
+                                                                                : "astra");
+        write_row(f, g, sc, status, NULL, &s, ms, o, cell);
     } else {
         struct sb_sim_result r;
         char beyond[400];
@@ -1186,6 +1217,8 @@ static void load_workload(const struct run_opts *o, uint32_t w, struct workload 
     if (W->g && o->comm_sol) /* the device's HBM and fp32 rate: the machine's first, or --cost */
         sb_sol_apply(&o->sol, sol_roof(o)->hbm_gbps, sol_roof(o)->peak_tflops[SB_DTYPE_FP32],
                      &o->cost, W->g);
+    if (W->g && o->comm_inductor)
+        sb_inductor_apply((enum sb_inductor_model)o->comm_inductor, &o->cost, W->g);
     /* a collective ASTRA-sim's model refuses is not bad input: the
      * workload's rows say so and the sweep goes on */
     if (W->g && o->comm_astra && sb_astra_apply(&o->astra, o->comm_astra == 2, W->g, &W->err)) {

@@ -125,6 +125,26 @@ int sb_roofline_parts(const struct sb_roofline *r, const struct sb_graph *g, uin
 /* Duration of node v of g on device r, or -1 when v carries no figures. */
 double sb_roofline_us(const struct sb_roofline *r, const struct sb_graph *g, uint32_t v);
 
+/* The inputs of Inductor's NCCL estimators (net/inductor_comm.c,
+ * docs/cost-model.md "Inductor's collective estimators"): what PyTorch reads
+ * from the machine it compiles on (GPU generation, GPUs per node, NVLink) and
+ * from torch._inductor.config (intra_node_bw, inter_node_bw).  Data only: the
+ * core parses the --cost keys, the net layer prices with them. */
+enum sb_gpu_gen { SB_GPU_VOLTA = 0, SB_GPU_AMPERE = 1, SB_GPU_HOPPER = 2, SB_GPU_BLACKWELL = 3 };
+/* The byte count Inductor hands its estimator, from the graph's comm_bytes
+ * (the full tensor): the scheduler IR passes the inputs' bytes (an
+ * all_gather's shard), the ATen-FX passes inputs plus outputs. */
+enum sb_nccl_bytes { SB_NCCL_BYTES_INPUT = 0, SB_NCCL_BYTES_TENSOR = 1, SB_NCCL_BYTES_FX = 2 };
+struct sb_nccl_params {
+    uint32_t gpu;            /* enum sb_gpu_gen; default Hopper, the built-in H100 */
+    double intra_node_gbps;  /* GB/s; NAN: the model's default (classic 300, else per GPU) */
+    double inter_node_gbps;  /* GB/s; NAN: the model's default (classic 25, else per GPU) */
+    uint32_t gpus_per_node;  /* 8, PyTorch's assumption without CUDA */
+    uint32_t nvlink;         /* 1; 0: a node without NVLink (PCIe; newest model only) */
+    uint32_t channels;       /* 0: the model's own (classic 2, newest per GPU) */
+    uint32_t bytes_mode;     /* enum sb_nccl_bytes */
+};
+
 /* Ring alpha-beta constants of the analytical model (docs/cost-model.md). */
 struct sb_cost_params {
     enum sb_cost_model model;
@@ -133,6 +153,7 @@ struct sb_cost_params {
     uint32_t default_ranks;           /* group size when a start gives none */
     uint32_t bw_typed;                /* bit t: bw_<coll t> was given; bw_gbps leaves it */
     struct sb_roofline roof;          /* compute nodes with flops/bytes (appended) */
+    struct sb_nccl_params nccl;       /* --comm inductor-*: Inductor's estimators (appended) */
 };
 
 void sb_cost_defaults(struct sb_cost_params *c);
@@ -152,6 +173,31 @@ double sb_cost_edge_lat(const struct sb_cost_params *c);
  * column: the cost model's name alone does not say which bandwidth produced
  * the figures.  "" under the approx model, which has none. */
 void sb_cost_describe(const struct sb_cost_params *c, char *buf, size_t n);
+
+/* ---- buckets (docs/cost-model.md, "Buckets") ---------------------------- */
+
+/* The collective of a bucket, members[0..n) (starts of one type and group),
+ * as one of their summed comm_bytes (c->default_ranks: the group of a start
+ * that names none, resolved by sb_cost_ranks); members whose comm_us the file gives
+ * keep it (the file gives no latency to share), summed with the rest. */
+double sb_cost_bucket_us(const struct sb_cost_params *c, const struct sb_graph_view *g,
+                         const uint32_t *members, uint32_t n);
+/* What Inductor's bucketing copies, in bytes: in, into the merged buffer
+ * before the collective (an all_gather's shards, a reduce_scatter's or
+ * all_reduce's whole inputs); out, after it (an all_gather's output, whose
+ * per-member pieces are strided views of the merged one; a reduce_scatter's
+ * or all_reduce's split of a flat buffer are contiguous views: 0). */
+void sb_bucket_copy_bytes(const struct sb_graph_view *g, uint32_t ranks, const uint32_t *members,
+                          uint32_t n, uint64_t *in_bytes, uint64_t *out_bytes);
+/* The copies' time at the copy bandwidth (bw_copy): in + out. */
+double sb_cost_bucket_copy_us(const struct sb_cost_params *c, const struct sb_graph_view *g,
+                              const uint32_t *members, uint32_t n);
+/* The merged buffers a bucket holds: an all_gather's or all_reduce's merged
+ * tensor, a reduce_scatter's merged input and output. */
+uint64_t sb_bucket_staging_bytes(const struct sb_graph_view *g, uint32_t ranks,
+                                 const uint32_t *members, uint32_t n);
+/* The group size of a start that gives none: g's "# ranks=", else c's. */
+uint32_t sb_cost_ranks(const struct sb_cost_params *c, const struct sb_graph *g);
 
 /* ---- simulator --------------------------------------------------------- */
 
@@ -188,6 +234,14 @@ struct sb_sim_config {
      * prices go through its system layer's queues once the shared resource
      * admits them; needs shared.  NULL: every collective takes dur_us. */
     const struct sb_comm_queue *queue;
+    /* Buckets (sb_schedule.bucket; docs/cost-model.md, "Buckets"): the time
+     * of one collective carrying the members' summed bytes.  NULL: the core's
+     * model, sb_cost_bucket_us under `cost` (the defaults when NULL too);
+     * --comm inductor-* plugs its estimator in here. */
+    double (*bucket_us)(const void *ctx, const struct sb_graph_view *g, uint32_t ranks,
+                        const uint32_t *members, uint32_t n); /* ranks: sb_cost_ranks */
+    const void *bucket_ctx;
+    const struct sb_cost_params *cost;
 };
 void sb_sim_defaults(struct sb_sim_config *c);
 int sb_sim_parse(struct sb_sim_config *c, const char *spec, struct sb_err *e);
@@ -216,6 +270,7 @@ struct sb_sim_result {
     uint32_t n_dev;
     uint64_t *dev_peak_bytes; /* [n_dev] each device's peak */
     uint32_t over_capacity;   /* devices whose peak exceeds their mem_cap_bytes */
+    uint32_t buckets;         /* buckets of two or more collectives the schedule sent */
     /* Only with sb_sim_config.record, for per-device timelines and Gantt charts
      * (docs/machines.md): every device's memory, and each copy over a link in
      * the order the simulator made them.  Recording changes no figure above. */
@@ -258,6 +313,8 @@ extern const struct sb_host sb_host_services;
 void sb_schedule_init(struct sb_schedule *s, const struct sb_graph *g,
                       uint32_t n_devices);
 void sb_schedule_free(struct sb_schedule *s);
+/* 1 when some start of s is in a bucket (sb_schedule.bucket). */
+int sb_schedule_buckets(const struct sb_schedule *s);
 /* 0 when valid; otherwise a short reason in e ("node 7 scheduled twice"). */
 int sb_schedule_validate(const struct sb_graph_view *g, const struct sb_schedule *s,
                          struct sb_err *e);

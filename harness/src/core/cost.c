@@ -16,6 +16,7 @@
 #include "num.h"
 
 #include <math.h>
+#include <stddef.h>
 #include <string.h>
 
 /* Defaults: one H100 rank of a 64-GPU job spread over 8 nodes, where every ring
@@ -66,6 +67,11 @@ void sb_cost_defaults(struct sb_cost_params *c)
     c->bus_gbps[SB_COLL_COPY] = SB_DEFAULT_COPY_GBPS;
     c->default_ranks = SB_DEFAULT_RANKS;
     sb_roofline_h100(&c->roof);
+    c->nccl.gpu = SB_GPU_HOPPER;
+    c->nccl.intra_node_gbps = NAN;
+    c->nccl.inter_node_gbps = NAN;
+    c->nccl.gpus_per_node = 8;
+    c->nccl.nvlink = 1;
 }
 
 void sb_roofline_h100(struct sb_roofline *r)
@@ -158,9 +164,64 @@ static int is_network(int t)
     return t != SB_COLL_SEND_HOST && t != SB_COLL_RECV_HOST && t != SB_COLL_COPY;
 }
 
+/* One of the words of `choices` ("a|b|c"): its index, or -1. */
+static int word_index(const char *choices, const char *val)
+{
+    int k = 0;
+    for (const char *p = choices;; k++) {
+        size_t len = strcspn(p, "|");
+        if (strlen(val) == len && !strncmp(p, val, len))
+            return k;
+        if (!p[len])
+            return -1;
+        p += len + 1;
+    }
+}
+
+/* The keys of Inductor's estimators (struct sb_nccl_params); 1 when key is
+ * not one of them. */
+static int nccl_set(struct sb_nccl_params *n, const char *key, const char *val,
+                    struct sb_err *e)
+{
+    static const struct {
+        const char *key, *choices;
+        size_t off;
+    } words[] = {{"gpu", "volta|ampere|hopper|blackwell", offsetof(struct sb_nccl_params, gpu)},
+                 {"nccl_bytes", "input|tensor|fx", offsetof(struct sb_nccl_params, bytes_mode)},
+                 {"nvlink", "0|1", offsetof(struct sb_nccl_params, nvlink)}};
+    for (size_t k = 0; k < sizeof words / sizeof words[0]; k++) {
+        if (strcmp(key, words[k].key))
+            continue;
+        int i = word_index(words[k].choices, val);
+        if (i < 0)
+            return sb_errf(e, "cost parameter %s: '%s' is not one of %s", key, val,
+                           words[k].choices);
+        *(uint32_t *)((char *)n + words[k].off) = (uint32_t)i;
+        return 0;
+    }
+    if (!strcmp(key, "intra_node_bw"))
+        return parse_bandwidth(key, val, &n->intra_node_gbps, e);
+    if (!strcmp(key, "inter_node_bw"))
+        return parse_bandwidth(key, val, &n->inter_node_gbps, e);
+    int per_node = !strcmp(key, "gpus_per_node");
+    if (per_node || !strcmp(key, "nccl_channels")) {
+        uint64_t v;
+        const char *why;
+        if (sb_num_u64(val, 1, 1024, &v, &why))
+            return sb_errf(e, "cost parameter %s: '%s' is not an integer in 1..1024 (%s)", key,
+                           val, why);
+        *(per_node ? &n->gpus_per_node : &n->channels) = (uint32_t)v;
+        return 0;
+    }
+    return 1;
+}
+
 static int cost_set(struct sb_cost_params *c, const char *key, const char *val,
                     struct sb_err *e)
 {
+    int rc = nccl_set(&c->nccl, key, val, e);
+    if (rc <= 0)
+        return rc;
     double v = 0;
     const char *why;
     enum sb_coll t;
@@ -222,7 +283,9 @@ static int cost_set(struct sb_cost_params *c, const char *key, const char *val,
     }
     return sb_errf(e, "unknown cost parameter '%s' (known: lat_us, bw_gbps, "
                       "bw_<coll>, ranks, peak_<dtype>, hbm_gbps, launch_us, "
-                      "mem_compute_overlap, roofline)", key);
+                      "mem_compute_overlap, roofline; with --comm inductor-*: gpu, "
+                      "intra_node_bw, inter_node_bw, gpus_per_node, nvlink, nccl_channels, "
+                      "nccl_bytes)", key);
 }
 
 /* "key=value,key=value": every piece whole, however long (the pieces are
@@ -314,6 +377,73 @@ double sb_cost_coll_us(const struct sb_cost_params *c, const struct sb_graph_vie
     return ring_us(c, (enum sb_coll)g->coll[i], g->comm_bytes[i], p);
 }
 
+/* ---- buckets ------------------------------------------------------------- */
+
+static uint32_t group_of(const struct sb_cost_params *c, const struct sb_graph_view *g,
+                         uint32_t v)
+{
+    return g->group_size[v] ? g->group_size[v] : c->default_ranks;
+}
+
+double sb_cost_bucket_us(const struct sb_cost_params *c, const struct sb_graph_view *g,
+                         const uint32_t *members, uint32_t n)
+{
+    if (c->model == SB_COST_APPROX)
+        return APPROX_HIGH_LATENCY; /* one collective, one kHighLatency */
+    uint64_t bytes = 0;
+    double given_us = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        if (g->comm_us[members[i]] >= 0)
+            given_us += g->comm_us[members[i]];
+        else
+            bytes += g->comm_bytes[members[i]];
+    }
+    if (bytes == 0 && given_us > 0)
+        return given_us;
+    uint32_t p = group_of(c, g, members[0]);
+    return given_us + ring_us(c, (enum sb_coll)g->coll[members[0]], bytes, p);
+}
+
+void sb_bucket_copy_bytes(const struct sb_graph_view *g, uint32_t ranks, const uint32_t *members,
+                          uint32_t n, uint64_t *in_bytes, uint64_t *out_bytes)
+{
+    *in_bytes = *out_bytes = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        uint32_t v = members[i], p = g->group_size[v] ? g->group_size[v] : ranks;
+        uint64_t full = g->comm_bytes[v];
+        if (g->coll[v] == SB_COLL_ALL_GATHER) {
+            *in_bytes += full / p;
+            *out_bytes += full;
+        } else {
+            *in_bytes += full;
+        }
+    }
+}
+
+double sb_cost_bucket_copy_us(const struct sb_cost_params *c, const struct sb_graph_view *g,
+                              const uint32_t *members, uint32_t n)
+{
+    if (c->model == SB_COST_APPROX)
+        return 0; /* XLA's estimator has no copies */
+    uint64_t in, out;
+    sb_bucket_copy_bytes(g, c->default_ranks, members, n, &in, &out);
+    /* GB/s = 1e3 bytes per microsecond */
+    return (double)(in + out) / (c->bus_gbps[SB_COLL_COPY] * 1e3);
+}
+
+uint64_t sb_bucket_staging_bytes(const struct sb_graph_view *g, uint32_t ranks,
+                                 const uint32_t *members, uint32_t n)
+{
+    uint64_t bytes = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        uint32_t v = members[i], p = g->group_size[v] ? g->group_size[v] : ranks;
+        bytes += g->comm_bytes[v];
+        if (g->coll[v] == SB_COLL_REDUCE_SCATTER)
+            bytes += g->comm_bytes[v] / p;
+    }
+    return bytes;
+}
+
 static double approx_node_cost(const struct sb_graph_view *g, uint32_t i)
 {
     const char *op = g->op_names[g->op[i]];
@@ -324,15 +454,21 @@ static double approx_node_cost(const struct sb_graph_view *g, uint32_t i)
     return APPROX_LOW_COST;
 }
 
-void sb_cost_apply(const struct sb_cost_params *c, struct sb_graph *g)
+uint32_t sb_cost_ranks(const struct sb_cost_params *c, const struct sb_graph *g)
 {
-    struct sb_cost_params local = *c;
     const char *ranks = sb_graph_meta(g, "ranks");
     uint64_t r;
     char *end;
     /* a graph's own "# ranks=" beats the global default group size */
     if (ranks && (r = strtoull(ranks, &end, 10)) >= 1 && !*end && r <= UINT32_MAX)
-        local.default_ranks = (uint32_t)r;
+        return (uint32_t)r;
+    return c->default_ranks;
+}
+
+void sb_cost_apply(const struct sb_cost_params *c, struct sb_graph *g)
+{
+    struct sb_cost_params local = *c;
+    local.default_ranks = sb_cost_ranks(c, g);
     g->v.edge_lat_us = sb_cost_edge_lat(c);
     for (uint32_t i = 0; i < g->v.n_nodes; i++) {
         switch (g->kind[i]) {

@@ -4,7 +4,7 @@
 #include "core.h"
 
 #include <math.h>
-
+#include <stdlib.h>
 #include <string.h>
 
 #define SB_PLUGIN_ERR_BYTES 512
@@ -25,6 +25,7 @@ void sb_schedule_init(struct sb_schedule *s, const struct sb_graph *g,
     s->n_err = SB_PLUGIN_ERR_BYTES;
     s->barrier = sb_xcalloc((size_t)n + 1, 1);
     s->mem_limit_bytes = 0;
+    s->bucket = sb_xcalloc((size_t)n + 1, sizeof *s->bucket);
 }
 
 void sb_schedule_free(struct sb_schedule *s)
@@ -33,6 +34,7 @@ void sb_schedule_free(struct sb_schedule *s)
     free(s->device);
     free(s->err);
     free(s->barrier);
+    free(s->bucket);
     memset(s, 0, sizeof *s);
 }
 
@@ -122,6 +124,129 @@ static int check_deps(const struct sb_graph_view *g, const uint32_t *pos,
     return 0;
 }
 
+/* ---- buckets (docs/plugins.md, "Buckets") --------------------------------
+ * The starts of a bucket go out as one collective: they must be alike (type,
+ * group size, device), and the merged collective must be schedulable, i.e.
+ * every member's done after every member's start.  In a topological order
+ * that also rules out a cycle through the merged node; when one exists the
+ * message names the dependence rather than the positions. */
+
+struct member {
+    uint32_t bucket, pos, v;
+};
+
+static int by_bucket_pos(const void *a, const void *b)
+{
+    const struct member *x = a, *y = b;
+    if (x->bucket != y->bucket)
+        return x->bucket < y->bucket ? -1 : 1;
+    return x->pos < y->pos ? -1 : x->pos > y->pos;
+}
+
+/* 1 when `to` is reachable from `from` along consumer edges (only asked
+ * once the order already shows a problem, so a plain search will do). */
+static int reaches(const struct sb_graph_view *g, uint32_t from, uint32_t to)
+{
+    uint32_t *stack = sb_xmalloc((size_t)g->n_nodes * sizeof *stack), n = 0;
+    uint8_t *seen = sb_xcalloc(g->n_nodes, 1);
+    int found = 0;
+    stack[n++] = from;
+    seen[from] = 1;
+    while (n && !found) {
+        uint32_t v = stack[--n];
+        for (uint32_t k = g->succ_off[v]; k < g->succ_off[v + 1]; k++) {
+            uint32_t w = g->succ[k];
+            found |= w == to;
+            if (!seen[w])
+                seen[w] = 1, stack[n++] = w;
+        }
+    }
+    free(seen);
+    free(stack);
+    return found;
+}
+
+static int check_alike(const struct sb_graph_view *g, const struct sb_schedule *s,
+                       const struct member *a, const struct member *b, struct sb_err *e)
+{
+    if (g->coll[a->v] != g->coll[b->v])
+        return sb_errf(e, "bucket %u mixes %s %u (%s) and %s %u (%s): a bucket is one "
+                          "collective type", a->bucket, sb_coll_name((enum sb_coll)g->coll[a->v]),
+                       a->v, nm(g, a->v), sb_coll_name((enum sb_coll)g->coll[b->v]), b->v,
+                       nm(g, b->v));
+    if (g->group_size[a->v] != g->group_size[b->v])
+        return sb_errf(e, "bucket %u mixes groups of %u (%u %s) and %u (%u %s) ranks",
+                       a->bucket, g->group_size[a->v], a->v, nm(g, a->v),
+                       g->group_size[b->v], b->v, nm(g, b->v));
+    if (s->device[a->v] != s->device[b->v])
+        return sb_errf(e, "bucket %u spans devices %d (%u %s) and %d (%u %s)", a->bucket,
+                       s->device[a->v], a->v, nm(g, a->v), s->device[b->v], b->v,
+                       nm(g, b->v));
+    return 0;
+}
+
+/* Members m[0..n) of one bucket, by position: the last start must come
+ * before the first done. */
+static int check_merge(const struct sb_graph_view *g, const struct member *m, uint32_t n,
+                       const uint32_t *pos, struct sb_err *e)
+{
+    uint32_t last = m[n - 1].v, first_done = SB_NONE;
+    for (uint32_t i = 0; i < n; i++) {
+        uint32_t d = g->partner[m[i].v];
+        if (first_done == SB_NONE || pos[d] < pos[first_done])
+            first_done = d;
+    }
+    if (pos[first_done] > pos[last])
+        return 0;
+    uint32_t own = g->pred[g->pred_off[first_done]]; /* the done's start */
+    for (uint32_t i = 0; i < n; i++)
+        if (m[i].v != own && reaches(g, first_done, m[i].v))
+            return sb_errf(e, "bucket %u would be a cycle: start %u (%s) depends on done %u "
+                              "(%s) of %u (%s) in the same bucket", m[i].bucket, m[i].v,
+                           nm(g, m[i].v), first_done, nm(g, first_done), own, nm(g, own));
+    return sb_errf(e, "bucket %u: done %u (%s) at %u comes before start %u (%s) at %u; the "
+                      "members go out as one collective, so every done must follow every "
+                      "start", m[0].bucket, first_done, nm(g, first_done), pos[first_done],
+                   last, nm(g, last), pos[last]);
+}
+
+static int check_buckets(const struct sb_graph_view *g, const struct sb_schedule *s,
+                         const uint32_t *pos, struct sb_err *e)
+{
+    uint32_t n = 0;
+    for (uint32_t v = 0; v < g->n_nodes; v++) {
+        if (!s->bucket[v])
+            continue;
+        if (g->kind[v] != SB_KIND_START)
+            return sb_errf(e, "node %u (%s) is in bucket %u but is not a collective start",
+                           v, nm(g, v), s->bucket[v]);
+        n++;
+    }
+    struct member *m = sb_xmalloc((size_t)(n + 1) * sizeof *m);
+    n = 0;
+    for (uint32_t v = 0; v < g->n_nodes; v++)
+        if (s->bucket[v])
+            m[n++] = (struct member){s->bucket[v], pos[v], v};
+    qsort(m, n, sizeof *m, by_bucket_pos);
+    int rc = 0;
+    for (uint32_t i = 0, j; !rc && i < n; i = j) {
+        for (j = i + 1; j < n && m[j].bucket == m[i].bucket && !rc; j++)
+            rc = check_alike(g, s, &m[i], &m[j], e);
+        if (!rc)
+            rc = check_merge(g, &m[i], j - i, pos, e);
+    }
+    free(m);
+    return rc;
+}
+
+int sb_schedule_buckets(const struct sb_schedule *s)
+{
+    for (uint32_t v = 0; s->bucket && v < s->n_nodes; v++)
+        if (s->bucket[v])
+            return 1;
+    return 0;
+}
+
 int sb_schedule_validate(const struct sb_graph_view *g, const struct sb_schedule *s,
                          struct sb_err *e)
 {
@@ -137,6 +262,8 @@ int sb_schedule_validate(const struct sb_graph_view *g, const struct sb_schedule
         rc = check_devices(g, s, e);
     if (!rc)
         rc = check_deps(g, pos, e);
+    if (!rc && s->bucket)
+        rc = check_buckets(g, s, pos, e);
     free(pos);
     return rc;
 }

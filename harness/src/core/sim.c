@@ -11,6 +11,7 @@
 #include "num.h"
 
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #define SB_MAX_INFLIGHT SB_SIM_MAX_INFLIGHT
@@ -120,6 +121,7 @@ struct sim_state {
     int64_t *coll_h; /* [n] starts: handle in sys while the end is unknown; -1 */
     struct res_prof *prof; /* [nd] each device's resources in use, NULL when the
                               machine declares none */
+    struct sim_buckets *bk; /* the schedule's buckets of two or more, or NULL */
 };
 
 static double transfer(struct sim_state *S, uint32_t p, uint32_t b,
@@ -302,6 +304,216 @@ static double res_start(struct sim_state *S, uint32_t v, uint32_t d, double t)
     return t;
 }
 
+/* ---- buckets (docs/cost-model.md, "Buckets") --------------------------------
+ *
+ * A bucket's starts go out as one collective: the last member in the order
+ * (the leader) issues it once every member's inputs are ready, for the
+ * copy-in, the collective of the summed bytes and the copy-out, on the
+ * collective resource; every member's done waits for its end.  Its merged
+ * buffers are live from the leader's position through the last member's
+ * done.  A bucket of one member is its collective alone. */
+struct sim_buckets {
+    uint32_t n;        /* buckets of two or more */
+    uint32_t *off;     /* [n + 1] into mem */
+    uint32_t *mem;     /* members, each bucket's in order of position */
+    uint32_t *leader;  /* [n_nodes] on a member: its bucket's leader; else SB_NONE */
+    uint32_t *index;   /* [n_nodes] on a leader: its bucket */
+    double *dur_us;    /* [n] copy-in + collective + copy-out */
+    double *ready;     /* [n_nodes] when each member's inputs were ready */
+    uint64_t *staging; /* [n] merged bytes */
+};
+
+struct bucket_key {
+    uint32_t bucket, pos, v;
+};
+
+static int by_key(const void *a, const void *b)
+{
+    const struct bucket_key *x = a, *y = b;
+    if (x->bucket != y->bucket)
+        return x->bucket < y->bucket ? -1 : 1;
+    return x->pos < y->pos ? -1 : x->pos > y->pos;
+}
+
+static double bucket_price(const struct sb_graph *G, const struct sb_sim_config *c,
+                           const uint32_t *m, uint32_t n)
+{
+    struct sb_cost_params local;
+    if (c->cost)
+        local = *c->cost;
+    else
+        sb_cost_defaults(&local);
+    local.default_ranks = sb_cost_ranks(&local, G);
+    double coll = c->bucket_us ? c->bucket_us(c->bucket_ctx, &G->v, local.default_ranks, m, n)
+                               : sb_cost_bucket_us(&local, &G->v, m, n);
+    return coll + sb_cost_bucket_copy_us(&local, &G->v, m, n);
+}
+
+static struct sim_buckets *buckets_open(const struct sb_graph *G, const struct sb_schedule *s,
+                                        const struct sb_sim_config *c)
+{
+    uint32_t N = G->v.n_nodes, n = 0;
+    for (uint32_t v = 0; s->bucket && v < N; v++)
+        n += s->bucket[v] != 0;
+    if (n < 2)
+        return NULL;
+    struct bucket_key *k = sb_xmalloc((size_t)n * sizeof *k);
+    uint32_t *pos = sb_xmalloc((size_t)N * sizeof *pos);
+    for (uint32_t i = 0; i < s->n_nodes; i++)
+        pos[s->order[i]] = i;
+    n = 0;
+    for (uint32_t v = 0; v < N; v++)
+        if (s->bucket[v])
+            k[n++] = (struct bucket_key){s->bucket[v], pos[v], v};
+    qsort(k, n, sizeof *k, by_key);
+    struct sim_buckets *B = sb_xcalloc(1, sizeof *B);
+    B->off = sb_xmalloc(((size_t)n + 1) * sizeof *B->off);
+    B->mem = sb_xmalloc((size_t)n * sizeof *B->mem);
+    B->leader = sb_xmalloc((size_t)N * sizeof *B->leader);
+    B->index = sb_xmalloc((size_t)N * sizeof *B->index);
+    B->dur_us = sb_xmalloc((size_t)n * sizeof *B->dur_us);
+    B->staging = sb_xmalloc((size_t)n * sizeof *B->staging);
+    B->ready = sb_xcalloc(N, sizeof *B->ready);
+    memset(B->leader, 0xff, (size_t)N * sizeof *B->leader);
+    struct sb_cost_params local;
+    if (c->cost)
+        local = *c->cost;
+    else
+        sb_cost_defaults(&local);
+    uint32_t ranks = sb_cost_ranks(&local, G), used = 0;
+    for (uint32_t i = 0, j; i < n; i = j) {
+        for (j = i + 1; j < n && k[j].bucket == k[i].bucket; j++)
+            ;
+        if (j - i < 2)
+            continue; /* alone */
+        B->off[B->n] = used;
+        for (uint32_t q = i; q < j; q++) {
+            B->mem[used++] = k[q].v;
+            B->leader[k[q].v] = k[j - 1].v;
+        }
+        B->index[k[j - 1].v] = B->n;
+        const uint32_t *m = &B->mem[B->off[B->n]];
+        B->dur_us[B->n] = bucket_price(G, c, m, j - i);
+        B->staging[B->n] = sb_bucket_staging_bytes(&G->v, ranks, m, j - i);
+        B->n++;
+    }
+    B->off[B->n] = used;
+    free(pos);
+    free(k);
+    if (!B->n) {
+        free(B->off), free(B->mem), free(B->leader), free(B->index);
+        free(B->dur_us), free(B->ready), free(B->staging), free(B);
+        return NULL;
+    }
+    return B;
+}
+
+static void buckets_close(struct sim_buckets *B)
+{
+    if (!B)
+        return;
+    free(B->off), free(B->mem), free(B->leader), free(B->index);
+    free(B->dur_us), free(B->ready), free(B->staging), free(B);
+}
+
+/* Member v's start reached at t: the leader issues the bucket's collective;
+ * the others wait for it (their end is set when it is issued). */
+static double bucket_start(struct sim_state *S, uint32_t v, uint32_t dev, double t)
+{
+    struct sim_buckets *B = S->bk;
+    B->ready[v] = t;
+    if (B->leader[v] != v)
+        return NAN;
+    uint32_t b = B->index[v], r = S->c->shared ? 0 : S->g->coll[v];
+    for (uint32_t i = B->off[b]; i < B->off[b + 1]; i++)
+        if (B->ready[B->mem[i]] > t)
+            t = B->ready[B->mem[i]];
+    struct resource *R = &S->res[(size_t)dev * SB_COLL_COUNT + r];
+    uint32_t slot = first_free(S, R, t);
+    double begin = t > R->end_us[slot] ? t : R->end_us[slot];
+    R->end_us[slot] = begin + B->dur_us[b];
+    for (uint32_t i = B->off[b]; i < B->off[b + 1]; i++) {
+        uint32_t m = B->mem[i];
+        S->coll_end[m] = R->end_us[slot];
+        if (S->rec) {
+            S->rec->coll_begin_us[m] = begin;
+            S->rec->coll_end_us[m] = R->end_us[slot];
+            S->rec->coll_lane[m] = r * SB_MAX_INFLIGHT + slot;
+        }
+    }
+    return R->end_us[slot];
+}
+
+/* comm_us counts a bucket once, at its own price. */
+static void bucket_comm(const struct sim_buckets *B, const struct sb_graph_view *g,
+                        struct sb_sim_result *r)
+{
+    for (uint32_t b = 0; B && b < B->n; b++) {
+        r->comm_us += B->dur_us[b];
+        for (uint32_t i = B->off[b]; i < B->off[b + 1]; i++)
+            r->comm_us -= g->dur_us[B->mem[i]];
+    }
+}
+
+/* The bound over schedules with these buckets: the leader carries the
+ * bucket's time and the other members none (a relaxation, so still a
+ * bound). */
+static double bucket_bound(const struct sim_buckets *B, const struct sb_graph *G,
+                           const struct sb_sim_config *c)
+{
+    struct sb_graph_view v = G->v;
+    double *dur = sb_xmalloc((size_t)v.n_nodes * sizeof *dur);
+    memcpy(dur, v.dur_us, (size_t)v.n_nodes * sizeof *dur);
+    for (uint32_t b = 0; b < B->n; b++)
+        for (uint32_t i = B->off[b]; i < B->off[b + 1]; i++)
+            dur[B->mem[i]] = i + 1 == B->off[b + 1] ? B->dur_us[b] : 0;
+    v.dur_us = dur;
+    double lb = sb_sim_lower_bound(&v, c);
+    free(dur);
+    return lb;
+}
+
+/* The merged buffers: +staging from the leader's position through the last
+ * member's done, on the leader's device.  delta is [(n + 1) * nd]. */
+static void bucket_mem_deltas(const struct sim_buckets *B, const struct sb_graph_view *g,
+                              const struct sb_schedule *s, const uint32_t *pos, uint32_t nd,
+                              int64_t *delta)
+{
+    for (uint32_t b = 0; B && b < B->n; b++) {
+        uint32_t lead = B->mem[B->off[b + 1] - 1], last = 0, d = (uint32_t)s->device[lead];
+        for (uint32_t i = B->off[b]; i < B->off[b + 1]; i++)
+            if (pos[g->partner[B->mem[i]]] > last)
+                last = pos[g->partner[B->mem[i]]];
+        delta[(size_t)pos[lead] * nd + d] += (int64_t)B->staging[b];
+        delta[(size_t)(last + 1) * nd + d] -= (int64_t)B->staging[b];
+    }
+}
+
+/* One device: the buckets' buffers on top of sb_mem_profile's profile. */
+static void bucket_memory(const struct sim_buckets *B, const struct sb_graph_view *g,
+                          const struct sb_schedule *s, struct sb_sim_result *r)
+{
+    uint32_t n = s->n_nodes;
+    uint32_t *pos = sb_xmalloc((size_t)n * sizeof *pos);
+    int64_t *delta = sb_xcalloc((size_t)n + 1, sizeof *delta), cur = 0;
+    for (uint32_t i = 0; i < n; i++)
+        pos[s->order[i]] = i;
+    bucket_mem_deltas(B, g, s, pos, 1, delta);
+    r->peak_mem_bytes = 0;
+    r->peak_pos = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        cur += delta[i];
+        r->mem_bytes[i] += (uint64_t)cur;
+        if (r->mem_bytes[i] > r->peak_mem_bytes) {
+            r->peak_mem_bytes = r->mem_bytes[i];
+            r->peak_pos = i;
+        }
+    }
+    r->dev_peak_bytes[0] = r->peak_mem_bytes;
+    free(delta);
+    free(pos);
+}
+
 static void run_order(struct sim_state *S, const struct sb_schedule *s,
                       struct sb_sim_result *r)
 {
@@ -329,7 +541,8 @@ static void run_order(struct sim_state *S, const struct sb_schedule *s,
             t += g->dev_dur_us[(size_t)v * S->nd + d];
             break;
         case SB_KIND_START:
-            S->coll_end[v] = issue(S, v, d, t);
+            S->coll_end[v] = S->bk && S->bk->leader[v] != SB_NONE ? bucket_start(S, v, d, t)
+                                                                   : issue(S, v, d, t);
             if (S->coll_end[v] > S->all_end && !isinf(S->coll_end[v]))
                 S->all_end = S->coll_end[v];
             break;
@@ -494,7 +707,8 @@ static void mark_uses(struct dev_mem *M, const struct sb_graph_view *g, const in
 /* Per-device memory in position order; r->mem_bytes gets the profile of the
  * device with the largest peak. */
 static void mem_devices(const struct sb_graph_view *g, const struct sb_schedule *s,
-                        const uint32_t *root, struct sb_sim_result *r)
+                        const uint32_t *root, const struct sim_buckets *bk,
+                        struct sb_sim_result *r)
 {
     uint32_t n = g->n_nodes, nd = g->machine->n_devices;
     struct dev_mem M = {.nd = nd, .n = n};
@@ -528,6 +742,7 @@ static void mem_devices(const struct sb_graph_view *g, const struct sb_schedule 
         }
     }
     free(pinned);
+    bucket_mem_deltas(bk, g, s, pos, nd, delta);
     int64_t *cur = sb_xcalloc(nd, sizeof *cur);
     uint32_t *peak_pos = sb_xcalloc(nd, sizeof *peak_pos);
     for (uint32_t i = 0; i < n; i++)
@@ -578,7 +793,7 @@ static void run_devices(struct sim_state *S, const struct sb_schedule *s,
         S->copy_ready[k] = -1;
     S->link_free = sb_xcalloc(nd * nd, sizeof *S->link_free);
     run_order(S, s, r);
-    mem_devices(S->g, s, root, r);
+    mem_devices(S->g, s, root, S->bk, r);
     free(S->copy_ready);
     free(S->link_free);
     free(root);
@@ -674,6 +889,7 @@ void sb_sim_run(const struct sb_graph *G, const struct sb_schedule *s,
     r->dev_peak_bytes = sb_xcalloc(nd, sizeof *r->dev_peak_bytes);
     r->n_pos = s->n_nodes;
     r->mem_bytes = sb_xmalloc((size_t)r->n_pos * sizeof *r->mem_bytes);
+    S.bk = buckets_open(G, s, c);
     if (nd == 1) {
         run_order(&S, s, r);
         r->makespan_lb_us = S.sys && c->limit[0] > 1 ? shared_queue_bound(G, c)
@@ -681,18 +897,25 @@ void sb_sim_run(const struct sb_graph *G, const struct sb_schedule *s,
         r->peak_mem_bytes = sb_mem_profile(g, s->order, s->n_nodes, r->mem_bytes,
                                            &r->peak_pos);
         r->dev_peak_bytes[0] = r->peak_mem_bytes;
+        if (S.bk)
+            bucket_memory(S.bk, g, s, r);
     } else {
         if (c->record)
             r->dev_mem_bytes = sb_xmalloc((size_t)r->n_pos * nd * sizeof *r->dev_mem_bytes);
         run_devices(&S, s, r);
         r->makespan_lb_us = sb_sim_lower_bound(g, c);
     }
+    if (S.bk)
+        r->makespan_lb_us = bucket_bound(S.bk, G, c);
     if (c->record && nd == 1) { /* one device: its profile is mem_bytes */
         r->dev_mem_bytes = sb_xmalloc((size_t)r->n_pos * sizeof *r->dev_mem_bytes);
         memcpy(r->dev_mem_bytes, r->mem_bytes, (size_t)r->n_pos * sizeof *r->mem_bytes);
     }
     sum_durations(g, s, r);
+    bucket_comm(S.bk, g, r);
+    r->buckets = S.bk ? S.bk->n : 0;
     count_devices(g, s, r);
+    buckets_close(S.bk);
     if (S.sys)
         S.qm->close(S.sys);
     free(S.coll_h);
