@@ -25,7 +25,7 @@ col_of() { # csv column-name row (row 2 = first data row)
 }
 
 expect_rc 0 version "$BIN" --version
-contains "$WORK/out" "plugin ABI 1" version
+contains "$WORK/out" "plugin ABI 2" version
 expect_rc 0 help "$BIN" --help
 expect_rc 2 "no command" "$BIN"
 expect_rc 2 "unknown command" "$BIN" frobnicate

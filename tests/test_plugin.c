@@ -1,6 +1,7 @@
 /* Plugin loading: built-ins, dlopen of the same policy as a module, each
  * refusal with both values in its message, and parameter parsing. */
 #include "check.h"
+#include "core/builder.h"
 #include "core/core.h"
 #include "import/import.h"
 
@@ -44,9 +45,9 @@ static void test_refusals(void)
 {
     struct sb_err e;
     CHECK(sb_registry_load(SB_TEST_PLUGIN_DIR "/bad_abi.so", &e) != 0);
-    CHECK_CONTAINS(e.msg, "plugin ABI is 99, this host speaks ABI 1");
+    CHECK_CONTAINS(e.msg, "plugin ABI is 99, this host speaks ABI 1 to 2");
     CHECK(sb_registry_load(SB_TEST_PLUGIN_DIR "/small_size.so", &e) != 0);
-    CHECK_CONTAINS(e.msg, "descriptor size is 16 bytes, ABI 1 needs at least");
+    CHECK_CONTAINS(e.msg, "descriptor size is 16 bytes, ABI 2 needs at least");
     CHECK(sb_registry_load(SB_TEST_PLUGIN_DIR "/no_entry.so", &e) != 0);
     CHECK_CONTAINS(e.msg, "missing entry symbol sb_plugin_entry");
     CHECK(sb_registry_load(SB_TEST_PLUGIN_DIR "/nonexistent.so", &e) != 0);
@@ -172,6 +173,69 @@ static void test_failures(void)
     sb_graph_free(g);
 }
 
+/* ABI 2 moved the stride of `holds` from 11 collective types to 13.  Node 1
+ * (a while) holds 2 all_gathers and 1 collective_broadcast: an ABI 2 plugin
+ * finds them at 1 * 13 + type, an ABI 1 plugin the all_gather at
+ * 1 * 11 + SB_COLL_ALL_GATHER and no broadcast it could not name.  Each
+ * plugin fails its run when the layout it reads is not the one it was
+ * built for. */
+static int holds_check(const struct sb_graph_view *g, struct sb_schedule *out, uint32_t stride)
+{
+    const uint32_t *h = g->holds;
+    if (!h || h[0 * stride + SB_COLL_ALL_GATHER] != 0 || h[1 * stride + SB_COLL_ALL_GATHER] != 2)
+        return sb_plugin_fail(out->err, out->n_err, "holds not at stride %u", stride);
+    if (stride == SB_COLL_COUNT && h[1 * stride + SB_COLL_COLLECTIVE_BROADCAST] != 1)
+        return sb_plugin_fail(out->err, out->n_err, "no broadcast at stride %u", stride);
+    for (uint32_t i = 0; i < g->n_nodes; i++)
+        out->order[i] = i;
+    return 0;
+}
+static int run_abi1(void *st, const struct sb_graph_view *g, struct sb_schedule *out)
+{
+    (void)st;
+    return holds_check(g, out, 11); /* SB_COLL_COUNT in ABI 1's header */
+}
+static int run_abi2(void *st, const struct sb_graph_view *g, struct sb_schedule *out)
+{
+    (void)st;
+    return holds_check(g, out, SB_COLL_COUNT);
+}
+
+static void test_holds_abi1(void)
+{
+    static const struct sb_plugin p1 = {.abi = 1, .size = sizeof p1, .name = "abi1", .run = run_abi1};
+    static const struct sb_plugin p2 = {
+        .abi = SB_PLUGIN_ABI, .size = sizeof p2, .name = "abi2", .run = run_abi2};
+    struct sb_err e = {{0}};
+    CHECK(sb_registry_add(&p1, "test", &e) == 0);
+    CHECK(sb_registry_add(&p2, "test", &e) == 0);
+    struct sb_builder *b = sb_builder_new("t.bin", SB_LOC_NODE_ID, &e);
+    struct sb_node_in n = SB_NODE_IN_INIT;
+    n.name = "in", n.kind = SB_KIND_INPUT, n.out_bytes = 8;
+    sb_builder_node(b, &n);
+    n = (struct sb_node_in)SB_NODE_IN_INIT;
+    n.name = "loop", n.op = "while", n.loc = 1;
+    n.holds[SB_COLL_ALL_GATHER] = 2, n.holds[SB_COLL_COLLECTIVE_BROADCAST] = 1;
+    sb_builder_node(b, &n);
+    CHECK(sb_builder_input(b, 0) == 0);
+    struct sb_graph *g = sb_builder_finish(b);
+    CHECK(g != NULL && g->v.holds != NULL);
+    const char *names[] = {"abi1", "abi2"};
+    for (int k = 0; g && k < 2; k++) {
+        struct sb_sched sc;
+        struct sb_schedule s;
+        CHECK(sb_sched_parse(&sc, names[k], &e) == 0);
+        sb_schedule_init(&s, g, 1);
+        CHECK(sb_sched_run(&sc, g, &s, &e) == 0);
+        if (e.msg[0])
+            fprintf(stderr, "%s: %s\n", names[k], e.msg);
+        sb_schedule_free(&s);
+        sb_sched_free(&sc);
+    }
+    sb_graph_free(g);
+    sb_registry_clear();
+}
+
 int main(void)
 {
     test_builtins();
@@ -180,6 +244,7 @@ int main(void)
     test_params();
     test_size_param();
     test_failures();
+    test_holds_abi1();
     sb_registry_clear();
     return check_report();
 }

@@ -35,11 +35,14 @@ enum sb_coll {
     SB_COLL_SEND_HOST,
     SB_COLL_RECV_HOST,
     SB_COLL_COPY,
-    /* appended in issue 39: the counts in `holds` (stride SB_COLL_COUNT) moved */
+    /* appended in issue 39 (plugin ABI 2: the stride of `holds` moved) */
     SB_COLL_RAGGED_ALL_TO_ALL,    /* ragged_all_to_all */
     SB_COLL_COLLECTIVE_BROADCAST, /* collective_broadcast */
     SB_COLL_COUNT
 };
+/* SB_COLL_COUNT as plugin ABI 1 knew it: the stride of the `holds` an ABI 1
+ * plugin is given (plugin.h). */
+#define SB_COLL_COUNT_ABI1 11
 
 /* Bits of sb_graph_view.flags. */
 enum sb_flag {

@@ -13,7 +13,12 @@
 
 #include "schedbench/graph.h"
 
-#define SB_PLUGIN_ABI 1
+/* ABI 2 (issue 39): SB_COLL_COUNT grew from 11 to 13, and it is the stride of
+ * the view's `holds`.  The host still loads ABI 1 plugins (SB_PLUGIN_ABI_MIN)
+ * and hands them a view whose `holds` has ABI 1's stride, SB_COLL_COUNT_ABI1,
+ * without the two types they cannot name; nothing else differs. */
+#define SB_PLUGIN_ABI 2
+#define SB_PLUGIN_ABI_MIN 1
 #define SB_PLUGIN_ENTRY "sb_plugin_entry"
 
 /* Parameters are declared, not parsed by the plugin: the host splits
@@ -77,7 +82,7 @@ struct sb_schedule {
 };
 
 struct sb_plugin {
-    uint32_t abi;  /* = SB_PLUGIN_ABI; checked first */
+    uint32_t abi;  /* = SB_PLUGIN_ABI; checked first (SB_PLUGIN_ABI_MIN.. accepted) */
     uint32_t size; /* = sizeof(struct sb_plugin); fields are only appended */
     const char *name;    /* unique, [a-z0-9_-] */
     const char *summary; /* one line */

@@ -55,9 +55,9 @@ int sb_registry_add(const struct sb_plugin *p, const char *origin, struct sb_err
 {
     if (!p)
         return sb_errf(e, "%s: entry point returned no descriptor", origin);
-    if (p->abi != SB_PLUGIN_ABI)
-        return sb_errf(e, "%s: plugin ABI is %u, this host speaks ABI %u", origin,
-                       p->abi, SB_PLUGIN_ABI);
+    if (p->abi < SB_PLUGIN_ABI_MIN || p->abi > SB_PLUGIN_ABI)
+        return sb_errf(e, "%s: plugin ABI is %u, this host speaks ABI %u to %u", origin,
+                       p->abi, SB_PLUGIN_ABI_MIN, SB_PLUGIN_ABI);
     if (p->size < sizeof(struct sb_plugin))
         return sb_errf(e, "%s: descriptor size is %u bytes, ABI %u needs at least %zu",
                        origin, p->size, SB_PLUGIN_ABI, sizeof(struct sb_plugin));
@@ -145,7 +145,8 @@ int sb_registry_load(const char *arg, struct sb_err *e)
     const struct sb_plugin *p = entry();
     struct sb_plugin *copy = NULL;
     char *name = NULL;
-    if (rename && p && p->abi == SB_PLUGIN_ABI && p->size >= sizeof *p) {
+    if (rename && p && p->abi >= SB_PLUGIN_ABI_MIN && p->abi <= SB_PLUGIN_ABI &&
+        p->size >= sizeof *p) {
         copy = sb_xmalloc(sizeof *copy);
         *copy = *p; /* the fields this host knows; it reads no others */
         copy->size = sizeof *copy;
@@ -391,6 +392,17 @@ void sb_sched_free(struct sb_sched *s)
     memset(s, 0, sizeof *s);
 }
 
+/* An ABI 1 plugin indexes `holds` with ABI 1's SB_COLL_COUNT: a copy in that
+ * layout, without the types it cannot name. */
+static uint32_t *holds_abi1(const struct sb_graph_view *v)
+{
+    uint32_t *h = sb_xmalloc((size_t)v->n_nodes * SB_COLL_COUNT_ABI1 * sizeof *h);
+    for (uint32_t i = 0; i < v->n_nodes; i++)
+        memcpy(h + (size_t)i * SB_COLL_COUNT_ABI1, v->holds + (size_t)i * SB_COLL_COUNT,
+               SB_COLL_COUNT_ABI1 * sizeof *h);
+    return h;
+}
+
 int sb_sched_run(const struct sb_sched *s, const struct sb_graph *g,
                  struct sb_schedule *out, struct sb_err *e)
 {
@@ -398,7 +410,12 @@ int sb_sched_run(const struct sb_sched *s, const struct sb_graph *g,
     char err[512] = "";
     if (s->p->init && s->p->init(s->param, &state, err, sizeof err) != 0)
         return sb_errf(e, "%s", err[0] ? err : "init failed");
-    int rc = s->p->run(state, &g->v, out);
+    struct sb_graph_view v = g->v;
+    uint32_t *h1 = s->p->abi == 1 && v.holds ? holds_abi1(&v) : NULL;
+    if (h1)
+        v.holds = h1;
+    int rc = s->p->run(state, &v, out);
+    free(h1);
     if (rc != 0)
         sb_errf(e, "%s", out->err[0] ? out->err : "run failed");
     if (s->p->free)
