@@ -8,7 +8,8 @@
  * and on nodes it does not contain: the graph is ordered topologically here,
  * dependencies on absent nodes are dropped with a warning that counts them,
  * and a cycle is refused.  Several rank files read as one job are at the
- * end of this file (sb_chakra_load_ranks). */
+ * end of this file (sb_chakra_load_ranks).  --import astra=1 reads a trace
+ * as ASTRA-sim c459ab6 does instead (the section "ASTRA-sim's reading"). */
 #define _POSIX_C_SOURCE 200809L
 #include "import.h"
 
@@ -462,6 +463,11 @@ static int resolve(struct trace *T, struct deps *D, struct sb_err *e)
             return sb_errf(e, "%s: node id %" PRIu64 " appears twice", T->path, id);
         }
     int ctrl = T->o->ctrl_deps;
+    if (ctrl && T->o->astra) {
+        free(pairs);
+        return sb_errf(e, "%s: --import astra=1 follows data_deps only, as ASTRA-sim's Chakra "
+                          "feeder does, so it does not go with ctrl_deps=1", T->path);
+    }
     size_t total = 0;
     for (uint32_t i = 0; i < T->n; i++)
         total += T->node[i]->n_data_deps + (ctrl ? T->node[i]->n_ctrl_deps : 0);
@@ -565,6 +571,120 @@ static double compute_us(const struct trace *T, const Node *x)
     return t_ops > t_mem ? t_ops : t_mem;
 }
 
+/* ---- ASTRA-sim's reading (--import astra=1; docs/ready.md) -----------------
+ *
+ * How ASTRA-sim c459ab6 (astra-sim/workload/Workload.cc, HardwareResource.cc)
+ * with Chakra's ETFeeder at 214f2c5 (src/feeder/et_feeder.cpp) treats each
+ * node: the feeder frees a node when its data_deps are done (ctrl_deps and
+ * the tensor lists are not read); a rank runs one CPU op, one GPU kernel and
+ * one GPU collective at a time, each in its own slot; Workload::issue sends
+ * every is_cpu_op node, whatever its type, to issue_comp, as it does GPU
+ * COMP nodes; a node of no duration and no num_ops is skipped (done at once,
+ * no slot); one of no duration but num_ops takes 1 ns (issue_replay's floor,
+ * roofline off as in the goldens' system.json); ALL_REDUCE, ALL_TO_ALL,
+ * ALL_GATHER and REDUCE_SCATTER are priced by the network (generate_*),
+ * BROADCAST keeps its recorded duration (1 ns when none), and no other
+ * collective type is issued at all, so its rank would never finish: those
+ * are refused, as is a GPU METADATA node, which issue() drops unfinished,
+ * and MEM_LOAD/MEM_STORE, which go to a remote-memory backend not modelled
+ * here. */
+
+enum astra_role {
+    ASTRA_SKIP,    /* done when ready, takes no slot */
+    ASTRA_HOST,    /* CPU op: the rank's CPU slot */
+    ASTRA_KERNEL,  /* GPU compute: the rank's GPU slot */
+    ASTRA_COMM,    /* GPU collective or send/recv: the collective slot */
+    ASTRA_REFUSED
+};
+
+static enum astra_role astra_role(const Node *x)
+{
+    int cpu = iattr(x, "is_cpu_op", 0) != 0, timed = x->duration_micros || iattr(x, "num_ops", 0);
+    switch (x->type) {
+    case CHAKRA_PROTO_MSG__NODE_TYPE__MEM_LOAD_NODE: /* the remote-memory backend's */
+    case CHAKRA_PROTO_MSG__NODE_TYPE__MEM_STORE_NODE: return ASTRA_REFUSED;
+    case CHAKRA_PROTO_MSG__NODE_TYPE__INVALID_NODE: return cpu && timed ? ASTRA_HOST : ASTRA_SKIP;
+    case CHAKRA_PROTO_MSG__NODE_TYPE__COMP_NODE:
+        return !timed ? ASTRA_SKIP : cpu ? ASTRA_HOST : ASTRA_KERNEL;
+    case CHAKRA_PROTO_MSG__NODE_TYPE__COMM_COLL_NODE:
+    case CHAKRA_PROTO_MSG__NODE_TYPE__COMM_SEND_NODE:
+    case CHAKRA_PROTO_MSG__NODE_TYPE__COMM_RECV_NODE:
+        return !cpu ? ASTRA_COMM : timed ? ASTRA_HOST : ASTRA_SKIP;
+    case CHAKRA_PROTO_MSG__NODE_TYPE__METADATA_NODE:
+        return !cpu ? ASTRA_REFUSED : timed ? ASTRA_HOST : ASTRA_SKIP;
+    default: return ASTRA_REFUSED;
+    }
+}
+
+/* The collective types ASTRA-sim's system layer prices (Workload.cc,
+ * issue_comm: generate_all_reduce, _all_to_all, _all_gather,
+ * _reduce_scatter); BROADCAST is the one it times by the trace. */
+static int astra_priced(int64_t t)
+{
+    return t == CHAKRA_PROTO_MSG__COLLECTIVE_COMM_TYPE__ALL_REDUCE ||
+           t == CHAKRA_PROTO_MSG__COLLECTIVE_COMM_TYPE__ALL_TO_ALL ||
+           t == CHAKRA_PROTO_MSG__COLLECTIVE_COMM_TYPE__ALL_GATHER ||
+           t == CHAKRA_PROTO_MSG__COLLECTIVE_COMM_TYPE__REDUCE_SCATTER;
+}
+
+#define ASTRA_FLOOR_US 0.001 /* issue_replay: a node of no runtime takes 1 ns */
+
+/* A refusal of node x under astra=1, naming why ASTRA-sim cannot run it;
+ * 0 when it can. */
+static int astra_check(const struct trace *T, const Node *x, struct sb_err *e)
+{
+    enum astra_role r = astra_role(x);
+    int mem = x->type == CHAKRA_PROTO_MSG__NODE_TYPE__MEM_LOAD_NODE ||
+              x->type == CHAKRA_PROTO_MSG__NODE_TYPE__MEM_STORE_NODE;
+    if (r == ASTRA_REFUSED && mem)
+        return sb_errf(e, "%s: node id %" PRIu64 " '%s': under --import astra=1, a memory "
+                          "load or store goes to ASTRA-sim's remote-memory backend "
+                          "(Workload::issue_remote_mem), which this reading does not model",
+                       T->path, x->id, x->name);
+    if (r == ASTRA_REFUSED)
+        return sb_errf(e, "%s: node id %" PRIu64 " '%s': under --import astra=1, a node of "
+                          "type %d (METADATA or unknown) on the GPU is never issued by "
+                          "ASTRA-sim's workload layer (Workload::issue has no case for it), "
+                          "so its rank would not finish", T->path, x->id, x->name,
+                       (int)x->type);
+    int64_t t = iattr(x, "comm_type", -1);
+    if (r == ASTRA_COMM && x->type == CHAKRA_PROTO_MSG__NODE_TYPE__COMM_COLL_NODE &&
+        attr(x, "comm_type") && !astra_priced(t) &&
+        t != CHAKRA_PROTO_MSG__COLLECTIVE_COMM_TYPE__BROADCAST) {
+        const ProtobufCEnumValue *v =
+            t >= INT32_MIN && t <= INT32_MAX
+                ? protobuf_c_enum_descriptor_get_value(
+                      &chakra_proto_msg__collective_comm_type__descriptor, (int)t)
+                : NULL;
+        return sb_errf(e, "%s: node id %" PRIu64 " '%s': under --import astra=1, a %s "
+                          "collective is never issued by ASTRA-sim c459ab6 (Workload::"
+                          "issue_comm prices ALL_REDUCE, ALL_TO_ALL, ALL_GATHER and "
+                          "REDUCE_SCATTER and times BROADCAST; nothing else), so its rank "
+                          "would not finish", T->path, x->id, x->name,
+                       v ? v->name : "an unknown");
+    }
+    return 0;
+}
+
+/* Streams under astra=1: the CPU slot, the GPU slot and the collective slot,
+ * numbered densely in that order among those the trace uses. */
+static uint32_t streams_astra(struct trace *T)
+{
+    uint32_t used[3] = {0}, id[3], m = 0;
+    uint8_t *slot = sb_xmalloc((size_t)T->n + 1);
+    for (uint32_t i = 0; i < T->n; i++) {
+        enum astra_role r = astra_role(T->node[i]);
+        slot[i] = r == ASTRA_HOST ? 0 : r == ASTRA_COMM ? 2 : 1;
+        used[slot[i]] |= r != ASTRA_SKIP;
+    }
+    for (uint32_t k = 0; k < 3; k++)
+        id[k] = used[k] ? m++ : (m ? m - 1 : 0);
+    for (uint32_t i = 0; i < T->n; i++)
+        T->stream[i] = id[slot[i]];
+    free(slot);
+    return m > 1 ? m : 1;
+}
+
 /* Times kept to the picosecond (10^-6 us), as the format v1 files this
  * importer once wrote carried them, so results do not move with the path. */
 static double us_to_ps(double us) { return nearbyint(us * 1e6) / 1e6; }
@@ -605,7 +725,10 @@ static uint32_t add_comm(struct trace *T, struct sb_builder *b, const struct dep
     if (group <= 0 && x->type == CHAKRA_PROTO_MSG__NODE_TYPE__COMM_COLL_NODE) {
         group = T->ranks; /* no process group: ASTRA-sim runs it over every rank */
         T->n_no_group++;
-        T->n_no_group_untimed += !x->duration_micros;
+        /* astra=1 prices from bytes all but a BROADCAST (astra_priced) */
+        T->n_no_group_untimed +=
+            !x->duration_micros ||
+            (T->o->astra && astra_priced(iattr(x, "comm_type", -1)));
     }
     if (group >= UINT32_MAX)
         group = 0;
@@ -632,6 +755,11 @@ static uint32_t add_comm(struct trace *T, struct sb_builder *b, const struct dep
     n.comm_bytes = (uint64_t)size;
     n.group_size = group > 1 ? (uint32_t)group : 0;
     n.comm_us = x->duration_micros ? (double)x->duration_micros : -1;
+    if (T->o->astra) /* the network prices all but a BROADCAST (astra_priced) */
+        n.comm_us = iattr(x, "comm_type", -1) == CHAKRA_PROTO_MSG__COLLECTIVE_COMM_TYPE__BROADCAST &&
+                            x->type == CHAKRA_PROTO_MSG__NODE_TYPE__COMM_COLL_NODE
+                        ? (x->duration_micros ? (double)x->duration_micros : ASTRA_FLOOR_US)
+                        : -1;
     n.loc = x->id;
     n.stream = T->stream[i];
     uint32_t s = sb_builder_node(b, &n);
@@ -674,6 +802,10 @@ static uint32_t add_plain(struct trace *T, struct sb_builder *b, const struct de
                : x->type == CHAKRA_PROTO_MSG__NODE_TYPE__COMM_COLL_NODE ? "comm_host"
                                                                           : "mem";
         n.cost_us = us_to_ps(compute_us(T, x));
+        if (T->o->astra) { /* recorded, else issue_replay's 1 ns */
+            n.op = astra_role(x) == ASTRA_HOST ? "host" : n.op;
+            n.cost_us = x->duration_micros ? (double)x->duration_micros : ASTRA_FLOOR_US;
+        }
         n.out_bytes = bytes > 0 && !T->n_st ? (uint64_t)bytes : 0;
     }
     uint32_t id = sb_builder_node(b, &n);
@@ -786,6 +918,8 @@ static uint32_t storages_of(struct trace *T)
 static int storage_inputs(struct trace *T, struct sb_builder *b, uint32_t k, uint32_t *stamp,
                           uint32_t stamp_v)
 {
+    if (!T->use_off) /* astra=1 reads no tensor lists */
+        return 0;
     for (uint32_t u = T->use_off[k]; u < T->use_off[k + 1]; u++) {
         uint32_t s = T->use[u].st;
         if (T->st_node[s] == SB_NONE || stamp[s] == stamp_v)
@@ -860,6 +994,8 @@ static uint32_t streams_of(struct trace *T)
 {
     uint32_t n = T->n, n_keys = 0;
     T->stream = sb_xcalloc((size_t)n + 1, sizeof *T->stream);
+    if (T->o->astra)
+        return streams_astra(T);
     if (!T->o->streams)
         return 1;
     int64_t *key = sb_xmalloc(((size_t)n + 1) * sizeof *key);
@@ -921,7 +1057,7 @@ static uint32_t prepare(struct trace *T)
 {
     /* memory: the tensor lists' GPU storages when the trace has them, else
      * each node's tensor_size */
-    T->have_sizes = storages_of(T) > 0;
+    T->have_sizes = !T->o->astra && storages_of(T) > 0; /* astra=1: no tensor lists */
     for (uint32_t i = 0; i < T->n && !T->have_sizes; i++)
         T->have_sizes |= attr(T->node[i], "tensor_size") != NULL;
     uint32_t n_streams = streams_of(T);
@@ -944,6 +1080,16 @@ static int node_at(struct trace *T, struct sb_builder *b, const struct deps *D, 
     uint32_t i = T->order[k], *last = T->last;
     const Node *x = T->node[i];
     int comm = 0;
+    if (T->o->astra) {
+        enum astra_role r = astra_role(x);
+        if (astra_check(T, x, e))
+            return -1;
+        if (r == ASTRA_COMM)
+            last[i] = add_comm(T, b, D, i, last, k, T->stamp, e);
+        else
+            last[i] = add_plain(T, b, D, i, last, r == ASTRA_SKIP ? SB_KIND_NOP : SB_KIND_COMPUTE);
+        return last[i] == SB_NONE ? -1 : 0;
+    }
     switch (x->type) {
     case CHAKRA_PROTO_MSG__NODE_TYPE__COMM_COLL_NODE:
     case CHAKRA_PROTO_MSG__NODE_TYPE__COMM_SEND_NODE:
@@ -1085,8 +1231,11 @@ struct job {
 
 /* A collective the ranks join: a GPU-side COMM_COLL (send and recv are not
  * matched; a host-side one is compute). */
-static int joins(const Node *x)
+static int joins(const Node *x, int astra)
 {
+    if (astra) /* every CPU op is compute there (astra_role) */
+        return x->type == CHAKRA_PROTO_MSG__NODE_TYPE__COMM_COLL_NODE &&
+               astra_role(x) == ASTRA_COMM;
     return x->type == CHAKRA_PROTO_MSG__NODE_TYPE__COMM_COLL_NODE &&
            !(iattr(x, "is_cpu_op", 0) && !attr(x, "comm_type"));
 }
@@ -1151,7 +1300,7 @@ static int match_collectives(struct job *J, struct sb_err *e)
         for (uint32_t k = 0; k < T->n; k++) {
             uint32_t i = T->order[k];
             J->grp_of[r][i] = J->k_of[r][i] = SB_NONE;
-            if (!joins(T->node[i]))
+            if (!joins(T->node[i], T->o->astra))
                 continue;
             const char *pg = pg_of(T->node[i]);
             uint32_t g = 0;
