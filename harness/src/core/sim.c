@@ -622,6 +622,38 @@ static double shared_queue_bound(const struct sb_graph *G, const struct sb_sim_c
     return lb;
 }
 
+/* ASTRA-sim's exposed communication, as its Workload::report prints it for
+ * each rank: the rank's end less tics_gpu_ops, the time of its GPU compute
+ * (host ops count in tics_cpu_ops instead); here the largest over the
+ * devices.  A device ends with its last node, a collective's end included. */
+static double astra_exposed(const struct sim_state *S, const struct sb_schedule *s)
+{
+    const struct sb_graph_view *g = S->g;
+    uint32_t nd = S->nd;
+    uint8_t *host = sb_xcalloc((size_t)g->n_ops + 1, 1);
+    for (uint32_t k = 0; k < g->n_ops; k++)
+        host[k] = !strcmp(g->op_names[k], "host") || !strcmp(g->op_names[k], "comm_host");
+    double *end = sb_xcalloc(nd, sizeof *end), *busy = sb_xcalloc(nd, sizeof *busy);
+    uint8_t *used = sb_xcalloc(nd, 1);
+    for (uint32_t v = 0; v < g->n_nodes; v++) {
+        uint32_t d = s->device[v] >= 0 ? (uint32_t)s->device[v] : 0;
+        double t = g->kind[v] == SB_KIND_START && S->coll_end[v] > S->fin[v] ? S->coll_end[v]
+                                                                           : S->fin[v];
+        if (g->kind[v] == SB_KIND_INPUT)
+            continue;
+        used[d] = 1;
+        end[d] = t > end[d] ? t : end[d];
+        if (g->kind[v] == SB_KIND_COMPUTE && !host[g->op[v]])
+            busy[d] += g->dev_dur_us[(size_t)v * nd + d];
+    }
+    double worst = 0;
+    for (uint32_t d = 0; d < nd; d++)
+        if (used[d] && end[d] - busy[d] > worst)
+            worst = end[d] - busy[d];
+    free(host), free(end), free(busy), free(used);
+    return worst;
+}
+
 void sb_sim_run(const struct sb_graph *G, const struct sb_schedule *s,
                 const struct sb_sim_config *c, struct sb_sim_result *r)
 {
@@ -693,6 +725,7 @@ void sb_sim_run(const struct sb_graph *G, const struct sb_schedule *s,
     }
     sum_durations(g, s, r);
     count_devices(g, s, r);
+    r->astra_exposed_us = astra_exposed(&S, s);
     if (S.sys)
         S.qm->close(S.sys);
     free(S.coll_h);
