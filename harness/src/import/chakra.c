@@ -57,6 +57,11 @@ struct trace {
     uint32_t *stamp;   /* [n_st] storage_inputs' marks */
     const uint32_t *join_after; /* a joined collective's start waits for */
     uint32_t n_join_after;      /* these arrive nodes (after edges) */
+    /* a job's rank whose file has the same bytes as an earlier rank's: that
+     * rank, whose decoded nodes, order, dependencies and streams this one
+     * reads and does not own (sb_chakra_load_ranks_mem); NULL for others */
+    const struct trace *same;
+    uint32_t n_streams; /* streams_of's count, for the ranks that share it */
 };
 
 /* One mention of a GPU storage in a node's tensor lists. */
@@ -1056,14 +1061,21 @@ static uint32_t streams_of(struct trace *T)
 static uint32_t prepare(struct trace *T)
 {
     /* memory: the tensor lists' GPU storages when the trace has them, else
-     * each node's tensor_size */
+     * each node's tensor_size (the storages' buffer nodes are each rank's
+     * own, so a rank that shares its nodes still numbers its storages) */
     T->have_sizes = !T->o->astra && storages_of(T) > 0; /* astra=1: no tensor lists */
-    for (uint32_t i = 0; i < T->n && !T->have_sizes; i++)
-        T->have_sizes |= attr(T->node[i], "tensor_size") != NULL;
-    uint32_t n_streams = streams_of(T);
+    if (T->same) { /* the same bytes: the same sizes and streams */
+        T->have_sizes |= T->same->have_sizes;
+        T->stream = T->same->stream;
+        T->n_streams = T->same->n_streams;
+    } else {
+        for (uint32_t i = 0; i < T->n && !T->have_sizes; i++)
+            T->have_sizes |= attr(T->node[i], "tensor_size") != NULL;
+        T->n_streams = streams_of(T);
+    }
     T->last = sb_xmalloc((T->n + 1) * sizeof *T->last);
     T->stamp = sb_xcalloc((size_t)T->n_st + 1, sizeof *T->stamp);
-    return n_streams;
+    return T->n_streams;
 }
 
 static void meta_u32(struct sb_builder *b, const char *key, uint32_t v)
@@ -1148,11 +1160,14 @@ static struct sb_graph *build(struct trace *T, const struct deps *D, struct sb_e
 
 static void trace_free(struct trace *T, struct deps *D)
 {
+    free(T->last), free(T->stamp);
+    free(T->use), free(T->use_off), free(T->st_node), free(T->st_bytes);
+    if (T->same) /* its nodes, order, dependencies and streams are T->same's */
+        return;
     free(D->off), free(D->to);
     for (uint32_t i = 0; i < T->n; i++)
         chakra_proto_msg__node__free_unpacked(T->node[i], NULL);
-    free(T->node), free(T->order), free(T->stream), free(T->last), free(T->stamp);
-    free(T->use), free(T->use_off), free(T->st_node), free(T->st_bytes);
+    free(T->node), free(T->order), free(T->stream);
 }
 
 struct sb_graph *sb_chakra_load_mem(const char *path, const uint8_t *buf, size_t n,
@@ -1683,17 +1698,33 @@ struct sb_graph *sb_chakra_load_ranks_mem(const char *pattern, uint32_t n,
     J.arrive = sb_xcalloc(n, sizeof *J.arrive);
     J.done = sb_xcalloc(n, sizeof *J.done);
     int rc = 0;
+    uint32_t *distinct = sb_xmalloc(((size_t)n + 1) * sizeof *distinct), n_distinct = 0;
     for (uint32_t r = 0; r < n && !rc; r++) {
         struct trace *T = &J.T[r];
         J.path[r] = rank_path(pattern, r);
         *T = (struct trace){.path = J.path[r], .o = o, .device = (int32_t)r,
                             .pfx = sb_strf("r%u/", r)};
         T->ranks = o->npus_set ? o->npus : n;
+        /* ranks of one program (a data-parallel job) are decoded once: a
+         * file of the same bytes as an earlier rank's shares its nodes */
+        uint32_t q = 0;
+        while (q < n_distinct && (len[distinct[q]] != len[r] ||
+                                  memcmp(buf[distinct[q]], buf[r], len[r])))
+            q++;
+        if (q < n_distinct) {
+            const struct trace *S = &J.T[distinct[q]];
+            T->same = S;
+            T->node = S->node, T->n = S->n, T->cap = S->cap, T->order = S->order;
+            J.D[r] = J.D[distinct[q]];
+            continue;
+        }
+        distinct[n_distinct++] = r;
         rc = read_nodes(T, buf[r], len[r], e) || resolve(T, &J.D[r], e) || topo(T, &J.D[r], e);
         if (!rc && T->dropped)
             fprintf(stderr, "schedbench: warning: %s: dropped %" PRIu64 " dependencies on nodes "
                             "the trace does not contain\n", T->path, T->dropped);
     }
+    free(distinct);
     if (!rc) { /* the job's group file, beside rank 0 (chakra.md, "Several ranks") */
         char *gf = group_file(pattern), *what = sb_strf("the job has the ranks 0..%u", n - 1);
         rc = load_groups(gf, n, what, &J.groups, e);
