@@ -803,7 +803,9 @@ static uint32_t add_plain(struct trace *T, struct sb_builder *b, const struct de
     n.loc = x->id;
     n.stream = T->stream[i];
     if (kind == SB_KIND_COMPUTE) {
-        n.op = x->type == CHAKRA_PROTO_MSG__NODE_TYPE__COMP_NODE   ? "comp"
+        /* a CPU op is "host": not device compute (astra_exposed_us) */
+        int cpu = iattr(x, "is_cpu_op", 0) != 0;
+        n.op = x->type == CHAKRA_PROTO_MSG__NODE_TYPE__COMP_NODE   ? (cpu ? "host" : "comp")
                : x->type == CHAKRA_PROTO_MSG__NODE_TYPE__COMM_COLL_NODE ? "comm_host"
                                                                           : "mem";
         n.cost_us = us_to_ps(compute_us(T, x));
