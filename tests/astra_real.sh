@@ -89,5 +89,19 @@ for n in 2 8; do
             bad "$n ranks, --comm $comm: ready gave $got (end, exposed), ASTRA-sim $want"; fi
     done
 done
+# the goldens read as ASTRA-sim reads them: its end and exposed
+# communication from ../shared/corpus/astra-golden/workloads/README.md
+G=$CORPUS/astra-golden/workloads
+while read -r comm sys net want; do
+    rm -f "$W/r.csv"
+    "$BIN" run -q -w "$G/llama.0.et" -s ready --import astra=1 --comm "$comm" \
+        --system "$G/$sys" --network "$G/$net" -o "$W/r.csv" 2>"$W/err"
+    got="$(col "$W/r.csv" makespan_us 1),$(col "$W/r.csv" astra_exposed_us 1)"
+    if [ "$got" = "$want" ]; then ok; else bad "llama.0.et $comm $net: $got, ASTRA-sim $want"; fi
+done <<'EOF'
+astra system.json ring8.yml 607794.140,457586.140
+astra-aware system.json ring8.yml 607794.140,457586.140
+astra system-2d.json sw4x2.yml 158202.331,7994.331
+EOF
 echo "astra_real: $pass passed, $fail failed"
 [ "$fail" = 0 ]
