@@ -16,7 +16,7 @@
 set -eu
 A=$1 BIN=$2 C=$3 W=$4
 shift 4
-R=$C/chakra-real/pytorch-ddp-chakra.0.et
+R=$(cd "$C/chakra-real" && pwd)/pytorch-ddp-chakra.0.et # the links need it whole
 SYS=$C/astra-golden/workloads/system.json
 mkdir -p "$W"
 echo '{"memory-type": "NO_MEMORY_EXPANSION"}' >"$W/mem.json"

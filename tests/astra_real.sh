@@ -55,6 +55,7 @@ done
 
 # ---- 2. against ASTRA-sim on the real trace -----------------------------------
 R=$CORPUS/chakra-real/pytorch-ddp-chakra.0.et
+[ -f "$R" ] && R=$(cd "$(dirname "$R")" && pwd)/$(basename "$R") # the links below need it whole
 SYS=$CORPUS/astra-golden/workloads/system.json
 if [ ! -f "$R" ] || [ ! -f "$SYS" ] || ! command -v python3 >/dev/null; then
     echo "astra_real: $pass passed, $fail failed; skip: no corpus or no python3"
