@@ -16,9 +16,11 @@
 set -eu
 A=$1 BIN=$2 C=$3 W=$4
 shift 4
-R=$(cd "$C/chakra-real" && pwd)/pytorch-ddp-chakra.0.et # the links need it whole
-SYS=$C/astra-golden/workloads/system.json
 mkdir -p "$W"
+# whole paths: ASTRA-sim runs in a folder of its own, and the links need them
+A=$(cd "$A" && pwd) C=$(cd "$C" && pwd) W=$(cd "$W" && pwd)
+R=$C/chakra-real/pytorch-ddp-chakra.0.et
+SYS=$C/astra-golden/workloads/system.json
 echo '{"memory-type": "NO_MEMORY_EXPANSION"}' >"$W/mem.json"
 for n in "$@"; do
     mkdir -p "$W/ddp$n" "$W/run$n"
