@@ -72,7 +72,8 @@ EOF
 )
 end_ns=297046000 # ASTRA-sim's measured end, every rank
 want_exp=$(awk -v e=$end_ns -v g="$gpu_us" 'BEGIN { printf "%.3f", (e - g * 1000) / 1000 }')
-if [ "$want_exp" = 4218.000 ]; then ok; else bad "the trace's GPU kernels give $want_exp us exposed"; fi
+if [ "$want_exp" = 4218.000 ]; then ok; else
+    bad "the trace's GPU kernels give $want_exp us exposed"; fi
 for n in 2 8; do
     mkdir -p "$W/ddp$n"
     for r in $(seq 0 $((n - 1))); do ln -sf "$R" "$W/ddp$n/ddp.$r.et"; done

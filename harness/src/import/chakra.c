@@ -760,11 +760,10 @@ static uint32_t add_comm(struct trace *T, struct sb_builder *b, const struct dep
     n.comm_bytes = (uint64_t)size;
     n.group_size = group > 1 ? (uint32_t)group : 0;
     n.comm_us = x->duration_micros ? (double)x->duration_micros : -1;
+    int bcast = x->type == CHAKRA_PROTO_MSG__NODE_TYPE__COMM_COLL_NODE &&
+                iattr(x, "comm_type", -1) == CHAKRA_PROTO_MSG__COLLECTIVE_COMM_TYPE__BROADCAST;
     if (T->o->astra) /* the network prices all but a BROADCAST (astra_priced) */
-        n.comm_us = iattr(x, "comm_type", -1) == CHAKRA_PROTO_MSG__COLLECTIVE_COMM_TYPE__BROADCAST &&
-                            x->type == CHAKRA_PROTO_MSG__NODE_TYPE__COMM_COLL_NODE
-                        ? (x->duration_micros ? (double)x->duration_micros : ASTRA_FLOOR_US)
-                        : -1;
+        n.comm_us = !bcast ? -1 : x->duration_micros ? (double)x->duration_micros : ASTRA_FLOOR_US;
     n.loc = x->id;
     n.stream = T->stream[i];
     uint32_t s = sb_builder_node(b, &n);
@@ -1197,8 +1196,10 @@ struct sb_graph *sb_chakra_load_mem(const char *path, const uint8_t *buf, size_t
         if (g && T.n_no_group_untimed && T.ranks == 1)
             fprintf(stderr, "schedbench: warning: %s: %u collectives have no process group "
                             "(no pg_name, or no <name>.json beside the trace) and no recorded "
-                            "duration, so they are priced over every rank; no other rank "
-                            "files are beside it, so that is 1 rank (give --import npus=N)\n",
+                            "duration (or, under --import astra=1, are priced by the network "
+                            "whatever they record), so they are priced over every rank; no "
+                            "other rank files are beside it, so that is 1 rank (give --import "
+                            "npus=N)\n",
                     path, T.n_no_group_untimed);
         if (g && T.dropped)
             fprintf(stderr, "schedbench: warning: %s: dropped %" PRIu64 " dependencies on nodes "
