@@ -33,7 +33,7 @@ for c in run list validate; do expect_rc 0 "$c --help" "$BIN" $c --help; done
 # run --help names every --import key the importers accept (issue 38, item 15):
 # each key of import.c's table, and fuse=none
 expect_rc 0 "run --help" "$BIN" run --help
-for k in peak_tflops mem_gbps clock_ghz npus ctrl_deps streams toposort fuse=none \
+for k in peak_tflops mem_gbps clock_ghz npus ctrl_deps streams toposort astra=1 fuse=none \
          queues=none trip_count=N trip_count.NAME=N; do
     contains "$WORK/out" "$k" "run --help lists --import $k"
 done

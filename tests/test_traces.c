@@ -714,6 +714,140 @@ static void chakra_join_edges(void)
     sb_graph_free(g);
 }
 
+/* --import astra=1 (docs/ready.md, "ASTRA-sim's reading").  Trace:
+ *   1 "cpu" COMP on the CPU (is_cpu_op), 10 us
+ *   2 "k1"  COMP on the GPU, 20 us, writes storage 10
+ *   3 "ar"  ALL_REDUCE of 1000 bytes after k1, 5 us recorded
+ *   4 "k2"  COMP on the GPU after k1, 30 us, reads storage 10
+ *   5 "bc"  BROADCAST of 100 bytes after cpu, 7 us recorded
+ *   6 "z"   COMP on the GPU after ar, no duration, no num_ops
+ *   7 "h"   ALL_REDUCE on the CPU (is_cpu_op with a comm_type), 4 us
+ *   8 "k3"  COMP on the GPU, no duration, 5 num_ops
+ * ASTRA-sim (Workload.cc issue, issue_comm; HardwareResource.cc) reads it
+ * as: no storage node and k2 reading k1 only (data_deps); cpu and h on
+ * the CPU slot, k1, k2 and k3 on the GPU slot, ar and bc on the collective
+ * slot: three streams; h compute for its 4 us; z done at once (a nop); k3
+ * 1 ns; ar priced by the network (no comm_us), bc its recorded 7 us. */
+static void put_astra_node(struct et *t, uint64_t id, const char *name, int type, uint64_t dep,
+                           uint64_t dur, int cpu, int64_t comm_type, int64_t ops,
+                           const char *in, const char *out)
+{
+    ChakraProtoMsg__Node x = CHAKRA_PROTO_MSG__NODE__INIT;
+    ChakraProtoMsg__IOInfo io = CHAKRA_PROTO_MSG__IOINFO__INIT, oo = CHAKRA_PROTO_MSG__IOINFO__INIT;
+    ChakraProtoMsg__AttributeProto a[4], *ap[4];
+    size_t k = 0;
+    const char *an[4] = {"is_cpu_op", "comm_type", "comm_size", "num_ops"};
+    int64_t av[4] = {cpu, comm_type, comm_type >= 0 ? 1000 : -1, ops};
+    for (int i = 0; i < 4; i++)
+        if (av[i] > 0 || (i == 1 && av[i] == 0)) {
+            chakra_proto_msg__attribute_proto__init(&a[k]);
+            a[k].name = (char *)an[i];
+            a[k].value_case = CHAKRA_PROTO_MSG__ATTRIBUTE_PROTO__VALUE_INT64_VAL;
+            a[k].int64_val = av[i];
+            ap[k] = &a[k], k++;
+        }
+    x.id = id, x.name = (char *)name, x.type = type, x.duration_micros = dur;
+    x.data_deps = &dep, x.n_data_deps = dep != 0;
+    x.attr = ap, x.n_attr = k;
+    io.values = (char *)in, oo.values = (char *)out;
+    x.inputs = in ? &io : NULL, x.outputs = out ? &oo : NULL;
+    put(t, &x.base);
+}
+
+static struct et astra_trace(int extra_type, int64_t extra_comm)
+{
+    struct et t = {0};
+    ChakraProtoMsg__GlobalMetadata meta = CHAKRA_PROTO_MSG__GLOBAL_METADATA__INIT;
+    put(&t, &meta.base);
+    const int COMP = CHAKRA_PROTO_MSG__NODE_TYPE__COMP_NODE;
+    const int COLL = CHAKRA_PROTO_MSG__NODE_TYPE__COMM_COLL_NODE;
+    const int64_t AR = CHAKRA_PROTO_MSG__COLLECTIVE_COMM_TYPE__ALL_REDUCE;
+    put_astra_node(&t, 1, "cpu", COMP, 0, 10, 1, -1, -1, NULL, NULL);
+    put_astra_node(&t, 2, "k1", COMP, 0, 20, 0, -1, -1, "[]", "[[1, 10, 0, 100, 4, 'cuda:0']]");
+    put_astra_node(&t, 3, "ar", COLL, 2, 5, 0, AR, -1, NULL, NULL);
+    put_astra_node(&t, 4, "k2", COMP, 2, 30, 0, -1, -1, "[[1, 10, 0, 100, 4, 'cuda:0']]", "[]");
+    put_astra_node(&t, 5, "bc", COLL, 1, 7, 0, CHAKRA_PROTO_MSG__COLLECTIVE_COMM_TYPE__BROADCAST,
+                   -1, NULL, NULL);
+    put_astra_node(&t, 6, "z", COMP, 3, 0, 0, -1, -1, NULL, NULL);
+    put_astra_node(&t, 7, "h", COLL, 0, 4, 1, AR, -1, NULL, NULL);
+    put_astra_node(&t, 8, "k3", COMP, 0, 0, 0, -1, 5, NULL, NULL);
+    if (extra_type >= 0)
+        put_astra_node(&t, 9, "x", extra_type, 0, 3, 0, extra_comm, -1, NULL, NULL);
+    return t;
+}
+
+static struct sb_graph *astra_load(struct et *t, const char *opts, struct sb_err *e)
+{
+    struct sb_import_opts o;
+    sb_import_defaults(&o);
+    SB_ASSERT(sb_import_parse(&o, opts, e) == 0);
+    struct sb_graph *g = sb_chakra_load_mem("astra.et", t->b, t->n, &o, e);
+    free(t->b);
+    return g;
+}
+
+static void chakra_astra(void)
+{
+    struct sb_err e = {{0}};
+    struct et t = astra_trace(-1, -1);
+    struct sb_graph *g = astra_load(&t, "astra=1", &e);
+    CHECK(g != NULL);
+    if (!g) {
+        fprintf(stderr, "%s\n", e.msg);
+        return;
+    }
+    uint32_t cpu = node_named(g, "cpu#1"), k1 = node_named(g, "k1#2"), ar = node_named(g, "ar#3");
+    uint32_t k2 = node_named(g, "k2#4"), bc = node_named(g, "bc#5"), z = node_named(g, "z#6");
+    uint32_t h = node_named(g, "h#7"), k3 = node_named(g, "k3#8");
+    /* 8 trace nodes, two of them collectives (a start and a done each), no storages */
+    CHECK_EQ_U(g->v.n_nodes, 10);
+    CHECK(node_named(g, "storage#10") == UINT32_MAX);
+    CHECK(!strcmp(sb_graph_meta(g, "tensor_sizes"), "none"));
+    CHECK_EQ_U(g->v.pred_off[k2 + 1] - g->v.pred_off[k2], 1);
+    CHECK(reads(g, k2, k1));
+    CHECK_EQ_U(sb_graph_n_collectives(g), 2);
+    CHECK(g->v.comm_us[ar] < 0);
+    CHECK_NEAR(g->v.comm_us[bc], 7.0);
+    CHECK_EQ_U(g->v.kind[z], SB_KIND_NOP);
+    CHECK_EQ_U(g->v.kind[h], SB_KIND_COMPUTE);
+    CHECK_NEAR(g->v.cost_us[h], 4.0);
+    CHECK(!strcmp(g->v.op_names[g->v.op[h]], "host"));
+    CHECK(!strcmp(g->v.op_names[g->v.op[cpu]], "host"));
+    CHECK(!strcmp(g->v.op_names[g->v.op[k1]], "comp"));
+    CHECK_NEAR(g->v.cost_us[k3], 0.001);
+    CHECK_EQ_U(g->v.n_streams, 3);
+    CHECK(g->v.stream[cpu] == 0 && g->v.stream[h] == 0);
+    CHECK(g->v.stream[k1] == 1 && g->v.stream[k2] == 1 && g->v.stream[k3] == 1);
+    CHECK(g->v.stream[ar] == 2 && g->v.stream[g->v.partner[ar]] == 2 && g->v.stream[bc] == 2);
+    sb_graph_free(g);
+    /* the default reading: a storage edge into k2, h a collective */
+    t = astra_trace(-1, -1);
+    g = astra_load(&t, "astra=0", &e);
+    CHECK(g != NULL);
+    if (g) {
+        CHECK(node_named(g, "storage#10") != UINT32_MAX);
+        uint32_t k2 = node_named(g, "k2#4");
+        CHECK_EQ_U(g->v.pred_off[k2 + 1] - g->v.pred_off[k2], 2);
+        CHECK_EQ_U(sb_graph_n_collectives(g), 3);
+        sb_graph_free(g);
+    }
+    /* refused: a collective type ASTRA-sim never issues, a GPU metadata
+     * node, a memory load, and ctrl_deps=1 with astra=1 */
+    t = astra_trace(CHAKRA_PROTO_MSG__NODE_TYPE__COMM_COLL_NODE,
+                    CHAKRA_PROTO_MSG__COLLECTIVE_COMM_TYPE__REDUCE);
+    CHECK(astra_load(&t, "astra=1", &e) == NULL);
+    CHECK_CONTAINS(e.msg, "astra.et: node id 9 'x': under --import astra=1, a REDUCE collective");
+    t = astra_trace(CHAKRA_PROTO_MSG__NODE_TYPE__METADATA_NODE, -1);
+    CHECK(astra_load(&t, "astra=1", &e) == NULL);
+    CHECK_CONTAINS(e.msg, "node id 9 'x': under --import astra=1, a node of type 1");
+    t = astra_trace(CHAKRA_PROTO_MSG__NODE_TYPE__MEM_LOAD_NODE, -1);
+    CHECK(astra_load(&t, "astra=1", &e) == NULL);
+    CHECK_CONTAINS(e.msg, "remote-memory backend");
+    t = astra_trace(-1, -1);
+    CHECK(astra_load(&t, "astra=1,ctrl_deps=1", &e) == NULL);
+    CHECK_CONTAINS(e.msg, "does not go with ctrl_deps=1");
+}
+
 int main(int argc, char **argv)
 {
     /* test_traces --write-ranks PREFIX [BAD]: the rank files of chakra_ranks
@@ -721,6 +855,7 @@ int main(int argc, char **argv)
     if (argc >= 3 && !strcmp(argv[1], "--write-ranks"))
         return write_ranks(argv[2], argc > 3 ? atoi(argv[3]) : 0) ? 1 : 0;
     chakra_ranks();
+    chakra_astra();
     chakra_join_edges();
     chakra_storages();
     chakra_ctrl_and_host();

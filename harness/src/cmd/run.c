@@ -52,6 +52,9 @@ const char *const sb_result_columns[] = {
      * their results (workloads, schedulers, cost model, --cost, --sim,
      * --machine), and the number of cells in the whole sweep */
     "shard", "sweep_id", "sweep_cells",
+    /* appended (issue 37): ASTRA-sim's exposed communication, each rank's
+     * end less its GPU compute time, the largest over the ranks (docs/ready.md) */
+    "astra_exposed_us",
     NULL};
 
 /* ---- workload paths --------------------------------------------------------- */
@@ -356,6 +359,9 @@ static int run_help(void)
            "                      ctrl_deps=1 Chakra ctrl_deps are edges too (default 0)\n"
            "                      streams=0   Chakra: every node on one stream (default 1)\n"
            "                      toposort=1  CSV rows in any order (default 0)\n"
+           "                      astra=1     Chakra read as ASTRA-sim reads it: data_deps\n"
+           "                                  only, collectives in their own slot, priced\n"
+           "                                  by the network (default 0; docs/ready.md)\n"
            "                      fuse=none   HLO: price every instruction alone\n"
            "                                  (default fuse=xla)\n"
            "                      queues=none HLO: one stream for a scheduled module, its\n"
@@ -893,6 +899,10 @@ static void write_row(FILE *f, const struct sb_graph *g, const struct sb_sched *
                              sizeof cost);
     sb_csv_field(f, cost, 0);
     write_sweep(f, o);
+    if (r)
+        sb_csv_fieldf(f, 0, "%.3f", r->astra_exposed_us);
+    else
+        sb_csv_field(f, "", 0);
     sb_csv_end(f);
 }
 
@@ -914,10 +924,11 @@ static void write_load_error(FILE *f, const char *path, const char *sched, const
             sb_csv_field(f, model_name(o), 0);
         else if (!strcmp(c, "cell"))
             sb_csv_fieldf(f, 0, "%llu", (unsigned long long)cell);
-        else if (!strcmp(c, "shard")) {
-            write_sweep(f, o);
-            break; /* shard, sweep_id, sweep_cells end the row */
-        } else
+        else if (!strcmp(c, "shard"))
+            write_sweep(f, o); /* shard, sweep_id, sweep_cells */
+        else if (!strcmp(c, "sweep_id") || !strcmp(c, "sweep_cells"))
+            continue;
+        else
             sb_csv_field(f, "", i == 0);
     }
     sb_csv_end(f);
@@ -1545,7 +1556,7 @@ static const struct {
     {"sched_ms", 'd', 0},       {"peak_pos", 'u', 0},        {"lb_gap_pct", 's', 0},
     {"devices_used", 'u', 0},   {"transfer_bytes", 'u', 0},  {"barriers", 'u', 0},
     {"dev_peak_bytes", 'l', 0}, {"over_capacity", 'u', 0},   {"dev_cap_bytes", 'l', 0},
-    {"mem_limit_bytes", 'u', 0},
+    {"mem_limit_bytes", 'u', 0}, {"astra_exposed_us", 'd', 0},
 };
 
 static int all_digits(const char *s, size_t n)

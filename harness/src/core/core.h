@@ -271,6 +271,11 @@ struct sb_sim_result {
     uint64_t *dev_peak_bytes; /* [n_dev] each device's peak */
     uint32_t over_capacity;   /* devices whose peak exceeds their mem_cap_bytes */
     uint32_t buckets;         /* buckets of two or more collectives the schedule sent */
+    /* ASTRA-sim's exposed communication (Workload::report): each device's
+     * end minus the time of its device compute (compute nodes but those of
+     * op "host" or "comm_host", the CPU's), the largest over the devices
+     * that run a node (docs/ready.md) */
+    double astra_exposed_us;
     /* Only with sb_sim_config.record, for per-device timelines and Gantt charts
      * (docs/machines.md): every device's memory, and each copy over a link in
      * the order the simulator made them.  Recording changes no figure above. */

@@ -475,17 +475,30 @@ static double bucket_bound(const struct sim_buckets *B, const struct sb_graph *G
 
 /* The merged buffers: +staging from the leader's position through the last
  * member's done, on the leader's device.  delta is [(n + 1) * nd]. */
+static uint32_t bucket_lead(const struct sim_buckets *B, uint32_t b)
+{
+    return B->mem[B->off[b + 1] - 1];
+}
+
+/* The position of bucket b's last member's done. */
+static uint32_t bucket_last(const struct sim_buckets *B, const struct sb_graph_view *g,
+                            const uint32_t *pos, uint32_t b)
+{
+    uint32_t last = 0;
+    for (uint32_t i = B->off[b]; i < B->off[b + 1]; i++)
+        if (pos[g->partner[B->mem[i]]] > last)
+            last = pos[g->partner[B->mem[i]]];
+    return last;
+}
+
 static void bucket_mem_deltas(const struct sim_buckets *B, const struct sb_graph_view *g,
                               const struct sb_schedule *s, const uint32_t *pos, uint32_t nd,
                               int64_t *delta)
 {
     for (uint32_t b = 0; B && b < B->n; b++) {
-        uint32_t lead = B->mem[B->off[b + 1] - 1], last = 0, d = (uint32_t)s->device[lead];
-        for (uint32_t i = B->off[b]; i < B->off[b + 1]; i++)
-            if (pos[g->partner[B->mem[i]]] > last)
-                last = pos[g->partner[B->mem[i]]];
+        uint32_t lead = bucket_lead(B, b), d = (uint32_t)s->device[lead];
         delta[(size_t)pos[lead] * nd + d] += (int64_t)B->staging[b];
-        delta[(size_t)(last + 1) * nd + d] -= (int64_t)B->staging[b];
+        delta[(size_t)(bucket_last(B, g, pos, b) + 1) * nd + d] -= (int64_t)B->staging[b];
     }
 }
 
@@ -622,6 +635,7 @@ static double transfer(struct sim_state *S, uint32_t p, uint32_t b, struct sb_si
     uint32_t a = (uint32_t)S->dev[p], nd = S->nd;
     if (reads_in_place(g, b, a))
         return S->fin[p];
+    SB_ASSERT(S->copy_ready); /* run_devices saw this edge cross */
     double *ready = &S->copy_ready[(size_t)p * nd + b];
     if (*ready >= 0)
         return *ready;
@@ -642,10 +656,25 @@ static double transfer(struct sim_state *S, uint32_t p, uint32_t b, struct sb_si
     return end;
 }
 
+/* Memory accounts: buffer r charged to device a.  A job of ranks has
+ * hundreds of devices and most buffers live on their home device only, so
+ * the home account of every buffer is an array over the buffers and the
+ * others (copies, views on another device) a list of their uses, sorted and
+ * reduced once: memory stays linear in the nodes whatever the devices
+ * (issue 37; an [n * n_devices] table took 7 GB at 256 ranks). */
+struct acct_use {
+    uint32_t r, a, pos;
+    uint8_t pin; /* a pin, not a use */
+};
+
 struct dev_mem {
     uint32_t nd, n;
-    uint32_t *first, *last; /* [n * nd] positions of a buffer's uses on a device */
-    uint8_t *used;          /* [n * nd] */
+    const int32_t *dev;     /* the schedule's placement */
+    const uint32_t *root;
+    uint32_t *first, *last; /* [n] positions of a buffer's uses on its home device */
+    uint8_t *used, *pinned; /* [n] */
+    struct acct_use *far;   /* uses and pins of other accounts, appended */
+    size_t n_far, cap_far;
 };
 
 /* The account a use of buffer r on device d is charged to: its home device when
@@ -657,103 +686,193 @@ static uint32_t account(const struct sb_graph_view *g, const int32_t *dev, uint3
     return reads_in_place(g, d, home) ? home : d;
 }
 
-static void mem_use(struct dev_mem *M, const struct sb_graph_view *g, const int32_t *dev,
-                    uint32_t r, uint32_t d, uint32_t pos)
+static void far_push(struct dev_mem *M, uint32_t r, uint32_t a, uint32_t pos, uint8_t pin)
 {
-    size_t k = (size_t)r * M->nd + account(g, dev, r, d);
-    if (!M->used[k] || pos < M->first[k])
-        M->first[k] = pos;
-    if (!M->used[k] || pos > M->last[k])
-        M->last[k] = pos;
-    M->used[k] = 1;
+    if (M->n_far == M->cap_far) {
+        M->cap_far = M->cap_far ? 2 * M->cap_far : 64;
+        M->far = sb_xrealloc(M->far, M->cap_far * sizeof *M->far);
+    }
+    M->far[M->n_far++] = (struct acct_use){r, a, pos, pin};
+}
+
+static void mem_use(struct dev_mem *M, const struct sb_graph_view *g, uint32_t r, uint32_t d,
+                    uint32_t pos)
+{
+    uint32_t a = account(g, M->dev, r, d);
+    if (a != (uint32_t)M->dev[r]) {
+        far_push(M, r, a, pos, 0);
+        return;
+    }
+    if (!M->used[r] || pos < M->first[r])
+        M->first[r] = pos;
+    if (!M->used[r] || pos > M->last[r])
+        M->last[r] = pos;
+    M->used[r] = 1;
+}
+
+static int cmp_acct(const void *x, const void *y)
+{
+    const struct acct_use *a = x, *b = y;
+    if (a->r != b->r)
+        return a->r < b->r ? -1 : 1;
+    if (a->a != b->a)
+        return a->a < b->a ? -1 : 1;
+    return (a->pos > b->pos) - (a->pos < b->pos);
 }
 
 /* pass 1: every node uses the buffer it owns or views, and its inputs' at its
  * position; a start its inputs' through its done's position.
  * pass 2: a copy of p's output to device b is made for the first consumer on
- * b (transfer()); its source stays on p's device until that position. */
-static void mark_uses(struct dev_mem *M, const struct sb_graph_view *g, const int32_t *dev,
-                      const uint32_t *root, const uint32_t *pos)
+ * b (transfer()); its source stays on p's device until that position (the
+ * triggers, (p, b, position) of every consumer that does not read p in
+ * place, reduced to the first per (p, b)). */
+static void mark_uses(struct dev_mem *M, const struct sb_graph_view *g, const uint32_t *pos)
 {
-    uint32_t nd = M->nd;
-    uint32_t *trigger = sb_xmalloc((size_t)M->n * nd * sizeof *trigger);
-    for (size_t k = 0; k < (size_t)M->n * nd; k++)
-        trigger[k] = UINT32_MAX;
+    const int32_t *dev = M->dev;
+    const uint32_t *root = M->root;
+    struct dev_mem T = {0}; /* the triggers, in T.far as (p, b, position) */
     for (uint32_t v = 0; v < M->n; v++) {
         uint32_t d = (uint32_t)dev[v];
-        mem_use(M, g, dev, root[v], d, pos[v]);
+        mem_use(M, g, root[v], d, pos[v]);
         for (uint32_t e = g->pred_off[v]; e < g->pred_off[v + 1]; e++) {
             uint32_t p = g->pred[e];
             if (sb_edge_after(g, e)) /* an after edge reads nothing */
                 continue;
-            mem_use(M, g, dev, root[p], d, pos[v]);
+            mem_use(M, g, root[p], d, pos[v]);
             int own_start = g->kind[v] == SB_KIND_DONE && e == g->pred_off[v];
-            size_t k = (size_t)p * nd + d;
-            if (!own_start && !reads_in_place(g, d, (uint32_t)dev[p]) && pos[v] < trigger[k])
-                trigger[k] = pos[v];
+            if (!own_start && !reads_in_place(g, d, (uint32_t)dev[p]))
+                far_push(&T, p, d, pos[v], 0);
         }
         if (g->kind[v] == SB_KIND_START) /* a collective reads its inputs until its done */
             for (uint32_t e = g->pred_off[v]; e < g->pred_off[v + 1]; e++)
                 if (!sb_edge_after(g, e))
-                    mem_use(M, g, dev, root[g->pred[e]], d, pos[g->partner[v]]);
+                    mem_use(M, g, root[g->pred[e]], d, pos[g->partner[v]]);
     }
-    for (uint32_t p = 0; p < M->n; p++)
-        for (uint32_t d = 0; d < nd; d++)
-            if (trigger[(size_t)p * nd + d] != UINT32_MAX)
-                mem_use(M, g, dev, root[p], (uint32_t)dev[p], trigger[(size_t)p * nd + d]);
-    free(trigger);
+    if (T.n_far)
+        qsort(T.far, T.n_far, sizeof *T.far, cmp_acct);
+    for (size_t k = 0; k < T.n_far; k++) /* the first of each (p, b) */
+        if (!k || T.far[k].r != T.far[k - 1].r || T.far[k].a != T.far[k - 1].a)
+            mem_use(M, g, root[T.far[k].r], (uint32_t)dev[T.far[k].r], T.far[k].pos);
+    free(T.far);
+}
+
+/* One change of a device's memory at a position. */
+struct mem_event {
+    uint32_t pos, d;
+    int64_t bytes;
+};
+
+static void event_push(struct mem_event **ev, size_t *n, size_t *cap, uint32_t pos, uint32_t d,
+                       int64_t bytes)
+{
+    if (*n == *cap) {
+        *cap = *cap ? 2 * *cap : 256;
+        *ev = sb_xrealloc(*ev, *cap * sizeof **ev);
+    }
+    (*ev)[(*n)++] = (struct mem_event){pos, d, bytes};
+}
+
+/* The buckets' merged buffers as memory events (bucket_mem_deltas' rule). */
+static void bucket_mem_events(const struct sim_buckets *B, const struct sb_graph_view *g,
+                              const struct sb_schedule *s, const uint32_t *pos,
+                              struct mem_event **ev, size_t *n_ev, size_t *cap_ev)
+{
+    for (uint32_t b = 0; B && b < B->n; b++) {
+        uint32_t lead = bucket_lead(B, b), d = (uint32_t)s->device[lead];
+        event_push(ev, n_ev, cap_ev, pos[lead], d, (int64_t)B->staging[b]);
+        event_push(ev, n_ev, cap_ev, bucket_last(B, g, pos, b) + 1, d, -(int64_t)B->staging[b]);
+    }
 }
 
 /* Per-device memory in position order; r->mem_bytes gets the profile of the
- * device with the largest peak. */
+ * device with the largest peak.  The changes of each account (an allocation,
+ * and a free after its last use unless pinned) are sorted by position
+ * (counting sort) and summed per position and device before the peaks are
+ * read, as a table of [positions * devices] would sum them. */
 static void mem_devices(const struct sb_graph_view *g, const struct sb_schedule *s,
                         const uint32_t *root, const struct sim_buckets *bk,
                         struct sb_sim_result *r)
 {
     uint32_t n = g->n_nodes, nd = g->machine->n_devices;
-    struct dev_mem M = {.nd = nd, .n = n};
-    uint32_t *pos = sb_xmalloc((size_t)n * sizeof *pos);
-    M.first = sb_xmalloc((size_t)n * nd * sizeof *M.first);
-    M.last = sb_xmalloc((size_t)n * nd * sizeof *M.last);
-    M.used = sb_xcalloc((size_t)n * nd, 1);
-    int64_t *delta = sb_xcalloc((size_t)(n + 1) * nd, sizeof *delta);
+    struct dev_mem M = {.nd = nd, .n = n, .dev = s->device, .root = root};
+    uint32_t *pos = sb_xmalloc(((size_t)n + 1) * sizeof *pos);
+    M.first = sb_xmalloc(((size_t)n + 1) * sizeof *M.first);
+    M.last = sb_xmalloc(((size_t)n + 1) * sizeof *M.last);
+    M.used = sb_xcalloc((size_t)n + 1, 1);
+    M.pinned = sb_xcalloc((size_t)n + 1, 1);
     for (uint32_t i = 0; i < n; i++)
         pos[s->order[i]] = i;
-    mark_uses(&M, g, s->device, root, pos);
+    mark_uses(&M, g, pos);
     /* a weight or output, or a view flagged so, pins the buffer on the
      * account its node uses (docs/machines.md) */
-    uint8_t *pinned = sb_xcalloc((size_t)n * nd, 1);
     for (uint32_t v = 0; v < n; v++)
-        if (g->flags[v] & (SB_FLAG_WEIGHT | SB_FLAG_OUTPUT))
-            pinned[(size_t)root[v] * nd + account(g, s->device, root[v],
-                                                  (uint32_t)s->device[v])] = 1;
-    for (uint32_t v = 0; v < n; v++) {
-        if (root[v] != v || !g->out_bytes[v])
-            continue;
-        for (uint32_t d = 0; d < nd; d++) {
-            size_t k = (size_t)v * nd + d;
-            int home = d == (uint32_t)s->device[v];
-            if (!M.used[k])
-                continue;
-            uint32_t a = home ? (g->kind[v] == SB_KIND_INPUT ? 0 : pos[v]) : M.first[k];
-            delta[(size_t)a * nd + d] += (int64_t)g->out_bytes[v];
-            if (!pinned[k])
-                delta[(size_t)(M.last[k] + 1) * nd + d] -= (int64_t)g->out_bytes[v];
+        if (g->flags[v] & (SB_FLAG_WEIGHT | SB_FLAG_OUTPUT)) {
+            uint32_t a = account(g, s->device, root[v], (uint32_t)s->device[v]);
+            if (a == (uint32_t)s->device[root[v]])
+                M.pinned[root[v]] = 1;
+            else
+                far_push(&M, root[v], a, 0, 1);
         }
+    if (M.n_far)
+        qsort(M.far, M.n_far, sizeof *M.far, cmp_acct);
+    struct mem_event *ev = NULL;
+    size_t n_ev = 0, cap_ev = 0;
+    for (uint32_t v = 0; v < n; v++) { /* home accounts */
+        if (root[v] != v || !g->out_bytes[v] || !M.used[v])
+            continue;
+        int64_t b = (int64_t)g->out_bytes[v];
+        uint32_t d = (uint32_t)s->device[v];
+        event_push(&ev, &n_ev, &cap_ev, g->kind[v] == SB_KIND_INPUT ? 0 : pos[v], d, b);
+        if (!M.pinned[v])
+            event_push(&ev, &n_ev, &cap_ev, M.last[v] + 1, d, -b);
     }
-    free(pinned);
-    bucket_mem_deltas(bk, g, s, pos, nd, delta);
+    for (size_t k = 0, j; k < M.n_far; k = j) { /* the other accounts, one run each */
+        uint32_t rr = M.far[k].r, a = M.far[k].a, first = UINT32_MAX, last = 0;
+        int used = 0, pin = 0;
+        for (j = k; j < M.n_far && M.far[j].r == rr && M.far[j].a == a; j++) {
+            pin |= M.far[j].pin;
+            if (!M.far[j].pin) {
+                used = 1;
+                first = M.far[j].pos < first ? M.far[j].pos : first;
+                last = M.far[j].pos > last ? M.far[j].pos : last;
+            }
+        }
+        if (root[rr] != rr || !g->out_bytes[rr] || !used)
+            continue;
+        int64_t b = (int64_t)g->out_bytes[rr];
+        event_push(&ev, &n_ev, &cap_ev, first, a, b);
+        if (!pin)
+            event_push(&ev, &n_ev, &cap_ev, last + 1, a, -b);
+    }
+    bucket_mem_events(bk, g, s, pos, &ev, &n_ev, &cap_ev);
+    /* by position: a counting sort (frees past the end fall off) */
+    uint32_t *at = sb_xcalloc((size_t)n + 2, sizeof *at);
+    for (size_t k = 0; k < n_ev; k++)
+        if (ev[k].pos < n)
+            at[ev[k].pos + 1]++;
+    for (uint32_t i = 0; i < n; i++)
+        at[i + 1] += at[i];
+    struct mem_event *by_pos = sb_xmalloc((at[n] + 1) * sizeof *by_pos);
+    uint32_t *fill = sb_xmalloc(((size_t)n + 1) * sizeof *fill);
+    memcpy(fill, at, (size_t)n * sizeof *fill);
+    for (size_t k = 0; k < n_ev; k++)
+        if (ev[k].pos < n)
+            by_pos[fill[ev[k].pos]++] = ev[k];
+    free(fill), free(ev);
     int64_t *cur = sb_xcalloc(nd, sizeof *cur);
     uint32_t *peak_pos = sb_xcalloc(nd, sizeof *peak_pos);
-    for (uint32_t i = 0; i < n; i++)
-        for (uint32_t d = 0; d < nd; d++) {
-            cur[d] += delta[(size_t)i * nd + d];
+    for (uint32_t i = 0; i < n; i++) {
+        for (uint32_t k = at[i]; k < at[i + 1]; k++)
+            cur[by_pos[k].d] += by_pos[k].bytes;
+        for (uint32_t k = at[i]; k < at[i + 1]; k++) { /* the position's net change */
+            uint32_t d = by_pos[k].d;
             SB_ASSERT(cur[d] >= 0);
             if ((uint64_t)cur[d] > r->dev_peak_bytes[d]) {
                 r->dev_peak_bytes[d] = (uint64_t)cur[d];
                 peak_pos[d] = i;
             }
         }
+    }
     uint32_t top = 0;
     for (uint32_t d = 1; d < nd; d++)
         if (r->dev_peak_bytes[d] > r->dev_peak_bytes[top])
@@ -762,22 +881,24 @@ static void mem_devices(const struct sb_graph_view *g, const struct sb_schedule 
     r->peak_pos = peak_pos[top];
     memset(cur, 0, nd * sizeof *cur);
     for (uint32_t i = 0; i < n; i++) {
-        cur[top] += delta[(size_t)i * nd + top];
+        for (uint32_t k = at[i]; k < at[i + 1]; k++)
+            if (by_pos[k].d == top)
+                cur[top] += by_pos[k].bytes;
         r->mem_bytes[i] = (uint64_t)cur[top];
     }
     if (r->dev_mem_bytes) { /* recording: every device's profile */
         memset(cur, 0, nd * sizeof *cur);
-        for (size_t k = 0; k < (size_t)n * nd; k++) {
-            cur[k % nd] += delta[k];
-            r->dev_mem_bytes[k] = (uint64_t)cur[k % nd];
+        for (uint32_t i = 0; i < n; i++) {
+            for (uint32_t k = at[i]; k < at[i + 1]; k++)
+                cur[by_pos[k].d] += by_pos[k].bytes;
+            for (uint32_t d = 0; d < nd; d++)
+                r->dev_mem_bytes[(size_t)i * nd + d] = (uint64_t)cur[d];
         }
     }
     free(cur);
     free(peak_pos);
-    free(delta);
-    free(M.used);
-    free(M.last);
-    free(M.first);
+    free(at), free(by_pos);
+    free(M.used), free(M.pinned), free(M.last), free(M.first), free(M.far);
     free(pos);
 }
 
@@ -788,8 +909,16 @@ static void run_devices(struct sim_state *S, const struct sb_schedule *s,
     uint32_t *root = sb_xmalloc((n + 1) * sizeof *root);
     sb_mem_buffer_roots(S->g, root);
     S->root = root;
-    S->copy_ready = sb_xmalloc(n * nd * sizeof *S->copy_ready);
-    for (size_t k = 0; k < n * nd; k++)
+    /* [n * nd] only when a value can cross devices: a job of ranks, whose
+     * ranks share only after edges, would take gigabytes for nothing */
+    int crosses = 0;
+    for (uint32_t v = 0; v < n && !crosses; v++)
+        for (uint32_t e = S->g->pred_off[v]; e < S->g->pred_off[v + 1] && !crosses; e++)
+            crosses = !sb_edge_after(S->g, e) &&
+                      !reads_in_place(S->g, (uint32_t)s->device[v],
+                                      (uint32_t)s->device[S->g->pred[e]]);
+    S->copy_ready = crosses ? sb_xmalloc(n * nd * sizeof *S->copy_ready) : NULL;
+    for (size_t k = 0; crosses && k < n * nd; k++)
         S->copy_ready[k] = -1;
     S->link_free = sb_xcalloc(nd * nd, sizeof *S->link_free);
     run_order(S, s, r);
@@ -835,6 +964,38 @@ static double shared_queue_bound(const struct sb_graph *G, const struct sb_sim_c
     double lb = sb_sim_lower_bound(&v, c);
     free(dur);
     return lb;
+}
+
+/* ASTRA-sim's exposed communication, as its Workload::report prints it for
+ * each rank: the rank's end less tics_gpu_ops, the time of its GPU compute
+ * (host ops count in tics_cpu_ops instead); here the largest over the
+ * devices.  A device ends with its last node, a collective's end included. */
+static double astra_exposed(const struct sim_state *S, const struct sb_schedule *s)
+{
+    const struct sb_graph_view *g = S->g;
+    uint32_t nd = S->nd;
+    uint8_t *host = sb_xcalloc((size_t)g->n_ops + 1, 1);
+    for (uint32_t k = 0; k < g->n_ops; k++)
+        host[k] = !strcmp(g->op_names[k], "host") || !strcmp(g->op_names[k], "comm_host");
+    double *end = sb_xcalloc(nd, sizeof *end), *busy = sb_xcalloc(nd, sizeof *busy);
+    uint8_t *used = sb_xcalloc(nd, 1);
+    for (uint32_t v = 0; v < g->n_nodes; v++) {
+        uint32_t d = s->device[v] >= 0 ? (uint32_t)s->device[v] : 0;
+        double t = g->kind[v] == SB_KIND_START && S->coll_end[v] > S->fin[v] ? S->coll_end[v]
+                                                                           : S->fin[v];
+        if (g->kind[v] == SB_KIND_INPUT)
+            continue;
+        used[d] = 1;
+        end[d] = t > end[d] ? t : end[d];
+        if (g->kind[v] == SB_KIND_COMPUTE && !host[g->op[v]])
+            busy[d] += g->dev_dur_us[(size_t)v * nd + d];
+    }
+    double worst = 0;
+    for (uint32_t d = 0; d < nd; d++)
+        if (used[d] && end[d] - busy[d] > worst)
+            worst = end[d] - busy[d];
+    free(host), free(end), free(busy), free(used);
+    return worst;
 }
 
 void sb_sim_run(const struct sb_graph *G, const struct sb_schedule *s,
@@ -916,6 +1077,7 @@ void sb_sim_run(const struct sb_graph *G, const struct sb_schedule *s,
     r->buckets = S.bk ? S.bk->n : 0;
     count_devices(g, s, r);
     buckets_close(S.bk);
+    r->astra_exposed_us = astra_exposed(&S, s);
     if (S.sys)
         S.qm->close(S.sys);
     free(S.coll_h);

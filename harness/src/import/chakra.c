@@ -8,7 +8,8 @@
  * and on nodes it does not contain: the graph is ordered topologically here,
  * dependencies on absent nodes are dropped with a warning that counts them,
  * and a cycle is refused.  Several rank files read as one job are at the
- * end of this file (sb_chakra_load_ranks). */
+ * end of this file (sb_chakra_load_ranks).  --import astra=1 reads a trace
+ * as ASTRA-sim c459ab6 does instead (the section "ASTRA-sim's reading"). */
 #define _POSIX_C_SOURCE 200809L
 #include "import.h"
 
@@ -56,6 +57,11 @@ struct trace {
     uint32_t *stamp;   /* [n_st] storage_inputs' marks */
     const uint32_t *join_after; /* a joined collective's start waits for */
     uint32_t n_join_after;      /* these arrive nodes (after edges) */
+    /* a job's rank whose file has the same bytes as an earlier rank's: that
+     * rank, whose decoded nodes, order, dependencies and streams this one
+     * reads and does not own (sb_chakra_load_ranks_mem); NULL for others */
+    const struct trace *same;
+    uint32_t n_streams; /* streams_of's count, for the ranks that share it */
 };
 
 /* One mention of a GPU storage in a node's tensor lists. */
@@ -462,6 +468,11 @@ static int resolve(struct trace *T, struct deps *D, struct sb_err *e)
             return sb_errf(e, "%s: node id %" PRIu64 " appears twice", T->path, id);
         }
     int ctrl = T->o->ctrl_deps;
+    if (ctrl && T->o->astra) {
+        free(pairs);
+        return sb_errf(e, "%s: --import astra=1 follows data_deps only, as ASTRA-sim's Chakra "
+                          "feeder does, so it does not go with ctrl_deps=1", T->path);
+    }
     size_t total = 0;
     for (uint32_t i = 0; i < T->n; i++)
         total += T->node[i]->n_data_deps + (ctrl ? T->node[i]->n_ctrl_deps : 0);
@@ -565,6 +576,120 @@ static double compute_us(const struct trace *T, const Node *x)
     return t_ops > t_mem ? t_ops : t_mem;
 }
 
+/* ---- ASTRA-sim's reading (--import astra=1; docs/ready.md) -----------------
+ *
+ * How ASTRA-sim c459ab6 (astra-sim/workload/Workload.cc, HardwareResource.cc)
+ * with Chakra's ETFeeder at 214f2c5 (src/feeder/et_feeder.cpp) treats each
+ * node: the feeder frees a node when its data_deps are done (ctrl_deps and
+ * the tensor lists are not read); a rank runs one CPU op, one GPU kernel and
+ * one GPU collective at a time, each in its own slot; Workload::issue sends
+ * every is_cpu_op node, whatever its type, to issue_comp, as it does GPU
+ * COMP nodes; a node of no duration and no num_ops is skipped (done at once,
+ * no slot); one of no duration but num_ops takes 1 ns (issue_replay's floor,
+ * roofline off as in the goldens' system.json); ALL_REDUCE, ALL_TO_ALL,
+ * ALL_GATHER and REDUCE_SCATTER are priced by the network (generate_*),
+ * BROADCAST keeps its recorded duration (1 ns when none), and no other
+ * collective type is issued at all, so its rank would never finish: those
+ * are refused, as is a GPU METADATA node, which issue() drops unfinished,
+ * and MEM_LOAD/MEM_STORE, which go to a remote-memory backend not modelled
+ * here. */
+
+enum astra_role {
+    ASTRA_SKIP,    /* done when ready, takes no slot */
+    ASTRA_HOST,    /* CPU op: the rank's CPU slot */
+    ASTRA_KERNEL,  /* GPU compute: the rank's GPU slot */
+    ASTRA_COMM,    /* GPU collective or send/recv: the collective slot */
+    ASTRA_REFUSED
+};
+
+static enum astra_role astra_role(const Node *x)
+{
+    int cpu = iattr(x, "is_cpu_op", 0) != 0, timed = x->duration_micros || iattr(x, "num_ops", 0);
+    switch (x->type) {
+    case CHAKRA_PROTO_MSG__NODE_TYPE__MEM_LOAD_NODE: /* the remote-memory backend's */
+    case CHAKRA_PROTO_MSG__NODE_TYPE__MEM_STORE_NODE: return ASTRA_REFUSED;
+    case CHAKRA_PROTO_MSG__NODE_TYPE__INVALID_NODE: return cpu && timed ? ASTRA_HOST : ASTRA_SKIP;
+    case CHAKRA_PROTO_MSG__NODE_TYPE__COMP_NODE:
+        return !timed ? ASTRA_SKIP : cpu ? ASTRA_HOST : ASTRA_KERNEL;
+    case CHAKRA_PROTO_MSG__NODE_TYPE__COMM_COLL_NODE:
+    case CHAKRA_PROTO_MSG__NODE_TYPE__COMM_SEND_NODE:
+    case CHAKRA_PROTO_MSG__NODE_TYPE__COMM_RECV_NODE:
+        return !cpu ? ASTRA_COMM : timed ? ASTRA_HOST : ASTRA_SKIP;
+    case CHAKRA_PROTO_MSG__NODE_TYPE__METADATA_NODE:
+        return !cpu ? ASTRA_REFUSED : timed ? ASTRA_HOST : ASTRA_SKIP;
+    default: return ASTRA_REFUSED;
+    }
+}
+
+/* The collective types ASTRA-sim's system layer prices (Workload.cc,
+ * issue_comm: generate_all_reduce, _all_to_all, _all_gather,
+ * _reduce_scatter); BROADCAST is the one it times by the trace. */
+static int astra_priced(int64_t t)
+{
+    return t == CHAKRA_PROTO_MSG__COLLECTIVE_COMM_TYPE__ALL_REDUCE ||
+           t == CHAKRA_PROTO_MSG__COLLECTIVE_COMM_TYPE__ALL_TO_ALL ||
+           t == CHAKRA_PROTO_MSG__COLLECTIVE_COMM_TYPE__ALL_GATHER ||
+           t == CHAKRA_PROTO_MSG__COLLECTIVE_COMM_TYPE__REDUCE_SCATTER;
+}
+
+#define ASTRA_FLOOR_US 0.001 /* issue_replay: a node of no runtime takes 1 ns */
+
+/* A refusal of node x under astra=1, naming why ASTRA-sim cannot run it;
+ * 0 when it can. */
+static int astra_check(const struct trace *T, const Node *x, struct sb_err *e)
+{
+    enum astra_role r = astra_role(x);
+    int mem = x->type == CHAKRA_PROTO_MSG__NODE_TYPE__MEM_LOAD_NODE ||
+              x->type == CHAKRA_PROTO_MSG__NODE_TYPE__MEM_STORE_NODE;
+    if (r == ASTRA_REFUSED && mem)
+        return sb_errf(e, "%s: node id %" PRIu64 " '%s': under --import astra=1, a memory "
+                          "load or store goes to ASTRA-sim's remote-memory backend "
+                          "(Workload::issue_remote_mem), which this reading does not model",
+                       T->path, x->id, x->name);
+    if (r == ASTRA_REFUSED)
+        return sb_errf(e, "%s: node id %" PRIu64 " '%s': under --import astra=1, a node of "
+                          "type %d (METADATA or unknown) on the GPU is never issued by "
+                          "ASTRA-sim's workload layer (Workload::issue has no case for it), "
+                          "so its rank would not finish", T->path, x->id, x->name,
+                       (int)x->type);
+    int64_t t = iattr(x, "comm_type", -1);
+    if (r == ASTRA_COMM && x->type == CHAKRA_PROTO_MSG__NODE_TYPE__COMM_COLL_NODE &&
+        attr(x, "comm_type") && !astra_priced(t) &&
+        t != CHAKRA_PROTO_MSG__COLLECTIVE_COMM_TYPE__BROADCAST) {
+        const ProtobufCEnumValue *v =
+            t >= INT32_MIN && t <= INT32_MAX
+                ? protobuf_c_enum_descriptor_get_value(
+                      &chakra_proto_msg__collective_comm_type__descriptor, (int)t)
+                : NULL;
+        return sb_errf(e, "%s: node id %" PRIu64 " '%s': under --import astra=1, a %s "
+                          "collective is never issued by ASTRA-sim c459ab6 (Workload::"
+                          "issue_comm prices ALL_REDUCE, ALL_TO_ALL, ALL_GATHER and "
+                          "REDUCE_SCATTER and times BROADCAST; nothing else), so its rank "
+                          "would not finish", T->path, x->id, x->name,
+                       v ? v->name : "an unknown");
+    }
+    return 0;
+}
+
+/* Streams under astra=1: the CPU slot, the GPU slot and the collective slot,
+ * numbered densely in that order among those the trace uses. */
+static uint32_t streams_astra(struct trace *T)
+{
+    uint32_t used[3] = {0}, id[3], m = 0;
+    uint8_t *slot = sb_xmalloc((size_t)T->n + 1);
+    for (uint32_t i = 0; i < T->n; i++) {
+        enum astra_role r = astra_role(T->node[i]);
+        slot[i] = r == ASTRA_HOST ? 0 : r == ASTRA_COMM ? 2 : 1;
+        used[slot[i]] |= r != ASTRA_SKIP;
+    }
+    for (uint32_t k = 0; k < 3; k++)
+        id[k] = used[k] ? m++ : (m ? m - 1 : 0);
+    for (uint32_t i = 0; i < T->n; i++)
+        T->stream[i] = id[slot[i]];
+    free(slot);
+    return m > 1 ? m : 1;
+}
+
 /* Times kept to the picosecond (10^-6 us), as the format v1 files this
  * importer once wrote carried them, so results do not move with the path. */
 static double us_to_ps(double us) { return nearbyint(us * 1e6) / 1e6; }
@@ -605,7 +730,10 @@ static uint32_t add_comm(struct trace *T, struct sb_builder *b, const struct dep
     if (group <= 0 && x->type == CHAKRA_PROTO_MSG__NODE_TYPE__COMM_COLL_NODE) {
         group = T->ranks; /* no process group: ASTRA-sim runs it over every rank */
         T->n_no_group++;
-        T->n_no_group_untimed += !x->duration_micros;
+        /* astra=1 prices from bytes all but a BROADCAST (astra_priced) */
+        T->n_no_group_untimed +=
+            !x->duration_micros ||
+            (T->o->astra && astra_priced(iattr(x, "comm_type", -1)));
     }
     if (group >= UINT32_MAX)
         group = 0;
@@ -632,6 +760,10 @@ static uint32_t add_comm(struct trace *T, struct sb_builder *b, const struct dep
     n.comm_bytes = (uint64_t)size;
     n.group_size = group > 1 ? (uint32_t)group : 0;
     n.comm_us = x->duration_micros ? (double)x->duration_micros : -1;
+    int bcast = x->type == CHAKRA_PROTO_MSG__NODE_TYPE__COMM_COLL_NODE &&
+                iattr(x, "comm_type", -1) == CHAKRA_PROTO_MSG__COLLECTIVE_COMM_TYPE__BROADCAST;
+    if (T->o->astra) /* the network prices all but a BROADCAST (astra_priced) */
+        n.comm_us = !bcast ? -1 : x->duration_micros ? (double)x->duration_micros : ASTRA_FLOOR_US;
     n.loc = x->id;
     n.stream = T->stream[i];
     uint32_t s = sb_builder_node(b, &n);
@@ -670,10 +802,16 @@ static uint32_t add_plain(struct trace *T, struct sb_builder *b, const struct de
     n.loc = x->id;
     n.stream = T->stream[i];
     if (kind == SB_KIND_COMPUTE) {
-        n.op = x->type == CHAKRA_PROTO_MSG__NODE_TYPE__COMP_NODE   ? "comp"
+        /* a CPU op is "host": not device compute (astra_exposed_us) */
+        int cpu = iattr(x, "is_cpu_op", 0) != 0;
+        n.op = x->type == CHAKRA_PROTO_MSG__NODE_TYPE__COMP_NODE   ? (cpu ? "host" : "comp")
                : x->type == CHAKRA_PROTO_MSG__NODE_TYPE__COMM_COLL_NODE ? "comm_host"
                                                                           : "mem";
         n.cost_us = us_to_ps(compute_us(T, x));
+        if (T->o->astra) { /* recorded, else issue_replay's 1 ns */
+            n.op = astra_role(x) == ASTRA_HOST ? "host" : n.op;
+            n.cost_us = x->duration_micros ? (double)x->duration_micros : ASTRA_FLOOR_US;
+        }
         n.out_bytes = bytes > 0 && !T->n_st ? (uint64_t)bytes : 0;
     }
     uint32_t id = sb_builder_node(b, &n);
@@ -786,6 +924,8 @@ static uint32_t storages_of(struct trace *T)
 static int storage_inputs(struct trace *T, struct sb_builder *b, uint32_t k, uint32_t *stamp,
                           uint32_t stamp_v)
 {
+    if (!T->use_off) /* astra=1 reads no tensor lists */
+        return 0;
     for (uint32_t u = T->use_off[k]; u < T->use_off[k + 1]; u++) {
         uint32_t s = T->use[u].st;
         if (T->st_node[s] == SB_NONE || stamp[s] == stamp_v)
@@ -860,6 +1000,8 @@ static uint32_t streams_of(struct trace *T)
 {
     uint32_t n = T->n, n_keys = 0;
     T->stream = sb_xcalloc((size_t)n + 1, sizeof *T->stream);
+    if (T->o->astra)
+        return streams_astra(T);
     if (!T->o->streams)
         return 1;
     int64_t *key = sb_xmalloc(((size_t)n + 1) * sizeof *key);
@@ -920,14 +1062,21 @@ static uint32_t streams_of(struct trace *T)
 static uint32_t prepare(struct trace *T)
 {
     /* memory: the tensor lists' GPU storages when the trace has them, else
-     * each node's tensor_size */
-    T->have_sizes = storages_of(T) > 0;
-    for (uint32_t i = 0; i < T->n && !T->have_sizes; i++)
-        T->have_sizes |= attr(T->node[i], "tensor_size") != NULL;
-    uint32_t n_streams = streams_of(T);
+     * each node's tensor_size (the storages' buffer nodes are each rank's
+     * own, so a rank that shares its nodes still numbers its storages) */
+    T->have_sizes = !T->o->astra && storages_of(T) > 0; /* astra=1: no tensor lists */
+    if (T->same) { /* the same bytes: the same sizes and streams */
+        T->have_sizes |= T->same->have_sizes;
+        T->stream = T->same->stream;
+        T->n_streams = T->same->n_streams;
+    } else {
+        for (uint32_t i = 0; i < T->n && !T->have_sizes; i++)
+            T->have_sizes |= attr(T->node[i], "tensor_size") != NULL;
+        T->n_streams = streams_of(T);
+    }
     T->last = sb_xmalloc((T->n + 1) * sizeof *T->last);
     T->stamp = sb_xcalloc((size_t)T->n_st + 1, sizeof *T->stamp);
-    return n_streams;
+    return T->n_streams;
 }
 
 static void meta_u32(struct sb_builder *b, const char *key, uint32_t v)
@@ -944,6 +1093,16 @@ static int node_at(struct trace *T, struct sb_builder *b, const struct deps *D, 
     uint32_t i = T->order[k], *last = T->last;
     const Node *x = T->node[i];
     int comm = 0;
+    if (T->o->astra) {
+        enum astra_role r = astra_role(x);
+        if (astra_check(T, x, e))
+            return -1;
+        if (r == ASTRA_COMM)
+            last[i] = add_comm(T, b, D, i, last, k, T->stamp, e);
+        else
+            last[i] = add_plain(T, b, D, i, last, r == ASTRA_SKIP ? SB_KIND_NOP : SB_KIND_COMPUTE);
+        return last[i] == SB_NONE ? -1 : 0;
+    }
     switch (x->type) {
     case CHAKRA_PROTO_MSG__NODE_TYPE__COMM_COLL_NODE:
     case CHAKRA_PROTO_MSG__NODE_TYPE__COMM_SEND_NODE:
@@ -1002,11 +1161,14 @@ static struct sb_graph *build(struct trace *T, const struct deps *D, struct sb_e
 
 static void trace_free(struct trace *T, struct deps *D)
 {
+    free(T->last), free(T->stamp);
+    free(T->use), free(T->use_off), free(T->st_node), free(T->st_bytes);
+    if (T->same) /* its nodes, order, dependencies and streams are T->same's */
+        return;
     free(D->off), free(D->to);
     for (uint32_t i = 0; i < T->n; i++)
         chakra_proto_msg__node__free_unpacked(T->node[i], NULL);
-    free(T->node), free(T->order), free(T->stream), free(T->last), free(T->stamp);
-    free(T->use), free(T->use_off), free(T->st_node), free(T->st_bytes);
+    free(T->node), free(T->order), free(T->stream);
 }
 
 struct sb_graph *sb_chakra_load_mem(const char *path, const uint8_t *buf, size_t n,
@@ -1034,8 +1196,10 @@ struct sb_graph *sb_chakra_load_mem(const char *path, const uint8_t *buf, size_t
         if (g && T.n_no_group_untimed && T.ranks == 1)
             fprintf(stderr, "schedbench: warning: %s: %u collectives have no process group "
                             "(no pg_name, or no <name>.json beside the trace) and no recorded "
-                            "duration, so they are priced over every rank; no other rank "
-                            "files are beside it, so that is 1 rank (give --import npus=N)\n",
+                            "duration (or, under --import astra=1, are priced by the network "
+                            "whatever they record), so they are priced over every rank; no "
+                            "other rank files are beside it, so that is 1 rank (give --import "
+                            "npus=N)\n",
                     path, T.n_no_group_untimed);
         if (g && T.dropped)
             fprintf(stderr, "schedbench: warning: %s: dropped %" PRIu64 " dependencies on nodes "
@@ -1085,8 +1249,11 @@ struct job {
 
 /* A collective the ranks join: a GPU-side COMM_COLL (send and recv are not
  * matched; a host-side one is compute). */
-static int joins(const Node *x)
+static int joins(const Node *x, int astra)
 {
+    if (astra) /* every CPU op is compute there (astra_role) */
+        return x->type == CHAKRA_PROTO_MSG__NODE_TYPE__COMM_COLL_NODE &&
+               astra_role(x) == ASTRA_COMM;
     return x->type == CHAKRA_PROTO_MSG__NODE_TYPE__COMM_COLL_NODE &&
            !(iattr(x, "is_cpu_op", 0) && !attr(x, "comm_type"));
 }
@@ -1151,7 +1318,7 @@ static int match_collectives(struct job *J, struct sb_err *e)
         for (uint32_t k = 0; k < T->n; k++) {
             uint32_t i = T->order[k];
             J->grp_of[r][i] = J->k_of[r][i] = SB_NONE;
-            if (!joins(T->node[i]))
+            if (!joins(T->node[i], T->o->astra))
                 continue;
             const char *pg = pg_of(T->node[i]);
             uint32_t g = 0;
@@ -1534,17 +1701,33 @@ struct sb_graph *sb_chakra_load_ranks_mem(const char *pattern, uint32_t n,
     J.arrive = sb_xcalloc(n, sizeof *J.arrive);
     J.done = sb_xcalloc(n, sizeof *J.done);
     int rc = 0;
+    uint32_t *distinct = sb_xmalloc(((size_t)n + 1) * sizeof *distinct), n_distinct = 0;
     for (uint32_t r = 0; r < n && !rc; r++) {
         struct trace *T = &J.T[r];
         J.path[r] = rank_path(pattern, r);
         *T = (struct trace){.path = J.path[r], .o = o, .device = (int32_t)r,
                             .pfx = sb_strf("r%u/", r)};
         T->ranks = o->npus_set ? o->npus : n;
+        /* ranks of one program (a data-parallel job) are decoded once: a
+         * file of the same bytes as an earlier rank's shares its nodes */
+        uint32_t q = 0;
+        while (q < n_distinct && (len[distinct[q]] != len[r] ||
+                                  memcmp(buf[distinct[q]], buf[r], len[r])))
+            q++;
+        if (q < n_distinct) {
+            const struct trace *S = &J.T[distinct[q]];
+            T->same = S;
+            T->node = S->node, T->n = S->n, T->cap = S->cap, T->order = S->order;
+            J.D[r] = J.D[distinct[q]];
+            continue;
+        }
+        distinct[n_distinct++] = r;
         rc = read_nodes(T, buf[r], len[r], e) || resolve(T, &J.D[r], e) || topo(T, &J.D[r], e);
         if (!rc && T->dropped)
             fprintf(stderr, "schedbench: warning: %s: dropped %" PRIu64 " dependencies on nodes "
                             "the trace does not contain\n", T->path, T->dropped);
     }
+    free(distinct);
     if (!rc) { /* the job's group file, beside rank 0 (chakra.md, "Several ranks") */
         char *gf = group_file(pattern), *what = sb_strf("the job has the ranks 0..%u", n - 1);
         rc = load_groups(gf, n, what, &J.groups, e);

@@ -29,6 +29,7 @@ static const struct key keys[] = {
     {"ctrl_deps", 0, 1, offsetof(struct sb_import_opts, ctrl_deps), 1},
     {"streams", 0, 1, offsetof(struct sb_import_opts, streams), 1},
     {"toposort", 0, 1, offsetof(struct sb_import_opts, toposort), 1},
+    {"astra", 0, 1, offsetof(struct sb_import_opts, astra), 1},
 };
 
 void sb_import_defaults(struct sb_import_opts *o)
@@ -43,6 +44,7 @@ void sb_import_defaults(struct sb_import_opts *o)
     o->ctrl_deps = 0;
     o->streams = 1;
     o->toposort = 0;
+    o->astra = 0;
     o->no_fuse = 0;
     o->no_queues = 0;
     memset(&o->trips, 0, sizeof o->trips);
@@ -111,8 +113,8 @@ int sb_import_parse(struct sb_import_opts *o, const char *spec, struct sb_err *e
             k++;
         if (k == sizeof keys / sizeof keys[0]) {
             rc = sb_errf(e, "unknown import option '%s' (known: peak_tflops, mem_gbps, "
-                            "clock_ghz, npus, ctrl_deps, streams, toposort, fuse, queues, "
-                            "trip_count, trip_count.NAME)", kv);
+                            "clock_ghz, npus, ctrl_deps, streams, toposort, astra, fuse, "
+                            "queues, trip_count, trip_count.NAME)", kv);
             break;
         }
         /* read strictly (core/num.h): decimal notation within the key's

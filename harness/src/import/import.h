@@ -16,6 +16,9 @@ struct sb_import_opts {
     uint32_t ctrl_deps; /* Chakra: 1 follows ctrl_deps as edges too */
     uint32_t streams;   /* Chakra: 1 (default) a stream per thread (tid), 0 one stream */
     uint32_t toposort;  /* CSV: 1 reorders rows topologically */
+    uint32_t astra;     /* Chakra: 1 reads the trace as ASTRA-sim c459ab6 does
+                           (data_deps only, collectives in their own slot,
+                           network prices; workloads/importers/chakra.md) */
     int no_fuse;        /* HLO: fuse=none, price every instruction alone
                            (default fuse=xla: elementwise chains fused) */
     int no_queues;      /* HLO: queues=none, a scheduled module's
