@@ -842,7 +842,9 @@ static int usage(FILE *f)
                "--tier N keeps the tests of one tier (README: 1 = single computation,\n"
                "no annotations or fixtures).\n"
                "--scheduler runs another scheduler spec instead, without the tests'\n"
-               "configuration (a control: `--scheduler original` should fail tests).\n");
+               "configuration (a control: `--scheduler original` should fail tests).\n"
+               "A DIR of *.case files is ggml's scheduler cases; a DIR of NAME.icase +\n"
+               "NAME.csv is PyTorch Inductor's pass tests (workloads/conform/inductor).\n");
     return f == stderr ? 2 : 0;
 }
 
@@ -885,6 +887,8 @@ int sb_cmd_conform(int argc, char **argv)
         return usage(stderr);
     if (sb_conform_has_ggml_cases(dir)) /* ggml's scheduler cases, not XLA's */
         return sb_conform_ggml(dir);
+    if (sb_conform_has_inductor_cases(dir)) /* PyTorch Inductor's pass tests */
+        return sb_conform_inductor(dir, only, other_scheduler);
     struct sb_err e;
     uint32_t n, counts[3] = {0};
     char **names = list_tests(dir, &n, &e);

@@ -9,5 +9,10 @@ int sb_cmd_conform(int argc, char **argv);
 /* ggml's scheduler cases (conform_ggml.c): DIR holds *.case files */
 int sb_conform_has_ggml_cases(const char *dir);
 int sb_conform_ggml(const char *dir);
+/* Inductor's pass cases (conform_inductor.c): DIR holds NAME.icase + NAME.csv;
+ * only (or NULL) keeps one case, other (or NULL) runs that scheduler spec
+ * instead of each case's policy (a control). */
+int sb_conform_has_inductor_cases(const char *dir);
+int sb_conform_inductor(const char *dir, const char *only, const char *other);
 
 #endif
