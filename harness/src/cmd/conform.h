@@ -11,8 +11,10 @@ int sb_conform_has_ggml_cases(const char *dir);
 int sb_conform_ggml(const char *dir);
 /* Inductor's pass cases (conform_inductor.c): DIR holds NAME.icase + NAME.csv;
  * only (or NULL) keeps one case, other (or NULL) runs that scheduler spec
- * instead of each case's policy (a control). */
+ * instead of each case's policy (a control), param (or NULL),
+ * "POLICY:KEY=VALUE", adds KEY=VALUE to the spec of every case POLICY runs. */
 int sb_conform_has_inductor_cases(const char *dir);
-int sb_conform_inductor(const char *dir, const char *only, const char *other);
+int sb_conform_inductor(const char *dir, const char *only, const char *other,
+                        const char *param);
 
 #endif

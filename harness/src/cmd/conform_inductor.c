@@ -365,8 +365,21 @@ static enum iverdict check_case(const struct sb_graph *g, const struct sb_schedu
     return r;
 }
 
+/* The spec a case runs: its policy, with --param's KEY=VALUE added when the
+ * policy is the one --param names. */
+static void case_spec(const char *policy, const char *param, char *spec, size_t n)
+{
+    const char *colon = param ? strchr(param, ':') : NULL;
+    size_t len = strcspn(policy, ":");
+    snprintf(spec, n, "%s", policy);
+    if (colon && (size_t)(colon - param) == len && !strncmp(policy, param, len))
+        snprintf(spec + strlen(spec), n - strlen(spec), "%s%s", policy[len] ? "," : ":",
+                 colon + 1);
+}
+
 static enum iverdict run_case(const char *dir, const char *name, const char *other,
-                              int *tier, char *why, size_t n_why, int *bad_input)
+                              const char *param, int *tier, char *why, size_t n_why,
+                              int *bad_input)
 {
     char path[4096];
     struct icase c;
@@ -400,7 +413,9 @@ static enum iverdict run_case(const char *dir, const char *name, const char *oth
     struct sb_sched sched;
     struct sb_schedule s;
     enum iverdict r = IV_FAIL;
-    if (sb_sched_parse(&sched, other ? other : c.policy, &e)) {
+    char spec[2048];
+    case_spec(c.policy, param, spec, sizeof spec);
+    if (sb_sched_parse(&sched, other ? other : spec, &e)) {
         snprintf(why, n_why, "%s", e.msg);
     } else {
         sb_schedule_init(&s, g, 1);
@@ -450,7 +465,8 @@ int sb_conform_has_inductor_cases(const char *dir)
     return has;
 }
 
-int sb_conform_inductor(const char *dir, const char *only, const char *other)
+int sb_conform_inductor(const char *dir, const char *only, const char *other,
+                        const char *param)
 {
     struct sb_paths w = {0};
     if (list_icases(dir, &w)) {
@@ -465,7 +481,8 @@ int sb_conform_inductor(const char *dir, const char *only, const char *other)
         int tier = 0;
         if (only && strcmp(only, w.path[i]))
             continue;
-        enum iverdict v = run_case(dir, w.path[i], other, &tier, why, sizeof why, &bad_input);
+        enum iverdict v =
+            run_case(dir, w.path[i], other, param, &tier, why, sizeof why, &bad_input);
         counts[v]++;
         by_tier[tier == 1 ? 1 : tier == 2 ? 2 : 0][v]++;
         printf("%s %s (tier %d)%s%s\n", label[v], w.path[i], tier, why[0] ? ": " : "", why);
