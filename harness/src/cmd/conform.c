@@ -891,8 +891,17 @@ int sb_cmd_conform(int argc, char **argv)
         return usage(stderr);
     if (sb_conform_has_ggml_cases(dir)) /* ggml's scheduler cases, not XLA's */
         return sb_conform_ggml(dir);
+    if (param && !strchr(param, ':')) {
+        fprintf(stderr, "schedbench conform: --param '%s' is not POLICY:KEY=VALUE\n", param);
+        return 2;
+    }
     if (sb_conform_has_inductor_cases(dir)) /* PyTorch Inductor's pass tests */
         return sb_conform_inductor(dir, only, other_scheduler, param);
+    if (param) {
+        fprintf(stderr, "schedbench conform: --param applies to Inductor cases (NAME.icase) "
+                        "only; %s has none\n", dir);
+        return 2;
+    }
     struct sb_err e;
     uint32_t n, counts[3] = {0};
     char **names = list_tests(dir, &n, &e);
