@@ -16,7 +16,9 @@ for p in \
     overlap_scheduling:prefetch=0 \
     overlap_scheduling:hide_key=0 \
     overlap_scheduling:queues=one \
-    reorder_for_peak_memory:methods=bfs
+    reorder_for_peak_memory:methods=bfs \
+    simple_overlap:revert=0 \
+    simple_overlap:pg_order=0
 do
     line=$("$sb" conform "$dir" --param "$p" | grep '^inductor: ')
     failed=$(echo "$line" | sed -n 's/.* \([0-9][0-9]*\) failed.*/\1/p')

@@ -393,7 +393,7 @@ static enum iverdict run_case(const char *dir, const char *name, const char *oth
         return IV_FAIL;
     }
     *tier = c.tier;
-    if (c.skip[0] && !other) {
+    if (c.skip[0]) {
         snprintf(why, n_why, "%s", c.skip);
         icase_free(&c);
         return IV_SKIP;
