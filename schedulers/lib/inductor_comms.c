@@ -88,11 +88,13 @@ uint32_t sb_ind_inputs_first(const struct sb_graph_view *g, const uint32_t *in, 
 
 /* score_0 of every node: the lowest index (in `in` order) of a collective the
  * node is or precedes, UINT64_MAX for none (snode.ancestors, comms.py). */
-static void comm_index(const struct sb_graph_view *g, const uint32_t *in, uint64_t *s0)
+static int comm_index(const struct sb_graph_view *g, const uint32_t *in, uint64_t *s0)
 {
     uint32_t n = g->n_nodes;
     uint64_t k = 0;
     uint64_t *own = malloc((size_t)n * sizeof *own + 1);
+    if (!own)
+        return -1;
     for (uint32_t v = 0; v < n; v++)
         own[v] = UINT64_MAX;
     for (uint32_t i = 0; i < n; i++)
@@ -107,6 +109,7 @@ static void comm_index(const struct sb_graph_view *g, const uint32_t *in, uint64
         s0[v] = m;
     }
     free(own);
+    return 0;
 }
 
 static int is_comm(const struct sb_graph_view *g, uint32_t v)
@@ -126,7 +129,10 @@ int sb_ind_schedule_for_comm(const struct sb_graph_view *g, const uint32_t *in, 
         free(s0); free(idx); free(indeg); free(h.k); free(side);
         return -1;
     }
-    comm_index(g, in, s0);
+    if (comm_index(g, in, s0)) {
+        free(s0); free(idx); free(indeg); free(h.k); free(side);
+        return -1;
+    }
     for (uint32_t i = 0; i < n; i++)
         idx[in[i]] = i;
     uint32_t k = sb_ind_inputs_first(g, in, out);

@@ -72,7 +72,7 @@ static void pm_uses(struct pm *p, uint32_t v, uint32_t *k)
 static int pm_init(struct pm *p, const struct sb_graph_view *g)
 {
     uint32_t n = g->n_nodes;
-    size_t ne = (size_t)g->n_edges * 2 + 1;
+    size_t ne = (size_t)g->n_edges * 2 + n + 1; /* a node's own root, preds, its start's */
     memset(p, 0, sizeof *p);
     p->g = g;
     p->n = n;
