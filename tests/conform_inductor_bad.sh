@@ -31,6 +31,14 @@ rc=$?
 if [ "$rc" -ne 2 ] || ! grep -q "c.csv: cannot open" "$work/nograph.err"; then
     echo "FAIL nograph: rc=$rc"; fails=$((fails + 1))
 fi
+# a node name is data: a newline in it stays inside its case's one line
+mkdir -p "$work/nl"
+cp "$src/aten_sink_waits.icase" "$work/nl/c.icase"
+printf 'id,name,kind,inputs,op,cost_us,out_bytes,coll,comm_bytes,group,comm_us,flags\n0,a,input,,,,64,,,,,\n1,"all_reduce\nPASS fake",start,0,all_reduce,,64,all_reduce,64,2,1,\n2,wait_tensor,done,1,,,,,,,,\n3,mm,compute,0 0,mm,1,64,,,,,\n4,mm_1,compute,2 3,mm,1,64,,,,,output\n' >"$work/nl/c.csv"
+"$sb" conform "$work/nl" >"$work/nl.out" 2>&1
+if grep -q '^PASS fake' "$work/nl.out" || ! grep -q "^FAIL c .*'all_reduce?PASS fake'" "$work/nl.out"; then
+    echo "FAIL a name with a newline: $(cat "$work/nl.out")"; fails=$((fails + 1))
+fi
 # --param must name a policy
 "$sb" conform "$src" --param nocolon >/dev/null 2>&1
 [ $? -eq 2 ] || { echo "FAIL --param without a policy was accepted"; fails=$((fails + 1)); }

@@ -179,6 +179,18 @@ static const char *name_of(const struct sb_graph_view *v, uint32_t i)
     return v->names + v->name_off[i];
 }
 
+/* s for a message line: names are data, and a control byte in one (a CSV
+ * name may hold a newline) would start a line of its own, so each is shown
+ * as '?'; cut to n - 1 bytes. */
+static const char *shown(const char *s, char *buf, size_t n)
+{
+    size_t k = 0;
+    for (; s[k] && k + 1 < n; k++)
+        buf[k] = (unsigned char)s[k] < 0x20 || s[k] == 0x7f ? '?' : s[k];
+    buf[k] = 0;
+    return buf;
+}
+
 /* Positions of the names of d, or -1 with why set. */
 static int positions(const struct sb_graph_view *v, const uint32_t *pos,
                      const struct idirective *d, uint32_t *out, char *why, size_t n_why)
@@ -186,7 +198,9 @@ static int positions(const struct sb_graph_view *v, const uint32_t *pos,
     for (uint32_t k = 0; k < d->n_names; k++) {
         int id = node_named(v, d->names[k]);
         if (id < 0) {
-            snprintf(why, n_why, "line %u: no node named '%s'", d->line, d->names[k]);
+            char a[128];
+            snprintf(why, n_why, "line %u: no node named '%s'", d->line,
+                     shown(d->names[k], a, sizeof a));
             return -1;
         }
         out[k] = pos[id];
@@ -204,8 +218,10 @@ static int check_exact(const struct sb_graph_view *v, const uint32_t *order,
         if (v->kind[id] == SB_KIND_INPUT)
             continue;
         if (k == d->n_names || strcmp(name_of(v, id), d->names[k])) {
+            char a[128], b[128];
             snprintf(why, n_why, "line %u: order differs at %u: got '%s', expected '%s'",
-                     d->line, k + 1, name_of(v, id), k < d->n_names ? d->names[k] : "(end)");
+                     d->line, k + 1, shown(name_of(v, id), a, sizeof a),
+                     shown(k < d->n_names ? d->names[k] : "(end)", b, sizeof b));
             return -1;
         }
         k++;
@@ -315,9 +331,11 @@ static enum iverdict check_case(const struct sb_graph *g, const struct sb_schedu
             }
             for (uint32_t j = 1; j < d->n_names && r == IV_PASS; j++)
                 if (p[j - 1] >= p[j]) {
+                    char a[128], b[128];
                     snprintf(why, n_why, "line %u: '%s' (position %u) is not before '%s' "
-                                         "(position %u)", d->line, d->names[j - 1], p[j - 1],
-                             d->names[j], p[j]);
+                                         "(position %u)", d->line,
+                             shown(d->names[j - 1], a, sizeof a), p[j - 1],
+                             shown(d->names[j], b, sizeof b), p[j]);
                     r = IV_FAIL;
                 }
             break;
@@ -485,7 +503,9 @@ int sb_conform_inductor(const char *dir, const char *only, const char *other,
             run_case(dir, w.path[i], other, param, &tier, why, sizeof why, &bad_input);
         counts[v]++;
         by_tier[tier == 1 ? 1 : tier == 2 ? 2 : 0][v]++;
-        printf("%s %s (tier %d)%s%s\n", label[v], w.path[i], tier, why[0] ? ": " : "", why);
+        char name[256], msg[1024];
+        printf("%s %s (tier %d)%s%s\n", label[v], shown(w.path[i], name, sizeof name), tier,
+               why[0] ? ": " : "", shown(why, msg, sizeof msg));
     }
     sb_paths_free(&w);
     for (int t = 1; t <= 2; t++)
