@@ -31,7 +31,7 @@ build-release: deps
 FUZZ_SECONDS ?= 30
 fuzz: deps
 	CC=clang cmake -S . -B build-fuzz $(CMAKE_FLAGS) -DSB_FUZZ=ON -DSB_BENCH=OFF -DCMAKE_BUILD_TYPE=Debug
-	cmake --build build-fuzz -j $(JOBS) --target fuzz_workload fuzz_hlo fuzz_machine fuzz_results fuzz_options fuzz_expect fuzz_chakra fuzz_astra_text fuzz_ggml_case fuzz_astra_config fuzz_astra_queue fuzz_resume fuzz_names
+	cmake --build build-fuzz -j $(JOBS) --target fuzz_workload fuzz_hlo fuzz_machine fuzz_results fuzz_options fuzz_expect fuzz_chakra fuzz_astra_text fuzz_ggml_case fuzz_astra_config fuzz_astra_queue fuzz_resume fuzz_names fuzz_icase
 	sh ci/fuzz.sh build-fuzz $(FUZZ_SECONDS)
 
 build-asan: deps

@@ -24,12 +24,13 @@ seeds() { # target: the directories and files to seed it from
     astra_queue) echo "$root/tests/fuzz/crashes/astra-queue-sooner-than-alone.aq $root/tests/fuzz/crashes/astra-queue-tree-of-one.aq" ;;
     resume) echo "$root/tests/bad/journal-reordered.partial $root/tests/bad/journal-extra-column.partial" ;; # and seeds/resume
     names) echo "" ;; # seeds/names
+    icase) echo "" ;; # seeds/icase: cases of workloads/conform/inductor with their graphs
     esac
 }
 mkdir -p "$B/fuzz-crashes"
 failed=0
 for t in workload hlo machine results options expect chakra astra_text ggml_case astra_config astra_queue \
-         resume names; do
+         resume names icase; do
     corpus=$B/fuzz-corpus/$t seed=$B/fuzz-seeds/$t
     mkdir -p "$corpus" "$seed"
     # seeds kept for a target in tests/fuzz/seeds/<target> (issue 27's cases among them)

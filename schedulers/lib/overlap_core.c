@@ -244,6 +244,7 @@ static uint64_t ovl_footprint(const struct sb_graph_view *g, const struct sb_ovl
 
 struct ovl_cand {
     uint64_t rank; /* priority << 32 | domination */
+    double hide;   /* with hide_key: -min(budget of its group, exposed), else 0 */
     uint32_t id;
 };
 
@@ -545,7 +546,9 @@ static int64_t ovl_find_path(struct ovl *S, uint32_t c, uint32_t by)
 
 /* Candidate order of _schedule_collectives_for_overlap: feeds the next compute
  * node (0), off the compute path but feeding a reduce_scatter (1), other
- * on-path (2), the rest (3); then domination, then file order. */
+ * on-path (2), the rest (3); then domination, then (with hide_key, as
+ * @0196bc40 sorts) the most of it the group's budget can hide, then file
+ * order. */
 static uint64_t ovl_cand_rank(const struct ovl *S, uint32_t c)
 {
     uint64_t pri;
@@ -563,13 +566,16 @@ static int ovl_cmp_cand(const void *a, const void *b)
     const struct ovl_cand *x = a, *y = b;
     if (x->rank != y->rank)
         return x->rank < y->rank ? -1 : 1;
+    if (x->hide != y->hide)
+        return x->hide < y->hide ? -1 : 1;
     return (x->id > y->id) - (x->id < y->id);
 }
 
 /* The collectives among the next max_coll_distance unscheduled ones that may be
  * started now, in candidate order, appended to S->cand from `base`; returns how
  * many.  (Nested calls, from a forced wait, append after the caller's.) */
-static int64_t ovl_candidates(struct ovl *S, uint32_t base, uint32_t exclude)
+static int64_t ovl_candidates(struct ovl *S, uint32_t base, uint32_t exclude,
+                              const double *budget)
 {
     uint32_t n_cand = 0, i = 0;
     for (uint32_t c = S->un_head; c != SB_NONE; c = S->un_next[c], i++) {
@@ -589,6 +595,8 @@ static int64_t ovl_candidates(struct ovl *S, uint32_t base, uint32_t exclude)
         }
         S->cand[base + n_cand].rank = ovl_cand_rank(S, c);
         S->cand[base + n_cand].id = c;
+        double b = budget[S->pg[c]], x = S->exposed[c];
+        S->cand[base + n_cand].hide = S->P->hide_key ? -(b < x ? b : x) : 0;
         n_cand++;
     }
     if (n_cand > 1)
@@ -658,7 +666,7 @@ static int ovl_prefetch(struct ovl *S, uint32_t by, uint32_t exclude,
     if (left <= 0)
         return 0;
     uint32_t base = S->cand_top;
-    int64_t n_cand = ovl_candidates(S, base, exclude);
+    int64_t n_cand = ovl_candidates(S, base, exclude, budget);
     if (n_cand < 0)
         return -1;
     S->cand_top = base + (uint32_t)n_cand;

@@ -11,6 +11,8 @@
  *   sb_ggml_*     ggml's backend assignment and splits     (ggml_split.c)
  *   sb_ovl_*      Inductor's overlap list scheduler, its   (overlap_core.c)
  *                 memory tracker and compute-node rules
+ *   sb_ind_*      Inductor's comms.py passes and memory.py  (inductor_comms.c,
+ *                 sorts                                     inductor_memory.c)
  *   sb_dp_*       dp's group placer (a closed group of     (group_place.c)
  *                 tasks after a barrier) and its exact
  *                 schedule simulator
@@ -302,6 +304,10 @@ struct sb_ovl_params {
     int fresh_scores;               /* re-score on-path nodes when popped */
     int compute_rule;               /* enum sb_ovl_compute_rule */
     int single_queue;               /* one ready queue: off-path nodes sort last */
+    /* Appended (zero keeps the earlier behaviour): prefetch candidates of
+     * equal priority and domination go by -min(group budget, exposed), the
+     * collective the budget hides more of first (@0196bc40). */
+    int hide_key;
 };
 
 /* Runs the model on g; writes out->order; *n_fallback (unless NULL) counts
@@ -351,6 +357,54 @@ int sb_bucket_greedy(const struct sb_graph_view *g, uint32_t *order,
  * execution interval, and the group's timeline stays acyclic. */
 int sb_bucket_overlap(const struct sb_graph_view *g, uint32_t *order,
                       const struct sb_bucket_params *p, uint32_t *out_bucket);
+
+/* ---- Inductor's scheduler-IR passes and memory sorts (docs/inductor.md) ---
+ *
+ * torch/_inductor/comms.py and memory.py on a schedbench graph
+ * (inductor_comms.c, inductor_memory.c): a collective is a start, its wait the
+ * done, every edge a dependency; graph inputs lead every order, in id order. */
+
+/* out [n_nodes]: the inputs of g in id order, then the other nodes of in
+ * [n_nodes] in their order; returns the number of inputs. */
+uint32_t sb_ind_inputs_first(const struct sb_graph_view *g, const uint32_t *in, uint32_t *out);
+/* comms.py _schedule_for_comm on the order in [n_nodes] (what the previous
+ * pass left) into out: a list scheduler whose ready node of lowest score goes
+ * next, score = (lowest index of a collective the node is or precedes when
+ * raise_comms, 1 for a wait when sink_waits, index in `in`); with
+ * reorder_for_overlap a collective is followed by the best ready nodes that
+ * are neither collectives nor waits until their time covers its.  sink_waits
+ * = (0,1,0), raise_comms = (1,0,0), reorder_compute_for_overlap = (1,1,1).
+ * Returns -1 when out of memory. */
+int sb_ind_schedule_for_comm(const struct sb_graph_view *g, const uint32_t *in, uint32_t *out,
+                             int raise_comms, int sink_waits, int reorder_for_overlap);
+
+/* The knobs of the iterative passes (torch/_inductor/config_comms.py). */
+struct sb_ind_iter_params {
+    int sink;                      /* 0: reorder_communication_preserving_peak_memory
+                                      (collectives climb); 1: sink_waits_iterative */
+    double peak_memory_budget;     /* the order's peak may grow by this fraction */
+    int unsafe_collectives_reorder; /* a collective may pass another collective */
+    int group_with_collectives;    /* reorder: a collective it depends on moves with it */
+    int swap_with_collectives;     /* sink: a wait may pass a collective start */
+    uint32_t limit;                /* collectives (waits) to move, 0 = all */
+    int no_gemm_stop;              /* test-only: a gemm-like node groups like any other */
+};
+/* Runs one iterative pass on order [n_nodes] in place (inputs are moved to
+ * the front first); *n_moves (unless NULL) counts the swaps.  Runtime
+ * estimations are off, as by default, so only dependencies, gemm-like
+ * producers (flop-registry compute nodes) and the memory budget stop a move.
+ * Returns -1 when out of memory. */
+int sb_ind_reorder_iterative(const struct sb_graph_view *g, uint32_t *order,
+                             const struct sb_ind_iter_params *P, uint32_t *n_moves);
+
+enum sb_ind_sort {
+    SB_IND_LPMF = 0, /* topological_sort_lpmf */
+    SB_IND_BFS = 1,  /* topological_sort_bfs */
+    SB_IND_DFS = 2,  /* topological_sort_dfs */
+};
+/* One of memory.py's topological sorts of g (enum sb_ind_sort) into order
+ * [n_nodes], inputs first.  Returns -1 when out of memory or on a cycle. */
+int sb_ind_peak_memory_sort(const struct sb_graph_view *g, int method, uint32_t *order);
 
 /* ---- dp's group placer (docs/dp.md) ----------------------------------------
  *

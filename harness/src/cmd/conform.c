@@ -842,13 +842,17 @@ static int usage(FILE *f)
                "--tier N keeps the tests of one tier (README: 1 = single computation,\n"
                "no annotations or fixtures).\n"
                "--scheduler runs another scheduler spec instead, without the tests'\n"
-               "configuration (a control: `--scheduler original` should fail tests).\n");
+               "configuration (a control: `--scheduler original` should fail tests).\n"
+               "A DIR of *.case files is ggml's scheduler cases; a DIR of NAME.icase +\n"
+               "NAME.csv is PyTorch Inductor's pass tests (workloads/conform/inductor);\n"
+               "there --param POLICY:KEY=VALUE adds KEY=VALUE to every case run by POLICY\n"
+               "(switching one rule off to see which cases need it).\n");
     return f == stderr ? 2 : 0;
 }
 
 int sb_cmd_conform(int argc, char **argv)
 {
-    const char *dir = NULL, *only = NULL;
+    const char *dir = NULL, *only = NULL, *param = NULL;
     int tier_only = 0;
     struct sb_opt_seen once = {0};
     for (int i = 1; i < argc; i++) {
@@ -857,13 +861,15 @@ int sb_cmd_conform(int argc, char **argv)
             return usage(stdout);
         if (i + 1 < argc &&
             (!strcmp(argv[i], "--only") || !strcmp(argv[i], "--scheduler") ||
-             !strcmp(argv[i], "--tier")) &&
+             !strcmp(argv[i], "--tier") || !strcmp(argv[i], "--param")) &&
             sb_opt_once(&once, "conform", argv[i], argv[i + 1], &oe)) {
             fprintf(stderr, "%s\n", oe.msg);
             return 2;
         }
         if (!strcmp(argv[i], "--only") && i + 1 < argc)
             only = argv[++i];
+        else if (!strcmp(argv[i], "--param") && i + 1 < argc)
+            param = argv[++i];
         else if (!strcmp(argv[i], "--scheduler") && i + 1 < argc)
             other_scheduler = argv[++i];
         else if (!strcmp(argv[i], "--tier") && i + 1 < argc) {
@@ -885,6 +891,17 @@ int sb_cmd_conform(int argc, char **argv)
         return usage(stderr);
     if (sb_conform_has_ggml_cases(dir)) /* ggml's scheduler cases, not XLA's */
         return sb_conform_ggml(dir);
+    if (param && !strchr(param, ':')) {
+        fprintf(stderr, "schedbench conform: --param '%s' is not POLICY:KEY=VALUE\n", param);
+        return 2;
+    }
+    if (sb_conform_has_inductor_cases(dir)) /* PyTorch Inductor's pass tests */
+        return sb_conform_inductor(dir, only, other_scheduler, param);
+    if (param) {
+        fprintf(stderr, "schedbench conform: --param applies to Inductor cases (NAME.icase) "
+                        "only; %s has none\n", dir);
+        return 2;
+    }
     if (sb_conform_has_sol_cases(dir)) /* XLA's SoL cost model, not its scheduler */
         return sb_conform_sol(dir);
     if (sb_conform_has_perf_cases(dir)) /* XLA's GPU performance model */

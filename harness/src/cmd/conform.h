@@ -15,5 +15,12 @@ int sb_conform_sol(const char *dir);
 /* XLA's GPU performance model cases (conform_perf.c): DIR holds *.perfcase */
 int sb_conform_has_perf_cases(const char *dir);
 int sb_conform_perf(const char *dir);
+/* Inductor's pass cases (conform_inductor.c): DIR holds NAME.icase + NAME.csv;
+ * only (or NULL) keeps one case, other (or NULL) runs that scheduler spec
+ * instead of each case's policy (a control), param (or NULL),
+ * "POLICY:KEY=VALUE", adds KEY=VALUE to the spec of every case POLICY runs. */
+int sb_conform_has_inductor_cases(const char *dir);
+int sb_conform_inductor(const char *dir, const char *only, const char *other,
+                        const char *param);
 
 #endif

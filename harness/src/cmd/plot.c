@@ -62,12 +62,15 @@ struct res {
     int c_cap;      /* dev_cap_bytes, "a;b;..." per device; -1 in old files */
 };
 
-/* Ten colours told apart by most readers (Tableau 10), then point shapes, so
- * that no two schedulers share a (colour, shape) below 10 x 13 of them;
- * gnuplot's own `lc N` repeats after 8. */
+/* Ten colours told apart by most readers (Tableau 10), then ten lighter or
+ * darker companions (Tableau 20's) for the built-in policies past ten, then
+ * point shapes, so that no two schedulers share a (colour, shape) below
+ * 20 x 13 of them; gnuplot's own `lc N` repeats after 8. */
 static const char *const palette[] = {"#4e79a7", "#f28e2b", "#e15759", "#76b7b2",
                                       "#59a14f", "#edc948", "#b07aa1", "#ff9da7",
-                                      "#9c755f", "#17becf"};
+                                      "#9c755f", "#17becf", "#a0cbe8", "#ffbe7d",
+                                      "#8cd17d", "#b6992d", "#499894", "#86bcb6",
+                                      "#d37295", "#79706e", "#d4a6c8", "#f1ce63"};
 #define N_PALETTE (sizeof palette / sizeof palette[0])
 static const int point_types[] = {7, 5, 9, 11, 13, 15, 4, 6, 8, 10, 12, 14, 1};
 #define N_POINT_TYPES (sizeof point_types / sizeof point_types[0])
