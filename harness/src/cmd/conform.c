@@ -17,6 +17,7 @@
 #include "core/core.h"
 #include "core/num.h"
 #include "import/hlo.h"
+#include "run.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -791,31 +792,51 @@ static int by_name(const void *a, const void *b)
     return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
+int sb_conform_list(const char *dir, const char *suffix, int stem, struct sb_paths *w)
+{
+    DIR *d = opendir(dir);
+    if (!d)
+        return -1;
+    size_t n_suf = strlen(suffix);
+    struct dirent *de;
+    while ((de = readdir(d))) {
+        size_t len = strlen(de->d_name);
+        if (len <= n_suf || strcmp(de->d_name + len - n_suf, suffix) != 0)
+            continue;
+        w->path = sb_xrealloc(w->path, (w->n + 1) * sizeof *w->path);
+        if (stem) {
+            w->path[w->n] = sb_xstrdup(de->d_name);
+            w->path[w->n++][len - n_suf] = 0;
+        } else
+            w->path[w->n++] = sb_strf("%s/%s", dir, de->d_name);
+    }
+    closedir(d);
+    if (w->n) /* qsort's array must not be NULL, even when empty */
+        qsort(w->path, w->n, sizeof *w->path, by_name);
+    return 0;
+}
+
+int sb_conform_has(const char *dir, const char *suffix)
+{
+    struct sb_paths w = {0};
+    int has = !sb_conform_list(dir, suffix, 0, &w) && w.n > 0;
+    sb_paths_free(&w);
+    return has;
+}
+
 /* Test names (NAME of NAME.expect) in DIR, sorted. */
 static char **list_tests(const char *dir, uint32_t *n, struct sb_err *e)
 {
-    DIR *d = opendir(dir);
-    struct dirent *de;
-    char **names = NULL;
+    struct sb_paths w = {0};
     *n = 0;
-    if (!d) {
+    if (sb_conform_list(dir, ".expect", 1, &w)) {
         sb_errf(e, "%s: cannot open: %s", dir, strerror(errno));
         return NULL;
     }
-    while ((de = readdir(d))) {
-        size_t len = strlen(de->d_name);
-        if (len <= 7 || strcmp(de->d_name + len - 7, ".expect") != 0)
-            continue;
-        names = sb_xrealloc(names, (*n + 1) * sizeof *names);
-        names[*n] = sb_xstrdup(de->d_name);
-        names[(*n)++][len - 7] = 0;
-    }
-    closedir(d);
-    if (*n)
-        qsort(names, *n, sizeof *names, by_name);
-    else
+    if (!w.n)
         sb_errf(e, "%s: no .expect files", dir);
-    return names;
+    *n = w.n;
+    return w.path;
 }
 
 /* --tier N: whether the test's .expect says `tier N` (any test without N). */

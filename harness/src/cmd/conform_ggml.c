@@ -12,7 +12,6 @@
 
 #include "schedbench/policy.h"
 
-#include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -369,44 +368,16 @@ static int compare(const struct gcase *c, const struct sb_ggml_result *r, char *
     return 0;
 }
 
-static int cmp_str(const void *a, const void *b)
-{
-    return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
-/* DIR's *.case files, in name order */
-static int list_cases(const char *dir, struct sb_paths *w)
-{
-    DIR *d = opendir(dir);
-    if (!d)
-        return -1;
-    struct dirent *de;
-    while ((de = readdir(d))) {
-        size_t n = strlen(de->d_name);
-        if (n > 5 && !strcmp(de->d_name + n - 5, ".case")) {
-            w->path = sb_xrealloc(w->path, (w->n + 1) * sizeof *w->path);
-            w->path[w->n++] = sb_strf("%s/%s", dir, de->d_name);
-        }
-    }
-    closedir(d);
-    if (w->n) /* qsort's array must not be NULL, even when empty */
-        qsort(w->path, w->n, sizeof *w->path, cmp_str);
-    return 0;
-}
-
 int sb_conform_has_ggml_cases(const char *dir)
 {
-    struct sb_paths w = {0};
-    int has = !list_cases(dir, &w) && w.n > 0;
-    sb_paths_free(&w);
-    return has;
+    return sb_conform_has(dir, ".case");
 }
 
 int sb_conform_ggml(const char *dir)
 {
     struct sb_paths w = {0};
     struct sb_err e;
-    if (list_cases(dir, &w)) {
+    if (sb_conform_list(dir, ".case", 0, &w)) {
         fprintf(stderr, "schedbench conform: %s: cannot open the folder\n", dir);
         return 2;
     }

@@ -15,7 +15,6 @@
 #include "core/num.h"
 #include "run.h"
 
-#include <dirent.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -175,42 +174,15 @@ static int run_case(const struct pcase *c, char *why, size_t n_why)
     return v;
 }
 
-static int cmp_str(const void *a, const void *b)
-{
-    return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
-static int list_cases(const char *dir, struct sb_paths *w)
-{
-    DIR *d = opendir(dir);
-    if (!d)
-        return -1;
-    struct dirent *de;
-    while ((de = readdir(d))) {
-        size_t n = strlen(de->d_name);
-        if (n > 9 && !strcmp(de->d_name + n - 9, ".perfcase")) {
-            w->path = sb_xrealloc(w->path, (w->n + 1) * sizeof *w->path);
-            w->path[w->n++] = sb_strf("%s/%s", dir, de->d_name);
-        }
-    }
-    closedir(d);
-    if (w->n)
-        qsort(w->path, w->n, sizeof *w->path, cmp_str);
-    return 0;
-}
-
 int sb_conform_has_perf_cases(const char *dir)
 {
-    struct sb_paths w = {0};
-    int has = !list_cases(dir, &w) && w.n > 0;
-    sb_paths_free(&w);
-    return has;
+    return sb_conform_has(dir, ".perfcase");
 }
 
 int sb_conform_perf(const char *dir)
 {
     struct sb_paths w = {0};
-    if (list_cases(dir, &w)) {
+    if (sb_conform_list(dir, ".perfcase", 0, &w)) {
         fprintf(stderr, "schedbench conform: %s: cannot open the folder\n", dir);
         return 2;
     }
