@@ -120,6 +120,9 @@ struct sim_state {
     int64_t *coll_h; /* [n] starts: handle in sys while the end is unknown; -1 */
     struct res_prof *prof; /* [nd] each device's resources in use, NULL when the
                               machine declares none */
+    /* joined collectives (graph.h, `join`), NULL without */
+    double *issue_t;  /* [n] starts: when the member issued its start */
+    uint8_t *issued;  /* [n] starts: issued, waiting for the other members */
 };
 
 static double transfer(struct sim_state *S, uint32_t p, uint32_t b,
@@ -197,6 +200,49 @@ static double issue(struct sim_state *S, uint32_t s, uint32_t dev, double t)
         S->rec->coll_lane[s] = r * SB_MAX_INFLIGHT + best;
     }
     return R->end_us[best];
+}
+
+/* A joined collective (docs/machines.md, "Joined collectives") begins on
+ * every member when the last member has issued its start, and each
+ * member's resource has a free slot; it then runs its collective model's
+ * time on each.  Built with SB_SIM_JOIN_ON_ARRIVAL, members meet when their
+ * inputs are ready instead: the rule before the rendezvous, kept only so
+ * that test_simdiff_arrival can show the differential test tells them
+ * apart.  t: v's issue time, t_in: when its inputs were ready. */
+static void issue_joined(struct sim_state *S, uint32_t v, double t, double t_in)
+{
+    const struct sb_graph_view *g = S->g;
+#ifdef SB_SIM_JOIN_ON_ARRIVAL
+    (void)t;
+    S->issue_t[v] = t_in;
+#else
+    (void)t_in;
+    S->issue_t[v] = t;
+#endif
+    S->issued[v] = 1;
+    double begin = 0;
+    uint32_t m = v;
+    do {
+        if (!S->issued[m])
+            return; /* a member has yet to issue: the last one begins it */
+        begin = S->issue_t[m] > begin ? S->issue_t[m] : begin;
+        m = g->join[m];
+    } while (m != v);
+    double at = begin;
+    do { /* the members' slots: the latest to free holds all back */
+        uint32_t r = S->c->shared ? 0 : g->coll[m];
+        struct resource *R = &S->res[(size_t)S->dev[m] * SB_COLL_COUNT + r];
+        double free_us = R->end_us[first_free(S, R, at)];
+        begin = free_us > begin ? free_us : begin;
+        m = g->join[m];
+    } while (m != v);
+    do {
+        S->coll_end[m] = issue(S, m, (uint32_t)S->dev[m], begin);
+        if (S->coll_end[m] > S->all_end)
+            S->all_end = S->coll_end[m];
+        S->issued[m] = 0;
+        m = g->join[m];
+    } while (m != v);
 }
 
 /* When start s's collective ends; one still in ASTRA-sim's queues runs to
@@ -302,13 +348,22 @@ static double res_start(struct sim_state *S, uint32_t v, uint32_t d, double t)
     return t;
 }
 
+/* Replays s in the order sb_replay_order gives (the schedule's own order
+ * without joined collectives); step k is position replay[k]. */
 static void run_order(struct sim_state *S, const struct sb_schedule *s,
                       struct sb_sim_result *r)
 {
     const struct sb_graph_view *g = S->g;
-    for (uint32_t i = 0; i < s->n_nodes; i++) {
+    uint32_t *replay = NULL, stuck = 0;
+    if (g->join) {
+        replay = sb_xmalloc((size_t)s->n_nodes * sizeof *replay + 1);
+        uint32_t placed = sb_replay_order(g, s, replay, &stuck);
+        SB_ASSERT(placed == s->n_nodes); /* the validator refuses a deadlock */
+    }
+    for (uint32_t k = 0; k < s->n_nodes; k++) {
+        uint32_t i = replay ? replay[k] : k;
         uint32_t v = s->order[i], d = (uint32_t)s->device[v];
-        double t = inputs_ready(S, v, d, r);
+        double t = inputs_ready(S, v, d, r), t_in = t;
         double *lane = &S->stream[(size_t)d * g->n_streams + sb_lane(g, v, d)];
         if (t < *lane)
             t = *lane;
@@ -329,6 +384,10 @@ static void run_order(struct sim_state *S, const struct sb_schedule *s,
             t += g->dev_dur_us[(size_t)v * S->nd + d];
             break;
         case SB_KIND_START:
+            if (g->join && g->join[v] != v) {
+                issue_joined(S, v, t, t_in);
+                break;
+            }
             S->coll_end[v] = issue(S, v, d, t);
             if (S->coll_end[v] > S->all_end && !isinf(S->coll_end[v]))
                 S->all_end = S->coll_end[v];
@@ -352,12 +411,13 @@ static void run_order(struct sim_state *S, const struct sb_schedule *s,
             r->makespan_us = t;
         if (t > S->all_end)
             S->all_end = t;
-    barrier:
-        if (s->barrier && s->barrier[i]) {
+    barrier: /* after step k, positions 0..k have all run (sb_replay_order) */
+        if (s->barrier && s->barrier[k]) {
             S->barrier_t = S->all_end;
             r->barriers++;
         }
     }
+    free(replay);
 }
 
 /* Compute time is each node's time on the device it was placed on. */
@@ -634,6 +694,10 @@ void sb_sim_run(const struct sb_graph *G, const struct sb_schedule *s,
     S.coll_end = sb_xcalloc(g->n_nodes, sizeof *S.coll_end);
     S.stream = sb_xcalloc((size_t)nd * g->n_streams, sizeof *S.stream);
     S.res = sb_xcalloc((size_t)nd * SB_COLL_COUNT, sizeof *S.res);
+    if (g->join) {
+        S.issue_t = sb_xcalloc(g->n_nodes, sizeof *S.issue_t);
+        S.issued = sb_xcalloc((size_t)g->n_nodes + 1, 1);
+    }
     if (c->record) {
         size_t n = g->n_nodes;
         r->begin_us = sb_xcalloc(n, sizeof *r->begin_us);
@@ -698,6 +762,8 @@ void sb_sim_run(const struct sb_graph *G, const struct sb_schedule *s,
     free(S.coll_h);
     free(S.fin);
     free(S.coll_end);
+    free(S.issue_t);
+    free(S.issued);
     free(S.stream);
     free(S.res);
     for (uint32_t d = 0; S.prof && d < nd; d++)

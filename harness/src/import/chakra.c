@@ -54,8 +54,11 @@ struct trace {
     int32_t device;
     uint32_t *last;    /* [n] the node consumers of trace node i read */
     uint32_t *stamp;   /* [n_st] storage_inputs' marks */
-    const uint32_t *join_after; /* a joined collective's start waits for */
-    uint32_t n_join_after;      /* these arrive nodes (after edges) */
+    const uint32_t *join_with; /* a joined collective's start joins this
+                                  member's start (sb_builder_join), NULL none */
+    const uint32_t *join_after; /* a joined collective's start waits for its
+                                   rank's arrive nop (an after edge), NULL none */
+    uint32_t last_start;       /* the start the last collective added */
 };
 
 /* One mention of a GPU storage in a node's tensor lists. */
@@ -638,9 +641,11 @@ static uint32_t add_comm(struct trace *T, struct sb_builder *b, const struct dep
     free(name);
     if (s == SB_NONE || add_inputs(b, D, i, last) || storage_inputs(T, b, k, stamp, s + 1))
         return SB_NONE;
-    for (uint32_t q = 0; q < T->n_join_after && s != SB_NONE; q++)
-        if (sb_builder_after(b, T->join_after[q]))
-            return SB_NONE;
+    if (T->join_with && sb_builder_join(b, *T->join_with))
+        return SB_NONE;
+    if (T->join_after && sb_builder_after(b, *T->join_after))
+        return SB_NONE;
+    T->last_start = s;
     name = sb_strf("%s%s#%" PRIu64 ".done", T->pfx, x->name, x->id);
     struct sb_node_in d = SB_NODE_IN_INIT;
     d.device = T->device;
@@ -1080,6 +1085,7 @@ struct job {
     uint32_t n_units, *u_rank, *u_node;
     uint8_t *u_part;
     uint32_t **arrive, **done; /* [n][T.n] graph nodes of a joined collective */
+    uint32_t **start;          /* [n][T.n] its start, SB_NONE until added */
     json_t *groups;    /* the group file's process groups (load_groups), or NULL */
 };
 
@@ -1222,45 +1228,6 @@ static int match_collectives(struct job *J, struct sb_err *e)
     return 0;
 }
 
-/* After edges the joins may add: each joined collective of m ranks adds
- * m (2m - 1) (every member's start waits for every member's arrive, every
- * leave for every other member's done), so a job of 256 ranks whose 200
- * collectives span them all took 26 million edges and 840 MB.  2^23 edges
- * are about 270 MB and half a second (measured at 32 bytes and 75 ns an
- * edge); 256 ranks fit 64 such collectives, 64 ranks 1,032.  A join node
- * would take 2m edges, but as a nop it keeps a place on one rank's stream
- * (core/sim.c), and a policy that orders other work of that rank before it
- * would then hold back every member: the joins keep their semantics and
- * the job is refused past the ceiling instead. */
-#define JOIN_MAX_EDGES (1u << 23)
-
-static int check_join_edges(const struct job *J, const char *pattern, struct sb_err *e)
-{
-    uint64_t total = 0, worst = 0;
-    uint32_t N = J->n, g_worst = 0, m_worst = 0, c_worst = 0;
-    for (uint32_t g = 0; g < J->n_grp; g++) {
-        uint64_t m = 0, colls = 0;
-        for (uint32_t r = 0; r < N; r++)
-            if (J->member[(size_t)g * N + r]) {
-                m++;
-                colls = J->n_seq[(size_t)g * N + r]; /* the same on every member */
-            }
-        uint64_t edges = colls * m * (2 * m - 1); /* below 2^20 * 2^8 * 2^9 */
-        total += edges;
-        if (edges > worst)
-            worst = edges, g_worst = g, m_worst = (uint32_t)m, c_worst = (uint32_t)colls;
-    }
-    if (total <= JOIN_MAX_EDGES)
-        return 0;
-    return sb_errf(e, "%s: joining the ranks' collectives takes %" PRIu64 " after edges, above "
-                      "the ceiling of %u (2^23, about 270 MB): a collective of m ranks takes "
-                      "m (2m - 1), and process group '%s' has %u collectives over %u ranks "
-                      "(%" PRIu64 "); a group file that gives the groups their members takes "
-                      "fewer (chakra.md, \"Several ranks\")", pattern, total, JOIN_MAX_EDGES,
-                   *J->grp[g_worst] ? J->grp[g_worst] : "(none: every rank)", c_worst, m_worst,
-                   worst);
-}
-
 /* The unit consumers of trace node p of rank r wait for. */
 static uint32_t out_unit(const struct job *J, uint32_t r, uint32_t p)
 {
@@ -1384,12 +1351,10 @@ static uint32_t add_join_nop(struct job *J, struct sb_builder *b, uint32_t r, ui
                 return SB_NONE;
         return id;
     }
+    /* the members' dones end together as the collective's model says
+     * (core/sim.c); a rank's leave waits for its own only */
     if (sb_builder_input(b, J->done[r][i]))
         return SB_NONE;
-    for (uint32_t q = 0; q < J->n; q++)
-        if (q != r && J->member[(size_t)J->grp_of[r][i] * J->n + q] &&
-            sb_builder_after(b, J->done[q][peer(J, r, i, q)]))
-            return SB_NONE;
     return id;
 }
 
@@ -1437,6 +1402,8 @@ static struct sb_graph *build_ranks(struct job *J, const char *pattern, const ui
         edges += J->D[r].off[J->T[r].n];
         J->arrive[r] = sb_xmalloc(((size_t)J->T[r].n + 1) * sizeof **J->arrive);
         J->done[r] = sb_xmalloc(((size_t)J->T[r].n + 1) * sizeof **J->done);
+        J->start[r] = sb_xmalloc(((size_t)J->T[r].n + 1) * sizeof **J->start);
+        memset(J->start[r], 0xff, ((size_t)J->T[r].n + 1) * sizeof **J->start);
     }
     struct sb_builder *b = sb_builder_new(pattern, SB_LOC_NODE_ID, e);
     sb_builder_reserve(b, total + total / 4 + 16, edges, 0);
@@ -1453,7 +1420,6 @@ static struct sb_graph *build_ranks(struct job *J, const char *pattern, const ui
     for (uint32_t r = 0; r < N && !rc; r++)
         rc = add_preexisting(&J->T[r], b);
     uint32_t *k_next = sb_xcalloc(N, sizeof *k_next);
-    uint32_t *after = sb_xmalloc(((size_t)N + 1) * sizeof *after);
     for (uint32_t k = 0; k < J->n_units && !rc; k++) {
         uint32_t u = order[k], r = J->u_rank[u], i = J->u_node[u];
         struct trace *T = &J->T[r];
@@ -1464,22 +1430,24 @@ static struct sb_graph *build_ranks(struct job *J, const char *pattern, const ui
         case UNIT_ARRIVE:
             rc = (J->arrive[r][i] = add_join_nop(J, b, r, i, 0)) == SB_NONE;
             break;
-        case UNIT_COLL:
-            T->n_join_after = 0;
-            for (uint32_t q = 0; q < N; q++)
-                if (J->member[(size_t)J->grp_of[r][i] * N + q])
-                    after[T->n_join_after++] = J->arrive[q][peer(J, r, i, q)];
-            T->join_after = after;
+        case UNIT_COLL: /* joins the members' collective (core/sim.c meets them) */
+            T->join_with = NULL;
+            T->join_after = &J->arrive[r][i];
+            for (uint32_t q = 0; q < N && !T->join_with; q++)
+                if (J->member[(size_t)J->grp_of[r][i] * N + q] &&
+                    J->start[q][peer(J, r, i, q)] != SB_NONE)
+                    T->join_with = &J->start[q][peer(J, r, i, q)];
             rc = node_at(T, b, &J->D[r], k_next[r]++, e);
-            T->n_join_after = 0;
+            T->join_with = NULL;
+            T->join_after = NULL;
             J->done[r][i] = T->last[i];
+            J->start[r][i] = T->last_start;
             break;
         default: /* UNIT_LEAVE */
             rc = (T->last[i] = add_join_nop(J, b, r, i, 1)) == SB_NONE;
         }
     }
     free(k_next);
-    free(after);
     if (rc) {
         sb_builder_free(b);
         return NULL;
@@ -1494,13 +1462,13 @@ static void job_free(struct job *J)
         free(J->path[r]);
         free((char *)J->T[r].pfx);
         free(J->grp_of[r]), free(J->k_of[r]), free(J->unit[r]);
-        free(J->arrive[r]), free(J->done[r]);
+        free(J->arrive[r]), free(J->done[r]), free(J->start[r]);
     }
     for (size_t s = 0; s < (size_t)J->n_grp * J->n; s++)
         free(J->seq[s]);
     free(J->seq), free(J->n_seq), free(J->member), free(J->grp);
     free(J->T), free(J->D), free(J->path), free(J->grp_of), free(J->k_of), free(J->unit);
-    free(J->arrive), free(J->done), free(J->u_rank), free(J->u_node), free(J->u_part);
+    free(J->arrive), free(J->done), free(J->start), free(J->u_rank), free(J->u_node), free(J->u_part);
     if (J->groups)
         json_decref(J->groups);
 }
@@ -1533,6 +1501,7 @@ struct sb_graph *sb_chakra_load_ranks_mem(const char *pattern, uint32_t n,
     J.unit = sb_xcalloc(n, sizeof *J.unit);
     J.arrive = sb_xcalloc(n, sizeof *J.arrive);
     J.done = sb_xcalloc(n, sizeof *J.done);
+    J.start = sb_xcalloc(n, sizeof *J.start);
     int rc = 0;
     for (uint32_t r = 0; r < n && !rc; r++) {
         struct trace *T = &J.T[r];
@@ -1554,7 +1523,7 @@ struct sb_graph *sb_chakra_load_ranks_mem(const char *pattern, uint32_t n,
     }
     struct sb_graph *g = NULL;
     uint32_t *order = NULL;
-    if (!rc && !match_collectives(&J, e) && !check_join_edges(&J, pattern, e) &&
+    if (!rc && !match_collectives(&J, e) &&
         (order = merge_ranks(&J, e)))
         g = build_ranks(&J, pattern, order, e);
     free(order);
