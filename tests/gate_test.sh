@@ -99,7 +99,7 @@ contains "$WORK/out" "effective parameters order=file -> order=depth" "the defau
 expect_rc 0 "compare build 0 order=depth with build 1" "$BIN" compare "$WORK/base0d.csv" "$WORK/base1.csv" --changes-only --format csv
 lacks "$WORK/out" "effective parameters" "same effective parameters"
 contains "$WORK/out" "build gatetoy_0.so@" "another build named"
-if [ "$(sed -n 2p "$WORK/base0.csv" | awk -F, '{print $(NF-1)}')" != "$(sed -n 2p "$WORK/base1.csv" | awk -F, '{print $(NF-1)}')" ]; then ok; else bad "two builds, one sweep_id"; fi
+if [ "$(sed -n 2p "$WORK/base0.csv" | cut -d, -f28)" != "$(sed -n 2p "$WORK/base1.csv" | cut -d, -f28)" ]; then ok; else bad "two builds, one sweep_id"; fi
 
 # ---- the baseline's form: diffs well, and compare reads both forms ------------------------
 # one policy more adds its rows and changes none; no sched_ms, no per-row sweep numbering

@@ -50,6 +50,10 @@ const char *const sb_result_columns[] = {
      * their results (workloads, schedulers, cost model, --cost, --sim,
      * --machine), and the number of cells in the whole sweep */
     "shard", "sweep_id", "sweep_cells",
+    /* a job of ranks (issue 36): exposed_comm_us, compute_us and comm_us are
+     * then per rank, the most over the ranks, and these their mean over the
+     * ranks; empty for a graph that is one program */
+    "exposed_comm_mean_us", "compute_mean_us", "comm_mean_us",
     NULL};
 
 /* ---- workload paths --------------------------------------------------------- */
@@ -769,6 +773,30 @@ static const char *model_name(const struct run_opts *o)
                                            : "analytical";
 }
 
+/* A job of ranks reports exposed communication, compute and communication
+ * per rank (each device one rank's program): the most over the ranks and
+ * their mean, in the order exposed, compute, comm. */
+struct rank_figures {
+    int job;
+    double max[3], mean[3];
+};
+
+static struct rank_figures rank_figures(const struct sb_graph *g, const struct sb_sim_result *r)
+{
+    struct rank_figures rf = {0};
+    if (!r || !sb_graph_is_job(&g->v))
+        return rf;
+    rf.job = 1;
+    for (uint32_t d = 0; d < r->n_dev; d++) {
+        const double x[3] = {r->dev_exposed_us[d], r->dev_compute_us[d], r->dev_comm_us[d]};
+        for (int k = 0; k < 3; k++) {
+            rf.max[k] = x[k] > rf.max[k] ? x[k] : rf.max[k];
+            rf.mean[k] += x[k] / r->n_dev;
+        }
+    }
+    return rf;
+}
+
 static void write_row(FILE *f, const struct sb_graph *g, const struct sb_sched *sc,
                       const char *status, const struct sb_sim_result *r,
                       const struct sb_schedule *s, double sched_ms, const struct run_opts *o,
@@ -787,9 +815,10 @@ static void write_row(FILE *f, const struct sb_graph *g, const struct sb_sched *
             sb_csv_field(f, "", 0);
         else
             sb_csv_fieldf(f, 0, "%llu", (unsigned long long)r->peak_mem_bytes);
-        sb_csv_fieldf(f, 0, "%.3f", r->exposed_comm_us);
-        sb_csv_fieldf(f, 0, "%.3f", r->compute_us);
-        sb_csv_fieldf(f, 0, "%.3f", r->comm_us);
+        struct rank_figures rf = rank_figures(g, r);
+        sb_csv_fieldf(f, 0, "%.3f", rf.job ? rf.max[0] : r->exposed_comm_us);
+        sb_csv_fieldf(f, 0, "%.3f", rf.job ? rf.max[1] : r->compute_us);
+        sb_csv_fieldf(f, 0, "%.3f", rf.job ? rf.max[2] : r->comm_us);
         sb_csv_fieldf(f, 0, "%.3f", r->makespan_lb_us);
     } else {
         for (int k = 0; k < 6; k++)
@@ -817,6 +846,12 @@ static void write_row(FILE *f, const struct sb_graph *g, const struct sb_sched *
     sb_cost_describe(&o->cost, cost, sizeof cost);
     sb_csv_field(f, cost, 0);
     write_sweep(f, o);
+    struct rank_figures rf = rank_figures(g, r);
+    for (int k = 0; k < 3; k++)
+        if (rf.job)
+            sb_csv_fieldf(f, 0, "%.3f", rf.mean[k]);
+        else
+            sb_csv_field(f, "", 0);
     sb_csv_end(f);
 }
 
@@ -840,7 +875,7 @@ static void write_load_error(FILE *f, const char *path, const char *sched, const
             sb_csv_fieldf(f, 0, "%llu", (unsigned long long)cell);
         else if (!strcmp(c, "shard")) {
             write_sweep(f, o);
-            break; /* shard, sweep_id, sweep_cells end the row */
+            i += 2; /* sweep_id, sweep_cells */
         } else
             sb_csv_field(f, "", i == 0);
     }
@@ -1451,6 +1486,7 @@ static const struct {
     {"devices_used", 'u', 0},   {"transfer_bytes", 'u', 0},  {"barriers", 'u', 0},
     {"dev_peak_bytes", 'l', 0}, {"over_capacity", 'u', 0},   {"dev_cap_bytes", 'l', 0},
     {"mem_limit_bytes", 'u', 0},
+    {"exposed_comm_mean_us", 'd', 0}, {"compute_mean_us", 'd', 0}, {"comm_mean_us", 'd', 0},
 };
 
 static int all_digits(const char *s, size_t n)

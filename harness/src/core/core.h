@@ -209,6 +209,9 @@ struct sb_sim_result {
     uint32_t n_dev;
     uint64_t *dev_peak_bytes; /* [n_dev] each device's peak */
     uint32_t over_capacity;   /* devices whose peak exceeds their mem_cap_bytes */
+    /* [n_dev] exposed_comm_us, compute_us and comm_us of each device's nodes
+     * (a job of ranks reports them per rank: sb_graph_is_job) */
+    double *dev_exposed_us, *dev_compute_us, *dev_comm_us;
     /* Only with sb_sim_config.record, for per-device timelines and Gantt charts
      * (docs/machines.md): every device's memory, and each copy over a link in
      * the order the simulator made them.  Recording changes no figure above. */
@@ -287,6 +290,9 @@ struct sb_sched {
 /* A job of ranks (graph.h, `join`; every node pre-assigned) and a policy
  * that is no placer: it schedules each rank's program alone (core/ranks.c). */
 int sb_sched_per_rank(const struct sb_sched *s, const struct sb_graph *g);
+/* A job of ranks: joined collectives, every node pre-assigned, two devices
+ * or more (each device one rank's program). */
+int sb_graph_is_job(const struct sb_graph_view *g);
 int sb_sched_run_ranks(const struct sb_sched *s, const struct sb_graph *g,
                        struct sb_schedule *out, struct sb_err *e);
 /* "built-in", or a module's file name and the hash of its bytes */

@@ -30,7 +30,7 @@ struct rank_view {
 
 /* A job to split: joined collectives, every node pre-assigned, and more
  * than one device. */
-static int is_job(const struct sb_graph_view *g)
+int sb_graph_is_job(const struct sb_graph_view *g)
 {
     if (!g->join || g->machine->n_devices < 2)
         return 0;
@@ -312,5 +312,5 @@ int sb_sched_run_ranks(const struct sb_sched *sc, const struct sb_graph *G,
 int sb_sched_per_rank(const struct sb_sched *sc, const struct sb_graph *G)
 {
     int placer = sc->p->size >= SB_PLUGIN_SIZE_V1 + sizeof sc->p->flags && (sc->p->flags & SB_PLUGIN_PLACER);
-    return !placer && is_job(&G->v);
+    return !placer && sb_graph_is_job(&G->v);
 }

@@ -396,6 +396,7 @@ static void run_order(struct sim_state *S, const struct sb_schedule *s,
             double done = coll_end(S, g->partner[v]);
             if (done > t) {
                 r->exposed_comm_us += done - t;
+                r->dev_exposed_us[d] += done - t;
                 t = done;
             }
             break;
@@ -426,10 +427,14 @@ static void sum_durations(const struct sb_graph_view *g, const struct sb_schedul
 {
     uint32_t nd = g->machine->n_devices;
     for (uint32_t v = 0; v < g->n_nodes; v++) {
-        if (g->kind[v] == SB_KIND_COMPUTE)
-            r->compute_us += g->dev_dur_us[(size_t)v * nd + (uint32_t)s->device[v]];
-        else if (g->kind[v] == SB_KIND_START)
+        uint32_t d = (uint32_t)s->device[v];
+        if (g->kind[v] == SB_KIND_COMPUTE) {
+            r->compute_us += g->dev_dur_us[(size_t)v * nd + d];
+            r->dev_compute_us[d] += g->dev_dur_us[(size_t)v * nd + d];
+        } else if (g->kind[v] == SB_KIND_START) {
             r->comm_us += g->dur_us[v];
+            r->dev_comm_us[d] += g->dur_us[v];
+        }
     }
 }
 
@@ -736,6 +741,9 @@ void sb_sim_run(const struct sb_graph *G, const struct sb_schedule *s,
     }
     r->n_dev = nd;
     r->dev_peak_bytes = sb_xcalloc(nd, sizeof *r->dev_peak_bytes);
+    r->dev_exposed_us = sb_xcalloc(nd, sizeof *r->dev_exposed_us);
+    r->dev_compute_us = sb_xcalloc(nd, sizeof *r->dev_compute_us);
+    r->dev_comm_us = sb_xcalloc(nd, sizeof *r->dev_comm_us);
     r->n_pos = s->n_nodes;
     r->mem_bytes = sb_xmalloc((size_t)r->n_pos * sizeof *r->mem_bytes);
     if (nd == 1) {
@@ -780,6 +788,9 @@ void sb_sim_result_free(struct sb_sim_result *r)
     free(r->coll_end_us);
     free(r->coll_lane);
     free(r->dev_peak_bytes);
+    free(r->dev_exposed_us);
+    free(r->dev_compute_us);
+    free(r->dev_comm_us);
     free(r->dev_mem_bytes);
     free(r->copies);
     memset(r, 0, sizeof *r);
