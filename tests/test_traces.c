@@ -732,6 +732,112 @@ static void chakra_join_edges(void)
     sb_graph_free(g);
 }
 
+/* A send (peer_key "comm_dst") or recv ("comm_src") of 1000 bytes with
+ * comm_tag tag and a recorded duration. */
+static void put_p2p(struct et *t, uint64_t id, const char *name, int type, const uint64_t *deps,
+                    size_t n_deps, uint64_t dur, const char *peer_key, int64_t peer, int64_t tag)
+{
+    ChakraProtoMsg__Node x = CHAKRA_PROTO_MSG__NODE__INIT;
+    ChakraProtoMsg__AttributeProto a[3], *ap[3];
+    const char *names[3] = {peer_key, "comm_tag", "comm_size"};
+    int64_t vals[3] = {peer, tag, 1000};
+    for (int i = 0; i < 3; i++) {
+        chakra_proto_msg__attribute_proto__init(&a[i]);
+        a[i].name = (char *)names[i];
+        a[i].value_case = CHAKRA_PROTO_MSG__ATTRIBUTE_PROTO__VALUE_INT64_VAL;
+        a[i].int64_val = vals[i];
+        ap[i] = &a[i];
+    }
+    x.id = id, x.name = (char *)name, x.type = type, x.duration_micros = dur;
+    x.data_deps = (uint64_t *)deps, x.n_data_deps = n_deps;
+    x.attr = ap, x.n_attr = 3;
+    put(t, &x.base);
+}
+
+/* Two pipeline stages (issue 36): send and recv matched by peer and tag.
+ *   rank 0: f0 (10 us), then a send to rank 1 with tag 7 reading f0 (4 us
+ *   recorded), then g0 (5 us) after it in the trace;
+ *   rank 1: pre (20 us), a recv from rank 0 with tag 7 reading pre (4 us),
+ *   f1 (6 us) reading the recv.
+ * Each rank in its trace order: rank 0 issues the send at 10, rank 1 the
+ * recv at 20; the transfer begins at 20 on both and ends at 24.  Rank 0's
+ * done waits 10..24 (14 us exposed), then g0 24..29; rank 1's done waits
+ * 20..24 (4 us), f1 24..30.  Makespan 30, exposed 18.
+ * With rank 1's tag 8 the send has no recv: refused, naming the send. */
+static struct sb_graph *p2p_job(int64_t tag1, struct sb_err *e)
+{
+    struct et t[2] = {{0}, {0}};
+    ChakraProtoMsg__GlobalMetadata meta = CHAKRA_PROTO_MSG__GLOBAL_METADATA__INIT;
+    meta.version = "0.0.4";
+    uint64_t d1[1] = {1}, d2[1] = {2};
+    put(&t[0], &meta.base);
+    put_node(&t[0], 1, "f0", CHAKRA_PROTO_MSG__NODE_TYPE__COMP_NODE, NULL, 0, 10, -1, -1, -1);
+    put_p2p(&t[0], 2, "send", CHAKRA_PROTO_MSG__NODE_TYPE__COMM_SEND_NODE, d1, 1, 4, "comm_dst",
+            1, 7);
+    put_node(&t[0], 3, "g0", CHAKRA_PROTO_MSG__NODE_TYPE__COMP_NODE, d1, 1, 5, -1, -1, -1);
+    put(&t[1], &meta.base);
+    put_node(&t[1], 1, "pre", CHAKRA_PROTO_MSG__NODE_TYPE__COMP_NODE, NULL, 0, 20, -1, -1, -1);
+    put_p2p(&t[1], 2, "recv", CHAKRA_PROTO_MSG__NODE_TYPE__COMM_RECV_NODE, d1, 1, 4, "comm_src",
+            0, tag1);
+    put_node(&t[1], 3, "f1", CHAKRA_PROTO_MSG__NODE_TYPE__COMP_NODE, d2, 1, 6, -1, -1, -1);
+    const uint8_t *buf[2] = {t[0].b, t[1].b};
+    size_t len[2] = {t[0].n, t[1].n};
+    struct sb_import_opts o;
+    sb_import_defaults(&o);
+    struct sb_graph *g = sb_chakra_load_ranks_mem(SB_TEST_TMP "/p2p.%d.et", 2, buf, len, &o, e);
+    free(t[0].b), free(t[1].b);
+    return g;
+}
+
+static void chakra_p2p(void)
+{
+    struct sb_err e;
+    struct sb_graph *g = p2p_job(7, &e);
+    CHECK(g != NULL);
+    if (!g)
+        return fprintf(stderr, "%s\n", e.msg), (void)0;
+    uint32_t s0 = node_named(g, "r0/send#2"), s1 = node_named(g, "r1/recv#2");
+    uint32_t g0 = node_named(g, "r0/g0#3"), f1 = node_named(g, "r1/f1#3");
+    CHECK(s0 != UINT32_MAX && s1 != UINT32_MAX && g0 != UINT32_MAX && f1 != UINT32_MAX);
+    if (s0 == UINT32_MAX || s1 == UINT32_MAX || g0 == UINT32_MAX || f1 == UINT32_MAX) {
+        sb_graph_free(g);
+        return;
+    }
+    CHECK(g->v.join && g->v.join[s0] == s1 && g->v.join[s1] == s0);
+    struct sb_cost_params cp;
+    sb_cost_defaults(&cp);
+    sb_cost_apply(&cp, g);
+    struct sb_machine *m = NULL;
+    CHECK(sb_machine_of_graph(g, &m, &e) == 0);
+    struct sb_schedule s;
+    sb_schedule_init(&s, g, g->v.machine->n_devices);
+    for (uint32_t v = 0; v < g->v.n_nodes; v++)
+        s.order[v] = v;
+    CHECK(sb_schedule_validate(&g->v, &s, &e) == 0);
+    struct sb_sim_config c;
+    struct sb_sim_result res;
+    sb_sim_defaults(&c);
+    c.record = 1;
+    sb_sim_run(g, &s, &c, &res);
+    CHECK_NEAR(res.coll_begin_us[s0], 20);
+    CHECK_NEAR(res.coll_begin_us[s1], 20);
+    CHECK_NEAR(res.coll_end_us[s0], 24);
+    CHECK_NEAR(res.coll_end_us[s1], 24);
+    CHECK_NEAR(res.begin_us[g0], 24);
+    CHECK_NEAR(res.end_us[f1], 30);
+    CHECK_NEAR(res.makespan_us, 30);
+    CHECK_NEAR(res.exposed_comm_us, 18);
+    sb_sim_result_free(&res);
+    sb_schedule_free(&s);
+    sb_machine_free(m);
+    sb_graph_free(g);
+    g = p2p_job(8, &e);
+    CHECK(g == NULL);
+    CHECK_CONTAINS(e.msg, "p2p.0.et: node id 2 'send': a send to rank 1 (tag 7, process group '') "
+                          "that " SB_TEST_TMP "/p2p.1.et has no recv for");
+    sb_graph_free(g);
+}
+
 int main(int argc, char **argv)
 {
     /* test_traces --write-ranks PREFIX [BAD]: the rank files of chakra_ranks
@@ -740,6 +846,7 @@ int main(int argc, char **argv)
         return write_ranks(argv[2], argc > 3 ? atoi(argv[3]) : 0) ? 1 : 0;
     chakra_ranks();
     chakra_join_edges();
+    chakra_p2p();
     chakra_storages();
     chakra_ctrl_and_host();
     chakra_long_names();

@@ -692,7 +692,11 @@ int sb_builder_join(struct sb_builder *b, uint32_t with)
         return nfail(b, id, SB_BF_JOIN, "only a start with a device joins a collective");
     if (with >= id)
         return nfail(b, id, SB_BF_JOIN, "join %u is not an earlier row", with);
-    if (g->kind[with] != SB_KIND_START || g->coll[with] != g->coll[id] || g->device[with] < 0)
+    /* a send joins its recv: one transfer the two ranks meet at */
+    int pair = (g->coll[id] == SB_COLL_SEND && g->coll[with] == SB_COLL_RECV) ||
+               (g->coll[id] == SB_COLL_RECV && g->coll[with] == SB_COLL_SEND);
+    if (g->kind[with] != SB_KIND_START || (g->coll[with] != g->coll[id] && !pair) ||
+        g->device[with] < 0)
         return nfail(b, id, SB_BF_JOIN, "join %u (%s) is not a start of %s with a device", with,
                      where(b, with, at, sizeof at), sb_coll_name(g->coll[id]));
     if (!g->join) {

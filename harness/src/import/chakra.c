@@ -1086,6 +1086,9 @@ struct job {
     uint8_t *u_part;
     uint32_t **arrive, **done; /* [n][T.n] graph nodes of a joined collective */
     uint32_t **start;          /* [n][T.n] its start, SB_NONE until added */
+    /* send and recv matched across ranks (match_p2p): the peer's rank and
+     * trace node of each, SB_NONE for any other node */
+    uint32_t **p2p_rank, **p2p_node; /* [n][T.n] */
     json_t *groups;    /* the group file's process groups (load_groups), or NULL */
 };
 
@@ -1226,6 +1229,110 @@ static int match_collectives(struct job *J, struct sb_err *e)
             }
     }
     return 0;
+}
+
+/* ---- send and recv across ranks -----------------------------------------
+ *
+ * ASTRA-sim's workload layer (astra-sim/workload/Workload.cc,
+ * issue_send_comm and issue_recv_comm, commit 0383c203) posts a send to
+ * rank comm_dst and a recv from rank comm_src, each with comm_tag; the
+ * network pairs them.  Here the k-th send from rank a to rank b with tag t
+ * of process group p (in a's trace order) is the k-th such recv on b (in
+ * b's), and the two starts are joined: the transfer begins when both are
+ * issued (docs/machines.md, "Joined collectives"). */
+struct p2p {
+    uint32_t src, dst, rank, node, pos;
+    int64_t tag;
+    const char *pg;
+};
+
+static int p2p_cmp(const void *pa, const void *pb)
+{
+    const struct p2p *a = pa, *b = pb;
+    if (a->src != b->src)
+        return a->src < b->src ? -1 : 1;
+    if (a->dst != b->dst)
+        return a->dst < b->dst ? -1 : 1;
+    if (a->tag != b->tag)
+        return a->tag < b->tag ? -1 : 1;
+    int c = strcmp(a->pg, b->pg);
+    if (c)
+        return c;
+    return a->pos < b->pos ? -1 : a->pos > b->pos;
+}
+
+/* Rank r's sends (send = 1) or recvs, appended to *out. */
+static int collect_p2p(struct job *J, uint32_t r, int send, struct p2p **out, uint32_t *n,
+                       struct sb_err *e)
+{
+    const struct trace *T = &J->T[r];
+    int want = send ? CHAKRA_PROTO_MSG__NODE_TYPE__COMM_SEND_NODE
+                    : CHAKRA_PROTO_MSG__NODE_TYPE__COMM_RECV_NODE;
+    for (uint32_t k = 0; k < T->n; k++) {
+        uint32_t i = T->order[k];
+        const Node *x = T->node[i];
+        if ((int)x->type != want)
+            continue;
+        const char *key = send ? "comm_dst" : "comm_src";
+        int64_t peer = iattr(x, key, -1), self = iattr(x, send ? "comm_src" : "comm_dst", r);
+        if (peer < 0 || peer >= J->n || peer == r || self != r)
+            return sb_errf(e, "%s: node id %" PRIu64 " '%s': a %s of rank %u %s %s %" PRId64
+                              ", not another rank of the job (0..%u)%s", J->path[r], x->id,
+                           x->name, send ? "send" : "recv", r, send ? "to" : "from", key, peer,
+                           J->n - 1, self != r ? "; or its own rank is not this file's" : "");
+        *out = sb_xrealloc(*out, (*n + 1) * sizeof **out);
+        (*out)[(*n)++] = (struct p2p){send ? r : (uint32_t)peer, send ? (uint32_t)peer : r, r,
+                                      i, k, iattr(x, "comm_tag", 0), pg_of(x)};
+    }
+    return 0;
+}
+
+static int p2p_unmatched(const struct job *J, const struct p2p *x, int send, struct sb_err *e)
+{
+    const Node *y = J->T[x->rank].node[x->node];
+    uint32_t other = send ? x->dst : x->src;
+    return sb_errf(e, "%s: node id %" PRIu64 " '%s': a %s %s rank %u (tag %" PRId64 ", process "
+                      "group '%s') that %s has no %s for: a send and a recv are matched by "
+                      "peer, tag and process group, the k-th of each in trace order", J->path[x->rank],
+                   y->id, y->name, send ? "send" : "recv", send ? "to" : "from", other, x->tag,
+                   x->pg, J->path[other], send ? "recv" : "send");
+}
+
+static int match_p2p(struct job *J, struct sb_err *e)
+{
+    struct p2p *s = NULL, *v = NULL;
+    uint32_t ns = 0, nv = 0, a = 0, b = 0;
+    int rc = 0;
+    for (uint32_t r = 0; r < J->n; r++) {
+        J->p2p_rank[r] = sb_xmalloc(((size_t)J->T[r].n + 1) * sizeof **J->p2p_rank);
+        J->p2p_node[r] = sb_xmalloc(((size_t)J->T[r].n + 1) * sizeof **J->p2p_node);
+        memset(J->p2p_rank[r], 0xff, ((size_t)J->T[r].n + 1) * sizeof **J->p2p_rank);
+        memset(J->p2p_node[r], 0xff, ((size_t)J->T[r].n + 1) * sizeof **J->p2p_node);
+        if (!rc)
+            rc = collect_p2p(J, r, 1, &s, &ns, e) || collect_p2p(J, r, 0, &v, &nv, e);
+    }
+    if (!rc) {
+        qsort(s, ns, sizeof *s, p2p_cmp);
+        qsort(v, nv, sizeof *v, p2p_cmp);
+    }
+    while (!rc && (a < ns || b < nv)) { /* merge: equal keys pair up in order */
+        struct p2p key_s = a < ns ? s[a] : v[b], key_v = b < nv ? v[b] : s[a];
+        key_s.pos = key_v.pos = 0;
+        int c = a >= ns ? 1 : b >= nv ? -1 : p2p_cmp(&key_s, &key_v);
+        if (c < 0)
+            rc = p2p_unmatched(J, &s[a], 1, e);
+        else if (c > 0)
+            rc = p2p_unmatched(J, &v[b], 0, e);
+        else {
+            J->p2p_rank[s[a].rank][s[a].node] = v[b].rank;
+            J->p2p_node[s[a].rank][s[a].node] = v[b].node;
+            J->p2p_rank[v[b].rank][v[b].node] = s[a].rank;
+            J->p2p_node[v[b].rank][v[b].node] = s[a].node;
+            a++, b++;
+        }
+    }
+    free(s), free(v);
+    return rc;
 }
 
 /* The unit consumers of trace node p of rank r wait for. */
@@ -1424,9 +1531,15 @@ static struct sb_graph *build_ranks(struct job *J, const char *pattern, const ui
         uint32_t u = order[k], r = J->u_rank[u], i = J->u_node[u];
         struct trace *T = &J->T[r];
         switch (J->u_part[u]) {
-        case UNIT_PLAIN:
+        case UNIT_PLAIN: { /* a matched send or recv joins its peer's, once it is built */
+            uint32_t q = J->p2p_rank[r][i], j = J->p2p_node[r][i];
+            T->join_with = q != SB_NONE && J->start[q][j] != SB_NONE ? &J->start[q][j] : NULL;
             rc = node_at(T, b, &J->D[r], k_next[r]++, e);
+            T->join_with = NULL;
+            if (q != SB_NONE)
+                J->start[r][i] = T->last_start;
             break;
+        }
         case UNIT_ARRIVE:
             rc = (J->arrive[r][i] = add_join_nop(J, b, r, i, 0)) == SB_NONE;
             break;
@@ -1463,12 +1576,14 @@ static void job_free(struct job *J)
         free((char *)J->T[r].pfx);
         free(J->grp_of[r]), free(J->k_of[r]), free(J->unit[r]);
         free(J->arrive[r]), free(J->done[r]), free(J->start[r]);
+        free(J->p2p_rank[r]), free(J->p2p_node[r]);
     }
     for (size_t s = 0; s < (size_t)J->n_grp * J->n; s++)
         free(J->seq[s]);
     free(J->seq), free(J->n_seq), free(J->member), free(J->grp);
     free(J->T), free(J->D), free(J->path), free(J->grp_of), free(J->k_of), free(J->unit);
-    free(J->arrive), free(J->done), free(J->start), free(J->u_rank), free(J->u_node), free(J->u_part);
+    free(J->arrive), free(J->done), free(J->start), free(J->p2p_rank), free(J->p2p_node);
+    free(J->u_rank), free(J->u_node), free(J->u_part);
     if (J->groups)
         json_decref(J->groups);
 }
@@ -1502,6 +1617,8 @@ struct sb_graph *sb_chakra_load_ranks_mem(const char *pattern, uint32_t n,
     J.arrive = sb_xcalloc(n, sizeof *J.arrive);
     J.done = sb_xcalloc(n, sizeof *J.done);
     J.start = sb_xcalloc(n, sizeof *J.start);
+    J.p2p_rank = sb_xcalloc(n, sizeof *J.p2p_rank);
+    J.p2p_node = sb_xcalloc(n, sizeof *J.p2p_node);
     int rc = 0;
     for (uint32_t r = 0; r < n && !rc; r++) {
         struct trace *T = &J.T[r];
@@ -1523,7 +1640,7 @@ struct sb_graph *sb_chakra_load_ranks_mem(const char *pattern, uint32_t n,
     }
     struct sb_graph *g = NULL;
     uint32_t *order = NULL;
-    if (!rc && !match_collectives(&J, e) &&
+    if (!rc && !match_collectives(&J, e) && !match_p2p(&J, e) &&
         (order = merge_ranks(&J, e)))
         g = build_ranks(&J, pattern, order, e);
     free(order);
