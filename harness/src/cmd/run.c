@@ -915,7 +915,9 @@ static int write_timeline(const char *dir, const struct sb_graph *g, const char 
         snprintf(col, sizeof col, "mem_bytes.%s", m->dev_name[d]);
         sb_csv_field(out.f, col, 0);
     }
-    fputc('\n', out.f);
+    /* appended: the stream the node ran on, on its device (sb_lane), for
+     * plot --gantt's lane per stream */
+    fprintf(out.f, ",stream\n");
     for (uint32_t i = 0; i < r->n_pos; i++) {
         uint32_t v = s->order[i];
         sb_csv_fieldf(out.f, 1, "%u", i);
@@ -941,6 +943,7 @@ static int write_timeline(const char *dir, const struct sb_graph *g, const char 
         for (uint32_t d = 0; d < nd; d++)
             sb_csv_fieldf(out.f, 0, "%llu",
                           (unsigned long long)r->dev_mem_bytes[(size_t)i * nd + d]);
+        sb_csv_fieldf(out.f, 0, "%u", sb_lane(&g->v, v, s->device ? (uint32_t)s->device[v] : 0));
         sb_csv_end(out.f);
     }
     return sb_atomic_commit(&out, e);

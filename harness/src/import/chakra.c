@@ -1380,25 +1380,24 @@ static uint32_t *merge_ranks(struct job *J, struct sb_err *e)
                     J->u_part[u] = (uint8_t)(mem ? UNIT_ARRIVE + part : UNIT_PLAIN);
                     if (pass)
                         off[u] = m;
-                    /* a rank keeps its trace's order: each node, arrive and
-                     * start after the one before it (a leave goes as soon
-                     * as every copy is done) */
-                    if (J->u_part[u] != UNIT_LEAVE) {
-                        if (prev != SB_NONE) {
-                            if (pass)
-                                in[m] = prev;
-                            m++;
-                        }
-                        prev = u;
+                    /* a rank keeps its trace's order: each node, arrive,
+                     * start and leave after the one before it (the leave
+                     * waits for its own copy only, so identical ranks get
+                     * identical orders) */
+                    if (prev != SB_NONE) {
+                        if (pass)
+                            in[m] = prev;
+                        m++;
                     }
+                    prev = u;
                     if (part == 0)
                         for (uint32_t q = J->D[r].off[i]; q < J->D[r].off[i + 1]; q++, m++)
                             if (pass)
                                 in[m] = out_unit(J, r, J->D[r].to[q]);
-                    for (uint32_t q = 0; part > 0 && q < N; q++)
+                    for (uint32_t q = 0; part == 1 && q < N; q++) /* the start: every arrive */
                         if (mem[q]) {
                             if (pass)
-                                in[m] = J->unit[q][peer(J, r, i, q)] + part - 1;
+                                in[m] = J->unit[q][peer(J, r, i, q)];
                             m++;
                         }
                 }
