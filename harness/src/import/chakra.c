@@ -1311,10 +1311,10 @@ static int match_p2p(struct job *J, struct sb_err *e)
         if (!rc)
             rc = collect_p2p(J, r, 1, &s, &ns, e) || collect_p2p(J, r, 0, &v, &nv, e);
     }
-    if (!rc) {
+    if (!rc && ns) /* qsort takes no NULL, even for no elements */
         qsort(s, ns, sizeof *s, p2p_cmp);
+    if (!rc && nv)
         qsort(v, nv, sizeof *v, p2p_cmp);
-    }
     while (!rc && (a < ns || b < nv)) { /* merge: equal keys pair up in order */
         struct p2p key_s = a < ns ? s[a] : v[b], key_v = b < nv ? v[b] : s[a];
         key_s.pos = key_v.pos = 0;
