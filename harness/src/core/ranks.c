@@ -28,15 +28,23 @@ struct rank_view {
     uint64_t *out_bytes, *comm_bytes, *name_off;
 };
 
-/* A job to split: joined collectives, every node pre-assigned, and more
- * than one device. */
+/* A job to split: joined collectives, every node pre-assigned, more than
+ * one device, and each rank's program whole: a start and its done, and a
+ * view and the buffer it views, on one device (a cut between them would
+ * hand a policy a done without its start). */
 int sb_graph_is_job(const struct sb_graph_view *g)
 {
     if (!g->join || g->machine->n_devices < 2)
         return 0;
-    for (uint32_t v = 0; v < g->n_nodes; v++)
+    for (uint32_t v = 0; v < g->n_nodes; v++) {
         if (g->device[v] < 0 || (uint32_t)g->device[v] >= g->machine->n_devices)
             return 0;
+        if (g->partner[v] != SB_NONE && g->device[g->partner[v]] != g->device[v])
+            return 0;
+        if ((g->flags[v] & SB_FLAG_ALIAS) && g->pred_off[v + 1] > g->pred_off[v] &&
+            g->device[g->pred[g->pred_off[v]]] != g->device[v])
+            return 0;
+    }
     return 1;
 }
 
