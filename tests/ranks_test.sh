@@ -81,6 +81,11 @@ print("ranks_test: %d traces, %d collectives off" % (len(files), bad))
 sys.exit(1 if bad or len(files) < 10 else 0)
 PY
 then fail=$((fail + 1)); fi
+# summary says a job's figures are per rank, and only for a job
+if ! "$BIN" summary "$WORK/j4.csv" | grep -q "a job of ranks: exposed communication, compute and communication are per rank" ||
+    "$BIN" summary "$WORK/j1.csv" | grep -q "per rank"; then
+    echo "FAIL: summary does not say per rank for the job alone"; fail=$((fail + 1))
+fi
 # the Chrome traces of every cell, one rank and four: on each thread (a
 # device's stream, a collective slot, a link) the complete events nest or
 # follow each other, as Perfetto and chrome://tracing need (before issue 36
