@@ -1350,6 +1350,7 @@ static const struct sb_plugin dp = {
     .init = dp_init,
     .run = dp_run,
     .free = dp_free,
+    .flags = SB_PLUGIN_PLACER, /* a job of ranks comes whole: docs/dp.md */
 };
 
 const struct sb_plugin *sb_plugin_dp(void) { return &dp; }

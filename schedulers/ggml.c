@@ -200,6 +200,7 @@ static const struct sb_plugin ggml = {
     .init = ggml_init,
     .run = ggml_run,
     .free = ggml_free,
+    .flags = SB_PLUGIN_PLACER, /* a job of ranks comes whole: docs/ggml.md */
 };
 
 const struct sb_plugin *sb_plugin_ggml(void) { return &ggml; }

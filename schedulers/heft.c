@@ -56,6 +56,7 @@ static const struct sb_plugin heft = {
     .init = heft_init,
     .run = heft_run,
     .free = heft_free,
+    .flags = SB_PLUGIN_PLACER, /* a job of ranks comes whole: docs/heft.md */
 };
 
 const struct sb_plugin *sb_plugin_heft(void) { return &heft; }

@@ -590,7 +590,7 @@ same "$(awk -F, 'NR > 1 { printf "%s %s %s %s %s %s; ", $2, $3, $4, $5, $6, $7 }
 same "$(col "$C" sweep_id 1)" "$(col "$G/td.r.csv" sweep_id 1)" "copies carry the sweep_id"
 T=$G/td.mem/td__original.csv
 same "$(awk -F, 'NR > 1 { printf "%s %s; ", $13, $14 }' "$T")" "1000 0; 5000 0; 5000 3000; 6100 2000; " "memory per device"
-same "$(head -1 "$T" | cut -d, -f13-)" "mem_bytes.gpu0,mem_bytes.gpu1" "device columns named"
+same "$(head -1 "$T" | cut -d, -f13-)" "mem_bytes.gpu0,mem_bytes.gpu1,stream" "device columns named, then the stream (issue 36)"
 expect_rc 0 "plot --gantt placed" "$BIN" plot "$G/td.r.csv" -o "$G/tp" --gantt original --mem-dir "$G/td.mem"
 GP=$G/tp/td.original.gantt.gp
 # lanes: gpu0 compute 0, copies gpu0 -> gpu1 1, gpu1 compute 2, copies gpu1 -> gpu0 3

@@ -2,6 +2,7 @@
  * paper; each expected value is derived in the comment above it. */
 #include "check.h"
 #include "core/core.h"
+#include "core/machine.h"
 #include "import/import.h"
 
 static struct sb_graph *load(const char *file, enum sb_cost_model m)
@@ -293,8 +294,116 @@ static void test_streams(void)
     CHECK_CONTAINS(e.msg, "bad.csv:2:5: stream '5000' is not an integer in 0..1023");
 }
 
+/* Joined collectives (docs/machines.md, "Joined collectives"): two ranks
+ * on devices 0 and 1, one all-reduce of 20 us both join.  Rank 0 issues
+ * its start at 0 and then runs y (30 us) on its stream; rank 1 runs c1
+ * (50 us) first, so its start, which reads nothing, is issued at 50.  The
+ * collective begins on both when the last start is issued, 50, and ends on
+ * both at 50 + 20 = 70.  Rank 0's y is not held back (0..30); its done
+ * waits 30..70 (40 us exposed), rank 1's none (its done follows the start
+ * at 50 and waits 50..70: 20 us); makespan 70.  Were the members met when
+ * their inputs are ready (0 on both), the collective would run 0..20. */
+static void test_join(void)
+{
+    static const char *csv =
+        "# devices=2\n"
+        "id,name,kind,inputs,cost_us,coll,comm_us,device,join\n"
+        "0,s0,start,,,all_reduce,20,0,\n"
+        "1,y,compute,,30,,,0,\n"
+        "2,d0,done,0,,,,0,\n"
+        "3,c1,compute,,50,,,1,\n"
+        "4,s1,start,,,all_reduce,20,1,0\n"
+        "5,d1,done,4,,,,1,\n";
+    struct sb_err e;
+    struct sb_graph *g = sb_csv_load_mem("join.csv", csv, strlen(csv), &e);
+    if (!g) {
+        fprintf(stderr, "%s\n", e.msg);
+        CHECK(0);
+        return;
+    }
+    struct sb_cost_params cp;
+    sb_cost_defaults(&cp);
+    sb_cost_apply(&cp, g);
+    struct sb_machine *m = NULL;
+    CHECK(sb_machine_of_graph(g, &m, &e) == 0 && g->v.machine->n_devices == 2);
+    CHECK(g->v.join && g->v.join[0] == 4 && g->v.join[4] == 0 && g->v.join[1] == 1);
+    struct sb_schedule s;
+    sb_schedule_init(&s, g, 2);
+    for (uint32_t i = 0; i < 6; i++)
+        s.order[i] = i;
+    CHECK(sb_schedule_validate(&g->v, &s, &e) == 0);
+    struct sb_sim_config sc;
+    struct sb_sim_result r;
+    sb_sim_defaults(&sc);
+    sc.record = 1;
+    sb_sim_run(g, &s, &sc, &r);
+    CHECK_NEAR(r.coll_begin_us[0], 50);
+    CHECK_NEAR(r.coll_begin_us[4], 50);
+    CHECK_NEAR(r.coll_end_us[0], 70);
+    CHECK_NEAR(r.coll_end_us[4], 70);
+    CHECK_NEAR(r.end_us[1], 30);
+    CHECK_NEAR(r.end_us[2], 70);
+    CHECK_NEAR(r.end_us[5], 70);
+    CHECK_NEAR(r.exposed_comm_us, 40 + 20);
+    CHECK_NEAR(r.makespan_us, 70);
+    sb_sim_result_free(&r);
+    sb_schedule_free(&s);
+    sb_machine_free(m);
+    sb_graph_free(g);
+
+    /* Two joined collectives X (0/3) and Y (4/7) issued in opposite orders:
+     * rank 0 holds its stream at X's done until rank 1 starts X, rank 1 at
+     * Y's done until rank 0 starts Y: the devices wait forever, refused. */
+    static const char *dead =
+        "# devices=2\n"
+        "id,name,kind,inputs,cost_us,coll,comm_us,device,join\n"
+        "0,x0,start,,,all_reduce,5,0,\n"
+        "1,dx0,done,0,,,,0,\n"
+        "2,y1,start,,,all_gather,5,1,\n"
+        "3,dy1,done,2,,,,1,\n"
+        "4,y0,start,,,all_gather,5,0,2\n"
+        "5,dy0,done,4,,,,0,\n"
+        "6,x1,start,,,all_reduce,5,1,0\n"
+        "7,dx1,done,6,,,,1,\n";
+    g = sb_csv_load_mem("dead.csv", dead, strlen(dead), &e);
+    CHECK(g != NULL);
+    if (!g)
+        return;
+    sb_cost_apply(&cp, g);
+    CHECK(sb_machine_of_graph(g, &m, &e) == 0);
+    sb_schedule_init(&s, g, 2);
+    for (uint32_t i = 0; i < 8; i++)
+        s.order[i] = i;
+    CHECK(sb_schedule_validate(&g->v, &s, &e) != 0);
+    CHECK_CONTAINS(e.msg, "node 1 (dx0) at 1 never runs: the devices wait for each other's "
+                          "joined collectives in a cycle");
+    sb_schedule_free(&s);
+    sb_machine_free(m);
+    sb_graph_free(g);
+
+    /* what a join column refuses */
+    static const char *bad[] = {
+        "id,name,kind,inputs,coll,device,join\n0,a,start,,all_reduce,0,\n1,b,done,0,,0,\n"
+        "2,c,start,,all_reduce,0,0\n3,d,done,2,,0,\n",
+        "id,name,kind,inputs,coll,device,join\n0,a,start,,all_reduce,0,\n1,b,done,0,,0,\n"
+        "2,c,start,,all_gather,1,0\n3,d,done,2,,1,\n",
+        "id,name,kind,inputs,coll,device,join\n0,a,compute,,,0,\n1,c,start,,all_reduce,1,0\n"
+        "2,d,done,1,,1,\n",
+        "id,name,kind,inputs,coll,device,join\n0,a,start,,all_reduce,0,3\n1,b,done,0,,0,\n"};
+    static const char *want[] = {
+        "x.csv:4:7: join 0: its collective already has a member on device 0 (line 2)",
+        "x.csv:4:7: join 0 (line 2) is not a start of all_gather with a device",
+        "x.csv:3:7: join 0 (line 2) is not a start of all_reduce with a device",
+        "x.csv:2:7: join 3 is not an earlier row"};
+    for (int k = 0; k < 4; k++) {
+        CHECK(sb_csv_load_mem("x.csv", bad[k], strlen(bad[k]), &e) == NULL);
+        CHECK_CONTAINS(e.msg, want[k]);
+    }
+}
+
 int main(void)
 {
+    test_join();
     test_streams();
     test_chain();
     test_overlap();

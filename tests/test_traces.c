@@ -524,14 +524,15 @@ static struct sb_graph *load_ranks(const char *pattern, struct sb_err *e)
     return sb_graph_load_with(pattern, &o, e);
 }
 
-/* The joined all-reduce starts when the later rank reaches it and releases
- * both ranks when the later copy ends:
- *   rank 0: a 0..10, arrives at 10;  rank 1: a 0..30, arrives at 30;
- *   both starts issue at max(10, 30) = 30; rank 0's copy runs 30..35, rank
- *   1's 30..38 (each its recorded time); both leaves at max(35, 38) = 38;
- *   rank 0's b 38..58, rank 1's b 38..40.  Makespan 58 (each rank alone:
- *   10+5+20 = 35 and 30+8+2 = 40).  Exposed: rank 0 waits 30..35, rank 1
- *   30..38: 5 + 8 = 13 us. */
+/* The joined all-reduce begins when the later rank issues its start
+ * (docs/machines.md, "Joined collectives") and each rank's copy runs its
+ * own recorded time:
+ *   rank 0: a 0..10, issues its start at 10;  rank 1: a 0..30, at 30;
+ *   the collective begins on both at max(10, 30) = 30; rank 0's copy runs
+ *   30..35, rank 1's 30..38; each leave follows its own done: rank 0's b
+ *   35..55, rank 1's b 38..40.  Makespan 55 (each rank alone: 10+5+20 = 35
+ *   and 30+8+2 = 40).  Exposed: rank 0's done waits 10..35, rank 1's
+ *   30..38: 25 + 8 = 33 us. */
 static void chakra_ranks(void)
 {
     /* the committed files are what rank_trace writes */
@@ -564,7 +565,8 @@ static void chakra_ranks(void)
     }
     CHECK(g->v.device[s0] == 0 && g->v.device[s1] == 1 && g->v.device[b1] == 1);
     CHECK_EQ_U(g->v.group_size[s0], 2); /* no pg_name: every rank */
-    CHECK(reads(g, b0, l0) && reads(g, s0, a1)); /* b reads the leave; start after arrives */
+    CHECK(reads(g, b0, l0) && !reads(g, s0, a1)); /* b reads the leave; no edge between ranks */
+    CHECK(g->v.join && g->v.join[s0] == s1 && g->v.join[s1] == s0);
     struct sb_cost_params cp;
     sb_cost_defaults(&cp);
     sb_cost_apply(&cp, g);
@@ -581,21 +583,28 @@ static void chakra_ranks(void)
     sb_sim_defaults(&c);
     c.record = 1;
     sb_sim_run(g, &s, &c, &res);
-    CHECK_NEAR(res.makespan_us, 58);
-    CHECK_NEAR(res.exposed_comm_us, 13);
+    CHECK_NEAR(res.makespan_us, 55);
+    CHECK_NEAR(res.exposed_comm_us, 33);
     CHECK_NEAR(res.coll_begin_us[s0], 30);
     CHECK_NEAR(res.coll_begin_us[s1], 30);
     CHECK_NEAR(res.coll_end_us[s0], 35);
-    CHECK_NEAR(res.begin_us[b0], 38);
+    CHECK_NEAR(res.coll_end_us[s1], 38);
+    CHECK_NEAR(res.begin_us[b0], 35);
     CHECK_NEAR(res.end_us[b1], 40);
-    CHECK_EQ_U(res.n_transfers, 0); /* after edges copy nothing */
-    /* an order that puts rank 0's start before rank 1's arrive is refused */
-    uint32_t i0 = 0, i1 = 0;
-    for (uint32_t k = 0; k < g->v.n_nodes; k++)
-        i0 = s.order[k] == s0 ? k : i0, i1 = s.order[k] == a1 ? k : i1;
-    s.order[i0] = a1, s.order[i1] = s0;
-    CHECK(sb_schedule_validate(&g->v, &s, &e) != 0);
-    CHECK_CONTAINS(e.msg, "before its after edge");
+    CHECK_EQ_U(res.n_transfers, 0);
+    sb_sim_result_free(&res);
+    /* every node of rank 0 before any of rank 1: rank 0's done comes before
+     * rank 1's start in the order, and the replay still meets them there */
+    uint32_t k = 0;
+    for (int32_t d = 0; d < 2; d++)
+        for (uint32_t v = 0; v < g->v.n_nodes; v++)
+            if (g->v.device[v] == d)
+                s.order[k++] = v;
+    CHECK(sb_schedule_validate(&g->v, &s, &e) == 0);
+    sb_sim_run(g, &s, &c, &res);
+    CHECK_NEAR(res.makespan_us, 55);
+    CHECK_NEAR(res.coll_begin_us[s0], 30);
+    CHECK_NEAR(res.begin_us[b0], 35);
     sb_sim_result_free(&res);
     sb_schedule_free(&s);
     sb_machine_free(m);
@@ -669,19 +678,25 @@ static struct sb_graph *same_job(uint32_t n_ranks, uint32_t n_colls, struct sb_e
     return g;
 }
 
-/* The joins' edges (chakra.c, JOIN_MAX_EDGES = 2^23 = 8,388,608 after edges).
- * Per rank and collective: the arrive (after the compute before it), the
- * start (that compute's data, and every rank's arrive: R), the done (the
- * start), the leave (the done, and the R - 1 other dones), the next compute
- * (the leave): 2R + 4 edges, of which R + (R - 1) = 2R - 1 are the join's;
- * nodes 1 + 5 per collective.  So R ranks and C collectives: R (1 + 5C)
- * nodes, R C (2R + 4) edges, C R (2R - 1) of the joins.
- *   R = 2, C = 3: 32 nodes, 48 edges.
- *   R = 64, C = 1032: 64 * 5161 = 330,304 nodes, 1032 * 64 * 132 =
- *     8,718,336 edges, 1032 * 64 * 127 = 8,388,096 of the joins: fits.
- *   R = 64, C = 1033: 8,396,224 join edges, refused before any is made.
- * The 256-rank job of 200 collectives that took 26 million edges (840 MB):
- *   200 * 256 * 511 = 26,163,200, refused. */
+/* The joins take no edges between ranks (graph.h, `join`: the simulator
+ * meets the members' starts).  Per rank and collective: the arrive (an after
+ * edge on the compute before it), the start (that compute's data, and its
+ * rank's arrive), the done (the start), the leave (the done), the next
+ * compute (the leave): 6 edges; nodes 1 + 5 per collective.  So R ranks and
+ * C collectives: R (1 + 5C) nodes and 6RC edges, each start in a cycle of R
+ * members.
+ *   R = 2, C = 3: 32 nodes, 36 edges.
+ *   R = 256, C = 200, which took 26 million after edges (840 MB) when every
+ *   member's start waited for every member's arrive: 256 * 1001 = 256,256
+ *   nodes, 307,200 edges. */
+static uint32_t join_members(const struct sb_graph *g, uint32_t v)
+{
+    uint32_t n = 1;
+    for (uint32_t m = g->v.join[v]; m != v; m = g->v.join[m])
+        n++;
+    return n;
+}
+
 static void chakra_join_edges(void)
 {
     struct sb_err e;
@@ -689,28 +704,137 @@ static void chakra_join_edges(void)
     CHECK(g != NULL);
     if (g) {
         CHECK_EQ_U(g->v.n_nodes, 32);
-        CHECK_EQ_U(g->v.pred_off[g->v.n_nodes], 48);
+        CHECK_EQ_U(g->v.pred_off[g->v.n_nodes], 36);
+        CHECK(g->v.join != NULL);
+        uint32_t starts = 0;
+        for (uint32_t v = 0; g->v.join && v < g->v.n_nodes; v++)
+            if (g->v.kind[v] == SB_KIND_START) {
+                starts++;
+                CHECK_EQ_U(join_members(g, v), 2);
+                CHECK(g->v.device[g->v.join[v]] != g->v.device[v]);
+            }
+        CHECK_EQ_U(starts, 6);
     }
     sb_graph_free(g);
-    g = same_job(64, 1032, &e);
+    g = same_job(256, 200, &e);
     CHECK(g != NULL);
     if (g) {
-        CHECK_EQ_U(g->v.n_nodes, 330304);
-        CHECK_EQ_U(g->v.pred_off[g->v.n_nodes], 8718336);
+        CHECK_EQ_U(g->v.n_nodes, 256256);
+        CHECK_EQ_U(g->v.pred_off[g->v.n_nodes], 307200);
+        for (uint32_t v = 0; v < g->v.n_nodes; v++)
+            if (g->v.kind[v] == SB_KIND_START) {
+                CHECK_EQ_U(join_members(g, v), 256);
+                break;
+            }
     } else {
         fprintf(stderr, "%s\n", e.msg);
     }
     sb_graph_free(g);
-    g = same_job(64, 1033, &e);
-    CHECK(g == NULL);
-    CHECK_CONTAINS(e.msg, "same.%d.et: joining the ranks' collectives takes 8396224 after "
-                          "edges, above the ceiling of 8388608");
-    CHECK_CONTAINS(e.msg, "process group '(none: every rank)' has 1033 collectives over 64 "
-                          "ranks (8396224)");
+}
+
+/* A send (peer_key "comm_dst") or recv ("comm_src") of 1000 bytes with
+ * comm_tag tag and a recorded duration. */
+static void put_p2p(struct et *t, uint64_t id, const char *name, int type, const uint64_t *deps,
+                    size_t n_deps, uint64_t dur, const char *peer_key, int64_t peer, int64_t tag)
+{
+    ChakraProtoMsg__Node x = CHAKRA_PROTO_MSG__NODE__INIT;
+    ChakraProtoMsg__AttributeProto a[3], *ap[3];
+    const char *names[3] = {peer_key, "comm_tag", "comm_size"};
+    int64_t vals[3] = {peer, tag, 1000};
+    for (int i = 0; i < 3; i++) {
+        chakra_proto_msg__attribute_proto__init(&a[i]);
+        a[i].name = (char *)names[i];
+        a[i].value_case = CHAKRA_PROTO_MSG__ATTRIBUTE_PROTO__VALUE_INT64_VAL;
+        a[i].int64_val = vals[i];
+        ap[i] = &a[i];
+    }
+    x.id = id, x.name = (char *)name, x.type = type, x.duration_micros = dur;
+    x.data_deps = (uint64_t *)deps, x.n_data_deps = n_deps;
+    x.attr = ap, x.n_attr = 3;
+    put(t, &x.base);
+}
+
+/* Two pipeline stages (issue 36): send and recv matched by peer and tag.
+ *   rank 0: f0 (10 us), then a send to rank 1 with tag 7 reading f0 (4 us
+ *   recorded), then g0 (5 us) after it in the trace;
+ *   rank 1: pre (20 us), a recv from rank 0 with tag 7 reading pre (4 us),
+ *   f1 (6 us) reading the recv.
+ * Each rank in its trace order: rank 0 issues the send at 10, rank 1 the
+ * recv at 20; the transfer begins at 20 on both and ends at 24.  Rank 0's
+ * done waits 10..24 (14 us exposed), then g0 24..29; rank 1's done waits
+ * 20..24 (4 us), f1 24..30.  Makespan 30, exposed 18.
+ * With rank 1's tag 8 the send has no recv: refused, naming the send. */
+static struct sb_graph *p2p_job(int64_t tag1, struct sb_err *e)
+{
+    struct et t[2] = {{0}, {0}};
+    ChakraProtoMsg__GlobalMetadata meta = CHAKRA_PROTO_MSG__GLOBAL_METADATA__INIT;
+    meta.version = "0.0.4";
+    uint64_t d1[1] = {1}, d2[1] = {2};
+    put(&t[0], &meta.base);
+    put_node(&t[0], 1, "f0", CHAKRA_PROTO_MSG__NODE_TYPE__COMP_NODE, NULL, 0, 10, -1, -1, -1);
+    put_p2p(&t[0], 2, "send", CHAKRA_PROTO_MSG__NODE_TYPE__COMM_SEND_NODE, d1, 1, 4, "comm_dst",
+            1, 7);
+    put_node(&t[0], 3, "g0", CHAKRA_PROTO_MSG__NODE_TYPE__COMP_NODE, d1, 1, 5, -1, -1, -1);
+    put(&t[1], &meta.base);
+    put_node(&t[1], 1, "pre", CHAKRA_PROTO_MSG__NODE_TYPE__COMP_NODE, NULL, 0, 20, -1, -1, -1);
+    put_p2p(&t[1], 2, "recv", CHAKRA_PROTO_MSG__NODE_TYPE__COMM_RECV_NODE, d1, 1, 4, "comm_src",
+            0, tag1);
+    put_node(&t[1], 3, "f1", CHAKRA_PROTO_MSG__NODE_TYPE__COMP_NODE, d2, 1, 6, -1, -1, -1);
+    const uint8_t *buf[2] = {t[0].b, t[1].b};
+    size_t len[2] = {t[0].n, t[1].n};
+    struct sb_import_opts o;
+    sb_import_defaults(&o);
+    struct sb_graph *g = sb_chakra_load_ranks_mem(SB_TEST_TMP "/p2p.%d.et", 2, buf, len, &o, e);
+    free(t[0].b), free(t[1].b);
+    return g;
+}
+
+static void chakra_p2p(void)
+{
+    struct sb_err e;
+    struct sb_graph *g = p2p_job(7, &e);
+    CHECK(g != NULL);
+    if (!g)
+        return fprintf(stderr, "%s\n", e.msg), (void)0;
+    uint32_t s0 = node_named(g, "r0/send#2"), s1 = node_named(g, "r1/recv#2");
+    uint32_t g0 = node_named(g, "r0/g0#3"), f1 = node_named(g, "r1/f1#3");
+    CHECK(s0 != UINT32_MAX && s1 != UINT32_MAX && g0 != UINT32_MAX && f1 != UINT32_MAX);
+    if (s0 == UINT32_MAX || s1 == UINT32_MAX || g0 == UINT32_MAX || f1 == UINT32_MAX) {
+        sb_graph_free(g);
+        return;
+    }
+    CHECK(g->v.join && g->v.join[s0] == s1 && g->v.join[s1] == s0);
+    struct sb_cost_params cp;
+    sb_cost_defaults(&cp);
+    sb_cost_apply(&cp, g);
+    struct sb_machine *m = NULL;
+    CHECK(sb_machine_of_graph(g, &m, &e) == 0);
+    struct sb_schedule s;
+    sb_schedule_init(&s, g, g->v.machine->n_devices);
+    for (uint32_t v = 0; v < g->v.n_nodes; v++)
+        s.order[v] = v;
+    CHECK(sb_schedule_validate(&g->v, &s, &e) == 0);
+    struct sb_sim_config c;
+    struct sb_sim_result res;
+    sb_sim_defaults(&c);
+    c.record = 1;
+    sb_sim_run(g, &s, &c, &res);
+    CHECK_NEAR(res.coll_begin_us[s0], 20);
+    CHECK_NEAR(res.coll_begin_us[s1], 20);
+    CHECK_NEAR(res.coll_end_us[s0], 24);
+    CHECK_NEAR(res.coll_end_us[s1], 24);
+    CHECK_NEAR(res.begin_us[g0], 24);
+    CHECK_NEAR(res.end_us[f1], 30);
+    CHECK_NEAR(res.makespan_us, 30);
+    CHECK_NEAR(res.exposed_comm_us, 18);
+    sb_sim_result_free(&res);
+    sb_schedule_free(&s);
+    sb_machine_free(m);
     sb_graph_free(g);
-    g = same_job(256, 200, &e);
+    g = p2p_job(8, &e);
     CHECK(g == NULL);
-    CHECK_CONTAINS(e.msg, "takes 26163200 after edges");
+    CHECK_CONTAINS(e.msg, "p2p.0.et: node id 2 'send': a send to rank 1 (tag 7, process group '') "
+                          "that " SB_TEST_TMP "/p2p.1.et has no recv for");
     sb_graph_free(g);
 }
 
@@ -857,6 +981,7 @@ int main(int argc, char **argv)
     chakra_ranks();
     chakra_astra();
     chakra_join_edges();
+    chakra_p2p();
     chakra_storages();
     chakra_ctrl_and_host();
     chakra_long_names();

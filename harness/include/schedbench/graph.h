@@ -164,6 +164,13 @@ struct sb_graph_view {
      * nodes' buffers plus the output buffers that are not a view of an
      * input (docs/cost-model.md). */
     uint64_t io_bytes;
+    /* Appended: collectives several devices join (the ranks of a job, each
+     * issuing its own start; docs/machines.md, "Joined collectives").  On
+     * such a start, join[v] is the next member's start, the members forming
+     * a cycle; v itself on every other node.  NULL when no collective is
+     * joined.  A joined collective begins on every member when the last
+     * member has issued its start. */
+    const uint32_t *join;
 };
 
 /* What node v holds of resource k on device a while it runs: 0 where the

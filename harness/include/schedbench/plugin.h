@@ -93,6 +93,22 @@ struct sb_plugin {
     /* Returns 0 on success; otherwise writes a message to out->err. */
     int (*run)(void *state, const struct sb_graph_view *g, struct sb_schedule *out);
     void (*free)(void *state);
+    /* Appended: enum sb_plugin_flag bits.  A descriptor that ends before
+     * this field (size = SB_PLUGIN_SIZE_V1) has none. */
+    uint32_t flags;
+};
+
+/* The descriptor's size before `flags`: the least a host accepts. */
+#define SB_PLUGIN_SIZE_V1 offsetof(struct sb_plugin, flags)
+
+/* Bits of sb_plugin.flags. */
+enum sb_plugin_flag {
+    /* The policy places nodes onto the machine's devices (heft, dp, ggml)
+     * and is handed a job of ranks whole.  Every other policy schedules one
+     * device's program: on a job of ranks (graph.h, `join`), each rank's
+     * program alone, the host joining the orders at the collectives
+     * (docs/plugins.md, "Jobs of ranks"). */
+    SB_PLUGIN_PLACER = 1u << 0,
 };
 
 typedef const struct sb_plugin *(*sb_plugin_entry_fn)(void);

@@ -787,49 +787,12 @@ out:
 
 /* ---- the command ------------------------------------------------------------------------------ */
 
-static int by_name(const void *a, const void *b)
-{
-    return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
-int sb_conform_list(const char *dir, const char *suffix, int stem, struct sb_paths *w)
-{
-    DIR *d = opendir(dir);
-    if (!d)
-        return -1;
-    size_t n_suf = strlen(suffix);
-    struct dirent *de;
-    while ((de = readdir(d))) {
-        size_t len = strlen(de->d_name);
-        if (len <= n_suf || strcmp(de->d_name + len - n_suf, suffix) != 0)
-            continue;
-        w->path = sb_xrealloc(w->path, (w->n + 1) * sizeof *w->path);
-        if (stem) {
-            w->path[w->n] = sb_xstrdup(de->d_name);
-            w->path[w->n++][len - n_suf] = 0;
-        } else
-            w->path[w->n++] = sb_strf("%s/%s", dir, de->d_name);
-    }
-    closedir(d);
-    if (w->n) /* qsort's array must not be NULL, even when empty */
-        qsort(w->path, w->n, sizeof *w->path, by_name);
-    return 0;
-}
-
-int sb_conform_has(const char *dir, const char *suffix)
-{
-    struct sb_paths w = {0};
-    int has = !sb_conform_list(dir, suffix, 0, &w) && w.n > 0;
-    sb_paths_free(&w);
-    return has;
-}
-
 /* Test names (NAME of NAME.expect) in DIR, sorted. */
 static char **list_tests(const char *dir, uint32_t *n, struct sb_err *e)
 {
     struct sb_paths w = {0};
     *n = 0;
-    if (sb_conform_list(dir, ".expect", 1, &w)) {
+    if (sb_paths_suffix(&w, dir, ".expect", 1)) {
         sb_errf(e, "%s: cannot open: %s", dir, strerror(errno));
         return NULL;
     }

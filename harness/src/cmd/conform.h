@@ -6,12 +6,6 @@
 /* argv[0] = "conform"; returns 0 when no test failed, 1 when one did, 2 on bad
  * usage or an unreadable folder. */
 int sb_cmd_conform(int argc, char **argv);
-struct sb_paths;
-/* The files of dir whose names end in suffix, in name order: dir/NAME, or
- * with stem, NAME without the suffix; -1 when dir cannot be read. */
-int sb_conform_list(const char *dir, const char *suffix, int stem, struct sb_paths *w);
-/* dir holds at least one such file */
-int sb_conform_has(const char *dir, const char *suffix);
 /* ggml's scheduler cases (conform_ggml.c): DIR holds *.case files */
 int sb_conform_has_ggml_cases(const char *dir);
 int sb_conform_ggml(const char *dir);

@@ -370,14 +370,14 @@ static int compare(const struct gcase *c, const struct sb_ggml_result *r, char *
 
 int sb_conform_has_ggml_cases(const char *dir)
 {
-    return sb_conform_has(dir, ".case");
+    return sb_paths_has_suffix(dir, ".case");
 }
 
 int sb_conform_ggml(const char *dir)
 {
     struct sb_paths w = {0};
     struct sb_err e;
-    if (sb_conform_list(dir, ".case", 0, &w)) {
+    if (sb_paths_suffix(&w, dir, ".case", 0)) {
         fprintf(stderr, "schedbench conform: %s: cannot open the folder\n", dir);
         return 2;
     }

@@ -176,13 +176,13 @@ static int run_case(const struct pcase *c, char *why, size_t n_why)
 
 int sb_conform_has_perf_cases(const char *dir)
 {
-    return sb_conform_has(dir, ".perfcase");
+    return sb_paths_has_suffix(dir, ".perfcase");
 }
 
 int sb_conform_perf(const char *dir)
 {
     struct sb_paths w = {0};
-    if (sb_conform_list(dir, ".perfcase", 0, &w)) {
+    if (sb_paths_suffix(&w, dir, ".perfcase", 0)) {
         fprintf(stderr, "schedbench conform: %s: cannot open the folder\n", dir);
         return 2;
     }

@@ -418,13 +418,13 @@ static int run_case(const struct scase *c, char *why, size_t n_why)
 
 int sb_conform_has_sol_cases(const char *dir)
 {
-    return sb_conform_has(dir, ".solcase");
+    return sb_paths_has_suffix(dir, ".solcase");
 }
 
 int sb_conform_sol(const char *dir)
 {
     struct sb_paths w = {0};
-    if (sb_conform_list(dir, ".solcase", 0, &w)) {
+    if (sb_paths_suffix(&w, dir, ".solcase", 0)) {
         fprintf(stderr, "schedbench conform: %s: cannot open the folder\n", dir);
         return 2;
     }

@@ -369,44 +369,84 @@ static uint32_t dev_columns(const struct sb_table *tl, uint32_t *col)
     return n;
 }
 
-/* One timeline into dat (x, memory of the peak device, then each device's
- * when nd > 0); returns the hash of what was written.  peak/peak_x [nd] get
- * each device's peak and the x where it is first reached. */
+/* The device whose column the timeline's mem_bytes is (the simulator writes
+ * the device with the largest peak there), or nd when none is. */
+static uint32_t peak_column(const struct sb_table *tl, int cm, const uint32_t *dcol,
+                            uint32_t nd)
+{
+    for (uint32_t d = 0; d < nd; d++) {
+        uint32_t k = 0;
+        while (k < tl->n_rows &&
+               !strcmp(sb_table_get(tl, k, (uint32_t)cm), sb_table_get(tl, k, dcol[d])))
+            k++;
+        if (k == tl->n_rows)
+            return d;
+    }
+    return nd;
+}
+
+/* One timeline into dat: x and the memory of the peak device, then, when
+ * nd > 0, each device's own x and memory; returns the hash of what was
+ * written.  peak/peak_x [nd] get each device's peak and the x where it is
+ * first reached.  Memory is accounted by schedule position; by time,
+ * position k of a device is reached when the latest of the device's own
+ * nodes up to k has begun (a running maximum keeps x monotone where a
+ * collective's done began waiting earlier).  Each device has its own x and
+ * is sampled at its own nodes' positions: in a job of ranks the order
+ * interleaves the ranks, and another rank's node at position k says
+ * nothing of when this device got there (a buffer freed after its last use
+ * shows at the device's next node). */
 static uint64_t one_timeline(const struct sb_table *tl, FILE *dat, struct unit mu,
                              struct unit tu, int by_time, const uint32_t *dcol, uint32_t nd,
                              double *peak, double *peak_x, double *x_hi)
 {
     int cm = sb_table_col(tl, "mem_bytes"), cb = sb_table_col(tl, "begin_us");
+    int cd = sb_table_col(tl, "device");
     uint64_t h = 14695981039346656037ull;
-    double reached = 0;
-    for (uint32_t d = 0; d < nd; d++)
+    double reached = 0, *at = sb_xcalloc(nd + 1, sizeof *at);
+    double *shown = sb_xcalloc(nd + 1, sizeof *shown);
+    int own = by_time && cd >= 0; /* each device its own x and samples */
+    uint32_t top = own && cm >= 0 ? peak_column(tl, cm, dcol, nd) : nd;
+    for (uint32_t d = 0; d < nd; d++) { /* before its first node: what position 0 holds */
         peak[d] = peak_x[d] = 0;
+        shown[d] = tl->n_rows ? strtod(sb_table_get(tl, 0, dcol[d]), NULL) : 0;
+    }
     for (uint32_t k = 0; cm >= 0 && k < tl->n_rows; k++) {
         double m = strtod(sb_table_get(tl, k, (uint32_t)cm), NULL);
-        /* memory is accounted by position; position k is reached when the
-         * latest node before it has begun (a running maximum keeps x monotone
-         * where a collective's done began waiting earlier) */
+        uint32_t dk = own ? (uint32_t)strtoul(sb_table_get(tl, k, (uint32_t)cd), NULL, 10) : nd;
         if (by_time) {
             double b = strtod(sb_table_get(tl, k, (uint32_t)cb), NULL) / tu.scale;
             reached = b > reached ? b : reached;
+            if (dk < nd && b > at[dk])
+                at[dk] = b;
         }
-        double x = by_time ? reached : k;
+        if (dk < nd)
+            shown[dk] = strtod(sb_table_get(tl, k, dcol[dk]), NULL);
+        double x = !by_time ? k : top < nd ? at[top] : reached;
+        if (top < nd)
+            m = shown[top];
         fprintf(dat, "%.6f %.6f", x, m / mu.scale);
         uint64_t bits;
         memcpy(&bits, &m, sizeof bits);
         h = (h ^ bits) * 1099511628211ull;
-        for (uint32_t d = 0; d < nd; d++) {
-            double md = strtod(sb_table_get(tl, k, dcol[d]), NULL) / mu.scale;
-            fprintf(dat, " %.6f", md);
-            memcpy(&bits, &md, sizeof bits);
-            h = (h ^ bits) * 1099511628211ull;
-            if (md > peak[d])
-                peak[d] = md, peak_x[d] = x;
-        }
-        fputc('\n', dat);
         if (x > *x_hi)
             *x_hi = x;
+        for (uint32_t d = 0; d < nd; d++) {
+            double md = (own ? shown[d] : strtod(sb_table_get(tl, k, dcol[d]), NULL)) / mu.scale;
+            double xd = own ? at[d] : x;
+            fprintf(dat, " %.6f %.6f", xd, md);
+            memcpy(&bits, &md, sizeof bits);
+            h = (h ^ bits) * 1099511628211ull;
+            memcpy(&bits, &xd, sizeof bits);
+            h = (h ^ bits) * 1099511628211ull;
+            if (md > peak[d])
+                peak[d] = md, peak_x[d] = xd;
+            if (xd > *x_hi)
+                *x_hi = xd;
+        }
+        fputc('\n', dat);
     }
+    free(at), free(shown);
     return h;
 }
 
@@ -676,8 +716,8 @@ static void memory_devices_gp(FILE *f, const struct series *S, const char *w,
                 continue; /* holds nothing here; one line at least, so the panel draws */
             /* later lines drawn thinner on top: coinciding ones stay visible */
             double lw = held > 1 ? 2.4 - 1.2 * (double)rank++ / (held - 1) : 1.6;
-            fprintf(f, "%s'%s.dat' index %u using 1:%u with steps lw %.1f dt %u lc rgb '%s' "
-                       "title ", first ? "" : ", \\\n       ", base, k, 3 + d, lw,
+            fprintf(f, "%s'%s.dat' index %u using %u:%u with steps lw %.1f dt %u lc rgb '%s' "
+                       "title ", first ? "" : ", \\\n       ", base, k, 3 + 2 * d, 4 + 2 * d, lw,
                     (unsigned)(d / N_PALETTE % 5 + 1), palette[d % N_PALETTE]);
             char *key = sb_strf("%s (peak %.3g %s)", S->dev_name[d], pk[d], mu.name);
             sb_gp_literal(f, key);
@@ -1673,9 +1713,11 @@ struct bar {
     uint32_t lane;
 };
 
-/* A lane is a device's compute stream (coll -1), one of its collective slots
- * (coll >= 0, the simulator's lane), or the link from it to device `to`
- * (coll -2 - to), which carries its copies. */
+/* A lane is one of a device's streams (coll -1 for stream 0, LANE_STREAM +
+ * s for stream s > 0), one of its collective slots (coll >= 0, the
+ * simulator's lane), or the link from it to device `to` (coll -2 - to),
+ * which carries its copies. */
+#define LANE_STREAM (-((int64_t)1 << 42))
 struct lanes {
     uint32_t n;
     int32_t dev[SB_GANTT_MAX_LANES];
@@ -1696,7 +1738,14 @@ static uint32_t lane_of(struct lanes *L, int32_t dev, int64_t coll)
 /* Per device: compute, then collective slots, then links out of it by target. */
 static int64_t lane_rank(int64_t coll)
 {
-    return coll == -1 ? -1 : coll >= 0 ? coll : ((int64_t)1 << 40) + (-2 - coll);
+    return coll == -1 ? LANE_STREAM : coll < LANE_STREAM / 2 || coll >= 0 ? coll
+                                                       : ((int64_t)1 << 40) + (-2 - coll);
+}
+
+/* The lane of stream s (timelines before the stream column: 0). */
+static int64_t stream_lane(uint32_t s)
+{
+    return s ? LANE_STREAM + s : -1;
 }
 
 static int cmp_lane(const void *a, const void *b, const struct lanes *L)
@@ -1798,7 +1847,7 @@ static int gantt_plot(const struct res *r, const char *w, const struct plot_opts
     int ck = sb_table_col(&tl, "kind"), cd = sb_table_col(&tl, "device");
     int cb = sb_table_col(&tl, "begin_us"), ce = sb_table_col(&tl, "end_us");
     int ccb = sb_table_col(&tl, "coll_begin_us"), cce = sb_table_col(&tl, "coll_end_us");
-    int ccl = sb_table_col(&tl, "coll_lane");
+    int ccl = sb_table_col(&tl, "coll_lane"), cst = sb_table_col(&tl, "stream");
     if (!why && (ck < 0 || cd < 0 || cb < 0 || ce < 0 || ccb < 0 || cce < 0 || ccl < 0))
         why = "its timeline has no kind and device columns (written by an older schedbench): "
               "run again with --mem-dir";
@@ -1822,10 +1871,12 @@ static int gantt_plot(const struct res *r, const char *w, const struct plot_opts
         int32_t dev = (int32_t)strtol(sb_table_get(&tl, k, (uint32_t)cd), NULL, 10);
         double b = strtod(sb_table_get(&tl, k, (uint32_t)cb), NULL) / tu.scale;
         double en = strtod(sb_table_get(&tl, k, (uint32_t)ce), NULL) / tu.scale;
+        int64_t sl = stream_lane(cst >= 0 ? (uint32_t)strtoul(sb_table_get(&tl, k, (uint32_t)cst),
+                                                              NULL, 10) : 0);
         if (!strcmp(kind, "compute") && en > b)
-            bars[GANTT_COMPUTE][nb[GANTT_COMPUTE]++] = (struct bar){b, en, lane_of(&L, dev, -1)};
+            bars[GANTT_COMPUTE][nb[GANTT_COMPUTE]++] = (struct bar){b, en, lane_of(&L, dev, sl)};
         else if (!strcmp(kind, "done") && en > b)
-            bars[GANTT_WAIT][nb[GANTT_WAIT]++] = (struct bar){b, en, lane_of(&L, dev, -1)};
+            bars[GANTT_WAIT][nb[GANTT_WAIT]++] = (struct bar){b, en, lane_of(&L, dev, sl)};
         else if (!strcmp(kind, "start") && *sb_table_get(&tl, k, (uint32_t)ccl)) {
             double cb2 = strtod(sb_table_get(&tl, k, (uint32_t)ccb), NULL) / tu.scale;
             double ce2 = strtod(sb_table_get(&tl, k, (uint32_t)cce), NULL) / tu.scale;
@@ -1926,8 +1977,14 @@ static int gantt_plot(const struct res *r, const char *w, const struct plot_opts
             snprintf(dn, sizeof dn, "%s", dev_name[L.dev[l]]);
         else
             snprintf(dn, sizeof dn, "device %d", L.dev[l]);
+        int streams = 0; /* the device has a lane for a stream past the first */
+        for (uint32_t q = 0; q < L.n; q++)
+            streams |= L.dev[q] == L.dev[l] && L.coll[q] < LANE_STREAM / 2;
         if (L.coll[l] == -1)
-            snprintf(label, sizeof label, "%s compute", dn);
+            snprintf(label, sizeof label, streams ? "%s stream 0" : "%s compute", dn);
+        else if (L.coll[l] < LANE_STREAM / 2)
+            snprintf(label, sizeof label, "%s stream %lld", dn,
+                     (long long)(L.coll[l] - LANE_STREAM));
         else if (L.coll[l] >= 0)
             snprintf(label, sizeof label, "%s collectives %u", dn, nth + 1);
         else

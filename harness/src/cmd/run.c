@@ -55,6 +55,10 @@ const char *const sb_result_columns[] = {
     /* appended (issue 37): ASTRA-sim's exposed communication, each rank's
      * end less its GPU compute time, the largest over the ranks (docs/ready.md) */
     "astra_exposed_us",
+    /* a job of ranks (issue 36): exposed_comm_us, compute_us and comm_us are
+     * then per rank, the most over the ranks, and these their mean over the
+     * ranks; empty for a graph that is one program */
+    "exposed_comm_mean_us", "compute_mean_us", "comm_mean_us",
     NULL};
 
 /* ---- workload paths --------------------------------------------------------- */
@@ -247,6 +251,43 @@ void sb_paths_free(struct sb_paths *w)
     free(w->path);
     w->path = NULL;
     w->n = 0;
+}
+
+static int paths_by_name(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+int sb_paths_suffix(struct sb_paths *w, const char *dir, const char *suffix, int stem)
+{
+    DIR *d = opendir(dir);
+    if (!d)
+        return -1;
+    size_t n_suf = strlen(suffix);
+    struct dirent *de;
+    while ((de = readdir(d))) {
+        size_t len = strlen(de->d_name);
+        if (len <= n_suf || strcmp(de->d_name + len - n_suf, suffix) != 0)
+            continue;
+        w->path = sb_xrealloc(w->path, (w->n + 1) * sizeof *w->path);
+        if (stem) {
+            w->path[w->n] = sb_xstrdup(de->d_name);
+            w->path[w->n++][len - n_suf] = 0;
+        } else
+            w->path[w->n++] = sb_strf("%s/%s", dir, de->d_name);
+    }
+    closedir(d);
+    if (w->n) /* qsort's array must not be NULL, even when empty */
+        qsort(w->path, w->n, sizeof *w->path, paths_by_name);
+    return 0;
+}
+
+int sb_paths_has_suffix(const char *dir, const char *suffix)
+{
+    struct sb_paths w = {0};
+    int has = !sb_paths_suffix(&w, dir, suffix, 0) && w.n > 0;
+    sb_paths_free(&w);
+    return has;
 }
 
 /* ---- options ---------------------------------------------------------------- */
@@ -843,6 +884,30 @@ static const char *model_name(const struct run_opts *o)
                                            : "analytical";
 }
 
+/* A job of ranks reports exposed communication, compute and communication
+ * per rank (each device one rank's program): the most over the ranks and
+ * their mean, in the order exposed, compute, comm. */
+struct rank_figures {
+    int job;
+    double max[3], mean[3];
+};
+
+static struct rank_figures rank_figures(const struct sb_graph *g, const struct sb_sim_result *r)
+{
+    struct rank_figures rf = {0};
+    if (!r || !sb_graph_is_job(&g->v))
+        return rf;
+    rf.job = 1;
+    for (uint32_t d = 0; d < r->n_dev; d++) {
+        const double x[3] = {r->dev_exposed_us[d], r->dev_compute_us[d], r->dev_comm_us[d]};
+        for (int k = 0; k < 3; k++) {
+            rf.max[k] = x[k] > rf.max[k] ? x[k] : rf.max[k];
+            rf.mean[k] += x[k] / r->n_dev;
+        }
+    }
+    return rf;
+}
+
 static void write_row(FILE *f, const struct sb_graph *g, const struct sb_sched *sc,
                       const char *status, const struct sb_sim_result *r,
                       const struct sb_schedule *s, double sched_ms, const struct run_opts *o,
@@ -861,9 +926,10 @@ static void write_row(FILE *f, const struct sb_graph *g, const struct sb_sched *
             sb_csv_field(f, "", 0);
         else
             sb_csv_fieldf(f, 0, "%llu", (unsigned long long)r->peak_mem_bytes);
-        sb_csv_fieldf(f, 0, "%.3f", r->exposed_comm_us);
-        sb_csv_fieldf(f, 0, "%.3f", r->compute_us);
-        sb_csv_fieldf(f, 0, "%.3f", r->comm_us);
+        struct rank_figures rf = rank_figures(g, r);
+        sb_csv_fieldf(f, 0, "%.3f", rf.job ? rf.max[0] : r->exposed_comm_us);
+        sb_csv_fieldf(f, 0, "%.3f", rf.job ? rf.max[1] : r->compute_us);
+        sb_csv_fieldf(f, 0, "%.3f", rf.job ? rf.max[2] : r->comm_us);
         sb_csv_fieldf(f, 0, "%.3f", r->makespan_lb_us);
     } else {
         for (int k = 0; k < 6; k++)
@@ -903,6 +969,12 @@ static void write_row(FILE *f, const struct sb_graph *g, const struct sb_sched *
         sb_csv_fieldf(f, 0, "%.3f", r->astra_exposed_us);
     else
         sb_csv_field(f, "", 0);
+    struct rank_figures rf = rank_figures(g, r);
+    for (int k = 0; k < 3; k++)
+        if (rf.job)
+            sb_csv_fieldf(f, 0, "%.3f", rf.mean[k]);
+        else
+            sb_csv_field(f, "", 0);
     sb_csv_end(f);
 }
 
@@ -924,11 +996,10 @@ static void write_load_error(FILE *f, const char *path, const char *sched, const
             sb_csv_field(f, model_name(o), 0);
         else if (!strcmp(c, "cell"))
             sb_csv_fieldf(f, 0, "%llu", (unsigned long long)cell);
-        else if (!strcmp(c, "shard"))
-            write_sweep(f, o); /* shard, sweep_id, sweep_cells */
-        else if (!strcmp(c, "sweep_id") || !strcmp(c, "sweep_cells"))
-            continue;
-        else
+        else if (!strcmp(c, "shard")) {
+            write_sweep(f, o);
+            i += 2; /* sweep_id, sweep_cells */
+        } else
             sb_csv_field(f, "", i == 0);
     }
     sb_csv_end(f);
@@ -967,7 +1038,9 @@ static int write_timeline(const char *dir, const struct sb_graph *g, const char 
         snprintf(col, sizeof col, "mem_bytes.%s", m->dev_name[d]);
         sb_csv_field(out.f, col, 0);
     }
-    fputc('\n', out.f);
+    /* appended: the stream the node ran on, on its device (sb_lane), for
+     * plot --gantt's lane per stream */
+    fprintf(out.f, ",stream\n");
     for (uint32_t i = 0; i < r->n_pos; i++) {
         uint32_t v = s->order[i];
         sb_csv_fieldf(out.f, 1, "%u", i);
@@ -993,6 +1066,7 @@ static int write_timeline(const char *dir, const struct sb_graph *g, const char 
         for (uint32_t d = 0; d < nd; d++)
             sb_csv_fieldf(out.f, 0, "%llu",
                           (unsigned long long)r->dev_mem_bytes[(size_t)i * nd + d]);
+        sb_csv_fieldf(out.f, 0, "%u", sb_lane(&g->v, v, s->device ? (uint32_t)s->device[v] : 0));
         sb_csv_end(out.f);
     }
     return sb_atomic_commit(&out, e);
@@ -1557,6 +1631,8 @@ static const struct {
     {"devices_used", 'u', 0},   {"transfer_bytes", 'u', 0},  {"barriers", 'u', 0},
     {"dev_peak_bytes", 'l', 0}, {"over_capacity", 'u', 0},   {"dev_cap_bytes", 'l', 0},
     {"mem_limit_bytes", 'u', 0}, {"astra_exposed_us", 'd', 0},
+    {"mem_limit_bytes", 'u', 0},
+    {"exposed_comm_mean_us", 'd', 0}, {"compute_mean_us", 'd', 0}, {"comm_mean_us", 'd', 0},
 };
 
 static int all_digits(const char *s, size_t n)

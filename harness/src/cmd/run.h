@@ -13,6 +13,11 @@ struct sb_paths {
 };
 int sb_paths_add(struct sb_paths *w, const char *path, struct sb_err *e);
 void sb_paths_free(struct sb_paths *w);
+/* Adds the files of dir whose names end in suffix, in name order: dir/NAME,
+ * or with stem, NAME without the suffix; -1 when dir cannot be read. */
+int sb_paths_suffix(struct sb_paths *w, const char *dir, const char *suffix, int stem);
+/* dir holds at least one such file */
+int sb_paths_has_suffix(const char *dir, const char *suffix);
 /* The corpus run uses without -w: $SCHEDBENCH_CORPUS, ./workloads/corpus,
  * <prefix>/share/schedbench/corpus beside the binary (cmake --install), the
  * source tree's, the installed one; NULL when none exists. */

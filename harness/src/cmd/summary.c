@@ -33,6 +33,7 @@ struct cols {
     int over, limit; /* over_capacity, mem_limit_bytes; -1 in older files */
     int lb, compute, comm, model; /* makespan_lb_us, compute_us, comm_us, cost_model */
     int cost;                     /* cost_params (-1 in files from before it) */
+    int exp_mean; /* exposed_comm_mean_us: set on a job of ranks (-1 before it) */
 };
 
 /* Policies whose order replays a runtime's issue rule rather than one a
@@ -176,6 +177,7 @@ static int summary_load(struct summary *S, const struct sum_opts *o, struct sb_e
     c->comm = sb_table_col(&S->t, "comm_us");
     c->model = sb_table_col(&S->t, "cost_model");
     c->cost = sb_table_col(&S->t, "cost_params");
+    c->exp_mean = sb_table_col(&S->t, "exposed_comm_mean_us");
     S->all_rows = o->all_rows;
     if (c->w < 0 || c->s < 0 || c->status < 0 || c->span < 0 || c->mem < 0 || c->exp < 0) {
         sb_table_free(&S->t);
@@ -500,10 +502,14 @@ static void bound_str(const struct summary *S, const struct wl *W, struct scale 
                            ? "compute binds: the compute total"
                            : "the critical path or a resource's busiest window binds";
     const char *cost = S->c.cost >= 0 ? G(S, x->row, S->c.cost) : NULL;
+    /* a job of ranks reports its times per rank (run.c, rank_figures) */
+    int per_rank = S->c.exp_mean >= 0 && *G(S, x->row, S->c.exp_mean);
     snprintf(buf, n, "lower bound %s %s (%s); cost model %s (%s%s)", num(lb / ts.div), ts.name,
              term, *model ? model : "?", cost ? (*cost ? cost : "no collective parameters")
                                               : "bandwidth and latency: the run's --cost",
-             "");
+             per_rank ? "); a job of ranks: exposed communication, compute and "
+                        "communication are per rank (the most over its ranks; the mean in "
+                        "the *_mean_us columns" : "");
 }
 
 static void print_text(const struct summary *S, FILE *f)

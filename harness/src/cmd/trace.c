@@ -1,7 +1,9 @@
 /* Chrome trace event JSON of one simulated schedule (`run --trace-dir`), which
- * opens in Perfetto and chrome://tracing: one lane for the compute stream
- * (compute nodes, and the waits at dones as "exposed" slices), one lane per
- * communication slot, and memory as a counter track.  With several devices
+ * opens in Perfetto and chrome://tracing: one lane (thread) per stream of
+ * each device (compute nodes, and the waits at dones as "exposed" slices: a
+ * stream runs one node at a time, so its slices never overlap, which the
+ * viewers need of a thread's complete events), one lane per communication
+ * slot, and memory as a counter track.  With several devices
  * (run --machine) each device is a process of its own (pid 1 + device index)
  * with those lanes, its own memory track, and a lane per link out of it that
  * carried copies ("copies to gpu1", a slice per copy named after its
@@ -16,6 +18,15 @@
 #define TID_COMPUTE 1
 #define TID_COMM0 100
 #define TID_LINK0 100000 /* + target device: past every communication lane */
+#define TID_STREAM1 200000 /* + stream - 1 for the streams after the first (tid 1) */
+
+/* The lane of node v's stream on its device (sb_lane: folded onto the
+ * device's streams when the machine says how many it has). */
+static uint32_t stream_tid(const struct sb_graph_view *g, uint32_t v, uint32_t d)
+{
+    uint32_t l = sb_lane(g, v, d);
+    return l ? TID_STREAM1 + l - 1 : TID_COMPUTE;
+}
 
 enum ev_kind { EV_COMPUTE, EV_WAIT, EV_COLL, EV_MEM, EV_COPY };
 
@@ -79,7 +90,7 @@ static struct ev *collect(const struct sb_graph_view *g, const struct sb_schedul
 }
 
 static void write_device_names(FILE *f, const struct sb_graph *G, const char *sched,
-                               uint32_t d, int first)
+                               uint32_t d, int first, const uint8_t *lane_used)
 {
     const struct sb_machine_view *m = G->v.machine;
     char title[1024];
@@ -91,7 +102,12 @@ static void write_device_names(FILE *f, const struct sb_graph *G, const char *sc
                "\"args\":{\"name\":", first ? "" : ",\n", PID + d);
     sb_json_str(f, title);
     fprintf(f, "}},\n{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":%u,\"tid\":%d,"
-               "\"args\":{\"name\":\"compute stream\"}}", PID + d, TID_COMPUTE);
+               "\"args\":{\"name\":\"%s\"}}", PID + d, TID_COMPUTE,
+            G->v.n_streams > 1 ? "stream 0" : "compute stream");
+    for (uint32_t l = 1; l < G->v.n_streams; l++)
+        if (lane_used[(size_t)d * G->v.n_streams + l])
+            fprintf(f, ",\n{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":%u,\"tid\":%u,"
+                       "\"args\":{\"name\":\"stream %u\"}}", PID + d, TID_STREAM1 + l - 1, l);
 }
 
 static void write_lane_names(FILE *f, const struct sb_graph *G, const char *sched,
@@ -101,14 +117,18 @@ static void write_lane_names(FILE *f, const struct sb_graph *G, const char *sche
     const struct sb_graph_view *g = &G->v;
     uint32_t nd = g->machine->n_devices, lanes = SB_COLL_COUNT * SB_SIM_MAX_INFLIGHT;
     uint8_t *dev_used = sb_xcalloc(nd, 1);
+    uint8_t *lane_used = sb_xcalloc((size_t)nd * g->n_streams, 1);
     dev_used[0] = 1; /* the first process always exists: it holds the memory track */
-    for (uint32_t v = 0; v < g->n_nodes; v++)
+    for (uint32_t v = 0; v < g->n_nodes; v++) {
         dev_used[s->device[v]] = 1;
+        lane_used[(size_t)s->device[v] * g->n_streams + sb_lane(g, v, (uint32_t)s->device[v])] = 1;
+    }
     for (uint32_t d = 0, first = 1; d < nd; d++)
         if (dev_used[d]) {
-            write_device_names(f, G, sched, d, (int)first);
+            write_device_names(f, G, sched, d, (int)first, lane_used);
             first = 0;
         }
+    free(lane_used);
     /* one name per communication slot that was used, in lane order */
     uint8_t *used = sb_xcalloc((size_t)nd * lanes, 1);
     for (uint32_t v = 0; v < g->n_nodes; v++)
@@ -166,7 +186,8 @@ static void write_event(FILE *f, const struct sb_graph_view *g, const struct sb_
     }
     double dur = e->kind == EV_COLL ? r->coll_end_us[v] - r->coll_begin_us[v]
                                     : r->end_us[v] - r->begin_us[v];
-    uint32_t tid = e->kind == EV_COLL ? TID_COMM0 + r->coll_lane[v] : TID_COMPUTE;
+    uint32_t tid = e->kind == EV_COLL ? TID_COMM0 + r->coll_lane[v]
+                                      : stream_tid(g, v, (uint32_t)s->device[v]);
     const char *cat = e->kind == EV_COMPUTE ? "compute"
                       : e->kind == EV_WAIT  ? "exposed"
                                             : sb_coll_name((enum sb_coll)g->coll[v]);

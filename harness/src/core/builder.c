@@ -133,6 +133,11 @@ static void grow_nodes(struct sb_builder *b, uint32_t want)
         g->holds = sb_xrealloc(g->holds, (size_t)cap * SB_COLL_COUNT * sizeof *g->holds);
     if (g->scope)
         g->scope = sb_xrealloc(g->scope, cap * sizeof *g->scope);
+    if (g->join) {
+        g->join = sb_xrealloc(g->join, cap * sizeof *g->join);
+        for (uint32_t v = b->cap; v < cap; v++)
+            g->join[v] = v;
+    }
     b->loc_of = sb_xrealloc(b->loc_of, cap * sizeof *b->loc_of);
     b->cap = cap;
 }
@@ -672,6 +677,44 @@ static int add_edge(struct sb_builder *b, uint32_t src, uint8_t after)
     if (g->pred_after)
         g->pred_after[b->n_edges] = after;
     g->pred[b->n_edges++] = src;
+    return 0;
+}
+
+int sb_builder_join(struct sb_builder *b, uint32_t with)
+{
+    struct sb_graph *g = b->g;
+    uint32_t id = b->open;
+    char at[64];
+    if (b->failed)
+        return -1;
+    SB_ASSERT(id != SB_NONE);
+    if (g->kind[id] != SB_KIND_START || g->device[id] < 0)
+        return nfail(b, id, SB_BF_JOIN, "only a start with a device joins a collective");
+    if (with >= id)
+        return nfail(b, id, SB_BF_JOIN, "join %u is not an earlier row", with);
+    /* a send joins its recv: one transfer the two ranks meet at */
+    int pair = (g->coll[id] == SB_COLL_SEND && g->coll[with] == SB_COLL_RECV) ||
+               (g->coll[id] == SB_COLL_RECV && g->coll[with] == SB_COLL_SEND);
+    if (g->kind[with] != SB_KIND_START || (g->coll[with] != g->coll[id] && !pair) ||
+        g->device[with] < 0)
+        return nfail(b, id, SB_BF_JOIN, "join %u (%s) is not a start of %s with a device", with,
+                     where(b, with, at, sizeof at), sb_coll_name(g->coll[id]));
+    if (!g->join) {
+        g->join = sb_xmalloc((size_t)b->cap * sizeof *g->join);
+        for (uint32_t v = 0; v < b->cap; v++)
+            g->join[v] = v;
+    }
+    if (g->join[id] != id)
+        return nfail(b, id, SB_BF_JOIN, "the start already joins a collective");
+    uint32_t m = with;
+    do {
+        if (g->device[m] == g->device[id])
+            return nfail(b, id, SB_BF_JOIN, "join %u: its collective already has a member on "
+                         "device %d (%s)", with, g->device[id], where(b, m, at, sizeof at));
+        m = g->join[m];
+    } while (m != with);
+    g->join[id] = g->join[with]; /* splice id into with's cycle */
+    g->join[with] = id;
     return 0;
 }
 

@@ -33,6 +33,7 @@ enum sb_bfield {
     SB_BF_FLAGS,
     SB_BF_AFTER, /* order-only edges (an `after` column) */
     SB_BF_SCOPE, /* the computation instance (a `scope` column) */
+    SB_BF_JOIN,  /* the collective a start joins (a `join` column) */
     SB_BF_COUNT
 };
 
@@ -129,6 +130,10 @@ int sb_builder_input(struct sb_builder *b, uint32_t src);
  * A done's first edge (its start) and an alias's (the buffer it views) must
  * be inputs, and an input node takes neither. */
 int sb_builder_after(struct sb_builder *b, uint32_t src);
+/* The last node, a start pre-assigned to a device, joins the collective of
+ * start `with`, an earlier start of the same type whose members are all on
+ * other devices: one collective the devices meet at (graph.h, `join`). */
+int sb_builder_join(struct sb_builder *b, uint32_t with);
 /* t(v, device k) of the last node, for a cost_us.<device> column; < 0: empty. */
 void sb_builder_dev_cost(struct sb_builder *b, uint32_t k, double us);
 uint32_t sb_builder_n_nodes(const struct sb_builder *b);

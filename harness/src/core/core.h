@@ -58,6 +58,9 @@ struct sb_graph {
      * is in the top scope */
     struct sb_scopes *scopes;
     uint32_t *scope; /* [n_nodes] */
+    /* Joined collectives (appended; sb_builder_join): [n_nodes] or NULL
+     * when there are none; the view's join */
+    uint32_t *join;
 };
 
 /* The unit a node's FLOPs run on, for the roofline's peak (docs/cost-model.md):
@@ -276,6 +279,9 @@ struct sb_sim_result {
      * op "host" or "comm_host", the CPU's), the largest over the devices
      * that run a node (docs/ready.md) */
     double astra_exposed_us;
+    /* [n_dev] exposed_comm_us, compute_us and comm_us of each device's nodes
+     * (a job of ranks reports them per rank: sb_graph_is_job) */
+    double *dev_exposed_us, *dev_compute_us, *dev_comm_us;
     /* Only with sb_sim_config.record, for per-device timelines and Gantt charts
      * (docs/machines.md): every device's memory, and each copy over a link in
      * the order the simulator made them.  Recording changes no figure above. */
@@ -324,6 +330,18 @@ int sb_schedule_buckets(const struct sb_schedule *s);
 int sb_schedule_validate(const struct sb_graph_view *g, const struct sb_schedule *s,
                          struct sb_err *e);
 
+/* The order the simulator replays a schedule of joined collectives in
+ * (graph.h, `join`; docs/machines.md, "Joined collectives"): positions of
+ * s->order, smallest first among those that can go, where a node can go once
+ * its inputs and the node before it on its device's stream have gone, a
+ * joined collective's done once every member's start has, and a node after a
+ * barrier once every position up to the barrier has.  Without joins that is
+ * 0, 1, 2, ...  Returns the positions written to out[n_nodes]; fewer when
+ * the devices wait on each other in a cycle, *stuck then the first position
+ * left out. */
+uint32_t sb_replay_order(const struct sb_graph_view *g, const struct sb_schedule *s,
+                         uint32_t *out, uint32_t *stuck);
+
 /* ---- plugin registry (the only global mutable state) ------------------- */
 
 int sb_registry_add(const struct sb_plugin *p, const char *origin, struct sb_err *e);
@@ -341,6 +359,14 @@ struct sb_sched {
     double *param;  /* [p->n_params] */
     char *ident;    /* build and effective parameters: the scheduler_id column */
 };
+/* A job of ranks (graph.h, `join`; every node pre-assigned) and a policy
+ * that is no placer: it schedules each rank's program alone (core/ranks.c). */
+int sb_sched_per_rank(const struct sb_sched *s, const struct sb_graph *g);
+/* A job of ranks: joined collectives, every node pre-assigned, two devices
+ * or more (each device one rank's program). */
+int sb_graph_is_job(const struct sb_graph_view *g);
+int sb_sched_run_ranks(const struct sb_sched *s, const struct sb_graph *g,
+                       struct sb_schedule *out, struct sb_err *e);
 /* "built-in", or a module's file name and the hash of its bytes */
 const char *sb_registry_build(const struct sb_plugin *p);
 int sb_sched_parse(struct sb_sched *s, const char *spec, struct sb_err *e);

@@ -157,6 +157,7 @@ void sb_graph_fill_view(struct sb_graph *g)
     v->scope_iter = g->scopes ? g->scopes->iter : NULL;
     v->io_bytes = io_bytes(g);
     v->pred_after = g->pred_after;
+    v->join = g->join;
 }
 
 void sb_graph_free(struct sb_graph *g)
@@ -218,6 +219,7 @@ void sb_graph_free(struct sb_graph *g)
     free(g->bytes_accessed);
     free(g->dtype);
     free(g->pred_after);
+    free(g->join);
     free(g);
 }
 

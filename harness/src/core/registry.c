@@ -58,9 +58,9 @@ int sb_registry_add(const struct sb_plugin *p, const char *origin, struct sb_err
     if (p->abi < SB_PLUGIN_ABI_MIN || p->abi > SB_PLUGIN_ABI)
         return sb_errf(e, "%s: plugin ABI is %u, this host speaks ABI %u to %u", origin,
                        p->abi, SB_PLUGIN_ABI_MIN, SB_PLUGIN_ABI);
-    if (p->size < sizeof(struct sb_plugin))
+    if (p->size < SB_PLUGIN_SIZE_V1)
         return sb_errf(e, "%s: descriptor size is %u bytes, ABI %u needs at least %zu",
-                       origin, p->size, SB_PLUGIN_ABI, sizeof(struct sb_plugin));
+                       origin, p->size, SB_PLUGIN_ABI, (size_t)SB_PLUGIN_SIZE_V1);
     if (!valid_name(p->name, "_-"))
         return sb_errf(e, "%s: scheduler name '%s' is not [a-z0-9_-]+", origin,
                        p->name ? p->name : "(null)");
@@ -146,9 +146,10 @@ int sb_registry_load(const char *arg, struct sb_err *e)
     struct sb_plugin *copy = NULL;
     char *name = NULL;
     if (rename && p && p->abi >= SB_PLUGIN_ABI_MIN && p->abi <= SB_PLUGIN_ABI &&
-        p->size >= sizeof *p) {
-        copy = sb_xmalloc(sizeof *copy);
-        *copy = *p; /* the fields this host knows; it reads no others */
+        p->size >= SB_PLUGIN_SIZE_V1) {
+        copy = sb_xcalloc(1, sizeof *copy);
+        /* the fields this host knows and the plugin has; it reads no others */
+        memcpy(copy, p, p->size < sizeof *copy ? p->size : sizeof *copy);
         copy->size = sizeof *copy;
         copy->name = name = sb_xstrdup(rename);
         p = copy;
@@ -406,6 +407,8 @@ static uint32_t *holds_abi1(const struct sb_graph_view *v)
 int sb_sched_run(const struct sb_sched *s, const struct sb_graph *g,
                  struct sb_schedule *out, struct sb_err *e)
 {
+    if (sb_sched_per_rank(s, g))
+        return sb_sched_run_ranks(s, g, out, e);
     void *state = NULL;
     char err[512] = "";
     if (s->p->init && s->p->init(s->param, &state, err, sizeof err) != 0)

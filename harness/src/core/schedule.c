@@ -220,6 +220,10 @@ static int check_buckets(const struct sb_graph_view *g, const struct sb_schedule
         if (g->kind[v] != SB_KIND_START)
             return sb_errf(e, "node %u (%s) is in bucket %u but is not a collective start",
                            v, nm(g, v), s->bucket[v]);
+        if (g->join && g->join[v] != v) /* sim.c meets joined members one by one */
+            return sb_errf(e, "node %u (%s) is in bucket %u but is a collective joined "
+                              "across ranks; buckets of joined collectives are not modelled",
+                           v, nm(g, v), s->bucket[v]);
         n++;
     }
     struct member *m = sb_xmalloc((size_t)(n + 1) * sizeof *m);
@@ -247,6 +251,155 @@ int sb_schedule_buckets(const struct sb_schedule *s)
     return 0;
 }
 
+/* ---- the replay order of joined collectives ------------------------------ */
+
+/* A min-heap of positions. */
+struct pos_heap {
+    uint32_t n, *a;
+};
+
+static void heap_push(struct pos_heap *h, uint32_t x)
+{
+    uint32_t i = h->n++;
+    for (; i && h->a[(i - 1) / 2] > x; i = (i - 1) / 2)
+        h->a[i] = h->a[(i - 1) / 2];
+    h->a[i] = x;
+}
+
+static uint32_t heap_pop(struct pos_heap *h)
+{
+    uint32_t top = h->a[0], x = h->a[--h->n], i = 0;
+    for (;;) {
+        uint32_t c = 2 * i + 1;
+        if (c >= h->n)
+            break;
+        if (c + 1 < h->n && h->a[c + 1] < h->a[c])
+            c++;
+        if (h->a[c] >= x)
+            break;
+        h->a[i] = h->a[c];
+        i = c;
+    }
+    if (h->n)
+        h->a[i] = x;
+    return top;
+}
+
+/* need[v]: what v waits for before it can go (inputs, the node before it on
+ * its stream, the members' starts of its joined collective); next[v]: the
+ * node after it on its stream. */
+static void replay_needs(const struct sb_graph_view *g, const struct sb_schedule *s,
+                         uint32_t *need, uint32_t *next)
+{
+    uint32_t n = g->n_nodes;
+    size_t n_lanes = (size_t)s->n_devices * g->n_streams;
+    uint32_t *tail = sb_xmalloc(n_lanes * sizeof *tail + 1);
+    memset(tail, 0xff, n_lanes * sizeof *tail);
+    for (uint32_t v = 0; v < n; v++) {
+        need[v] = g->pred_off[v + 1] - g->pred_off[v];
+        next[v] = SB_NONE;
+    }
+    for (uint32_t i = 0; i < n; i++) {
+        uint32_t v = s->order[i], d = (uint32_t)s->device[v];
+        if (g->kind[v] == SB_KIND_INPUT) /* exists before the program: no stream */
+            continue;
+        size_t L = (size_t)d * g->n_streams + sb_lane(g, v, d);
+        if (tail[L] != SB_NONE)
+            next[tail[L]] = v, need[v]++;
+        tail[L] = v;
+        if (g->kind[v] == SB_KIND_DONE && g->join[g->partner[v]] != g->partner[v])
+            for (uint32_t m = g->join[g->partner[v]]; ; m = g->join[m]) {
+                need[v]++;
+                if (m == g->partner[v])
+                    break;
+            }
+    }
+    free(tail);
+}
+
+static void replay_went(const struct sb_graph_view *g, uint32_t v, uint32_t *need,
+                        const uint32_t *next, const uint32_t *pos, struct pos_heap *h)
+{
+#define RELEASE(w) do { if (--need[(w)] == 0) heap_push(h, pos[(w)]); } while (0)
+    for (uint32_t e = g->succ_off[v]; e < g->succ_off[v + 1]; e++)
+        RELEASE(g->succ[e]);
+    if (next[v] != SB_NONE)
+        RELEASE(next[v]);
+    if (g->kind[v] == SB_KIND_START && g->join[v] != v)
+        for (uint32_t m = g->join[v]; ; m = g->join[m]) {
+            RELEASE(g->partner[m]);
+            if (m == v)
+                break;
+        }
+#undef RELEASE
+}
+
+uint32_t sb_replay_order(const struct sb_graph_view *g, const struct sb_schedule *s,
+                         uint32_t *out, uint32_t *stuck)
+{
+    uint32_t n = g->n_nodes, placed = 0;
+    if (!g->join) {
+        for (uint32_t i = 0; i < n; i++)
+            out[i] = i;
+        return n;
+    }
+    uint32_t *need = sb_xmalloc((size_t)n * sizeof *need + 1);
+    uint32_t *next = sb_xmalloc((size_t)n * sizeof *next + 1);
+    uint32_t *pos = sb_xmalloc((size_t)n * sizeof *pos + 1);
+    struct pos_heap h = {0, sb_xmalloc((size_t)n * sizeof *h.a + 1)};
+    for (uint32_t i = 0; i < n; i++)
+        pos[s->order[i]] = i;
+    replay_needs(g, s, need, next);
+    for (uint32_t i = 0; i < n; i++)
+        if (!need[s->order[i]])
+            heap_push(&h, i);
+    /* a barrier at position b: positions past b wait until b + 1 have gone */
+    uint32_t fence = 0;
+    while (fence < n && !(s->barrier && s->barrier[fence]))
+        fence++;
+    while (h.n) {
+        if (h.a[0] > fence) {
+            if (placed <= fence)
+                break; /* what is left before the barrier cannot go */
+            for (fence++; fence < n && !(s->barrier && s->barrier[fence]); fence++)
+                ;
+            continue;
+        }
+        uint32_t i = heap_pop(&h);
+        out[placed++] = i;
+        replay_went(g, s->order[i], need, next, pos, &h);
+    }
+    if (placed < n) {
+        uint8_t *went = sb_xcalloc((size_t)n + 1, 1);
+        for (uint32_t k = 0; k < placed; k++)
+            went[out[k]] = 1;
+        *stuck = 0;
+        while (went[*stuck])
+            (*stuck)++;
+        free(went);
+    }
+    free(need), free(next), free(pos), free(h.a);
+    return placed;
+}
+
+/* A schedule whose devices would wait on each other forever at a joined
+ * collective (each holding its stream at a done whose collective another
+ * device has not started) cannot run. */
+static int check_joins(const struct sb_graph_view *g, const struct sb_schedule *s,
+                       struct sb_err *e)
+{
+    uint32_t *out = sb_xmalloc((size_t)g->n_nodes * sizeof *out + 1), stuck = 0;
+    uint32_t placed = sb_replay_order(g, s, out, &stuck);
+    free(out);
+    if (placed == g->n_nodes)
+        return 0;
+    uint32_t v = s->order[stuck];
+    return sb_errf(e, "node %u (%s) at %u never runs: the devices wait for each other's "
+                      "joined collectives in a cycle (a done holds its stream until every "
+                      "member has started; %u of %u nodes can run)",
+                   v, nm(g, v), stuck, placed, g->n_nodes);
+}
+
 int sb_schedule_validate(const struct sb_graph_view *g, const struct sb_schedule *s,
                          struct sb_err *e)
 {
@@ -264,6 +417,8 @@ int sb_schedule_validate(const struct sb_graph_view *g, const struct sb_schedule
         rc = check_deps(g, pos, e);
     if (!rc && s->bucket)
         rc = check_buckets(g, s, pos, e);
+    if (!rc && g->join)
+        rc = check_joins(g, s, e);
     free(pos);
     return rc;
 }

@@ -122,6 +122,9 @@ struct sim_state {
     struct res_prof *prof; /* [nd] each device's resources in use, NULL when the
                               machine declares none */
     struct sim_buckets *bk; /* the schedule's buckets of two or more, or NULL */
+    /* joined collectives (graph.h, `join`), NULL without */
+    double *issue_t;  /* [n] starts: when the member issued its start */
+    uint8_t *issued;  /* [n] starts: issued, waiting for the other members */
 };
 
 static double transfer(struct sim_state *S, uint32_t p, uint32_t b,
@@ -199,6 +202,49 @@ static double issue(struct sim_state *S, uint32_t s, uint32_t dev, double t)
         S->rec->coll_lane[s] = r * SB_MAX_INFLIGHT + best;
     }
     return R->end_us[best];
+}
+
+/* A joined collective (docs/machines.md, "Joined collectives") begins on
+ * every member when the last member has issued its start, and each
+ * member's resource has a free slot; it then runs its collective model's
+ * time on each.  Built with SB_SIM_JOIN_ON_ARRIVAL, members meet when their
+ * inputs are ready instead: the rule before the rendezvous, kept only so
+ * that test_simdiff_arrival can show the differential test tells them
+ * apart.  t: v's issue time, t_in: when its inputs were ready. */
+static void issue_joined(struct sim_state *S, uint32_t v, double t, double t_in)
+{
+    const struct sb_graph_view *g = S->g;
+#ifdef SB_SIM_JOIN_ON_ARRIVAL
+    (void)t;
+    S->issue_t[v] = t_in;
+#else
+    (void)t_in;
+    S->issue_t[v] = t;
+#endif
+    S->issued[v] = 1;
+    double begin = 0;
+    uint32_t m = v;
+    do {
+        if (!S->issued[m])
+            return; /* a member has yet to issue: the last one begins it */
+        begin = S->issue_t[m] > begin ? S->issue_t[m] : begin;
+        m = g->join[m];
+    } while (m != v);
+    double at = begin;
+    do { /* the members' slots: the latest to free holds all back */
+        uint32_t r = S->c->shared ? 0 : g->coll[m];
+        struct resource *R = &S->res[(size_t)S->dev[m] * SB_COLL_COUNT + r];
+        double free_us = R->end_us[first_free(S, R, at)];
+        begin = free_us > begin ? free_us : begin;
+        m = g->join[m];
+    } while (m != v);
+    do {
+        S->coll_end[m] = issue(S, m, (uint32_t)S->dev[m], begin);
+        if (S->coll_end[m] > S->all_end)
+            S->all_end = S->coll_end[m];
+        S->issued[m] = 0;
+        m = g->join[m];
+    } while (m != v);
 }
 
 /* When start s's collective ends; one still in ASTRA-sim's queues runs to
@@ -473,8 +519,6 @@ static double bucket_bound(const struct sim_buckets *B, const struct sb_graph *G
     return lb;
 }
 
-/* The merged buffers: +staging from the leader's position through the last
- * member's done, on the leader's device.  delta is [(n + 1) * nd]. */
 static uint32_t bucket_lead(const struct sim_buckets *B, uint32_t b)
 {
     return B->mem[B->off[b + 1] - 1];
@@ -491,6 +535,8 @@ static uint32_t bucket_last(const struct sim_buckets *B, const struct sb_graph_v
     return last;
 }
 
+/* The merged buffers: +staging from the leader's position through the last
+ * member's done, on the leader's device.  delta is [(n + 1) * nd]. */
 static void bucket_mem_deltas(const struct sim_buckets *B, const struct sb_graph_view *g,
                               const struct sb_schedule *s, const uint32_t *pos, uint32_t nd,
                               int64_t *delta)
@@ -527,13 +573,22 @@ static void bucket_memory(const struct sim_buckets *B, const struct sb_graph_vie
     free(pos);
 }
 
+/* Replays s in the order sb_replay_order gives (the schedule's own order
+ * without joined collectives); step k is position replay[k]. */
 static void run_order(struct sim_state *S, const struct sb_schedule *s,
                       struct sb_sim_result *r)
 {
     const struct sb_graph_view *g = S->g;
-    for (uint32_t i = 0; i < s->n_nodes; i++) {
+    uint32_t *replay = NULL, stuck = 0;
+    if (g->join) {
+        replay = sb_xmalloc((size_t)s->n_nodes * sizeof *replay + 1);
+        uint32_t placed = sb_replay_order(g, s, replay, &stuck);
+        SB_ASSERT(placed == s->n_nodes); /* the validator refuses a deadlock */
+    }
+    for (uint32_t k = 0; k < s->n_nodes; k++) {
+        uint32_t i = replay ? replay[k] : k;
         uint32_t v = s->order[i], d = (uint32_t)s->device[v];
-        double t = inputs_ready(S, v, d, r);
+        double t = inputs_ready(S, v, d, r), t_in = t;
         double *lane = &S->stream[(size_t)d * g->n_streams + sb_lane(g, v, d)];
         if (t < *lane)
             t = *lane;
@@ -554,6 +609,10 @@ static void run_order(struct sim_state *S, const struct sb_schedule *s,
             t += g->dev_dur_us[(size_t)v * S->nd + d];
             break;
         case SB_KIND_START:
+            if (g->join && g->join[v] != v) {
+                issue_joined(S, v, t, t_in);
+                break;
+            }
             S->coll_end[v] = S->bk && S->bk->leader[v] != SB_NONE ? bucket_start(S, v, d, t)
                                                                    : issue(S, v, d, t);
             if (S->coll_end[v] > S->all_end && !isinf(S->coll_end[v]))
@@ -563,6 +622,7 @@ static void run_order(struct sim_state *S, const struct sb_schedule *s,
             double done = coll_end(S, g->partner[v]);
             if (done > t) {
                 r->exposed_comm_us += done - t;
+                r->dev_exposed_us[d] += done - t;
                 t = done;
             }
             break;
@@ -578,12 +638,13 @@ static void run_order(struct sim_state *S, const struct sb_schedule *s,
             r->makespan_us = t;
         if (t > S->all_end)
             S->all_end = t;
-    barrier:
-        if (s->barrier && s->barrier[i]) {
+    barrier: /* after step k, positions 0..k have all run (sb_replay_order) */
+        if (s->barrier && s->barrier[k]) {
             S->barrier_t = S->all_end;
             r->barriers++;
         }
     }
+    free(replay);
 }
 
 /* Compute time is each node's time on the device it was placed on. */
@@ -592,10 +653,14 @@ static void sum_durations(const struct sb_graph_view *g, const struct sb_schedul
 {
     uint32_t nd = g->machine->n_devices;
     for (uint32_t v = 0; v < g->n_nodes; v++) {
-        if (g->kind[v] == SB_KIND_COMPUTE)
-            r->compute_us += g->dev_dur_us[(size_t)v * nd + (uint32_t)s->device[v]];
-        else if (g->kind[v] == SB_KIND_START)
+        uint32_t d = (uint32_t)s->device[v];
+        if (g->kind[v] == SB_KIND_COMPUTE) {
+            r->compute_us += g->dev_dur_us[(size_t)v * nd + d];
+            r->dev_compute_us[d] += g->dev_dur_us[(size_t)v * nd + d];
+        } else if (g->kind[v] == SB_KIND_START) {
             r->comm_us += g->dur_us[v];
+            r->dev_comm_us[d] += g->dur_us[v];
+        }
     }
 }
 
@@ -1010,6 +1075,10 @@ void sb_sim_run(const struct sb_graph *G, const struct sb_schedule *s,
     S.coll_end = sb_xcalloc(g->n_nodes, sizeof *S.coll_end);
     S.stream = sb_xcalloc((size_t)nd * g->n_streams, sizeof *S.stream);
     S.res = sb_xcalloc((size_t)nd * SB_COLL_COUNT, sizeof *S.res);
+    if (g->join) {
+        S.issue_t = sb_xcalloc(g->n_nodes, sizeof *S.issue_t);
+        S.issued = sb_xcalloc((size_t)g->n_nodes + 1, 1);
+    }
     if (c->record) {
         size_t n = g->n_nodes;
         r->begin_us = sb_xcalloc(n, sizeof *r->begin_us);
@@ -1048,6 +1117,9 @@ void sb_sim_run(const struct sb_graph *G, const struct sb_schedule *s,
     }
     r->n_dev = nd;
     r->dev_peak_bytes = sb_xcalloc(nd, sizeof *r->dev_peak_bytes);
+    r->dev_exposed_us = sb_xcalloc(nd, sizeof *r->dev_exposed_us);
+    r->dev_compute_us = sb_xcalloc(nd, sizeof *r->dev_compute_us);
+    r->dev_comm_us = sb_xcalloc(nd, sizeof *r->dev_comm_us);
     r->n_pos = s->n_nodes;
     r->mem_bytes = sb_xmalloc((size_t)r->n_pos * sizeof *r->mem_bytes);
     S.bk = buckets_open(G, s, c);
@@ -1083,6 +1155,8 @@ void sb_sim_run(const struct sb_graph *G, const struct sb_schedule *s,
     free(S.coll_h);
     free(S.fin);
     free(S.coll_end);
+    free(S.issue_t);
+    free(S.issued);
     free(S.stream);
     free(S.res);
     for (uint32_t d = 0; S.prof && d < nd; d++)
@@ -1099,6 +1173,9 @@ void sb_sim_result_free(struct sb_sim_result *r)
     free(r->coll_end_us);
     free(r->coll_lane);
     free(r->dev_peak_bytes);
+    free(r->dev_exposed_us);
+    free(r->dev_compute_us);
+    free(r->dev_comm_us);
     free(r->dev_mem_bytes);
     free(r->copies);
     memset(r, 0, sizeof *r);

@@ -55,8 +55,11 @@ struct trace {
     int32_t device;
     uint32_t *last;    /* [n] the node consumers of trace node i read */
     uint32_t *stamp;   /* [n_st] storage_inputs' marks */
-    const uint32_t *join_after; /* a joined collective's start waits for */
-    uint32_t n_join_after;      /* these arrive nodes (after edges) */
+    const uint32_t *join_with; /* a joined collective's start joins this
+                                  member's start (sb_builder_join), NULL none */
+    const uint32_t *join_after; /* a joined collective's start waits for its
+                                   rank's arrive nop (an after edge), NULL none */
+    uint32_t last_start;       /* the start the last collective added */
     /* a job's rank whose file has the same bytes as an earlier rank's: that
      * rank, whose decoded nodes, order, dependencies and streams this one
      * reads and does not own (sb_chakra_load_ranks_mem); NULL for others */
@@ -770,9 +773,11 @@ static uint32_t add_comm(struct trace *T, struct sb_builder *b, const struct dep
     free(name);
     if (s == SB_NONE || add_inputs(b, D, i, last) || storage_inputs(T, b, k, stamp, s + 1))
         return SB_NONE;
-    for (uint32_t q = 0; q < T->n_join_after && s != SB_NONE; q++)
-        if (sb_builder_after(b, T->join_after[q]))
-            return SB_NONE;
+    if (T->join_with && sb_builder_join(b, *T->join_with))
+        return SB_NONE;
+    if (T->join_after && sb_builder_after(b, *T->join_after))
+        return SB_NONE;
+    T->last_start = s;
     name = sb_strf("%s%s#%" PRIu64 ".done", T->pfx, x->name, x->id);
     struct sb_node_in d = SB_NODE_IN_INIT;
     d.device = T->device;
@@ -1244,6 +1249,10 @@ struct job {
     uint32_t n_units, *u_rank, *u_node;
     uint8_t *u_part;
     uint32_t **arrive, **done; /* [n][T.n] graph nodes of a joined collective */
+    uint32_t **start;          /* [n][T.n] its start, SB_NONE until added */
+    /* send and recv matched across ranks (match_p2p): the peer's rank and
+     * trace node of each, SB_NONE for any other node */
+    uint32_t **p2p_rank, **p2p_node; /* [n][T.n] */
     json_t *groups;    /* the group file's process groups (load_groups), or NULL */
 };
 
@@ -1389,43 +1398,108 @@ static int match_collectives(struct job *J, struct sb_err *e)
     return 0;
 }
 
-/* After edges the joins may add: each joined collective of m ranks adds
- * m (2m - 1) (every member's start waits for every member's arrive, every
- * leave for every other member's done), so a job of 256 ranks whose 200
- * collectives span them all took 26 million edges and 840 MB.  2^23 edges
- * are about 270 MB and half a second (measured at 32 bytes and 75 ns an
- * edge); 256 ranks fit 64 such collectives, 64 ranks 1,032.  A join node
- * would take 2m edges, but as a nop it keeps a place on one rank's stream
- * (core/sim.c), and a policy that orders other work of that rank before it
- * would then hold back every member: the joins keep their semantics and
- * the job is refused past the ceiling instead. */
-#define JOIN_MAX_EDGES (1u << 23)
+/* ---- send and recv across ranks -----------------------------------------
+ *
+ * ASTRA-sim's workload layer (astra-sim/workload/Workload.cc,
+ * issue_send_comm and issue_recv_comm, commit 0383c203) posts a send to
+ * rank comm_dst and a recv from rank comm_src, each with comm_tag; the
+ * network pairs them.  Here the k-th send from rank a to rank b with tag t
+ * of process group p (in a's trace order) is the k-th such recv on b (in
+ * b's), and the two starts are joined: the transfer begins when both are
+ * issued (docs/machines.md, "Joined collectives"). */
+struct p2p {
+    uint32_t src, dst, rank, node, pos;
+    int64_t tag;
+    const char *pg;
+};
 
-static int check_join_edges(const struct job *J, const char *pattern, struct sb_err *e)
+static int p2p_cmp(const void *pa, const void *pb)
 {
-    uint64_t total = 0, worst = 0;
-    uint32_t N = J->n, g_worst = 0, m_worst = 0, c_worst = 0;
-    for (uint32_t g = 0; g < J->n_grp; g++) {
-        uint64_t m = 0, colls = 0;
-        for (uint32_t r = 0; r < N; r++)
-            if (J->member[(size_t)g * N + r]) {
-                m++;
-                colls = J->n_seq[(size_t)g * N + r]; /* the same on every member */
-            }
-        uint64_t edges = colls * m * (2 * m - 1); /* below 2^20 * 2^8 * 2^9 */
-        total += edges;
-        if (edges > worst)
-            worst = edges, g_worst = g, m_worst = (uint32_t)m, c_worst = (uint32_t)colls;
+    const struct p2p *a = pa, *b = pb;
+    if (a->src != b->src)
+        return a->src < b->src ? -1 : 1;
+    if (a->dst != b->dst)
+        return a->dst < b->dst ? -1 : 1;
+    if (a->tag != b->tag)
+        return a->tag < b->tag ? -1 : 1;
+    int c = strcmp(a->pg, b->pg);
+    if (c)
+        return c;
+    return a->pos < b->pos ? -1 : a->pos > b->pos;
+}
+
+/* Rank r's sends (send = 1) or recvs, appended to *out. */
+static int collect_p2p(struct job *J, uint32_t r, int send, struct p2p **out, uint32_t *n,
+                       struct sb_err *e)
+{
+    const struct trace *T = &J->T[r];
+    int want = send ? CHAKRA_PROTO_MSG__NODE_TYPE__COMM_SEND_NODE
+                    : CHAKRA_PROTO_MSG__NODE_TYPE__COMM_RECV_NODE;
+    for (uint32_t k = 0; k < T->n; k++) {
+        uint32_t i = T->order[k];
+        const Node *x = T->node[i];
+        if ((int)x->type != want)
+            continue;
+        const char *key = send ? "comm_dst" : "comm_src";
+        int64_t peer = iattr(x, key, -1), self = iattr(x, send ? "comm_src" : "comm_dst", r);
+        if (peer < 0 || peer >= J->n || peer == r || self != r)
+            return sb_errf(e, "%s: node id %" PRIu64 " '%s': a %s of rank %u %s %s %" PRId64
+                              ", not another rank of the job (0..%u)%s", J->path[r], x->id,
+                           x->name, send ? "send" : "recv", r, send ? "to" : "from", key, peer,
+                           J->n - 1, self != r ? "; or its own rank is not this file's" : "");
+        *out = sb_xrealloc(*out, (*n + 1) * sizeof **out);
+        (*out)[(*n)++] = (struct p2p){send ? r : (uint32_t)peer, send ? (uint32_t)peer : r, r,
+                                      i, k, iattr(x, "comm_tag", 0), pg_of(x)};
     }
-    if (total <= JOIN_MAX_EDGES)
-        return 0;
-    return sb_errf(e, "%s: joining the ranks' collectives takes %" PRIu64 " after edges, above "
-                      "the ceiling of %u (2^23, about 270 MB): a collective of m ranks takes "
-                      "m (2m - 1), and process group '%s' has %u collectives over %u ranks "
-                      "(%" PRIu64 "); a group file that gives the groups their members takes "
-                      "fewer (chakra.md, \"Several ranks\")", pattern, total, JOIN_MAX_EDGES,
-                   *J->grp[g_worst] ? J->grp[g_worst] : "(none: every rank)", c_worst, m_worst,
-                   worst);
+    return 0;
+}
+
+static int p2p_unmatched(const struct job *J, const struct p2p *x, int send, struct sb_err *e)
+{
+    const Node *y = J->T[x->rank].node[x->node];
+    uint32_t other = send ? x->dst : x->src;
+    return sb_errf(e, "%s: node id %" PRIu64 " '%s': a %s %s rank %u (tag %" PRId64 ", process "
+                      "group '%s') that %s has no %s for: a send and a recv are matched by "
+                      "peer, tag and process group, the k-th of each in trace order", J->path[x->rank],
+                   y->id, y->name, send ? "send" : "recv", send ? "to" : "from", other, x->tag,
+                   x->pg, J->path[other], send ? "recv" : "send");
+}
+
+static int match_p2p(struct job *J, struct sb_err *e)
+{
+    struct p2p *s = NULL, *v = NULL;
+    uint32_t ns = 0, nv = 0, a = 0, b = 0;
+    int rc = 0;
+    for (uint32_t r = 0; r < J->n; r++) {
+        J->p2p_rank[r] = sb_xmalloc(((size_t)J->T[r].n + 1) * sizeof **J->p2p_rank);
+        J->p2p_node[r] = sb_xmalloc(((size_t)J->T[r].n + 1) * sizeof **J->p2p_node);
+        memset(J->p2p_rank[r], 0xff, ((size_t)J->T[r].n + 1) * sizeof **J->p2p_rank);
+        memset(J->p2p_node[r], 0xff, ((size_t)J->T[r].n + 1) * sizeof **J->p2p_node);
+        if (!rc)
+            rc = collect_p2p(J, r, 1, &s, &ns, e) || collect_p2p(J, r, 0, &v, &nv, e);
+    }
+    if (!rc && ns) /* qsort takes no NULL, even for no elements */
+        qsort(s, ns, sizeof *s, p2p_cmp);
+    if (!rc && nv)
+        qsort(v, nv, sizeof *v, p2p_cmp);
+    while (!rc && (a < ns || b < nv)) { /* merge: equal keys pair up in order */
+        struct p2p key_s = a < ns ? s[a] : v[b], key_v = b < nv ? v[b] : s[a];
+        key_s.pos = key_v.pos = 0;
+        int c = a >= ns ? 1 : b >= nv ? -1 : p2p_cmp(&key_s, &key_v);
+        if (c < 0)
+            rc = p2p_unmatched(J, &s[a], 1, e);
+        else if (c > 0)
+            rc = p2p_unmatched(J, &v[b], 0, e);
+        else {
+            J->p2p_rank[s[a].rank][s[a].node] = v[b].rank;
+            J->p2p_node[s[a].rank][s[a].node] = v[b].node;
+            J->p2p_rank[v[b].rank][v[b].node] = s[a].rank;
+            J->p2p_node[v[b].rank][v[b].node] = s[a].node;
+            a++, b++;
+        }
+    }
+    free(s), free(v);
+    return rc;
 }
 
 /* The unit consumers of trace node p of rank r wait for. */
@@ -1473,25 +1547,24 @@ static uint32_t *merge_ranks(struct job *J, struct sb_err *e)
                     J->u_part[u] = (uint8_t)(mem ? UNIT_ARRIVE + part : UNIT_PLAIN);
                     if (pass)
                         off[u] = m;
-                    /* a rank keeps its trace's order: each node, arrive and
-                     * start after the one before it (a leave goes as soon
-                     * as every copy is done) */
-                    if (J->u_part[u] != UNIT_LEAVE) {
-                        if (prev != SB_NONE) {
-                            if (pass)
-                                in[m] = prev;
-                            m++;
-                        }
-                        prev = u;
+                    /* a rank keeps its trace's order: each node, arrive,
+                     * start and leave after the one before it (the leave
+                     * waits for its own copy only, so identical ranks get
+                     * identical orders) */
+                    if (prev != SB_NONE) {
+                        if (pass)
+                            in[m] = prev;
+                        m++;
                     }
+                    prev = u;
                     if (part == 0)
                         for (uint32_t q = J->D[r].off[i]; q < J->D[r].off[i + 1]; q++, m++)
                             if (pass)
                                 in[m] = out_unit(J, r, J->D[r].to[q]);
-                    for (uint32_t q = 0; part > 0 && q < N; q++)
+                    for (uint32_t q = 0; part == 1 && q < N; q++) /* the start: every arrive */
                         if (mem[q]) {
                             if (pass)
-                                in[m] = J->unit[q][peer(J, r, i, q)] + part - 1;
+                                in[m] = J->unit[q][peer(J, r, i, q)];
                             m++;
                         }
                 }
@@ -1551,12 +1624,10 @@ static uint32_t add_join_nop(struct job *J, struct sb_builder *b, uint32_t r, ui
                 return SB_NONE;
         return id;
     }
+    /* the members' dones end together as the collective's model says
+     * (core/sim.c); a rank's leave waits for its own only */
     if (sb_builder_input(b, J->done[r][i]))
         return SB_NONE;
-    for (uint32_t q = 0; q < J->n; q++)
-        if (q != r && J->member[(size_t)J->grp_of[r][i] * J->n + q] &&
-            sb_builder_after(b, J->done[q][peer(J, r, i, q)]))
-            return SB_NONE;
     return id;
 }
 
@@ -1604,6 +1675,8 @@ static struct sb_graph *build_ranks(struct job *J, const char *pattern, const ui
         edges += J->D[r].off[J->T[r].n];
         J->arrive[r] = sb_xmalloc(((size_t)J->T[r].n + 1) * sizeof **J->arrive);
         J->done[r] = sb_xmalloc(((size_t)J->T[r].n + 1) * sizeof **J->done);
+        J->start[r] = sb_xmalloc(((size_t)J->T[r].n + 1) * sizeof **J->start);
+        memset(J->start[r], 0xff, ((size_t)J->T[r].n + 1) * sizeof **J->start);
     }
     struct sb_builder *b = sb_builder_new(pattern, SB_LOC_NODE_ID, e);
     sb_builder_reserve(b, total + total / 4 + 16, edges, 0);
@@ -1620,33 +1693,40 @@ static struct sb_graph *build_ranks(struct job *J, const char *pattern, const ui
     for (uint32_t r = 0; r < N && !rc; r++)
         rc = add_preexisting(&J->T[r], b);
     uint32_t *k_next = sb_xcalloc(N, sizeof *k_next);
-    uint32_t *after = sb_xmalloc(((size_t)N + 1) * sizeof *after);
     for (uint32_t k = 0; k < J->n_units && !rc; k++) {
         uint32_t u = order[k], r = J->u_rank[u], i = J->u_node[u];
         struct trace *T = &J->T[r];
         switch (J->u_part[u]) {
-        case UNIT_PLAIN:
+        case UNIT_PLAIN: { /* a matched send or recv joins its peer's, once it is built */
+            uint32_t q = J->p2p_rank[r][i], j = J->p2p_node[r][i];
+            T->join_with = q != SB_NONE && J->start[q][j] != SB_NONE ? &J->start[q][j] : NULL;
             rc = node_at(T, b, &J->D[r], k_next[r]++, e);
+            T->join_with = NULL;
+            if (q != SB_NONE)
+                J->start[r][i] = T->last_start;
             break;
+        }
         case UNIT_ARRIVE:
             rc = (J->arrive[r][i] = add_join_nop(J, b, r, i, 0)) == SB_NONE;
             break;
-        case UNIT_COLL:
-            T->n_join_after = 0;
-            for (uint32_t q = 0; q < N; q++)
-                if (J->member[(size_t)J->grp_of[r][i] * N + q])
-                    after[T->n_join_after++] = J->arrive[q][peer(J, r, i, q)];
-            T->join_after = after;
+        case UNIT_COLL: /* joins the members' collective (core/sim.c meets them) */
+            T->join_with = NULL;
+            T->join_after = &J->arrive[r][i];
+            for (uint32_t q = 0; q < N && !T->join_with; q++)
+                if (J->member[(size_t)J->grp_of[r][i] * N + q] &&
+                    J->start[q][peer(J, r, i, q)] != SB_NONE)
+                    T->join_with = &J->start[q][peer(J, r, i, q)];
             rc = node_at(T, b, &J->D[r], k_next[r]++, e);
-            T->n_join_after = 0;
+            T->join_with = NULL;
+            T->join_after = NULL;
             J->done[r][i] = T->last[i];
+            J->start[r][i] = T->last_start;
             break;
         default: /* UNIT_LEAVE */
             rc = (T->last[i] = add_join_nop(J, b, r, i, 1)) == SB_NONE;
         }
     }
     free(k_next);
-    free(after);
     if (rc) {
         sb_builder_free(b);
         return NULL;
@@ -1661,13 +1741,15 @@ static void job_free(struct job *J)
         free(J->path[r]);
         free((char *)J->T[r].pfx);
         free(J->grp_of[r]), free(J->k_of[r]), free(J->unit[r]);
-        free(J->arrive[r]), free(J->done[r]);
+        free(J->arrive[r]), free(J->done[r]), free(J->start[r]);
+        free(J->p2p_rank[r]), free(J->p2p_node[r]);
     }
     for (size_t s = 0; s < (size_t)J->n_grp * J->n; s++)
         free(J->seq[s]);
     free(J->seq), free(J->n_seq), free(J->member), free(J->grp);
     free(J->T), free(J->D), free(J->path), free(J->grp_of), free(J->k_of), free(J->unit);
-    free(J->arrive), free(J->done), free(J->u_rank), free(J->u_node), free(J->u_part);
+    free(J->arrive), free(J->done), free(J->start), free(J->p2p_rank), free(J->p2p_node);
+    free(J->u_rank), free(J->u_node), free(J->u_part);
     if (J->groups)
         json_decref(J->groups);
 }
@@ -1700,6 +1782,9 @@ struct sb_graph *sb_chakra_load_ranks_mem(const char *pattern, uint32_t n,
     J.unit = sb_xcalloc(n, sizeof *J.unit);
     J.arrive = sb_xcalloc(n, sizeof *J.arrive);
     J.done = sb_xcalloc(n, sizeof *J.done);
+    J.start = sb_xcalloc(n, sizeof *J.start);
+    J.p2p_rank = sb_xcalloc(n, sizeof *J.p2p_rank);
+    J.p2p_node = sb_xcalloc(n, sizeof *J.p2p_node);
     int rc = 0;
     uint32_t *distinct = sb_xmalloc(((size_t)n + 1) * sizeof *distinct), n_distinct = 0;
     for (uint32_t r = 0; r < n && !rc; r++) {
@@ -1737,7 +1822,7 @@ struct sb_graph *sb_chakra_load_ranks_mem(const char *pattern, uint32_t n,
     }
     struct sb_graph *g = NULL;
     uint32_t *order = NULL;
-    if (!rc && !match_collectives(&J, e) && !check_join_edges(&J, pattern, e) &&
+    if (!rc && !match_collectives(&J, e) && !match_p2p(&J, e) &&
         (order = merge_ranks(&J, e)))
         g = build_ranks(&J, pattern, order, e);
     free(order);

@@ -25,6 +25,7 @@ enum col {
     COL_HOLDS,
     COL_AFTER, /* optional: order-only edges */
     COL_SCOPE, /* optional: computation instance (core/scope.h) */
+    COL_JOIN,  /* optional: the collective a start joins (graph.h, `join`) */
     COL_COUNT,
     COL_EXTRA = COL_COUNT,       /* an x_ column: read and ignored */
     COL_DEV_COST = COL_COUNT + 1, /* cost_us.<device> (docs/machines.md) */
@@ -35,7 +36,7 @@ static const char *const col_names[COL_COUNT] = {
     "id", "name", "kind", "inputs", "op", "cost_us", "out_bytes", "coll",
     "comm_bytes", "group", "comm_us", "device", "flags", "units", "stream",
     "flops", "bytes_accessed", "dtype", "sched_group", "sched_hint", "sched_priority", "holds",
-    "after", "scope"};
+    "after", "scope", "join"};
 
 #define N_REQUIRED_COLS 4 /* id, name, kind, inputs */
 #define MAX_COLS 256      /* a header wider than this is surely not a graph */
@@ -420,6 +421,7 @@ static int read_header(struct loader *L)
     bcol[SB_BF_FLAGS] = fnum(L, COL_FLAGS);
     bcol[SB_BF_AFTER] = fnum(L, COL_AFTER);
     bcol[SB_BF_SCOPE] = fnum(L, COL_SCOPE);
+    bcol[SB_BF_JOIN] = fnum(L, COL_JOIN);
     sb_builder_columns(L->b, bcol);
     L->n_cols = L->n_fld;
     L->have_header = 1;
@@ -555,6 +557,21 @@ static int read_holds(struct loader *L, struct sb_node_in *n)
     return 0;
 }
 
+/* A start's `join`: the id of an earlier start whose collective it joins;
+ * empty joins none. */
+static int read_join(struct loader *L)
+{
+    const char *s = field(L, COL_JOIN);
+    uint64_t v;
+    if (!*s)
+        return 0;
+    if (parse_u64(s, UINT32_MAX - 1, &v) != 0)
+        return fail(L, fnum(L, COL_JOIN), "join '%.20s' is not a node id", s);
+    if (L->pos_of)
+        v = v < L->n_saved ? L->pos_of[v] : UINT32_MAX - 1;
+    return sb_builder_join(L->b, (uint32_t)v);
+}
+
 static int read_row(struct loader *L)
 {
     if (L->n_fld != L->n_cols)
@@ -574,7 +591,8 @@ static int read_row(struct loader *L)
         return -1;
     if (sb_builder_node(L->b, &n) == SB_NONE)
         return -1;
-    return read_inputs(L) || read_dev_costs(L) || read_res(L);
+    return read_inputs(L) || read_dev_costs(L) || read_res(L) ||
+           (L->field_of[COL_JOIN] >= 0 && read_join(L));
 }
 
 /* ---- libcsv callbacks ---------------------------------------------------- */

@@ -130,6 +130,15 @@ static void write_placement(FILE *f, const struct sb_graph *G, uint32_t v, int u
         write_edges(f, &G->v, v, 1);
     if (G->scopes) /* computation instances, only when the graph has them */
         sb_csv_field(f, G->scopes->paths.key[G->scope[v]], 0);
+    if (G->join) { /* a joined start names the collective's first start */
+        uint32_t first = v;
+        for (uint32_t m = G->join[v]; m != v; m = G->join[m])
+            first = m < first ? m : first;
+        if (first != v)
+            sb_csv_fieldf(f, 0, "%u", first);
+        else
+            sb_csv_field(f, "", 0);
+    }
 }
 
 static void write_node(FILE *f, const struct sb_graph *G, uint32_t v, int units)
@@ -243,6 +252,8 @@ int sb_graph_write(const struct sb_graph *g, const char *path, struct sb_err *e)
         fprintf(out.f, ",after");
     if (g->scopes)
         fprintf(out.f, ",scope");
+    if (g->join)
+        fprintf(out.f, ",join");
     fprintf(out.f, "\n");
     for (uint32_t v = 0; v < g->v.n_nodes; v++)
         write_node(out.f, g, v, units);

@@ -462,6 +462,21 @@ static double price(const struct sb_astra_config *x, int aware, enum sb_astra_op
     return ns;
 }
 
+/* The first member (lowest id) of v's joined collective whose price v
+ * shares: same type, size and group, neither with a recorded time (the
+ * importer checks the first three); v itself when there is none. */
+static uint32_t joined_lead(const struct sb_graph *g, uint32_t v)
+{
+    uint32_t lead = v;
+    if (!g->join || g->join[v] == v || g->comm_us[v] >= 0)
+        return v;
+    for (uint32_t m = g->join[v]; m != v; m = g->join[m])
+        if (m < lead && g->coll[m] == g->coll[v] && g->comm_us[m] < 0 &&
+            g->comm_bytes[m] == g->comm_bytes[v] && g->group_size[m] == g->group_size[v])
+            lead = m;
+    return lead;
+}
+
 int sb_astra_apply(const struct sb_astra_config *c, int aware, struct sb_graph *g,
                    struct sb_err *e)
 {
@@ -472,6 +487,11 @@ int sb_astra_apply(const struct sb_astra_config *c, int aware, struct sb_graph *
         struct sb_astra_config x;
         enum sb_astra_op op;
         uint64_t bytes;
+        uint32_t lead = joined_lead(g, v);
+        if (lead != v) { /* a joined collective is priced once, for its group */
+            g->dur_us[v] = g->dur_us[lead];
+            continue;
+        }
         if (node_config(c, g, v, &x, &op, &bytes)) {
             if (g->kind[v] == SB_KIND_START && g->comm_us[v] < 0 && !op_of(g->coll[v], &op))
                 g->dur_us[v] = 0; /* a group of one */
