@@ -18,7 +18,10 @@ for p in \
     overlap_scheduling:queues=one \
     reorder_for_peak_memory:methods=bfs \
     simple_overlap:revert=0 \
-    simple_overlap:pg_order=0
+    simple_overlap:pg_order=0 \
+    overlap_preserving_bucketer:interval_check=0 \
+    overlap_preserving_bucketer:type_key=0 \
+    overlap_scheduling:collective_bucketing=0
 do
     line=$("$sb" conform "$dir" --param "$p" | grep '^inductor: ')
     failed=$(echo "$line" | sed -n 's/.* \([0-9][0-9]*\) failed.*/\1/p')

@@ -308,8 +308,32 @@ static void test_greedy_descendant(void)
     CHECK(r.pos[5] < r.pos[2]);
 }
 
+/* A member start whose input comes after the bucket's anchor in the order
+ * (b is placed just before ag2, as the OverlapScheduler places inputs): ag1
+ * and ag2 are independent and exposed, so they bucket (test_basic_all_gather_
+ * bucketing's shape), and b must move up with ag2 for the bucket to go out
+ * before w1.  Before the reorder pulled ancestors along, the bucket was
+ * dropped (2 launches). */
+static void test_input_after_anchor(int overlap)
+{
+    const char *csv = HDR "0,a,input,,,,64,,,\n"
+                          "1,ag1,start,0,,,128,all_gather,128,2\n"
+                          "2,w1,done,1,,,,all_gather,,\n"
+                          "3,add1,compute,2,add,0,128,,,\n"
+                          "4,b,input,,,,64,,,\n"
+                          "5,ag2,start,4,,,128,all_gather,128,2\n"
+                          "6,w2,done,5,,,,all_gather,,\n"
+                          "7,sum,compute,3 6,add,0,128,,,\n";
+    struct run r = bucket_csv(csv, NULL, overlap, NULL);
+    CHECK(r.k == 1);
+    CHECK(r.bucket[1] && r.bucket[1] == r.bucket[5]);
+    CHECK(r.pos[4] < r.pos[5] && r.pos[5] < r.pos[2]);
+}
+
 int main(void)
 {
+    test_input_after_anchor(1);
+    test_input_after_anchor(0);
     test_independent();
     test_nested();
     test_rs_between(1);

@@ -128,6 +128,19 @@ static int reorder(const struct sb_graph_view *g, uint32_t *order, uint32_t *buc
             if (k && g->kind[v] == SB_KIND_DONE && prio[v] < start_anchor[k])
                 prio[v] = start_anchor[k];
         }
+        /* a member start moved up takes its ancestors with it (an input or
+         * producer placed after the anchor would otherwise hold it back and
+         * the bucket would be dropped); the merge checks made sure none of
+         * them depends on the bucket.  Only what moved up passes it on: a
+         * member done held back to the wait anchor stays there. */
+        for (uint32_t i = n; i-- > 0;) {
+            uint32_t v = order[i];
+            if (prio[v] >= pos[v])
+                continue;
+            for (uint32_t e = g->pred_off[v]; e < g->pred_off[v + 1]; e++)
+                if (prio[g->pred[e]] > prio[v])
+                    prio[g->pred[e]] = prio[v];
+        }
         struct heap h = {heap_a, 0, prio, pos, cls};
         for (uint32_t v = 0; v < n; v++)
             if ((left[v] = g->pred_off[v + 1] - g->pred_off[v]) == 0)
@@ -536,6 +549,8 @@ static int preserves(struct opb *B, const uint32_t *b, uint32_t nb, uint32_t can
     for (uint32_t i = 0; i < nb; i++)
         colls[n_c] = b[i], waits[n_c++] = wait_of(B, b[i]);
     const struct event *ns = &B->ev[B->node_ev[start_at]], *nw = &B->ev[B->node_ev[wait_at]];
+    if (B->p->no_interval_check)
+        return 1;
     /* check 1: the bucket's hiding compute stays strictly inside */
     for (uint32_t i = 0; i < n_c; i++)
         for (uint32_t k = B->hid_off[colls[i]]; k < B->hid_off[colls[i] + 1]; k++) {
@@ -814,13 +829,15 @@ int sb_bucket_overlap(const struct sb_graph_view *g, uint32_t *order,
             if (phase == 0)
                 continue;
             for (uint32_t t = 1; t < SB_COLL_COUNT; t++) {
-                if (!(p->kinds & (1u << t)))
+                if (p->no_type_key ? t > 1 : !(p->kinds & (1u << t)))
                     continue;
                 uint32_t nc = 0;
-                for (uint32_t j = 0; j < n; j++)
-                    if (g->kind[order[j]] == SB_KIND_START && g->coll[order[j]] == t &&
-                        pg_of(g, order[j]) == pg)
-                        colls[nc++] = order[j];
+                for (uint32_t j = 0; j < n; j++) {
+                    uint32_t c = order[j], tc = g->coll[c];
+                    int key = p->no_type_key ? (p->kinds >> tc & 1u) != 0 : tc == t;
+                    if (g->kind[c] == SB_KIND_START && key && pg_of(g, c) == pg)
+                        colls[nc++] = c;
+                }
                 find_buckets(&B, colls, nc, done, bk, scratch, cap);
             }
         }

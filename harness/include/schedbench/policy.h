@@ -339,6 +339,12 @@ struct sb_bucket_params {
      * (exposed when they do not cover it). */
     const uint32_t *hiding_off, *hiding;
     const uint8_t *exposed;
+    /* Appended, test-only (zero keeps the rules; tests/inductor_ablation.sh
+     * switches each off): sb_bucket_overlap without the hiding-interval
+     * checks (_preserves_hiding_intervals), or with one key for every
+     * bucketed collective type of a group (a merge the validator refuses). */
+    int no_interval_check;
+    int no_type_key;
 };
 
 /* kinds = all_gather | reduce_scatter | all_reduce, cap 2000 MB (PyTorch's
