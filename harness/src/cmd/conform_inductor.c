@@ -19,7 +19,6 @@
 #include "import/import.h"
 #include "run.h"
 
-#include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -456,45 +455,16 @@ static enum iverdict run_case(const char *dir, const char *name, const char *oth
     return r;
 }
 
-static int cmp_str(const void *a, const void *b)
-{
-    return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
-/* NAME of every NAME.icase in dir, sorted; -1 when dir cannot be read. */
-static int list_icases(const char *dir, struct sb_paths *w)
-{
-    DIR *d = opendir(dir);
-    if (!d)
-        return -1;
-    struct dirent *de;
-    while ((de = readdir(d))) {
-        size_t n = strlen(de->d_name);
-        if (n > 6 && !strcmp(de->d_name + n - 6, ".icase")) {
-            w->path = sb_xrealloc(w->path, (w->n + 1) * sizeof *w->path);
-            w->path[w->n] = sb_xstrdup(de->d_name);
-            w->path[w->n++][n - 6] = 0;
-        }
-    }
-    closedir(d);
-    if (w->n)
-        qsort(w->path, w->n, sizeof *w->path, cmp_str);
-    return 0;
-}
-
 int sb_conform_has_inductor_cases(const char *dir)
 {
-    struct sb_paths w = {0};
-    int has = !list_icases(dir, &w) && w.n > 0;
-    sb_paths_free(&w);
-    return has;
+    return sb_paths_has_suffix(dir, ".icase");
 }
 
 int sb_conform_inductor(const char *dir, const char *only, const char *other,
                         const char *param)
 {
     struct sb_paths w = {0};
-    if (list_icases(dir, &w)) {
+    if (sb_paths_suffix(&w, dir, ".icase", 1)) {
         fprintf(stderr, "schedbench conform: %s: cannot open the folder\n", dir);
         return 2;
     }
