@@ -303,6 +303,78 @@ static void test_streams(void)
  * waits 30..70 (40 us exposed), rank 1's none (its done follows the start
  * at 50 and waits 50..70: 20 us); makespan 70.  Were the members met when
  * their inputs are ready (0 on both), the collective would run 0..20. */
+/* Four ranks, each issuing at 0 an all-reduce S (40 us, ranks {0,1} and
+ * {2,3}) and then an all-gather D (20 us, ranks {0,2} and {1,3}), then
+ * waiting for both (the STG dp2 x tp2 jobs in ../shared/corpus/stg-et have
+ * this shape).  Every member of all four collectives has issued at 0 and
+ * every slot is free, so the collectives whose first start comes first in
+ * the schedule begin first: S{0,1} (position 0) at 0..40; then S{2,3} (its
+ * slots are free at 0, while D{0,2} and D{1,3} now wait for 40) at 0..40;
+ * then both D at 40..60.  Each rank: 60, as alone.  Begun in the order the
+ * replay completes them (S{0,1} at rank 1's start, D{0,2} at rank 2's,
+ * S{2,3} and D{1,3} at rank 3's) D{0,2} took 40..60 on rank 2 before
+ * S{2,3}, which then ran 60..100, and D{1,3} 100..120 while rank 1 and
+ * rank 3 had been idle from 40: makespan 120. */
+static void test_join_begin_order(void)
+{
+    static const char *csv =
+        "# devices=4\n"
+        "id,name,kind,inputs,cost_us,coll,comm_us,device,join\n"
+        "0,S0,start,,,all_reduce,40,0,\n"
+        "1,D0,start,,,all_gather,20,0,\n"
+        "2,dS0,done,0,,,,0,\n"
+        "3,dD0,done,1,,,,0,\n"
+        "4,S1,start,,,all_reduce,40,1,0\n"
+        "5,D1,start,,,all_gather,20,1,\n"
+        "6,dS1,done,4,,,,1,\n"
+        "7,dD1,done,5,,,,1,\n"
+        "8,S2,start,,,all_reduce,40,2,\n"
+        "9,D2,start,,,all_gather,20,2,1\n"
+        "10,dS2,done,8,,,,2,\n"
+        "11,dD2,done,9,,,,2,\n"
+        "12,S3,start,,,all_reduce,40,3,8\n"
+        "13,D3,start,,,all_gather,20,3,5\n"
+        "14,dS3,done,12,,,,3,\n"
+        "15,dD3,done,13,,,,3,\n";
+    struct sb_err e;
+    struct sb_graph *g = sb_csv_load_mem("order.csv", csv, strlen(csv), &e);
+    if (!g) {
+        fprintf(stderr, "%s\n", e.msg);
+        CHECK(0);
+        return;
+    }
+    struct sb_cost_params cp;
+    sb_cost_defaults(&cp);
+    sb_cost_apply(&cp, g);
+    struct sb_machine *m = NULL;
+    CHECK(sb_machine_of_graph(g, &m, &e) == 0 && g->v.machine->n_devices == 4);
+    struct sb_schedule s;
+    sb_schedule_init(&s, g, 4);
+    for (uint32_t i = 0; i < 16; i++)
+        s.order[i] = i;
+    CHECK(sb_schedule_validate(&g->v, &s, &e) == 0);
+    struct sb_sim_config sc;
+    struct sb_sim_result r;
+    sb_sim_defaults(&sc);
+    sc.record = 1;
+    sb_sim_run(g, &s, &sc, &r);
+    for (uint32_t rank = 0; rank < 4; rank++) {
+        uint32_t S = 4 * rank, D = S + 1;
+        CHECK_NEAR(r.coll_begin_us[S], 0);
+        CHECK_NEAR(r.coll_end_us[S], 40);
+        CHECK_NEAR(r.coll_begin_us[D], 40);
+        CHECK_NEAR(r.coll_end_us[D], 60);
+        CHECK_NEAR(r.end_us[S + 2], 40);
+        CHECK_NEAR(r.end_us[S + 3], 60);
+        CHECK_NEAR(r.dev_exposed_us[rank], 40 + 20);
+    }
+    CHECK_NEAR(r.makespan_us, 60);
+    sb_sim_result_free(&r);
+    sb_schedule_free(&s);
+    sb_machine_free(m);
+    sb_graph_free(g);
+}
+
 static void test_join(void)
 {
     static const char *csv =
@@ -404,6 +476,7 @@ static void test_join(void)
 int main(void)
 {
     test_join();
+    test_join_begin_order();
     test_streams();
     test_chain();
     test_overlap();

@@ -219,6 +219,67 @@ static int ref_same_coll(const struct sb_graph_view *g, uint32_t v, uint32_t m)
     return 0;
 }
 
+/* docs/machines.md, "Joined collectives": of the collectives every member
+ * has issued and that have not begun, the one that can begin first (its
+ * last member's issue, each member's earliest free slot; ties: the one with
+ * a member's start first in the order) begins on every member.  Called when
+ * no node can go, so nothing the replay reaches later begins sooner.
+ * Returns 0 when none is waiting. */
+static int ref_begin_first(const struct sb_graph_view *g, const struct sb_schedule *s,
+                           const struct ref_cfg *c, const uint32_t *pos,
+                           const uint8_t *issued, const double *issue_at, uint8_t *begun,
+                           double *coll_end,
+                           double (*slot_end)[SB_COLL_COUNT][SB_SIM_MAX_INFLIGHT],
+                           double *all_end)
+{
+    uint32_t n = g->n_nodes, best_v = n, best_key = 0;
+    double best_t = 0;
+    for (uint32_t v = 0; v < n; v++) {
+        if (g->kind[v] != SB_KIND_START || !issued[v] || begun[v])
+            continue;
+        uint32_t r = c->shared ? 0 : g->coll[v];
+        uint32_t n_slots = c->shared ? c->slots[0] : c->slots[r], key = n;
+        int all = 1;
+        double t = 0;
+        for (uint32_t m = 0; m < n; m++)
+            if (ref_same_coll(g, v, m)) {
+                all = all && issued[m];
+                if (issue_at[m] > t)
+                    t = issue_at[m];
+                if (pos[m] < key)
+                    key = pos[m];
+            }
+        for (uint32_t m = 0; all && m < n; m++)
+            if (ref_same_coll(g, v, m)) {
+                uint32_t dm = (uint32_t)s->device[m], k0 = 0;
+                for (uint32_t k = 1; k < n_slots; k++)
+                    if (slot_end[dm][r][k] < slot_end[dm][r][k0])
+                        k0 = k;
+                if (slot_end[dm][r][k0] > t)
+                    t = slot_end[dm][r][k0];
+            }
+        if (all && (best_v == n || t < best_t || (t == best_t && key < best_key)))
+            best_v = v, best_t = t, best_key = key;
+    }
+    if (best_v == n)
+        return 0;
+    uint32_t r = c->shared ? 0 : g->coll[best_v];
+    uint32_t n_slots = c->shared ? c->slots[0] : c->slots[r];
+    for (uint32_t m = 0; m < n; m++)
+        if (ref_same_coll(g, best_v, m)) {
+            uint32_t dm = (uint32_t)s->device[m], k0 = 0;
+            for (uint32_t k = 1; k < n_slots; k++)
+                if (slot_end[dm][r][k] < slot_end[dm][r][k0])
+                    k0 = k;
+            coll_end[m] = best_t + g->dur_us[m];
+            slot_end[dm][r][k0] = coll_end[m];
+            begun[m] = 1;
+            if (coll_end[m] > *all_end)
+                *all_end = coll_end[m];
+        }
+    return 1;
+}
+
 static void ref_run(const struct sb_graph_view *g, const struct sb_schedule *s,
                     const struct ref_cfg *c, struct ref_out *o)
 {
@@ -252,6 +313,9 @@ static void ref_run(const struct sb_graph_view *g, const struct sb_schedule *s,
     /* time: each device runs its nodes in schedule order */
     for (uint32_t step = 0; step < n; step++) {
         uint32_t i = ref_next(g, s, went, begun, pos);
+        while (i == n && ref_begin_first(g, s, c, pos, issued, issue_at, begun, coll_end,
+                                         slot_end, &all_end))
+            i = ref_next(g, s, went, begun, pos);
         if (i == n) { /* the devices wait on each other: the validator refuses it */
             o->makespan_us = -1;
             return;
@@ -322,42 +386,11 @@ static void ref_run(const struct sb_graph_view *g, const struct sb_schedule *s,
                     hold_end[v] = t + w;
                 }
                 t = t + w;
-            } else if (g->kind[v] == SB_KIND_START && g->join && g->join[v] != v) {
-                /* joined: begins on every member once the last has issued
-                 * its start and each member's resource has a free slot */
-                uint32_t r = c->shared ? 0 : g->coll[v];
-                uint32_t n_slots = c->shared ? c->slots[0] : c->slots[r];
-                int all = 1;
+            } else if (g->kind[v] == SB_KIND_START && g->join) {
+                /* in a job a collective (joined or alone) is issued here
+                 * and begins in ref_begin_first */
                 issued[v] = 1;
                 issue_at[v] = t;
-                double begin = 0;
-                for (uint32_t m = 0; m < n; m++)
-                    if (ref_same_coll(g, v, m)) {
-                        all = all && issued[m];
-                        if (issue_at[m] > begin)
-                            begin = issue_at[m];
-                    }
-                for (uint32_t m = 0; all && m < n; m++)
-                    if (ref_same_coll(g, v, m)) {
-                        uint32_t dm = (uint32_t)s->device[m], best = 0;
-                        for (uint32_t k = 1; k < n_slots; k++)
-                            if (slot_end[dm][r][k] < slot_end[dm][r][best])
-                                best = k;
-                        if (slot_end[dm][r][best] > begin)
-                            begin = slot_end[dm][r][best];
-                    }
-                for (uint32_t m = 0; all && m < n; m++)
-                    if (ref_same_coll(g, v, m)) {
-                        uint32_t dm = (uint32_t)s->device[m], best = 0;
-                        for (uint32_t k = 1; k < n_slots; k++)
-                            if (slot_end[dm][r][k] < slot_end[dm][r][best])
-                                best = k;
-                        coll_end[m] = begin + g->dur_us[m];
-                        slot_end[dm][r][best] = coll_end[m];
-                        begun[m] = 1;
-                        if (coll_end[m] > all_end)
-                            all_end = coll_end[m];
-                    }
             } else if (g->kind[v] == SB_KIND_START) {
                 begun[v] = 1;
                 uint32_t r = c->shared ? 0 : g->coll[v];
@@ -406,6 +439,9 @@ static void ref_run(const struct sb_graph_view *g, const struct sb_schedule *s,
                 all = went[j];
             if (all) {
                 fired[b] = 1;
+                while (g->join && ref_begin_first(g, s, c, pos, issued, issue_at, begun,
+                                                  coll_end, slot_end, &all_end))
+                    ; /* what was issued before the barrier begins before it */
                 barrier_t = all_end;
                 o->barriers++;
             }

@@ -342,6 +342,22 @@ int sb_schedule_validate(const struct sb_graph_view *g, const struct sb_schedule
 uint32_t sb_replay_order(const struct sb_graph_view *g, const struct sb_schedule *s,
                          uint32_t *out, uint32_t *stuck);
 
+/* The same order, a step at a time, for the simulator: sb_replay_next gives
+ * the next position that can go (0 when none can now), sb_replay_went lets
+ * what waited on it go.  With hold_dones, every done also waits for one
+ * sb_replay_release of it (the simulator's: its collective has begun). */
+struct sb_replay {
+    const struct sb_graph_view *g;
+    const struct sb_schedule *s;
+    uint32_t *need, *next, *pos, *heap, n_heap, fence, placed;
+};
+void sb_replay_init(struct sb_replay *R, const struct sb_graph_view *g,
+                    const struct sb_schedule *s, int hold_dones);
+int sb_replay_next(struct sb_replay *R, uint32_t *i);
+void sb_replay_went(struct sb_replay *R, uint32_t i);
+void sb_replay_release(struct sb_replay *R, uint32_t v);
+void sb_replay_free(struct sb_replay *R);
+
 /* ---- plugin registry (the only global mutable state) ------------------- */
 
 int sb_registry_add(const struct sb_plugin *p, const char *origin, struct sb_err *e);

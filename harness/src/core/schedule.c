@@ -334,41 +334,88 @@ static void replay_went(const struct sb_graph_view *g, uint32_t v, uint32_t *nee
 #undef RELEASE
 }
 
+void sb_replay_init(struct sb_replay *R, const struct sb_graph_view *g,
+                    const struct sb_schedule *s, int hold_dones)
+{
+    uint32_t n = g->n_nodes;
+    R->g = g, R->s = s, R->placed = 0;
+    R->need = sb_xmalloc((size_t)n * sizeof *R->need + 1);
+    R->next = sb_xmalloc((size_t)n * sizeof *R->next + 1);
+    R->pos = sb_xmalloc((size_t)n * sizeof *R->pos + 1);
+    R->heap = sb_xmalloc((size_t)n * sizeof *R->heap + 1);
+    R->n_heap = 0;
+    for (uint32_t i = 0; i < n; i++)
+        R->pos[s->order[i]] = i;
+    replay_needs(g, s, R->need, R->next);
+    for (uint32_t v = 0; hold_dones && v < n; v++)
+        R->need[v] += g->kind[v] == SB_KIND_DONE;
+    struct pos_heap h = {0, R->heap};
+    for (uint32_t i = 0; i < n; i++)
+        if (!R->need[s->order[i]])
+            heap_push(&h, i);
+    R->n_heap = h.n;
+    /* a barrier at position b: positions past b wait until b + 1 have gone */
+    R->fence = 0;
+    while (R->fence < n && !(s->barrier && s->barrier[R->fence]))
+        R->fence++;
+}
+
+int sb_replay_next(struct sb_replay *R, uint32_t *i)
+{
+    struct pos_heap h = {R->n_heap, R->heap};
+    uint32_t n = R->g->n_nodes;
+    const struct sb_schedule *s = R->s;
+    while (h.n && h.a[0] > R->fence) {
+        if (R->placed <= R->fence)
+            return 0; /* what is left before the barrier cannot go yet */
+        for (R->fence++; R->fence < n && !(s->barrier && s->barrier[R->fence]); R->fence++)
+            ;
+    }
+    if (!h.n)
+        return 0;
+    *i = heap_pop(&h);
+    R->n_heap = h.n;
+    R->placed++;
+    return 1;
+}
+
+void sb_replay_went(struct sb_replay *R, uint32_t i)
+{
+    struct pos_heap h = {R->n_heap, R->heap};
+    replay_went(R->g, R->s->order[i], R->need, R->next, R->pos, &h);
+    R->n_heap = h.n;
+}
+
+void sb_replay_release(struct sb_replay *R, uint32_t v)
+{
+    struct pos_heap h = {R->n_heap, R->heap};
+    if (--R->need[v] == 0)
+        heap_push(&h, R->pos[v]);
+    R->n_heap = h.n;
+}
+
+void sb_replay_free(struct sb_replay *R)
+{
+    free(R->need), free(R->next), free(R->pos), free(R->heap);
+}
+
 uint32_t sb_replay_order(const struct sb_graph_view *g, const struct sb_schedule *s,
                          uint32_t *out, uint32_t *stuck)
 {
-    uint32_t n = g->n_nodes, placed = 0;
+    uint32_t n = g->n_nodes, i;
     if (!g->join) {
-        for (uint32_t i = 0; i < n; i++)
+        for (i = 0; i < n; i++)
             out[i] = i;
         return n;
     }
-    uint32_t *need = sb_xmalloc((size_t)n * sizeof *need + 1);
-    uint32_t *next = sb_xmalloc((size_t)n * sizeof *next + 1);
-    uint32_t *pos = sb_xmalloc((size_t)n * sizeof *pos + 1);
-    struct pos_heap h = {0, sb_xmalloc((size_t)n * sizeof *h.a + 1)};
-    for (uint32_t i = 0; i < n; i++)
-        pos[s->order[i]] = i;
-    replay_needs(g, s, need, next);
-    for (uint32_t i = 0; i < n; i++)
-        if (!need[s->order[i]])
-            heap_push(&h, i);
-    /* a barrier at position b: positions past b wait until b + 1 have gone */
-    uint32_t fence = 0;
-    while (fence < n && !(s->barrier && s->barrier[fence]))
-        fence++;
-    while (h.n) {
-        if (h.a[0] > fence) {
-            if (placed <= fence)
-                break; /* what is left before the barrier cannot go */
-            for (fence++; fence < n && !(s->barrier && s->barrier[fence]); fence++)
-                ;
-            continue;
-        }
-        uint32_t i = heap_pop(&h);
-        out[placed++] = i;
-        replay_went(g, s->order[i], need, next, pos, &h);
+    struct sb_replay R;
+    sb_replay_init(&R, g, s, 0);
+    while (sb_replay_next(&R, &i)) {
+        out[R.placed - 1] = i;
+        sb_replay_went(&R, i);
     }
+    uint32_t placed = R.placed;
+    sb_replay_free(&R);
     if (placed < n) {
         uint8_t *went = sb_xcalloc((size_t)n + 1, 1);
         for (uint32_t k = 0; k < placed; k++)
@@ -378,7 +425,6 @@ uint32_t sb_replay_order(const struct sb_graph_view *g, const struct sb_schedule
             (*stuck)++;
         free(went);
     }
-    free(need), free(next), free(pos), free(h.a);
     return placed;
 }
 

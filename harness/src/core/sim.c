@@ -125,6 +125,11 @@ struct sim_state {
     /* joined collectives (graph.h, `join`), NULL without */
     double *issue_t;  /* [n] starts: when the member issued its start */
     uint8_t *issued;  /* [n] starts: issued, waiting for the other members */
+    struct sb_replay *rp; /* the replay, whose dones wait for their begin */
+    uint32_t *pend, n_pend; /* collectives every member has issued, not begun:
+                               a min-heap by (pend_b, pend_key) of one member */
+    double *pend_b;         /* [n] the earliest begin known when last looked */
+    uint32_t *pend_key;     /* [n] the smallest position of a member's start */
 };
 
 static double transfer(struct sim_state *S, uint32_t p, uint32_t b,
@@ -210,23 +215,16 @@ static double issue(struct sim_state *S, uint32_t s, uint32_t dev, double t)
  * time on each.  Built with SB_SIM_JOIN_ON_ARRIVAL, members meet when their
  * inputs are ready instead: the rule before the rendezvous, kept only so
  * that test_simdiff_arrival can show the differential test tells them
- * apart.  t: v's issue time, t_in: when its inputs were ready. */
-static void issue_joined(struct sim_state *S, uint32_t v, double t, double t_in)
+ * apart. */
+
+/* When v's collective could begin now: its last member's issue, and each
+ * member's earliest free slot after it. */
+static double joined_begin(struct sim_state *S, uint32_t v)
 {
     const struct sb_graph_view *g = S->g;
-#ifdef SB_SIM_JOIN_ON_ARRIVAL
-    (void)t;
-    S->issue_t[v] = t_in;
-#else
-    (void)t_in;
-    S->issue_t[v] = t;
-#endif
-    S->issued[v] = 1;
     double begin = 0;
     uint32_t m = v;
     do {
-        if (!S->issued[m])
-            return; /* a member has yet to issue: the last one begins it */
         begin = S->issue_t[m] > begin ? S->issue_t[m] : begin;
         m = g->join[m];
     } while (m != v);
@@ -238,11 +236,98 @@ static void issue_joined(struct sim_state *S, uint32_t v, double t, double t_in)
         begin = free_us > begin ? free_us : begin;
         m = g->join[m];
     } while (m != v);
+    return begin;
+}
+
+static int pend_before(const struct sim_state *S, uint32_t a, uint32_t b)
+{
+    if (S->pend_b[a] != S->pend_b[b])
+        return S->pend_b[a] < S->pend_b[b];
+    return S->pend_key[a] < S->pend_key[b];
+}
+
+static void pend_push(struct sim_state *S, uint32_t v)
+{
+    uint32_t i = S->n_pend++;
+    for (; i && pend_before(S, v, S->pend[(i - 1) / 2]); i = (i - 1) / 2)
+        S->pend[i] = S->pend[(i - 1) / 2];
+    S->pend[i] = v;
+}
+
+static uint32_t pend_pop(struct sim_state *S)
+{
+    uint32_t top = S->pend[0], x = S->pend[--S->n_pend], i = 0;
+    for (;;) {
+        uint32_t c = 2 * i + 1;
+        if (c >= S->n_pend)
+            break;
+        if (c + 1 < S->n_pend && pend_before(S, S->pend[c + 1], S->pend[c]))
+            c++;
+        if (!pend_before(S, S->pend[c], x))
+            break;
+        S->pend[i] = S->pend[c];
+        i = c;
+    }
+    if (S->n_pend)
+        S->pend[i] = x;
+    return top;
+}
+
+/* v's member issues its start (t: its issue time, t_in: when its inputs
+ * were ready).  Once every member has, the collective waits in S->pend to
+ * begin: it is not begun yet, because a collective whose last member the
+ * replay reaches later may begin sooner on a member's device (a device takes
+ * its slots in the order collectives begin, not the order the replay
+ * completes them). */
+static void issue_joined(struct sim_state *S, uint32_t v, double t, double t_in)
+{
+    const struct sb_graph_view *g = S->g;
+#ifdef SB_SIM_JOIN_ON_ARRIVAL
+    (void)t;
+    S->issue_t[v] = t_in;
+#else
+    (void)t_in;
+    S->issue_t[v] = t;
+#endif
+    S->issued[v] = 1;
+    uint32_t m = v, key = UINT32_MAX;
+    do {
+        if (!S->issued[m])
+            return; /* a member has yet to issue: the last one completes it */
+        key = S->rp->pos[m] < key ? S->rp->pos[m] : key;
+        m = g->join[m];
+    } while (m != v);
+    S->pend_b[v] = joined_begin(S, v);
+    S->pend_key[v] = key;
+    pend_push(S, v);
+}
+
+/* Begins the waiting collective that can begin first (ties: the one whose
+ * first start comes first in the schedule) and lets its dones go.  Called
+ * only when no node can replay: then every collective not yet complete
+ * waits, through its missing member, on the end of one that is, so none
+ * can begin sooner on these devices.  A begin only grows as slots are taken,
+ * so a popped entry is re-checked and pushed back while it has grown. */
+static void begin_next(struct sim_state *S)
+{
+    const struct sb_graph_view *g = S->g;
+    uint32_t v;
+    for (;;) {
+        v = pend_pop(S);
+        double b = joined_begin(S, v);
+        if (b <= S->pend_b[v])
+            break;
+        S->pend_b[v] = b;
+        pend_push(S, v);
+    }
+    double begin = S->pend_b[v];
+    uint32_t m = v;
     do {
         S->coll_end[m] = issue(S, m, (uint32_t)S->dev[m], begin);
         if (S->coll_end[m] > S->all_end)
             S->all_end = S->coll_end[m];
         S->issued[m] = 0;
+        sb_replay_release(S->rp, g->partner[m]);
         m = g->join[m];
     } while (m != v);
 }
@@ -573,20 +658,40 @@ static void bucket_memory(const struct sim_buckets *B, const struct sb_graph_vie
     free(pos);
 }
 
-/* Replays s in the order sb_replay_order gives (the schedule's own order
- * without joined collectives); step k is position replay[k]. */
+/* Step k's position: k itself without joined collectives; with them, the
+ * next position sb_replay can let go, a waiting collective begun (and its
+ * dones let go) whenever none can.  0 when nothing is left. */
+static int next_step(struct sim_state *S, uint32_t k, uint32_t *i)
+{
+    if (!S->rp) {
+        *i = k;
+        return k < S->g->n_nodes;
+    }
+    while (!sb_replay_next(S->rp, i)) {
+        if (!S->n_pend)
+            return 0;
+        begin_next(S);
+    }
+    return 1;
+}
+
+/* Replays s in the order sb_replay gives (the schedule's own order without
+ * joined collectives): each node once its inputs, the node before it on its
+ * stream and, for a done, its collective's begin have been replayed. */
 static void run_order(struct sim_state *S, const struct sb_schedule *s,
                       struct sb_sim_result *r)
 {
     const struct sb_graph_view *g = S->g;
-    uint32_t *replay = NULL, stuck = 0;
+    struct sb_replay rp;
+    uint32_t i, k = 0;
     if (g->join) {
-        replay = sb_xmalloc((size_t)s->n_nodes * sizeof *replay + 1);
-        uint32_t placed = sb_replay_order(g, s, replay, &stuck);
-        SB_ASSERT(placed == s->n_nodes); /* the validator refuses a deadlock */
+        sb_replay_init(&rp, g, s, 1);
+        S->rp = &rp;
+        S->pend = sb_xmalloc((size_t)g->n_nodes * sizeof *S->pend + 1);
+        S->pend_b = sb_xcalloc((size_t)g->n_nodes + 1, sizeof *S->pend_b);
+        S->pend_key = sb_xcalloc((size_t)g->n_nodes + 1, sizeof *S->pend_key);
     }
-    for (uint32_t k = 0; k < s->n_nodes; k++) {
-        uint32_t i = replay ? replay[k] : k;
+    for (; next_step(S, k, &i); k++) {
         uint32_t v = s->order[i], d = (uint32_t)s->device[v];
         double t = inputs_ready(S, v, d, r), t_in = t;
         double *lane = &S->stream[(size_t)d * g->n_streams + sb_lane(g, v, d)];
@@ -598,6 +703,7 @@ static void run_order(struct sim_state *S, const struct sb_schedule *s,
             t = res_start(S, v, d, t);
         if (S->rec)
             S->rec->begin_us[v] = t;
+        int bucketed = S->bk && S->bk->leader[v] != SB_NONE;
         switch ((enum sb_kind)g->kind[v]) {
         case SB_KIND_INPUT: /* exists before the program starts; a barrier at
                                its position still waits for what precedes it */
@@ -609,14 +715,17 @@ static void run_order(struct sim_state *S, const struct sb_schedule *s,
             t += g->dev_dur_us[(size_t)v * S->nd + d];
             break;
         case SB_KIND_START:
-            if (g->join && g->join[v] != v) {
+            /* in a job every unbucketed collective, joined or alone, takes
+             * its slots in the order collectives begin */
+            if (g->join && !bucketed) {
                 issue_joined(S, v, t, t_in);
                 break;
             }
-            S->coll_end[v] = S->bk && S->bk->leader[v] != SB_NONE ? bucket_start(S, v, d, t)
-                                                                   : issue(S, v, d, t);
+            S->coll_end[v] = bucketed ? bucket_start(S, v, d, t) : issue(S, v, d, t);
             if (S->coll_end[v] > S->all_end && !isinf(S->coll_end[v]))
                 S->all_end = S->coll_end[v];
+            if (g->join)
+                sb_replay_release(S->rp, g->partner[v]);
             break;
         case SB_KIND_DONE: {
             double done = coll_end(S, g->partner[v]);
@@ -638,13 +747,22 @@ static void run_order(struct sim_state *S, const struct sb_schedule *s,
             r->makespan_us = t;
         if (t > S->all_end)
             S->all_end = t;
-    barrier: /* after step k, positions 0..k have all run (sb_replay_order) */
+    barrier: /* after step k, positions 0..k have all run (sb_replay) */
+        if (S->rp)
+            sb_replay_went(S->rp, i);
         if (s->barrier && s->barrier[k]) {
+            while (S->n_pend) /* what began before the barrier counts */
+                begin_next(S);
             S->barrier_t = S->all_end;
             r->barriers++;
         }
     }
-    free(replay);
+    if (S->rp) {
+        SB_ASSERT(k == s->n_nodes); /* the validator refuses a deadlock */
+        sb_replay_free(&rp);
+        free(S->pend), free(S->pend_b), free(S->pend_key);
+        S->rp = NULL;
+    }
 }
 
 /* Compute time is each node's time on the device it was placed on. */
