@@ -26,6 +26,43 @@ print(",".join(r[k] for k in ("makespan_us", "exposed_comm_us", "compute_us", "c
       "exposed_comm_mean_us", "compute_mean_us", "comm_mean_us")))' "$WORK/two.out.csv")
 want=70.000,40.000,50.000,20.000,30.000,40.000,20.000
 if [ "$got" != "$want" ]; then echo "FAIL: per-rank figures $got, wanted $want"; fail=$((fail + 1)); fi
+# Issue 37: a job of 1,024 ranks (the device ceiling, SB_MAX_DEVICES), each
+# rank computing 10 us, then a 20 us all-reduce joined with every other rank.
+# By hand: the compute runs 0..10 on every rank, the collective 10..30 on all
+# (the last start is issued at 10), so the makespan is 30 and each rank's
+# done waits 10..30: exposed 20, max and mean.  heft places nodes, so it is
+# handed the whole job with the full table (3,072 x 1,024 x 8 B = 25 MB).
+awk -v N=1024 'BEGIN { print "# devices=" N; print "id,name,kind,inputs,cost_us,coll,comm_us,device,join"
+    for (r = 0; r < N; r++) { c = 3 * r; printf "%d,c%d,compute,,10,,,%d,\n", c, r, r
+        printf "%d,s%d,start,%d,,all_reduce,20,%d,%s\n", c + 1, r, c, r, (r ? 1 : "")
+        printf "%d,d%d,done,%d,,,,%d,\n", c + 2, r, c + 1, r } }' >"$WORK/j1024.csv"
+"$BIN" run -q -w "$WORK/j1024.csv" -s original,ready,heft -o "$WORK/j1024.out.csv" 2>"$WORK/err"
+got=$(python3 -c '
+import csv, sys
+print(" ".join(r["scheduler"] + "," + r["status"] + "," + r["makespan_us"] + "," +
+      r["exposed_comm_us"] + "," + r["exposed_comm_mean_us"] + "," + r["devices_used"]
+      for r in csv.DictReader(open(sys.argv[1]))))' "$WORK/j1024.out.csv" 2>&1)
+want="original,ok,30.000,20.000,20.000,1024 ready,ok,30.000,20.000,20.000,1024 heft,ok,30.000,20.000,20.000,1024"
+if [ "$got" != "$want" ]; then
+    echo "FAIL: 1,024 ranks: $got, wanted $want ($(head -c 300 "$WORK/err"))"; fail=$((fail + 1))
+fi
+# one more device than the ceiling is refused, naming it
+sed 's/^# devices=1024$/# devices=1025/' "$WORK/j1024.csv" >"$WORK/j1025.csv"
+if "$BIN" run -q -w "$WORK/j1025.csv" -s original -o "$WORK/j1025.out.csv" 2>"$WORK/err" ||
+    ! grep -q "devices '1025' is not a device count in 1..1024" "$WORK/err" ||
+    [ -e "$WORK/j1025.out.csv" ]; then
+    echo "FAIL: 1,025 devices: $(head -c 300 "$WORK/err")"; fail=$((fail + 1))
+fi
+# a policy handed a whole graph of identical devices gets the full table of
+# t(v, a) unless it would pass 4 GB: 490,000 nodes x 1,024 devices x 8 B =
+# 4,014,080,000 B = 4.01 GB, refused as the cell's error
+awk 'BEGIN { print "# devices=1024"; print "id,name,kind,inputs,cost_us,device"
+    for (v = 0; v < 490000; v++) printf "%d,n%d,compute,,1,%d\n", v, v, v % 1024 }' >"$WORK/big.csv"
+"$BIN" run -w "$WORK/big.csv" -s heft -o "$WORK/big.out.csv" >"$WORK/out" 2>&1
+if ! grep -q "table of 490000 nodes' times on 1024 devices would take 4.01 GB, above the ceiling of 4 GB" "$WORK/out"; then
+    echo "FAIL: the 4 GB ceiling: $(head -c 400 "$WORK/out")"; fail=$((fail + 1))
+fi
+rm -f "$WORK/big.csv"
 real=$CORPUS/chakra-real/pytorch-ddp-chakra.0.et
 if [ ! -e "$real" ]; then
     echo "SKIP: $real not present (the hand-derived job: $fail failed)"

@@ -82,7 +82,7 @@ static void test_bad(void)
          "    - {from: a, to: z, gbps: 1}\n",
          ":6:21: 'z' is not a device of this machine"},
         {"devices: [\n", ":2:1: "},
-        {"devices: []\n", ":1:10: devices: between 1 and 256"},
+        {"devices: []\n", ":1:10: devices: between 1 and 1024"},
         {"devs: []\n", ":1:1: unknown key 'devs'"},
         {"devices:\n  - {name: a, units: 1.5}\n", ":2:22: units must be an integer"},
     };

@@ -171,7 +171,22 @@ struct sb_graph_view {
      * joined.  A joined collective begins on every member when the last
      * member has issued its start. */
     const uint32_t *join;
+    /* Columns of dev_dur_us (appended): 0 or machine->n_devices for the
+     * node-major table above.  1 only inside the host, when every device of
+     * the machine takes the same time for every node (a job's identical
+     * devices, docs/machines.md "Duration tables"): t(v, a) = dev_dur_us[v].
+     * A plugin is always handed the full table (0 or n_devices); sb_dur_on()
+     * reads either. */
+    uint32_t dev_dur_cols;
 };
+
+/* t(v, a), the duration of node v on device a (dev_dur_us, either layout). */
+static inline double sb_dur_on(const struct sb_graph_view *g, uint32_t v, uint32_t a)
+{
+    if (g->dev_dur_cols == 1)
+        return g->dev_dur_us[v];
+    return g->dev_dur_us[(size_t)v * g->machine->n_devices + a];
+}
 
 /* What node v holds of resource k on device a while it runs: 0 where the
  * device does not limit k, and only compute nodes hold anything (a nop, a

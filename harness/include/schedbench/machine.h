@@ -10,7 +10,10 @@
 
 #include <stdint.h>
 
-#define SB_MAX_DEVICES 256 /* keeps [n_devices^2] link tables small */
+/* Keeps [n_devices^2] link tables small (17 MB at 1,024); a job of ranks takes
+ * a device each.  It was 256 until issue 37: a plugin built then with arrays
+ * of SB_MAX_DEVICES must be rebuilt before it is handed more devices. */
+#define SB_MAX_DEVICES 1024
 #define SB_MEM_UNLIMITED UINT64_MAX
 
 enum sb_dev_kind {

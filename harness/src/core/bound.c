@@ -172,11 +172,11 @@ static double compute_bound(const struct sb_graph_view *g, const double *fin,
 
 static double fastest(const struct sb_graph_view *g, uint32_t v)
 {
-    uint32_t nd = g->machine->n_devices;
-    double t = g->dev_dur_us[(size_t)v * nd];
+    uint32_t nd = g->dev_dur_cols == 1 ? 1 : g->machine->n_devices; /* 1: all alike */
+    double t = sb_dur_on(g, v, 0);
     for (uint32_t d = 1; d < nd; d++)
-        if (g->dev_dur_us[(size_t)v * nd + d] < t)
-            t = g->dev_dur_us[(size_t)v * nd + d];
+        if (sb_dur_on(g, v, d) < t)
+            t = sb_dur_on(g, v, d);
     return t;
 }
 
@@ -276,7 +276,7 @@ static double res_bound(const struct sb_graph_view *g, const double *fin, const 
         for (uint32_t v = 0; v < g->n_nodes && n_k; v++) {
             double least = INFINITY;
             for (uint32_t a = 0; a < nd && g->kind[v] == SB_KIND_COMPUTE; a++) {
-                double t = g->dev_dur_us[(size_t)v * nd + a];
+                double t = sb_dur_on(g, v, a);
                 uint32_t lim = m->res_limit[(size_t)a * K + k];
                 if (isinf(t) || (g->device[v] >= 0 && (uint32_t)g->device[v] != a))
                     continue;

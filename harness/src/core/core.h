@@ -296,6 +296,10 @@ struct sb_sim_copy {
     double begin_us, end_us;   /* on the link, latency included */
     uint64_t bytes;
 };
+/* The most a plugin handed a whole graph of identical devices gets as its
+ * table of t(v, a) (graph.h, dev_dur_us): 4 GB, a job of 256 ranks of a
+ * 3,700-node trace takes 1.9 GB (docs/machines.md, "Duration tables"). */
+#define SB_DUR_TABLE_MAX_BYTES 4000000000.0
 #define SB_SIM_MAX_INFLIGHT 64 /* slots per resource; more would be no limit */
 
 /* Replays a validated schedule.  Times come from g->v.dur_us. */

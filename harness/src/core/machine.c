@@ -346,8 +346,11 @@ static int read_devices(struct mload *L, yaml_node_t *n)
     if (n->type != YAML_SEQUENCE_NODE)
         return failn(L, n, "%s", "devices must be a list");
     size_t nd = (size_t)(n->data.sequence.items.top - n->data.sequence.items.start);
-    if (nd < 1 || nd > SB_MAX_DEVICES)
-        return failn(L, n, "%s", "devices: between 1 and 256 devices");
+    if (nd < 1 || nd > SB_MAX_DEVICES) {
+        char most[16];
+        snprintf(most, sizeof most, "%d", SB_MAX_DEVICES);
+        return failn(L, n, "devices: between 1 and %s devices", most);
+    }
     alloc_devices(L->m, (uint32_t)nd);
     L->m->v.n_devices = 0; /* dev_index sees only the devices read so far */
     for (size_t d = 0; d < nd; d++) {
@@ -716,10 +719,13 @@ int sb_machine_apply(const struct sb_machine *m, struct sb_graph *g, struct sb_e
     int col_dev[SB_MAX_DEVICES];
     if (match_cost_columns(m, g, col_dev, e) || resolve_res(m, g, e))
         return -1;
-    double *t = sb_xmalloc(((size_t)n * nd + 1) * sizeof *t);
+    /* identical devices and no per-device cost: one column serves them all
+     * (a job of 1,024 ranks would need 30 GB for the full table) */
+    uint32_t cols = m->identical && !K && !m->n_res ? 1 : nd;
+    double *t = sb_xmalloc(((size_t)n * cols + 1) * sizeof *t);
     for (uint32_t v = 0; v < n; v++) {
         const char *op = g->op_names[g->op[v]];
-        for (uint32_t d = 0; d < nd; d++) {
+        for (uint32_t d = 0; d < cols; d++) {
             double x = g->dur_us[v];
             /* a device with a roofline prices nodes that carry their work */
             if (m->has_roof[d] && g->kind[v] == SB_KIND_COMPUTE && g->dtype && g->dtype[v] &&
@@ -727,7 +733,7 @@ int sb_machine_apply(const struct sb_machine *m, struct sb_graph *g, struct sb_e
                 x = sb_roofline_us(&m->roof[d], g, v);
             if (g->kind[v] == SB_KIND_COMPUTE)
                 x = supports(m, d, op) ? x / speed_of(m, d, op) : INFINITY;
-            t[(size_t)v * nd + d] = x;
+            t[(size_t)v * cols + d] = x;
         }
         for (uint32_t k = 0; k < K && g->kind[v] == SB_KIND_COMPUTE; k++) {
             double given = g->dev_cost_us[(size_t)v * K + k];
@@ -765,7 +771,8 @@ int sb_machine_apply(const struct sb_machine *m, struct sb_graph *g, struct sb_e
             return sb_errf(e, "%s", msg);
         }
         int32_t pre = g->device[v];
-        if (pre >= 0 && ((uint32_t)pre >= nd || isinf(t[(size_t)v * nd + (uint32_t)pre]))) {
+        if (pre >= 0 && ((uint32_t)pre >= nd ||
+                         isinf(t[(size_t)v * cols + (cols == 1 ? 0 : (uint32_t)pre)]))) {
             free(t);
             return sb_errf(e, "%s: node %u (%s) is pre-assigned to device %d, which %s",
                            g->path, v, g->names + g->name_off[v], pre,
@@ -776,9 +783,10 @@ int sb_machine_apply(const struct sb_machine *m, struct sb_graph *g, struct sb_e
     free(g->dev_dur_us);
     g->dev_dur_us = t;
     g->v.dev_dur_us = t;
+    g->v.dev_dur_cols = cols;
     for (uint32_t v = 0; m->has_roof[0] && v < n; v++) /* dur_us[v] is t(v, 0) */
         if (g->kind[v] == SB_KIND_COMPUTE && g->dtype && g->dtype[v] && g->cost_us[v] == 0)
-            g->dur_us[v] = t[(size_t)v * nd];
+            g->dur_us[v] = t[(size_t)v * cols];
     g->v.machine = &m->v;
     return 0;
 }
@@ -820,6 +828,7 @@ static struct sb_machine *identical_machine(uint32_t nd)
     alloc_devices(m, nd);
     m->v.n_devices = nd;
     m->path = sb_strf("devices=%u", nd); /* the workload's metadata, for messages */
+    m->identical = 1;
     for (uint32_t d = 0; d < nd; d++) {
         m->name[d] = sb_strf("gpu%u", d);
         m->kind[d] = SB_DEV_GPU;

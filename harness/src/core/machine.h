@@ -39,6 +39,9 @@ struct sb_machine {
     /* appended: the `xla_sol` map (XLA's SoL collective model, docs/machines.md)
      * as "sol_<key>=<value>,...", read by net/xla_sol.c; NULL when absent */
     char *xla_sol;
+    /* appended: every device alike (a job's `devices=N` machine): t(v, a) is
+     * one column, whatever a (graph.h, dev_dur_cols) */
+    uint8_t identical;
 };
 
 /* On error returns NULL with "file:line:col: problem" in e. */

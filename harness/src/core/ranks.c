@@ -135,17 +135,19 @@ static uint64_t rank_io_bytes(const struct sb_graph_view *v)
     return sum;
 }
 
+/* ids: the rank's n nodes in increasing id; at[] is SB_NONE on entry for
+ * every node, set here for the rank's own (rank_view_free's caller resets
+ * them: a job of 1,024 ranks must not walk every node for each rank). */
 static void rank_view_init(struct rank_view *R, const struct sb_graph_view *g, uint32_t d,
-                           uint32_t *at)
+                           const uint32_t *ids, uint32_t n, uint32_t *at)
 {
     uint32_t nd = g->machine->n_devices;
     memset(R, 0, sizeof *R);
-    R->id = sb_xmalloc(((size_t)g->n_nodes + 1) * sizeof *R->id);
-    for (uint32_t v = 0; v < g->n_nodes; v++) {
-        at[v] = (uint32_t)g->device[v] == d ? R->n : SB_NONE;
-        if (at[v] != SB_NONE)
-            R->id[R->n++] = v;
-    }
+    R->id = sb_xmalloc(((size_t)n + 1) * sizeof *R->id);
+    memcpy(R->id, ids, (size_t)n * sizeof *ids);
+    R->n = n;
+    for (uint32_t k = 0; k < n; k++)
+        at[ids[k]] = k;
     GATHER(R->kind, g->kind, 1);
     GATHER(R->coll, g->coll, 1);
     GATHER(R->flags, g->flags, 1);
@@ -166,7 +168,7 @@ static void rank_view_init(struct rank_view *R, const struct sb_graph_view *g, u
         uint32_t v = R->id[k];
         R->partner[k] = g->partner[v] == SB_NONE ? SB_NONE : at[g->partner[v]];
         /* t(v, d) is the rank's time; a collective's stays dur_us */
-        R->dev_dur_us[k] = g->dev_dur_us[(size_t)v * nd + d];
+        R->dev_dur_us[k] = sb_dur_on(g, v, d);
         R->dur_us[k] = g->kind[v] == SB_KIND_COMPUTE ? R->dev_dur_us[k] : g->dur_us[v];
     }
     if (g->dev_offload) {
@@ -202,6 +204,7 @@ static void rank_view_init(struct rank_view *R, const struct sb_graph_view *g, u
     v->sched_hint = R->sched_hint, v->sched_priority = R->sched_priority;
     v->holds = R->holds, v->res_use = R->res_use, v->pred_after = R->pred_after;
     v->scope = R->scope;
+    v->dev_dur_cols = 1; /* one device: the full table */
     v->join = NULL; /* a rank joins no collective of its own */
     v->io_bytes = rank_io_bytes(v);
 }
@@ -248,11 +251,11 @@ static int merge_orders(const struct sb_graph_view *g, uint32_t n_ranks,
 
 /* Runs the policy on rank d's view; its order (job ids) goes to order. */
 static int run_rank(const struct sb_sched *sc, const struct sb_graph_view *g, uint32_t d,
-                    uint32_t *at, uint32_t **order, uint32_t *n_of, struct sb_schedule *out,
-                    struct sb_err *e)
+                    const uint32_t *ids, uint32_t n, uint32_t *at, uint32_t **order,
+                    uint32_t *n_of, struct sb_schedule *out, struct sb_err *e)
 {
     struct rank_view R;
-    rank_view_init(&R, g, d, at);
+    rank_view_init(&R, g, d, ids, n, at);
     struct sb_schedule s = {.n_nodes = R.n, .n_devices = 1};
     s.order = sb_xmalloc(((size_t)R.n + 1) * sizeof *s.order);
     memset(s.order, 0xff, ((size_t)R.n + 1) * sizeof *s.order);
@@ -285,6 +288,8 @@ static int run_rank(const struct sb_sched *sc, const struct sb_graph_view *g, ui
             out->mem_limit_bytes = s.mem_limit_bytes;
     }
     free(s.order), free(s.device), free(s.barrier), free(s.err);
+    for (uint32_t k = 0; k < n; k++)
+        at[ids[k]] = SB_NONE;
     rank_view_free(&R);
     return rc;
 }
@@ -297,9 +302,24 @@ int sb_sched_run_ranks(const struct sb_sched *sc, const struct sb_graph *G,
     uint32_t **order = sb_xcalloc(nd, sizeof *order), *n_of = sb_xcalloc(nd, sizeof *n_of);
     uint32_t *at = sb_xmalloc(((size_t)n + 1) * sizeof *at);
     uint8_t *mark = sb_xcalloc((size_t)n + 1, 1);
+    /* each device's nodes in increasing id: by_dev[first[d] .. first[d+1]) */
+    uint32_t *first = sb_xcalloc((size_t)nd + 1, sizeof *first);
+    uint32_t *by_dev = sb_xmalloc(((size_t)n + 1) * sizeof *by_dev);
+    for (uint32_t v = 0; v < n; v++)
+        first[g->device[v] + 1]++;
+    for (uint32_t d = 0; d < nd; d++)
+        first[d + 1] += first[d];
+    uint32_t *fill = sb_xmalloc(((size_t)nd + 1) * sizeof *fill);
+    memcpy(fill, first, ((size_t)nd + 1) * sizeof *fill);
+    for (uint32_t v = 0; v < n; v++)
+        by_dev[fill[g->device[v]]++] = v;
+    free(fill);
+    memset(at, 0xff, ((size_t)n + 1) * sizeof *at); /* SB_NONE */
     int rc = 0;
     for (uint32_t d = 0; d < nd && !rc; d++)
-        rc = run_rank(sc, g, d, at, order, n_of, out, e);
+        rc = run_rank(sc, g, d, by_dev + first[d], first[d + 1] - first[d], at, order, n_of,
+                      out, e);
+    free(first), free(by_dev);
     if (!rc) {
         memcpy(mark, out->barrier, n); /* node-indexed, from run_rank */
         memset(out->barrier, 0, n);

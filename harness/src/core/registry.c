@@ -404,6 +404,32 @@ static uint32_t *holds_abi1(const struct sb_graph_view *v)
     return h;
 }
 
+/* The full [nodes x devices] table of t(v, a) for a plugin handed the whole
+ * graph, when the host keeps one column for identical devices (graph.h,
+ * dev_dur_cols); NULL when the host's table is already full.  Refused above
+ * SB_DUR_TABLE_MAX_BYTES (docs/machines.md, "Duration tables"). */
+static int full_durations(const struct sb_sched *s, const struct sb_graph_view *g,
+                          double **out, struct sb_err *e)
+{
+    uint32_t nd = g->machine->n_devices;
+    *out = NULL;
+    if (g->dev_dur_cols != 1 || nd == 1)
+        return 0;
+    double bytes = (double)g->n_nodes * nd * sizeof **out;
+    if (bytes > SB_DUR_TABLE_MAX_BYTES)
+        return sb_errf(e, "policy %s is handed the whole graph (%s): its table of %u nodes' "
+                          "times on %u devices would take %.2f GB, above the ceiling of %.0f "
+                          "GB (docs/machines.md, \"Duration tables\")", s->spec,
+                       sb_graph_is_job(g) ? "it places nodes" : "not a job of ranks to cut",
+                       g->n_nodes, nd, bytes / 1e9, SB_DUR_TABLE_MAX_BYTES / 1e9);
+    double *t = sb_xmalloc((size_t)g->n_nodes * nd * sizeof *t + 1);
+    for (uint32_t v = 0; v < g->n_nodes; v++)
+        for (uint32_t a = 0; a < nd; a++)
+            t[(size_t)v * nd + a] = g->dev_dur_us[v];
+    *out = t;
+    return 0;
+}
+
 int sb_sched_run(const struct sb_sched *s, const struct sb_graph *g,
                  struct sb_schedule *out, struct sb_err *e)
 {
@@ -411,14 +437,21 @@ int sb_sched_run(const struct sb_sched *s, const struct sb_graph *g,
         return sb_sched_run_ranks(s, g, out, e);
     void *state = NULL;
     char err[512] = "";
-    if (s->p->init && s->p->init(s->param, &state, err, sizeof err) != 0)
+    double *full = NULL;
+    if (full_durations(s, &g->v, &full, e))
+        return -1;
+    if (s->p->init && s->p->init(s->param, &state, err, sizeof err) != 0) {
+        free(full);
         return sb_errf(e, "%s", err[0] ? err : "init failed");
+    }
     struct sb_graph_view v = g->v;
+    if (full)
+        v.dev_dur_us = full, v.dev_dur_cols = v.machine->n_devices;
     uint32_t *h1 = s->p->abi == 1 && v.holds ? holds_abi1(&v) : NULL;
     if (h1)
         v.holds = h1;
     int rc = s->p->run(state, &v, out);
-    free(h1);
+    free(h1), free(full);
     if (rc != 0)
         sb_errf(e, "%s", out->err[0] ? out->err : "run failed");
     if (s->p->free)

@@ -81,7 +81,7 @@ static void cannot_run(const struct sb_graph_view *g, uint32_t v, uint32_t d, ch
         snprintf(buf, n, "which does not support op %s", g->op_names[g->op[v]]);
     else
         snprintf(buf, n, "where its duration is not finite (%g us)",
-                 g->dev_dur_us[(size_t)v * m->n_devices + d]);
+                 sb_dur_on(g, v, d));
 }
 
 static int check_devices(const struct sb_graph_view *g, const struct sb_schedule *s,
@@ -95,7 +95,7 @@ static int check_devices(const struct sb_graph_view *g, const struct sb_schedule
             return sb_errf(e, "node %u (%s) moved from its pre-assigned device %d to %d",
                            v, nm(g, v), g->device[v], s->device[v]);
         if (s->n_devices == g->machine->n_devices &&
-            !isfinite(g->dev_dur_us[(size_t)v * s->n_devices + (uint32_t)s->device[v]])) {
+            !isfinite(sb_dur_on(g, v, (uint32_t)s->device[v]))) {
             char why[300];
             cannot_run(g, v, (uint32_t)s->device[v], why, sizeof why);
             return sb_errf(e, "node %u (%s) on device %d (%s), %s", v, nm(g, v), s->device[v],

@@ -424,7 +424,7 @@ static double res_start(struct sim_state *S, uint32_t v, uint32_t d, double t)
 {
     const struct sb_graph_view *g = S->g;
     uint32_t K = g->machine->n_res, need[SB_MAX_RES], any = 0;
-    double w = g->dev_dur_us[(size_t)v * S->nd + d];
+    double w = sb_dur_on(g, v, d);
     for (uint32_t k = 0; k < K; k++)
         any |= need[k] = sb_res_need(g, v, d, k);
     if (!any || !(w > 0)) /* holds nothing, or nothing for any time */
@@ -712,7 +712,7 @@ static void run_order(struct sim_state *S, const struct sb_schedule *s,
                 S->rec->begin_us[v] = S->rec->end_us[v] = 0;
             goto barrier;
         case SB_KIND_COMPUTE:
-            t += g->dev_dur_us[(size_t)v * S->nd + d];
+            t += sb_dur_on(g, v, d);
             break;
         case SB_KIND_START:
             /* in a job every unbucketed collective, joined or alone, takes
@@ -769,12 +769,11 @@ static void run_order(struct sim_state *S, const struct sb_schedule *s,
 static void sum_durations(const struct sb_graph_view *g, const struct sb_schedule *s,
                           struct sb_sim_result *r)
 {
-    uint32_t nd = g->machine->n_devices;
     for (uint32_t v = 0; v < g->n_nodes; v++) {
         uint32_t d = (uint32_t)s->device[v];
         if (g->kind[v] == SB_KIND_COMPUTE) {
-            r->compute_us += g->dev_dur_us[(size_t)v * nd + d];
-            r->dev_compute_us[d] += g->dev_dur_us[(size_t)v * nd + d];
+            r->compute_us += sb_dur_on(g, v, d);
+            r->dev_compute_us[d] += sb_dur_on(g, v, d);
         } else if (g->kind[v] == SB_KIND_START) {
             r->comm_us += g->dur_us[v];
             r->dev_comm_us[d] += g->dur_us[v];
@@ -1171,7 +1170,7 @@ static double astra_exposed(const struct sim_state *S, const struct sb_schedule 
         used[d] = 1;
         end[d] = t > end[d] ? t : end[d];
         if (g->kind[v] == SB_KIND_COMPUTE && !host[g->op[v]])
-            busy[d] += g->dev_dur_us[(size_t)v * nd + d];
+            busy[d] += sb_dur_on(g, v, d);
     }
     double worst = 0;
     for (uint32_t d = 0; d < nd; d++)
