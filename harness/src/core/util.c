@@ -84,6 +84,12 @@ static _Thread_local uint64_t *digest_at;
 
 void sb_digest_start(uint64_t *h) { digest_at = h; }
 
+void sb_digest_add(const void *p, size_t n)
+{
+    if (digest_at)
+        *digest_at = sb_hash_bytes(*digest_at, p, n);
+}
+
 /* Eight bytes at a time (a multiply and a shift each), then the tail and the
  * length: an edit anywhere changes the result; ~8x faster than FNV-1a's byte
  * at a time, which would add a tenth of a second to a 100 MB load. */

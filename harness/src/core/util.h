@@ -85,6 +85,9 @@ char *sb_read_file_limited(const char *path, uint64_t max_bytes, size_t *n,
  * errno set (ENOENT and the like from open, EISDIR for a folder, EINVAL for
  * another file that is not regular, EFBIG above the limit). */
 char *sb_read_file(const char *path, size_t *n);
+/* Folds n bytes into the running digest (sb_digest_start) as a read of them
+ * would: for a reader that reuses the bytes of a file it has read already. */
+void sb_digest_add(const void *p, size_t n);
 /* 0 when path is a regular file within the input limit, else -1 and a message
  * (e may be NULL): for readers that hand a path to a library, as the Chakra
  * importer gives its group JSON to jansson. */
