@@ -354,6 +354,7 @@ struct sb_replay {
     const struct sb_graph_view *g;
     const struct sb_schedule *s;
     uint32_t *need, *next, *pos, *heap, n_heap, fence, placed;
+    uint32_t *lead, *left; /* a joined collective's starts still to go (schedule.c) */
 };
 void sb_replay_init(struct sb_replay *R, const struct sb_graph_view *g,
                     const struct sb_schedule *s, int hold_dones);

@@ -286,18 +286,27 @@ static uint32_t heap_pop(struct pos_heap *h)
 }
 
 /* need[v]: what v waits for before it can go (inputs, the node before it on
- * its stream, the members' starts of its joined collective); next[v]: the
- * node after it on its stream. */
+ * its stream, and for a done of a joined collective one more: that every
+ * member has started); next[v]: the node after it on its stream.  lead[v]:
+ * for a joined start, the member that counts its collective's starts still
+ * to go in left[lead] (one count per collective, not one per member and
+ * done: 1,024 ranks would walk 1,024 members for each of 1,024 dones). */
 static void replay_needs(const struct sb_graph_view *g, const struct sb_schedule *s,
-                         uint32_t *need, uint32_t *next)
+                         struct sb_replay *R)
 {
     uint32_t n = g->n_nodes;
     size_t n_lanes = (size_t)s->n_devices * g->n_streams;
     uint32_t *tail = sb_xmalloc(n_lanes * sizeof *tail + 1);
     memset(tail, 0xff, n_lanes * sizeof *tail);
+    memset(R->lead, 0xff, (size_t)n * sizeof *R->lead);
     for (uint32_t v = 0; v < n; v++) {
-        need[v] = g->pred_off[v + 1] - g->pred_off[v];
-        next[v] = SB_NONE;
+        R->need[v] = g->pred_off[v + 1] - g->pred_off[v];
+        R->next[v] = SB_NONE;
+        if (g->kind[v] != SB_KIND_START || g->join[v] == v || R->lead[v] != SB_NONE)
+            continue;
+        R->left[v] = 0;
+        for (uint32_t m = v; R->lead[m] == SB_NONE; m = g->join[m])
+            R->lead[m] = v, R->left[v]++;
     }
     for (uint32_t i = 0; i < n; i++) {
         uint32_t v = s->order[i], d = (uint32_t)s->device[v];
@@ -305,28 +314,24 @@ static void replay_needs(const struct sb_graph_view *g, const struct sb_schedule
             continue;
         size_t L = (size_t)d * g->n_streams + sb_lane(g, v, d);
         if (tail[L] != SB_NONE)
-            next[tail[L]] = v, need[v]++;
+            R->next[tail[L]] = v, R->need[v]++;
         tail[L] = v;
         if (g->kind[v] == SB_KIND_DONE && g->join[g->partner[v]] != g->partner[v])
-            for (uint32_t m = g->join[g->partner[v]]; ; m = g->join[m]) {
-                need[v]++;
-                if (m == g->partner[v])
-                    break;
-            }
+            R->need[v]++;
     }
     free(tail);
 }
 
-static void replay_went(const struct sb_graph_view *g, uint32_t v, uint32_t *need,
-                        const uint32_t *next, const uint32_t *pos, struct pos_heap *h)
+static void replay_went(const struct sb_graph_view *g, uint32_t v, struct sb_replay *R,
+                        struct pos_heap *h)
 {
-#define RELEASE(w) do { if (--need[(w)] == 0) heap_push(h, pos[(w)]); } while (0)
+#define RELEASE(w) do { if (--R->need[(w)] == 0) heap_push(h, R->pos[(w)]); } while (0)
     for (uint32_t e = g->succ_off[v]; e < g->succ_off[v + 1]; e++)
         RELEASE(g->succ[e]);
-    if (next[v] != SB_NONE)
-        RELEASE(next[v]);
-    if (g->kind[v] == SB_KIND_START && g->join[v] != v)
-        for (uint32_t m = g->join[v]; ; m = g->join[m]) {
+    if (R->next[v] != SB_NONE)
+        RELEASE(R->next[v]);
+    if (g->kind[v] == SB_KIND_START && g->join[v] != v && --R->left[R->lead[v]] == 0)
+        for (uint32_t m = g->join[v]; ; m = g->join[m]) { /* the last member started */
             RELEASE(g->partner[m]);
             if (m == v)
                 break;
@@ -343,10 +348,12 @@ void sb_replay_init(struct sb_replay *R, const struct sb_graph_view *g,
     R->next = sb_xmalloc((size_t)n * sizeof *R->next + 1);
     R->pos = sb_xmalloc((size_t)n * sizeof *R->pos + 1);
     R->heap = sb_xmalloc((size_t)n * sizeof *R->heap + 1);
+    R->lead = sb_xmalloc((size_t)n * sizeof *R->lead + 1);
+    R->left = sb_xmalloc((size_t)n * sizeof *R->left + 1);
     R->n_heap = 0;
     for (uint32_t i = 0; i < n; i++)
         R->pos[s->order[i]] = i;
-    replay_needs(g, s, R->need, R->next);
+    replay_needs(g, s, R);
     for (uint32_t v = 0; hold_dones && v < n; v++)
         R->need[v] += g->kind[v] == SB_KIND_DONE;
     struct pos_heap h = {0, R->heap};
@@ -382,7 +389,7 @@ int sb_replay_next(struct sb_replay *R, uint32_t *i)
 void sb_replay_went(struct sb_replay *R, uint32_t i)
 {
     struct pos_heap h = {R->n_heap, R->heap};
-    replay_went(R->g, R->s->order[i], R->need, R->next, R->pos, &h);
+    replay_went(R->g, R->s->order[i], R, &h);
     R->n_heap = h.n;
 }
 
@@ -396,7 +403,7 @@ void sb_replay_release(struct sb_replay *R, uint32_t v)
 
 void sb_replay_free(struct sb_replay *R)
 {
-    free(R->need), free(R->next), free(R->pos), free(R->heap);
+    free(R->need), free(R->next), free(R->pos), free(R->heap), free(R->lead), free(R->left);
 }
 
 uint32_t sb_replay_order(const struct sb_graph_view *g, const struct sb_schedule *s,
