@@ -395,5 +395,9 @@ void sb_sched_free(struct sb_sched *s);
 /* Runs the plugin: init, run, free.  Returns 0; -1 with "error:<msg>" in e. */
 int sb_sched_run(const struct sb_sched *s, const struct sb_graph *g,
                  struct sb_schedule *out, struct sb_err *e);
+/* init, run and free on one view as the host hands views to plugins (an ABI 1
+ * plugin gets `holds` at its stride); sb_sched_run and each rank of a job. */
+int sb_sched_run_view(const struct sb_sched *s, const struct sb_graph_view *v,
+                      struct sb_schedule *out, struct sb_err *e);
 
 #endif

@@ -250,9 +250,26 @@ static int merge_orders(const struct sb_graph_view *g, uint32_t n_ranks,
 }
 
 /* Runs the policy on rank d's view; its order (job ids) goes to order. */
+/* A rank's buckets go into the job's schedule under ids of their own
+ * (*bucket_base + the rank's id), so the validator sees them: it refuses a
+ * bucket of joined collectives by name rather than the job silently running
+ * them unbucketed. */
+static void rank_buckets(const struct rank_view *R, const uint32_t *bucket,
+                         struct sb_schedule *out, uint32_t *bucket_base)
+{
+    uint32_t top = 0;
+    for (uint32_t k = 0; out->bucket && k < R->n; k++)
+        if (bucket[k]) {
+            out->bucket[R->id[k]] = *bucket_base + bucket[k];
+            top = bucket[k] > top ? bucket[k] : top;
+        }
+    *bucket_base += top;
+}
+
 static int run_rank(const struct sb_sched *sc, const struct sb_graph_view *g, uint32_t d,
                     const uint32_t *ids, uint32_t n, uint32_t *at, uint32_t **order,
-                    uint32_t *n_of, struct sb_schedule *out, struct sb_err *e)
+                    uint32_t *n_of, uint32_t *bucket_base, struct sb_schedule *out,
+                    struct sb_err *e)
 {
     struct rank_view R;
     rank_view_init(&R, g, d, ids, n, at);
@@ -261,18 +278,13 @@ static int run_rank(const struct sb_sched *sc, const struct sb_graph_view *g, ui
     memset(s.order, 0xff, ((size_t)R.n + 1) * sizeof *s.order);
     s.device = sb_xcalloc((size_t)R.n + 1, sizeof *s.device);
     s.barrier = sb_xcalloc((size_t)R.n + 1, 1);
+    s.bucket = sb_xcalloc((size_t)R.n + 1, sizeof *s.bucket);
     s.err = sb_xcalloc(512, 1);
     s.n_err = 512;
-    void *state = NULL;
-    char err[512] = "";
     int rc = 0;
-    if (sc->p->init && sc->p->init(sc->param, &state, err, sizeof err) != 0)
-        rc = sb_errf(e, "%s", err[0] ? err : "init failed");
-    if (!rc && sc->p->run(state, &R.v, &s) != 0)
-        rc = sb_errf(e, "rank %u: %s", d, s.err[0] ? s.err : "run failed");
-    if (!rc && sc->p->free)
-        sc->p->free(state);
     struct sb_err ve;
+    if (sb_sched_run_view(sc, &R.v, &s, &ve))
+        rc = sb_errf(e, "rank %u: %s", d, ve.msg);
     if (!rc && sb_schedule_validate(&R.v, &s, &ve))
         rc = sb_errf(e, "rank %u: the policy's order of the rank's program is invalid: %s",
                      d, ve.msg);
@@ -286,8 +298,9 @@ static int run_rank(const struct sb_sched *sc, const struct sb_graph_view *g, ui
                 out->barrier[order[d][k]] = 1; /* node-indexed until merged */
         if (s.mem_limit_bytes > out->mem_limit_bytes)
             out->mem_limit_bytes = s.mem_limit_bytes;
+        rank_buckets(&R, s.bucket, out, bucket_base);
     }
-    free(s.order), free(s.device), free(s.barrier), free(s.err);
+    free(s.order), free(s.device), free(s.barrier), free(s.bucket), free(s.err);
     for (uint32_t k = 0; k < n; k++)
         at[ids[k]] = SB_NONE;
     rank_view_free(&R);
@@ -316,9 +329,10 @@ int sb_sched_run_ranks(const struct sb_sched *sc, const struct sb_graph *G,
     free(fill);
     memset(at, 0xff, ((size_t)n + 1) * sizeof *at); /* SB_NONE */
     int rc = 0;
+    uint32_t bucket_base = 0;
     for (uint32_t d = 0; d < nd && !rc; d++)
         rc = run_rank(sc, g, d, by_dev + first[d], first[d + 1] - first[d], at, order, n_of,
-                      out, e);
+                      &bucket_base, out, e);
     free(first), free(by_dev);
     if (!rc) {
         memcpy(mark, out->barrier, n); /* node-indexed, from run_rank */

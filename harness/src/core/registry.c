@@ -430,31 +430,38 @@ static int full_durations(const struct sb_sched *s, const struct sb_graph_view *
     return 0;
 }
 
-int sb_sched_run(const struct sb_sched *s, const struct sb_graph *g,
-                 struct sb_schedule *out, struct sb_err *e)
+int sb_sched_run_view(const struct sb_sched *s, const struct sb_graph_view *v0,
+                      struct sb_schedule *out, struct sb_err *e)
 {
-    if (sb_sched_per_rank(s, g))
-        return sb_sched_run_ranks(s, g, out, e);
     void *state = NULL;
     char err[512] = "";
-    double *full = NULL;
-    if (full_durations(s, &g->v, &full, e))
-        return -1;
-    if (s->p->init && s->p->init(s->param, &state, err, sizeof err) != 0) {
-        free(full);
+    if (s->p->init && s->p->init(s->param, &state, err, sizeof err) != 0)
         return sb_errf(e, "%s", err[0] ? err : "init failed");
-    }
-    struct sb_graph_view v = g->v;
-    if (full)
-        v.dev_dur_us = full, v.dev_dur_cols = v.machine->n_devices;
+    struct sb_graph_view v = *v0;
     uint32_t *h1 = s->p->abi == 1 && v.holds ? holds_abi1(&v) : NULL;
     if (h1)
         v.holds = h1;
     int rc = s->p->run(state, &v, out);
-    free(h1), free(full);
+    free(h1);
     if (rc != 0)
         sb_errf(e, "%s", out->err[0] ? out->err : "run failed");
     if (s->p->free)
         s->p->free(state);
     return rc ? -1 : 0;
+}
+
+int sb_sched_run(const struct sb_sched *s, const struct sb_graph *g,
+                 struct sb_schedule *out, struct sb_err *e)
+{
+    if (sb_sched_per_rank(s, g))
+        return sb_sched_run_ranks(s, g, out, e);
+    double *full = NULL;
+    if (full_durations(s, &g->v, &full, e))
+        return -1;
+    struct sb_graph_view v = g->v;
+    if (full)
+        v.dev_dur_us = full, v.dev_dur_cols = v.machine->n_devices;
+    int rc = sb_sched_run_view(s, &v, out, e);
+    free(full);
+    return rc;
 }
