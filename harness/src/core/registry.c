@@ -393,16 +393,6 @@ void sb_sched_free(struct sb_sched *s)
     memset(s, 0, sizeof *s);
 }
 
-/* An ABI 1 plugin indexes `holds` with ABI 1's SB_COLL_COUNT: a copy in that
- * layout, without the types it cannot name. */
-static uint32_t *holds_abi1(const struct sb_graph_view *v)
-{
-    uint32_t *h = sb_xmalloc((size_t)v->n_nodes * SB_COLL_COUNT_ABI1 * sizeof *h);
-    for (uint32_t i = 0; i < v->n_nodes; i++)
-        memcpy(h + (size_t)i * SB_COLL_COUNT_ABI1, v->holds + (size_t)i * SB_COLL_COUNT,
-               SB_COLL_COUNT_ABI1 * sizeof *h);
-    return h;
-}
 
 /* The full [nodes x devices] table of t(v, a) for a plugin handed the whole
  * graph, when the host keeps one column for identical devices (graph.h,
@@ -428,26 +418,6 @@ static int full_durations(const struct sb_sched *s, const struct sb_graph_view *
             t[(size_t)v * nd + a] = g->dev_dur_us[v];
     *out = t;
     return 0;
-}
-
-int sb_sched_run_view(const struct sb_sched *s, const struct sb_graph_view *v0,
-                      struct sb_schedule *out, struct sb_err *e)
-{
-    void *state = NULL;
-    char err[512] = "";
-    if (s->p->init && s->p->init(s->param, &state, err, sizeof err) != 0)
-        return sb_errf(e, "%s", err[0] ? err : "init failed");
-    struct sb_graph_view v = *v0;
-    uint32_t *h1 = s->p->abi == 1 && v.holds ? holds_abi1(&v) : NULL;
-    if (h1)
-        v.holds = h1;
-    int rc = s->p->run(state, &v, out);
-    free(h1);
-    if (rc != 0)
-        sb_errf(e, "%s", out->err[0] ? out->err : "run failed");
-    if (s->p->free)
-        s->p->free(state);
-    return rc ? -1 : 0;
 }
 
 int sb_sched_run(const struct sb_sched *s, const struct sb_graph *g,
