@@ -175,20 +175,23 @@ out:
 }
 
 /* Ids 1..k over buckets of two or more; a lone member goes back to 0.
- * Returns the number of buckets. */
-static uint32_t renumber(const struct sb_graph_view *g, uint32_t *bucket, uint32_t n_ids,
-                         uint32_t *map)
+ * Returns the number of buckets, -1 when out of memory.  The map is sized
+ * by the ids handed out, not by the graph: a graph with no node (an empty
+ * rank of a job) still hands out id 1. */
+static int renumber(const struct sb_graph_view *g, uint32_t *bucket, uint32_t n_ids)
 {
-    uint32_t k = 0;
-    memset(map, 0, (n_ids + 1) * sizeof *map);
+    uint32_t k = 0, *map = calloc((size_t)n_ids + 1, sizeof *map);
+    if (!map)
+        return -1;
     for (uint32_t v = 0; v < g->n_nodes; v++)
-        if (bucket[v])
+        if (bucket[v] && bucket[v] <= n_ids)
             map[bucket[v]]++;
     for (uint32_t b = 1; b <= n_ids; b++)
         map[b] = map[b] >= 2 ? ++k : 0;
     for (uint32_t v = 0; v < g->n_nodes; v++)
-        bucket[v] = bucket[v] ? map[bucket[v]] : 0;
-    return k;
+        bucket[v] = bucket[v] && bucket[v] <= n_ids ? map[bucket[v]] : 0;
+    free(map);
+    return (int)k;
 }
 
 /* ---- greedy_bucket_collective_by_mb ---------------------------------------- */
@@ -298,7 +301,7 @@ int sb_bucket_greedy(const struct sb_graph_view *g, uint32_t *order,
     }
     rc = reorder(g, order, out_bucket, G.anchor, wait_anchor, G.next_id);
     if (!rc)
-        rc = (int)renumber(g, out_bucket, G.next_id, run);
+        rc = renumber(g, out_bucket, G.next_id);
 out:
     free(pos), free(run), free(wait_anchor), free(G.stamp), free(G.stack), free(G.members);
     free(G.anchor);
@@ -845,7 +848,7 @@ int sb_bucket_overlap(const struct sb_graph_view *g, uint32_t *order,
         goto out;
     rc = reorder(g, order, out_bucket, B.start_anchor, B.wait_anchor, B.next_id);
     if (!rc)
-        rc = (int)renumber(g, out_bucket, B.next_id, colls);
+        rc = renumber(g, out_bucket, B.next_id);
 out:
     opb_free(&B);
     free(scratch), free(colls), free(bk), free(done);
