@@ -10,6 +10,7 @@
  * with its reason. */
 #define _POSIX_C_SOURCE 200809L
 #include "conform.h"
+#include "conform_cases.h"
 #include "core/core.h"
 #include "core/machine.h"
 #include "core/num.h"
@@ -144,28 +145,27 @@ static int quantity(const struct pcase *c, const struct sb_roofline *r, const ch
     return 0;
 }
 
-enum { V_PASS, V_FAIL, V_SKIP };
 
 static int run_case(const struct pcase *c, char *why, size_t n_why)
 {
     if (c->skip[0]) {
         snprintf(why, n_why, "%s", c->skip);
-        return V_SKIP;
+        return SB_CASE_SKIP;
     }
     struct sb_err e;
     struct sb_machine *m = sb_machine_load(c->machine, &e);
     if (!m) {
         snprintf(why, n_why, "%s", e.msg);
-        return V_FAIL;
+        return SB_CASE_FAIL;
     }
-    int v = V_PASS;
+    int v = SB_CASE_PASS;
     size_t len = 0;
     for (uint32_t i = 0; i < c->n_checks && len < n_why; i++) {
         const struct check *x = &c->checks[i];
         double got = NAN;
         int ok = !quantity(c, &m->roof[0], x->what, &got) && fabs(got - x->expect) <= x->tol;
         if (!ok)
-            v = V_FAIL;
+            v = SB_CASE_FAIL;
         len += (size_t)snprintf(why + len, n_why - len, "%s%s %.6g (XLA: %g +- %g)%s",
                                 i ? "; " : "", x->what, got, x->expect, x->tol,
                                 ok ? "" : " OUT");
@@ -179,32 +179,24 @@ int sb_conform_has_perf_cases(const char *dir)
     return sb_paths_has_suffix(dir, ".perfcase");
 }
 
+static int suite_read(const char *path, const char *dir, void *c, struct sb_err *e)
+{
+    return read_case(path, dir, c, e);
+}
+
+static int suite_run(const void *c, char *why, size_t n_why)
+{
+    return run_case(c, why, n_why);
+}
+
+static const char *suite_name(const void *c)
+{
+    return ((const struct pcase *)c)->name;
+}
+
 int sb_conform_perf(const char *dir)
 {
-    struct sb_paths w = {0};
-    if (sb_paths_suffix(&w, dir, ".perfcase", 0)) {
-        fprintf(stderr, "schedbench conform: %s: cannot open the folder\n", dir);
-        return 2;
-    }
-    static const char *const label[] = {"PASS", "FAIL", "SKIP"};
-    uint32_t count[3] = {0};
-    int bad_input = 0;
-    struct pcase *c = sb_xmalloc(sizeof *c);
-    for (uint32_t i = 0; i < w.n; i++) {
-        struct sb_err e;
-        char why[1024] = "";
-        if (read_case(w.path[i], dir, c, &e)) {
-            fprintf(stderr, "schedbench conform: %s\n", e.msg);
-            bad_input = 1;
-            continue;
-        }
-        int v = run_case(c, why, sizeof why);
-        count[v]++;
-        printf("%s %s%s%s\n", label[v], c->name, why[0] ? ": " : "", why);
-    }
-    free(c);
-    sb_paths_free(&w);
-    printf("xla-perf: %u passed, %u failed, %u skipped\n", count[V_PASS], count[V_FAIL],
-           count[V_SKIP]);
-    return bad_input ? 2 : count[V_FAIL] ? 1 : 0;
+    static const struct sb_case_suite suite = {".perfcase", "xla-perf", sizeof(struct pcase), suite_read,
+                                               suite_run, suite_name};
+    return sb_case_suite_run(&suite, dir);
 }

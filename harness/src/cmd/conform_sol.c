@@ -11,6 +11,7 @@
  * check which path XLA takes. */
 #define _POSIX_C_SOURCE 200809L
 #include "conform.h"
+#include "conform_cases.h"
 #include "core/core.h"
 #include "core/num.h"
 #include "net/xla_sol.h"
@@ -367,13 +368,12 @@ static int device_supported(const char *d)
     return !strcmp(d, "hopper") || !strcmp(d, "blackwell") || !strcmp(d, "gfx950");
 }
 
-enum { V_PASS, V_FAIL, V_SKIP };
 
 static int run_case(const struct scase *c, char *why, size_t n_why)
 {
     if (c->skip[0]) {
         snprintf(why, n_why, "%s", c->skip);
-        return V_SKIP;
+        return SB_CASE_SKIP;
     }
     if (c->enabled_case) {
         const char *ops[SOL_MAX_OPS];
@@ -382,7 +382,7 @@ static int run_case(const struct scase *c, char *why, size_t n_why)
         int on = sb_sol_enabled(c->flag, device_supported(c->device), c->host_offloaded, ops,
                                 c->n_ops);
         snprintf(why, n_why, "SoL estimator %s", on ? "enabled" : "disabled");
-        return strcmp(c->expect, on ? "enabled" : "disabled") ? V_FAIL : V_PASS;
+        return strcmp(c->expect, on ? "enabled" : "disabled") ? SB_CASE_FAIL : SB_CASE_PASS;
     }
     struct sb_sol_coll x = {0};
     cost_analysis(c, &x);
@@ -390,12 +390,12 @@ static int run_case(const struct scase *c, char *why, size_t n_why)
     if (x.op == SB_SOL_COLLECTIVE_PERMUTE) {
         if (!c->n_pairs) {
             snprintf(why, n_why, "empty source_target_pairs (XLA: kUnknown, an error)");
-            return strcmp(c->expect, "error") ? V_FAIL : V_PASS;
+            return strcmp(c->expect, "error") ? SB_CASE_FAIL : SB_CASE_PASS;
         }
         x.comm = permute_comm(c, part);
     } else if (x.op != SB_SOL_NOT_COLLECTIVE &&
                sb_sol_classify(part, c->ids, c->n_groups, c->group_size, &x.comm, why, n_why)) {
-        return strcmp(c->expect, "error") ? V_FAIL : V_PASS;
+        return strcmp(c->expect, "error") ? SB_CASE_FAIL : SB_CASE_PASS;
     }
     double us = 0;
     enum sb_sol_verdict v = sb_sol_collective_us(&c->cfg, &c->dev, &x, &us, why, n_why);
@@ -404,16 +404,16 @@ static int run_case(const struct scase *c, char *why, size_t n_why)
         int ok = !strcmp(c->expect, path[v]);
         if (!ok || !why[0])
             snprintf(why, n_why, "XLA's path: %s, expected %s", path[v], c->expect);
-        return ok ? V_PASS : V_FAIL;
+        return ok ? SB_CASE_PASS : SB_CASE_FAIL;
     }
     if (v == SB_SOL_INTERPOLATOR)
-        return V_SKIP; /* why says it is XLA's measured table, not the SoL formula */
+        return SB_CASE_SKIP; /* why says it is XLA's measured table, not the SoL formula */
     if (v != SB_SOL_PRICED)
-        return V_FAIL;
+        return SB_CASE_FAIL;
     uint64_t got = (uint64_t)floor(us); /* absl::Trunc to whole microseconds */
     snprintf(why, n_why, "%llu us (%.3f), XLA's test expects %llu us", (unsigned long long)got,
              us, (unsigned long long)c->expect_us);
-    return got == c->expect_us ? V_PASS : V_FAIL;
+    return got == c->expect_us ? SB_CASE_PASS : SB_CASE_FAIL;
 }
 
 int sb_conform_has_sol_cases(const char *dir)
@@ -421,32 +421,25 @@ int sb_conform_has_sol_cases(const char *dir)
     return sb_paths_has_suffix(dir, ".solcase");
 }
 
+static int suite_read(const char *path, const char *dir, void *c, struct sb_err *e)
+{
+    (void)dir;
+    return read_case(path, c, e);
+}
+
+static int suite_run(const void *c, char *why, size_t n_why)
+{
+    return run_case(c, why, n_why);
+}
+
+static const char *suite_name(const void *c)
+{
+    return ((const struct scase *)c)->name;
+}
+
 int sb_conform_sol(const char *dir)
 {
-    struct sb_paths w = {0};
-    if (sb_paths_suffix(&w, dir, ".solcase", 0)) {
-        fprintf(stderr, "schedbench conform: %s: cannot open the folder\n", dir);
-        return 2;
-    }
-    static const char *const label[] = {"PASS", "FAIL", "SKIP"};
-    uint32_t count[3] = {0};
-    int bad_input = 0;
-    struct scase *c = sb_xmalloc(sizeof *c);
-    for (uint32_t i = 0; i < w.n; i++) {
-        struct sb_err e;
-        char why[512] = "";
-        if (read_case(w.path[i], c, &e)) {
-            fprintf(stderr, "schedbench conform: %s\n", e.msg);
-            bad_input = 1;
-            continue;
-        }
-        int v = run_case(c, why, sizeof why);
-        count[v]++;
-        printf("%s %s%s%s\n", label[v], c->name, why[0] ? ": " : "", why);
-    }
-    free(c);
-    sb_paths_free(&w);
-    printf("xla-sol: %u passed, %u failed, %u skipped\n", count[V_PASS], count[V_FAIL],
-           count[V_SKIP]);
-    return bad_input ? 2 : count[V_FAIL] ? 1 : 0;
+    static const struct sb_case_suite suite = {".solcase", "xla-sol", sizeof(struct scase), suite_read,
+                                               suite_run, suite_name};
+    return sb_case_suite_run(&suite, dir);
 }
