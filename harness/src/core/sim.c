@@ -621,15 +621,13 @@ static uint32_t bucket_last(const struct sim_buckets *B, const struct sb_graph_v
 }
 
 /* The merged buffers: +staging from the leader's position through the last
- * member's done, on the leader's device.  delta is [(n + 1) * nd]. */
+ * member's done, on one device.  delta is [n + 1]. */
 static void bucket_mem_deltas(const struct sim_buckets *B, const struct sb_graph_view *g,
-                              const struct sb_schedule *s, const uint32_t *pos, uint32_t nd,
-                              int64_t *delta)
+                              const uint32_t *pos, int64_t *delta)
 {
     for (uint32_t b = 0; B && b < B->n; b++) {
-        uint32_t lead = bucket_lead(B, b), d = (uint32_t)s->device[lead];
-        delta[(size_t)pos[lead] * nd + d] += (int64_t)B->staging[b];
-        delta[(size_t)(bucket_last(B, g, pos, b) + 1) * nd + d] -= (int64_t)B->staging[b];
+        delta[pos[bucket_lead(B, b)]] += (int64_t)B->staging[b];
+        delta[bucket_last(B, g, pos, b) + 1] -= (int64_t)B->staging[b];
     }
 }
 
@@ -642,7 +640,7 @@ static void bucket_memory(const struct sim_buckets *B, const struct sb_graph_vie
     int64_t *delta = sb_xcalloc((size_t)n + 1, sizeof *delta), cur = 0;
     for (uint32_t i = 0; i < n; i++)
         pos[s->order[i]] = i;
-    bucket_mem_deltas(B, g, s, pos, 1, delta);
+    bucket_mem_deltas(B, g, pos, delta);
     r->peak_mem_bytes = 0;
     r->peak_pos = 0;
     for (uint32_t i = 0; i < n; i++) {
@@ -954,7 +952,8 @@ static void event_push(struct mem_event **ev, size_t *n, size_t *cap, uint32_t p
     (*ev)[(*n)++] = (struct mem_event){pos, d, bytes};
 }
 
-/* The buckets' merged buffers as memory events (bucket_mem_deltas' rule). */
+/* The buckets' merged buffers as memory events on the leader's device
+ * (bucket_mem_deltas' rule, for several devices). */
 static void bucket_mem_events(const struct sim_buckets *B, const struct sb_graph_view *g,
                               const struct sb_schedule *s, const uint32_t *pos,
                               struct mem_event **ev, size_t *n_ev, size_t *cap_ev)
