@@ -33,7 +33,7 @@ static int usage(FILE *f)
             "  list      schedulers with their parameters, and the default corpus\n"
             "  validate  load graphs and print their counts\n"
             "  convert   read a graph in any supported format, write it as CSV v1\n"
-            "  conform   check `aggressive` against XLA's scheduler tests (DIR of .hlo/.expect)\n"
+            "  conform   check policies and cost models against upstream tests (XLA, ggml, Inductor)\n"
             "  collective  one collective's time under ASTRA-sim's model (--golden: its outputs)\n"
             "  compare   compare two results files: the regression gate\n"
             "  merge     join the results of run --shard slices\n"

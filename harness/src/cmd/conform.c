@@ -827,7 +827,9 @@ static int usage(FILE *f)
                "no annotations or fixtures).\n"
                "--scheduler runs another scheduler spec instead, without the tests'\n"
                "configuration (a control: `--scheduler original` should fail tests).\n"
-               "A DIR of *.case files is ggml's scheduler cases; a DIR of NAME.icase +\n"
+               "A DIR of *.case files is ggml's scheduler cases; of *.solcase, XLA GPU's\n"
+               "SoL collective model tests (tests/data/xla-sol); of *.perfcase, XLA's GPU\n"
+               "performance model tests (tests/data/xla-perf); a DIR of NAME.icase +\n"
                "NAME.csv is PyTorch Inductor's pass tests (workloads/conform/inductor);\n"
                "there --param POLICY:KEY=VALUE adds KEY=VALUE to every case run by POLICY\n"
                "(switching one rule off to see which cases need it).\n");
