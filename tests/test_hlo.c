@@ -1263,8 +1263,60 @@ static void test_duplication_budget(void)
     free(t);
 }
 
+/* What a call holds, on 40 computations each calling the next twice: 2^40
+ * paths, one walk each. The innermost has one all-gather in flight; each
+ * level's two calls run one after the other, so every level (and the top
+ * call) holds one, as XLA's per-instruction maximum over callees gives. */
+static void test_holds_shared_callees(void)
+{
+    enum { LEVELS = 40 };
+    size_t cap = 1 << 16, len = 0;
+    char *t = malloc(cap);
+    CHECK(t != NULL);
+    if (!t)
+        return;
+    len += (size_t)snprintf(t + len, cap - len,
+                            "HloModule dag\n\nc%d {\n  p = f32[4] parameter(0)\n"
+                            "  s = (f32[4], f32[8]) all-gather-start(p), replica_groups={{0,1}}, "
+                            "dimensions={0}\n"
+                            "  d = f32[8] all-gather-done(s)\n"
+                            "  ROOT r = f32[4] copy(p)\n}\n\n",
+                            LEVELS);
+    for (int i = LEVELS - 1; i >= 0; i--)
+        len += (size_t)snprintf(t + len, cap - len,
+                                "c%d {\n  p = f32[4] parameter(0)\n"
+                                "  a = f32[4] call(p), to_apply=c%d\n"
+                                "  ROOT b = f32[4] call(a), to_apply=c%d\n}\n\n",
+                                i, i + 1, i + 1);
+    len += (size_t)snprintf(t + len, cap - len,
+                            "ENTRY top {\n  p = f32[4] parameter(0)\n"
+                            "  ROOT c = f32[4] call(p), to_apply=c0\n}\n");
+    CHECK(len < cap);
+    struct sb_err e;
+    struct sb_hlo_module *m = sb_hlo_parse("dag.hlo", t, len, &e);
+    CHECK(m != NULL);
+    struct sb_hlo_opts o = {.computation = "top"};
+    struct sb_hlo_graph hg = {0};
+    if (m && sb_hlo_build(m, &o, &hg, &e) == 0) {
+        uint32_t c = SB_NONE;
+        for (uint32_t v = 0; v < hg.g->v.n_nodes; v++)
+            if (!strcmp(name_of(hg.g, v), "c"))
+                c = v;
+        CHECK(c != SB_NONE && hg.g->v.holds != NULL);
+        if (c != SB_NONE && hg.g->v.holds)
+            CHECK_EQ_U(hg.g->v.holds[(size_t)c * SB_COLL_COUNT + SB_COLL_ALL_GATHER], 1);
+        sb_hlo_graph_free(&hg);
+    } else if (m) {
+        fprintf(stderr, "dag.hlo: %s\n", e.msg);
+        CHECK(0);
+    }
+    sb_hlo_free(m);
+    free(t);
+}
+
 int main(void)
 {
+    test_holds_shared_callees();
     test_duplication_budget();
     test_strict_values();
     test_expansion_work();

@@ -1419,6 +1419,7 @@ struct builder {
     uint32_t n_nodes;
     uint32_t n_called_colls;
     uint32_t *coll_memo; /* [m->n] count_colls per computation, UINT32_MAX unknown */
+    struct hlo_holds holds; /* what each computation holds (hlo_sched_holds) */
     uint32_t *tab;      /* open addressing: instruction index + 1 by name */
     uint32_t tab_cap;
     uint32_t n_alias;   /* extra edges (use, start) of a while body, see alias_edges */
@@ -2166,7 +2167,7 @@ static int add_instr(struct builder *B, uint32_t i)
     char why[256];
     hlo_sched_read(in, &n, why, sizeof why); /* checked when parsed */
     if (!B->o->step)
-        hlo_sched_holds(B->m, in, &n);
+        hlo_sched_holds(B->m, &B->holds, in, &n);
     if (r == ROLE_START) {
         n.coll = (enum sb_coll)B->coll[i];
         n.comm_bytes = start_payload(in, n.coll);
@@ -2652,6 +2653,7 @@ int sb_hlo_build(const struct sb_hlo_module *m, const struct sb_hlo_opts *o,
     B.coll_memo = sb_xmalloc(((size_t)m->n + 1) * sizeof *B.coll_memo);
     for (uint32_t i = 0; i < m->n; i++)
         B.coll_memo[i] = UINT32_MAX;
+    hlo_holds_init(&B.holds, m);
     for (uint32_t i = 0; i < n; i++)
         B.start_of[i] = SB_NONE;
     index_names(&B);
@@ -2685,6 +2687,7 @@ int sb_hlo_build(const struct sb_hlo_module *m, const struct sb_hlo_opts *o,
     free(B.role);
     free(B.coll);
     free(B.coll_memo);
+    hlo_holds_free(&B.holds);
     free(B.tab);
     free(B.alias);
     hlo_costs_free(B.hc);

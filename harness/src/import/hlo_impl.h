@@ -192,10 +192,18 @@ const char *hlo_costs_unknown(const struct hlo_costs *hc, uint32_t k, uint32_t *
  * n's sched_* fields; -1 with why ("'name': problem") when malformed. */
 struct sb_node_in;
 int hlo_sched_read(const struct instr *in, struct sb_node_in *n, char *why, size_t n_why);
+/* What each computation holds, worked out once (hlo_sched_holds). */
+struct hlo_holds {
+    uint32_t n;                        /* computations */
+    uint8_t *state;                    /* [n] unknown, being walked, known */
+    uint32_t (*h)[SB_COLL_COUNT];      /* [n] by collective type */
+};
+void hlo_holds_init(struct hlo_holds *h, const struct sb_hlo_module *m);
+void hlo_holds_free(struct hlo_holds *h);
 /* n->holds of an instruction calling computations (while, call, ...): the
  * collectives its callees have in flight at most, by type. */
-void hlo_sched_holds(const struct sb_hlo_module *m, const struct instr *in,
-                     struct sb_node_in *n);
+void hlo_sched_holds(const struct sb_hlo_module *m, struct hlo_holds *memo,
+                     const struct instr *in, struct sb_node_in *n);
 
 /* hlo_sched.c: the stream XLA GPU runs an instruction of a scheduled module
  * on (GpuBackendConfig's operation_queue_id) and the queues it waits for

@@ -186,23 +186,43 @@ static enum sb_coll async_coll(const struct sb_hlo_module *m, const struct comp 
     return SB_COLL_NONE;
 }
 
-#define HOLDS_MAX_DEPTH 32
+/* Nested calls deeper than this hold nothing (a guard for the stack: XLA's
+ * modules nest a few levels). */
+#define HOLDS_MAX_DEPTH 64
 
-static void instr_holds(const struct sb_hlo_module *m, const struct instr *in,
-                        uint32_t out[SB_COLL_COUNT], int depth);
+enum { HOLDS_UNKNOWN, HOLDS_BUSY, HOLDS_KNOWN };
+
+static int calls_any(const struct instr *in)
+{
+    return in->n_calls || in->apply;
+}
+
+void hlo_holds_init(struct hlo_holds *h, const struct sb_hlo_module *m)
+{
+    h->n = m->n;
+    h->state = sb_xcalloc((size_t)m->n + 1, 1);
+    h->h = sb_xcalloc((size_t)m->n + 1, sizeof *h->h);
+}
+
+void hlo_holds_free(struct hlo_holds *h)
+{
+    free(h->state);
+    free(h->h);
+    memset(h, 0, sizeof *h);
+}
+
+static void instr_holds(const struct sb_hlo_module *m, struct hlo_holds *memo,
+                        const struct instr *in, uint32_t out[SB_COLL_COUNT], int depth);
 
 /* XLA AsyncTracker::RecursivelyComputeResourceMapForScheduledComputation on
  * the computation's text order (every computation of an is_scheduled module
  * is in its schedule): backwards, a done takes one of its type and a start
  * gives it back; a calling instruction adds what it holds; the map keeps the
  * most in flight at once. */
-static void comp_holds(const struct sb_hlo_module *m, int k, uint32_t out[SB_COLL_COUNT],
-                       int depth)
+static void comp_holds_walk(const struct sb_hlo_module *m, struct hlo_holds *memo, int k,
+                            uint32_t out[SB_COLL_COUNT], int depth)
 {
     int64_t cur[SB_COLL_COUNT] = {0};
-    memset(out, 0, SB_COLL_COUNT * sizeof *out);
-    if (k < 0 || depth > HOLDS_MAX_DEPTH)
-        return;
     const struct comp *c = &m->c[k];
     for (uint32_t i = c->n; i-- > 0;) {
         const struct instr *in = &c->in[i];
@@ -214,41 +234,66 @@ static void comp_holds(const struct sb_hlo_module *m, int k, uint32_t out[SB_COL
         }
         if (t != SB_COLL_NONE && (done == 0 || done == 2))
             cur[t]--;
-        if (t != SB_COLL_NONE || !in->n_calls || !strcmp(in->opcode, "fusion"))
+        if (t != SB_COLL_NONE || !calls_any(in) || !strcmp(in->opcode, "fusion"))
             continue;
         uint32_t h[SB_COLL_COUNT];
-        instr_holds(m, in, h, depth + 1);
+        instr_holds(m, memo, in, h, depth + 1);
         for (int q = 1; q < SB_COLL_COUNT; q++)
             if (h[q] && cur[q] + h[q] > (int64_t)out[q])
                 out[q] = (uint32_t)(cur[q] + h[q]);
     }
 }
 
-/* XLA GetNumResourcesPerInstruction of an instruction calling computations
- * (not an async op): per type, the most any one callee holds. */
-static void instr_holds(const struct sb_hlo_module *m, const struct instr *in,
-                        uint32_t out[SB_COLL_COUNT], int depth)
+/* Once per computation: a module whose computations call one another many
+ * times over (a while body calling several copies of a condition that calls
+ * ...) would otherwise be walked once per path, exponentially many. A
+ * computation reached again while being walked (recursion, which XLA and
+ * hlo_flat.c refuse) holds nothing. */
+static void comp_holds(const struct sb_hlo_module *m, struct hlo_holds *memo, int k,
+                       uint32_t out[SB_COLL_COUNT], int depth)
 {
     memset(out, 0, SB_COLL_COUNT * sizeof *out);
-    for (uint32_t j = 0; j < in->n_calls; j++) {
+    if (k < 0 || (uint32_t)k >= memo->n || depth > HOLDS_MAX_DEPTH ||
+        memo->state[k] == HOLDS_BUSY)
+        return;
+    if (memo->state[k] == HOLDS_UNKNOWN) {
+        memo->state[k] = HOLDS_BUSY;
+        comp_holds_walk(m, memo, k, memo->h[k], depth);
+        memo->state[k] = HOLDS_KNOWN;
+    }
+    memcpy(out, memo->h[k], SB_COLL_COUNT * sizeof *out);
+}
+
+/* XLA GetNumResourcesPerInstruction of an instruction calling computations
+ * (not an async op): per type, the most any one callee holds. The callees
+ * are XLA's called_computations(): calls=, body=, condition=, branches, and
+ * to_apply= (a `call`'s computation; a reducer holds nothing). */
+static void instr_holds(const struct sb_hlo_module *m, struct hlo_holds *memo,
+                        const struct instr *in, uint32_t out[SB_COLL_COUNT], int depth)
+{
+    memset(out, 0, SB_COLL_COUNT * sizeof *out);
+    for (uint32_t j = 0; j <= in->n_calls; j++) {
+        const char *callee = j < in->n_calls ? in->calls[j] : in->apply;
+        if (!callee)
+            continue;
         uint32_t h[SB_COLL_COUNT];
-        comp_holds(m, hlo_find_comp(m, in->calls[j]), h, depth);
+        comp_holds(m, memo, hlo_find_comp(m, callee), h, depth);
         for (int q = 1; q < SB_COLL_COUNT; q++)
             if (h[q] > out[q])
                 out[q] = h[q];
     }
 }
 
-void hlo_sched_holds(const struct sb_hlo_module *m, const struct instr *in,
-                     struct sb_node_in *n)
+void hlo_sched_holds(const struct sb_hlo_module *m, struct hlo_holds *memo,
+                     const struct instr *in, struct sb_node_in *n)
 {
     int done;
     memset(n->holds, 0, sizeof n->holds);
-    if (!in->n_calls || !strcmp(in->opcode, "fusion") ||
+    if (!calls_any(in) || !strcmp(in->opcode, "fusion") ||
         !strcmp(in->opcode, "async-start") || !strcmp(in->opcode, "async-done") ||
         async_coll(m, NULL, in, &done) != SB_COLL_NONE)
         return;
-    instr_holds(m, in, n->holds, 0);
+    instr_holds(m, memo, in, n->holds, 0);
 }
 
 /* ---- streams of a scheduled module ---------------------------------------- */
