@@ -355,6 +355,9 @@ struct sb_replay {
     const struct sb_schedule *s;
     uint32_t *need, *next, *pos, *heap, n_heap, fence, placed;
     uint32_t *lead, *left; /* a joined collective's starts still to go (schedule.c) */
+    const uint32_t *ring; /* what a joined start's done waits for: join, or a
+                             matched group of joined buckets as one cycle */
+    uint32_t *own_ring;   /* ring when allocated (bucket groups), else NULL */
 };
 void sb_replay_init(struct sb_replay *R, const struct sb_graph_view *g,
                     const struct sb_schedule *s, int hold_dones);

@@ -210,6 +210,75 @@ static int check_merge(const struct sb_graph_view *g, const struct member *m, ui
                    last, nm(g, last), pos[last]);
 }
 
+/* Members in bucket `id` (m sorted by bucket, n of them); 0 when none. */
+static uint32_t bucket_size(const struct member *m, uint32_t n, uint32_t id)
+{
+    uint32_t lo = 0, hi = n; /* first index with bucket >= id */
+    while (lo < hi) {
+        uint32_t mid = lo + (hi - lo) / 2;
+        if (m[mid].bucket < id)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    uint32_t k = lo;
+    while (k < n && m[k].bucket == id)
+        k++;
+    return k - lo;
+}
+
+/* A bucket of joined collectives (a job of ranks) is one fused collective
+ * that every rank launches: NCCL completes it only when each rank launches
+ * the matching fusion, so the members' partners must be bucketed alike.  It
+ * is enough to look one step along each member's ring: if every member's
+ * next member (join) lies in one bucket N of the same size, join maps this
+ * bucket onto N one to one, N onto the next, and so around; since a ring
+ * has one member per device (the builder's rule), the buckets so reached
+ * are one per rank, each holding exactly the partners of this bucket's
+ * members.  O(members) per bucket, not O(ranks) per member.  m[i..j) is one
+ * bucket; a bucket of one is its collective alone, so it matches nothing
+ * (a partner bucketed with others is refused from that side). */
+static int check_matched(const struct sb_graph_view *g, const struct sb_schedule *s,
+                         const struct member *m, uint32_t n, uint32_t i, uint32_t j,
+                         struct sb_err *e)
+{
+    if (!g->join || j - i < 2)
+        return 0;
+    uint32_t id = m[i].bucket, joined = SB_NONE, alone = SB_NONE;
+    for (uint32_t k = i; k < j; k++)
+        *(g->join[m[k].v] != m[k].v ? &joined : &alone) = m[k].v;
+    if (joined == SB_NONE)
+        return 0; /* no joined member: a bucket of one rank, as without a job */
+    if (alone != SB_NONE)
+        return sb_errf(e, "bucket %u mixes %u (%s), joined across ranks, and %u (%s), "
+                          "which is not: a fused collective is launched by all its ranks "
+                          "or by one", id, joined, nm(g, joined), alone, nm(g, alone));
+    uint32_t next = 0, first = SB_NONE;
+    for (uint32_t k = i; k < j; k++) {
+        uint32_t v = m[k].v, w = g->join[v], b = s->bucket[w];
+        if (!b || bucket_size(m, n, b) < 2)
+            return sb_errf(e, "node %u (%s) is in bucket %u but the member %u (%s) of its "
+                              "collective on device %d is not bucketed: every rank must "
+                              "launch the same fused collective (NCCL would wait or "
+                              "mismatch)", v, nm(g, v), id, w, nm(g, w), s->device[w]);
+        if (first == SB_NONE)
+            next = b, first = v;
+        if (b != next)
+            return sb_errf(e, "bucket %u holds %u (%s) and %u (%s), whose members on device "
+                              "%d are in buckets %u (%u %s) and %u (%u %s): every rank must "
+                              "launch the same fused collective", id, first, nm(g, first), v,
+                           nm(g, v), s->device[w], next, g->join[first],
+                           nm(g, g->join[first]), b, w, nm(g, w));
+    }
+    uint32_t n_here = j - i, n_there = bucket_size(m, n, next);
+    if (n_there != n_here)
+        return sb_errf(e, "bucket %u holds %u collectives joined across ranks (%u %s, ...) "
+                          "but bucket %u on device %d, holding their members there, holds "
+                          "%u: every rank must launch the same fused collective", id, n_here,
+                       first, nm(g, first), next, s->device[g->join[first]], n_there);
+    return 0;
+}
+
 static int check_buckets(const struct sb_graph_view *g, const struct sb_schedule *s,
                          const uint32_t *pos, struct sb_err *e)
 {
@@ -219,10 +288,6 @@ static int check_buckets(const struct sb_graph_view *g, const struct sb_schedule
             continue;
         if (g->kind[v] != SB_KIND_START)
             return sb_errf(e, "node %u (%s) is in bucket %u but is not a collective start",
-                           v, nm(g, v), s->bucket[v]);
-        if (g->join && g->join[v] != v) /* sim.c meets joined members one by one */
-            return sb_errf(e, "node %u (%s) is in bucket %u but is a collective joined "
-                              "across ranks; buckets of joined collectives are not modelled",
                            v, nm(g, v), s->bucket[v]);
         n++;
     }
@@ -238,6 +303,11 @@ static int check_buckets(const struct sb_graph_view *g, const struct sb_schedule
             rc = check_alike(g, s, &m[i], &m[j], e);
         if (!rc)
             rc = check_merge(g, &m[i], j - i, pos, e);
+    }
+    for (uint32_t i = 0, j; !rc && i < n; i = j) {
+        for (j = i + 1; j < n && m[j].bucket == m[i].bucket; j++)
+            ;
+        rc = check_matched(g, s, m, n, i, j, e);
     }
     free(m);
     return rc;
@@ -285,6 +355,51 @@ static uint32_t heap_pop(struct pos_heap *h)
     return top;
 }
 
+/* The order in which a joined start's done waits for the other starts:
+ * join itself, except that the starts of a matched group of joined buckets
+ * (check_matched) form one cycle, since the fused collective goes out only
+ * once every member on every rank has started.  NULL when no bucket of two
+ * or more holds joined collectives (then the rings are join's). */
+static uint32_t *bucket_rings(const struct sb_graph_view *g, const struct sb_schedule *s)
+{
+    uint32_t n = g->n_nodes, k = 0;
+    for (uint32_t v = 0; s->bucket && v < n; v++)
+        k += s->bucket[v] && g->join[v] != v;
+    if (!k)
+        return NULL;
+    struct member *m = sb_xmalloc((size_t)k * sizeof *m);
+    k = 0;
+    for (uint32_t v = 0; v < n; v++)
+        if (s->bucket[v] && g->join[v] != v)
+            m[k++] = (struct member){s->bucket[v], 0, v};
+    qsort(m, k, sizeof *m, by_bucket_pos);
+    uint32_t *ring = sb_xmalloc((size_t)n * sizeof *ring + 1);
+    uint8_t *done = sb_xcalloc((size_t)n + 1, 1);
+    uint32_t *list = sb_xmalloc((size_t)n * sizeof *list + 1), any = 0;
+    memcpy(ring, g->join, (size_t)n * sizeof *ring);
+    for (uint32_t i = 0, j; i < k; i = j) {
+        for (j = i + 1; j < k && m[j].bucket == m[i].bucket; j++)
+            ;
+        if (j - i < 2 || done[m[i].v])
+            continue; /* alone (its ring is join's), or its group already linked */
+        uint32_t len = 0; /* every member of the group: the rings of this bucket's */
+        for (uint32_t q = i; q < j; q++) {
+            uint32_t w = m[q].v;
+            do {
+                list[len++] = w, done[w] = 1;
+                w = g->join[w];
+            } while (w != m[q].v);
+        }
+        for (uint32_t q = 0; q < len; q++)
+            ring[list[q]] = list[(q + 1) % len];
+        any = 1;
+    }
+    free(list), free(done), free(m);
+    if (!any)
+        free(ring), ring = NULL;
+    return ring;
+}
+
 /* need[v]: what v waits for before it can go (inputs, the node before it on
  * its stream, and for a done of a joined collective one more: that every
  * member has started); next[v]: the node after it on its stream.  lead[v]:
@@ -305,7 +420,7 @@ static void replay_needs(const struct sb_graph_view *g, const struct sb_schedule
         if (g->kind[v] != SB_KIND_START || g->join[v] == v || R->lead[v] != SB_NONE)
             continue;
         R->left[v] = 0;
-        for (uint32_t m = v; R->lead[m] == SB_NONE; m = g->join[m])
+        for (uint32_t m = v; R->lead[m] == SB_NONE; m = R->ring[m])
             R->lead[m] = v, R->left[v]++;
     }
     for (uint32_t i = 0; i < n; i++) {
@@ -331,7 +446,7 @@ static void replay_went(const struct sb_graph_view *g, uint32_t v, struct sb_rep
     if (R->next[v] != SB_NONE)
         RELEASE(R->next[v]);
     if (g->kind[v] == SB_KIND_START && g->join[v] != v && --R->left[R->lead[v]] == 0)
-        for (uint32_t m = g->join[v]; ; m = g->join[m]) { /* the last member started */
+        for (uint32_t m = R->ring[v]; ; m = R->ring[m]) { /* the last member started */
             RELEASE(g->partner[m]);
             if (m == v)
                 break;
@@ -351,6 +466,8 @@ void sb_replay_init(struct sb_replay *R, const struct sb_graph_view *g,
     R->lead = sb_xmalloc((size_t)n * sizeof *R->lead + 1);
     R->left = sb_xmalloc((size_t)n * sizeof *R->left + 1);
     R->n_heap = 0;
+    R->own_ring = g->join ? bucket_rings(g, s) : NULL;
+    R->ring = R->own_ring ? R->own_ring : g->join;
     for (uint32_t i = 0; i < n; i++)
         R->pos[s->order[i]] = i;
     replay_needs(g, s, R);
@@ -404,6 +521,7 @@ void sb_replay_release(struct sb_replay *R, uint32_t v)
 void sb_replay_free(struct sb_replay *R)
 {
     free(R->need), free(R->next), free(R->pos), free(R->heap), free(R->lead), free(R->left);
+    free(R->own_ring);
 }
 
 uint32_t sb_replay_order(const struct sb_graph_view *g, const struct sb_schedule *s,

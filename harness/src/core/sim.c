@@ -217,11 +217,19 @@ static double issue(struct sim_state *S, uint32_t s, uint32_t dev, double t)
  * that test_simdiff_arrival can show the differential test tells them
  * apart. */
 
+/* A matched group of joined buckets waits in S->pend as its first bucket's
+ * leader (buckets section below). */
+static uint32_t joined_bucket(const struct sim_state *S, uint32_t v);
+static double group_begin(struct sim_state *S, uint32_t b);
+static void group_go(struct sim_state *S, uint32_t b, double begin);
+
 /* When v's collective could begin now: its last member's issue, and each
  * member's earliest free slot after it. */
 static double joined_begin(struct sim_state *S, uint32_t v)
 {
     const struct sb_graph_view *g = S->g;
+    if (joined_bucket(S, v) != SB_NONE)
+        return group_begin(S, joined_bucket(S, v));
     double begin = 0;
     uint32_t m = v;
     do {
@@ -321,6 +329,10 @@ static void begin_next(struct sim_state *S)
         pend_push(S, v);
     }
     double begin = S->pend_b[v];
+    if (joined_bucket(S, v) != SB_NONE) {
+        group_go(S, joined_bucket(S, v), begin);
+        return;
+    }
     uint32_t m = v;
     do {
         S->coll_end[m] = issue(S, m, (uint32_t)S->dev[m], begin);
@@ -452,6 +464,15 @@ struct sim_buckets {
     double *dur_us;    /* [n] copy-in + collective + copy-out */
     double *ready;     /* [n_nodes] when each member's inputs were ready */
     uint64_t *staging; /* [n] merged bytes */
+    /* a job's buckets of joined collectives (validated matched: one bucket
+     * per rank, each holding the partners of the others' members); NULL
+     * without any */
+    uint32_t *next;    /* [n] the bucket of its members' next members (join),
+                          SB_NONE on a bucket that is not joined */
+    uint32_t *seen;    /* [n] members reached so far */
+    double *issue_us;  /* [n] when the bucket went out on its rank */
+    uint32_t *left;    /* [n] on a group's first bucket: its buckets not out */
+    uint32_t *group;   /* [n] the group's first bucket (its smallest index) */
 };
 
 struct bucket_key {
@@ -478,6 +499,40 @@ static double bucket_price(const struct sb_graph *G, const struct sb_sim_config 
     double coll = c->bucket_us ? c->bucket_us(c->bucket_ctx, &G->v, local.default_ranks, m, n)
                                : sb_cost_bucket_us(&local, &G->v, m, n);
     return coll + sb_cost_bucket_copy_us(&local, &G->v, m, n);
+}
+
+/* A job: each bucket of joined collectives is linked to the bucket holding
+ * its members' next members, the links closing into one cycle per matched
+ * group (the validator's check_matched), and each group counts its buckets
+ * still to go out.  O(buckets + members). */
+static void buckets_join(struct sim_buckets *B, const struct sb_graph_view *g)
+{
+    uint32_t any = 0;
+    B->next = sb_xmalloc((size_t)B->n * sizeof *B->next);
+    B->group = sb_xmalloc((size_t)B->n * sizeof *B->group);
+    for (uint32_t b = 0; b < B->n; b++) {
+        uint32_t lead = B->mem[B->off[b + 1] - 1], w = g->join[lead];
+        B->next[b] = w == lead ? SB_NONE : B->index[B->leader[w]];
+        B->group[b] = SB_NONE;
+        any |= w != lead;
+    }
+    if (!any) {
+        free(B->next), free(B->group);
+        B->next = B->group = NULL;
+        return;
+    }
+    B->seen = sb_xcalloc(B->n, sizeof *B->seen);
+    B->issue_us = sb_xcalloc(B->n, sizeof *B->issue_us);
+    B->left = sb_xcalloc(B->n, sizeof *B->left);
+    for (uint32_t b = 0; b < B->n; b++) {
+        if (B->next[b] == SB_NONE || B->group[b] != SB_NONE)
+            continue;
+        uint32_t c = b; /* b is the group's smallest index: first reached */
+        do {
+            B->group[c] = b, B->left[b]++;
+            c = B->next[c];
+        } while (c != b);
+    }
 }
 
 static struct sim_buckets *buckets_open(const struct sb_graph *G, const struct sb_schedule *s,
@@ -531,6 +586,8 @@ static struct sim_buckets *buckets_open(const struct sb_graph *G, const struct s
     B->off[B->n] = used;
     free(pos);
     free(k);
+    if (B->n && G->v.join)
+        buckets_join(B, &G->v);
     if (!B->n) {
         free(B->off), free(B->mem), free(B->leader), free(B->index);
         free(B->dur_us), free(B->ready), free(B->staging), free(B);
@@ -543,9 +600,12 @@ static void buckets_close(struct sim_buckets *B)
 {
     if (!B)
         return;
+    free(B->next), free(B->seen), free(B->issue_us), free(B->left), free(B->group);
     free(B->off), free(B->mem), free(B->leader), free(B->index);
     free(B->dur_us), free(B->ready), free(B->staging), free(B);
 }
+
+static double bucket_go(struct sim_state *S, uint32_t b, uint32_t dev, double t);
 
 /* Member v's start reached at t: the leader issues the bucket's collective;
  * the others wait for it (their end is set when it is issued). */
@@ -555,10 +615,19 @@ static double bucket_start(struct sim_state *S, uint32_t v, uint32_t dev, double
     B->ready[v] = t;
     if (B->leader[v] != v)
         return NAN;
-    uint32_t b = B->index[v], r = S->c->shared ? 0 : S->g->coll[v];
+    uint32_t b = B->index[v];
     for (uint32_t i = B->off[b]; i < B->off[b + 1]; i++)
         if (B->ready[B->mem[i]] > t)
             t = B->ready[B->mem[i]];
+    return bucket_go(S, b, dev, t);
+}
+
+/* Bucket b's collective on its device's resource, begun no earlier than t:
+ * it takes the slot that frees first, for the bucket's price. */
+static double bucket_go(struct sim_state *S, uint32_t b, uint32_t dev, double t)
+{
+    struct sim_buckets *B = S->bk;
+    uint32_t r = S->c->shared ? 0 : S->g->coll[B->mem[B->off[b]]];
     struct resource *R = &S->res[(size_t)dev * SB_COLL_COUNT + r];
     uint32_t slot = first_free(S, R, t);
     double begin = t > R->end_us[slot] ? t : R->end_us[slot];
@@ -575,14 +644,106 @@ static double bucket_start(struct sim_state *S, uint32_t v, uint32_t dev, double
     return R->end_us[slot];
 }
 
-/* comm_us counts a bucket once, at its own price. */
+static uint32_t bucket_lead(const struct sim_buckets *B, uint32_t b)
+{
+    return B->mem[B->off[b + 1] - 1];
+}
+
+/* ---- joined buckets (docs/machines.md, "Joined collectives") ---------------
+ * A matched group of buckets (one per rank, each holding the partners of
+ * the others' members; the validator's check_matched) is one fused NCCL
+ * collective: it goes out on a rank as a bucket does alone (once every
+ * member there has been reached, at the latest member's time), begins on
+ * every rank once it has gone out on all of them and each rank's resource
+ * has a free slot, runs the rank's bucket price there, and lets every
+ * member's done go at its end.  Like a joined collective, it waits in
+ * S->pend for begin_next, which begins collectives in time order. */
+
+static uint32_t joined_bucket(const struct sim_state *S, uint32_t v)
+{
+    const struct sim_buckets *B = S->bk;
+    if (!B || !B->next || B->leader[v] != v)
+        return SB_NONE;
+    return B->next[B->index[v]] == SB_NONE ? SB_NONE : B->index[v];
+}
+
+/* When the group of bucket b0 could begin now (joined_begin's rule). */
+static double group_begin(struct sim_state *S, uint32_t b0)
+{
+    struct sim_buckets *B = S->bk;
+    double begin = 0;
+    uint32_t b = b0;
+    do {
+        begin = B->issue_us[b] > begin ? B->issue_us[b] : begin;
+        b = B->next[b];
+    } while (b != b0);
+    double at = begin;
+    do { /* each rank's slot: the latest to free holds all back */
+        uint32_t lead = bucket_lead(B, b), r = S->c->shared ? 0 : S->g->coll[lead];
+        struct resource *R = &S->res[(size_t)S->dev[lead] * SB_COLL_COUNT + r];
+        double free_us = R->end_us[first_free(S, R, at)];
+        begin = free_us > begin ? free_us : begin;
+        b = B->next[b];
+    } while (b != b0);
+    return begin;
+}
+
+/* The group of bucket b0 begins at `begin` on every rank. */
+static void group_go(struct sim_state *S, uint32_t b0, double begin)
+{
+    struct sim_buckets *B = S->bk;
+    uint32_t b = b0;
+    do {
+        double end = bucket_go(S, b, (uint32_t)S->dev[bucket_lead(B, b)], begin);
+        if (end > S->all_end)
+            S->all_end = end;
+        for (uint32_t i = B->off[b]; i < B->off[b + 1]; i++)
+            sb_replay_release(S->rp, S->g->partner[B->mem[i]]);
+        b = B->next[b];
+    } while (b != b0);
+}
+
+/* Member v of a joined bucket reached at t.  Once every member of its
+ * bucket has been, the bucket has gone out on this rank; once every bucket
+ * of its group has, the group waits to begin. */
+static void bucket_reach(struct sim_state *S, uint32_t v, double t)
+{
+    struct sim_buckets *B = S->bk;
+    uint32_t b = B->index[B->leader[v]];
+    B->ready[v] = t;
+    if (++B->seen[b] < B->off[b + 1] - B->off[b])
+        return;
+    double out = 0;
+    for (uint32_t i = B->off[b]; i < B->off[b + 1]; i++)
+        out = B->ready[B->mem[i]] > out ? B->ready[B->mem[i]] : out;
+    B->issue_us[b] = out;
+    uint32_t f = B->group[b], key = UINT32_MAX, c = f;
+    if (--B->left[f])
+        return;
+    do { /* ties: the group whose first member comes first in the schedule */
+        uint32_t p = S->rp->pos[B->mem[B->off[c]]];
+        key = p < key ? p : key;
+        c = B->next[c];
+    } while (c != f);
+    uint32_t lead = bucket_lead(B, f);
+    S->pend_b[lead] = group_begin(S, f);
+    S->pend_key[lead] = key;
+    pend_push(S, lead);
+}
+
+/* comm_us counts a bucket once, at its own price; so does its device's
+ * dev_comm_us (a job's comm_us column is the most over its ranks). */
 static void bucket_comm(const struct sim_buckets *B, const struct sb_graph_view *g,
-                        struct sb_sim_result *r)
+                        const struct sb_schedule *s, struct sb_sim_result *r)
 {
     for (uint32_t b = 0; B && b < B->n; b++) {
+        double *dev = &r->dev_comm_us[s->device[B->mem[B->off[b]]]];
         r->comm_us += B->dur_us[b];
-        for (uint32_t i = B->off[b]; i < B->off[b + 1]; i++)
+        *dev += B->dur_us[b];
+        for (uint32_t i = B->off[b]; i < B->off[b + 1]; i++) {
             r->comm_us -= g->dur_us[B->mem[i]];
+            *dev -= g->dur_us[B->mem[i]];
+        }
     }
 }
 
@@ -602,11 +763,6 @@ static double bucket_bound(const struct sim_buckets *B, const struct sb_graph *G
     double lb = sb_sim_lower_bound(&v, c);
     free(dur);
     return lb;
-}
-
-static uint32_t bucket_lead(const struct sim_buckets *B, uint32_t b)
-{
-    return B->mem[B->off[b + 1] - 1];
 }
 
 /* The position of bucket b's last member's done. */
@@ -714,9 +870,15 @@ static void run_order(struct sim_state *S, const struct sb_schedule *s,
             break;
         case SB_KIND_START:
             /* in a job every unbucketed collective, joined or alone, takes
-             * its slots in the order collectives begin */
+             * its slots in the order collectives begin; so does a bucket of
+             * joined collectives, as its group */
             if (g->join && !bucketed) {
                 issue_joined(S, v, t, t_in);
+                break;
+            }
+            if (bucketed && S->bk->next &&
+                S->bk->next[S->bk->index[S->bk->leader[v]]] != SB_NONE) {
+                bucket_reach(S, v, t);
                 break;
             }
             S->coll_end[v] = bucketed ? bucket_start(S, v, d, t) : issue(S, v, d, t);
@@ -1261,7 +1423,7 @@ void sb_sim_run(const struct sb_graph *G, const struct sb_schedule *s,
         memcpy(r->dev_mem_bytes, r->mem_bytes, (size_t)r->n_pos * sizeof *r->mem_bytes);
     }
     sum_durations(g, s, r);
-    bucket_comm(S.bk, g, r);
+    bucket_comm(S.bk, g, s, r);
     r->buckets = S.bk ? S.bk->n : 0;
     count_devices(g, s, r);
     buckets_close(S.bk);
