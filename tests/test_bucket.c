@@ -7,6 +7,7 @@
 
 #include "check.h"
 #include "core/core.h"
+#include "core/machine.h"
 #include "import/import.h"
 #include "net/inductor_comm.h"
 
@@ -182,10 +183,142 @@ static void test_refusals(void)
                                                "(3 ag4) ranks");
 }
 
+/* A job of two ranks, each with four all-gathers a..d joined pairwise
+ * (a0/a1, ...) and a fifth on rank 0 alone (e0); every start's done
+ * follows the starts on its rank.  The buckets of joined collectives must
+ * match: one per rank, each holding the partners of the other's members.
+ * Returns the validator's verdict; *msg its message. */
+static const char *job4 =
+    "# devices=2\n"
+    "id,name,kind,inputs,coll,comm_us,device,join\n"
+    "0,a0,start,,all_gather,10,0,\n"
+    "1,b0,start,,all_gather,10,0,\n"
+    "2,c0,start,,all_gather,10,0,\n"
+    "3,d0,start,,all_gather,10,0,\n"
+    "4,e0,start,,all_gather,10,0,\n"
+    "5,da0,done,0,,,0,\n"
+    "6,db0,done,1,,,0,\n"
+    "7,dc0,done,2,,,0,\n"
+    "8,dd0,done,3,,,0,\n"
+    "9,de0,done,4,,,0,\n"
+    "10,a1,start,,all_gather,10,1,0\n"
+    "11,b1,start,,all_gather,10,1,1\n"
+    "12,c1,start,,all_gather,10,1,2\n"
+    "13,d1,start,,all_gather,10,1,3\n"
+    "14,da1,done,10,,,1,\n"
+    "15,db1,done,11,,,1,\n"
+    "16,dc1,done,12,,,1,\n"
+    "17,dd1,done,13,,,1,\n";
+
+static int job_validate(const char *csv, const uint32_t *order, const uint32_t *bucket,
+                        char *msg, size_t n_msg)
+{
+    struct sb_err e = {0};
+    struct sb_graph *g = load(csv);
+    struct sb_machine *m = NULL;
+    CHECK(g != NULL);
+    if (!g)
+        return -1;
+    CHECK(sb_machine_of_graph(g, &m, &e) == 0);
+    struct sb_schedule s;
+    sb_schedule_init(&s, g, 2);
+    for (uint32_t i = 0; i < g->v.n_nodes; i++)
+        s.order[i] = order ? order[i] : i;
+    memcpy(s.bucket, bucket, g->v.n_nodes * sizeof *bucket);
+    int rc = sb_schedule_validate(&g->v, &s, &e);
+    snprintf(msg, n_msg, "%s", rc ? e.msg : "");
+    sb_schedule_free(&s);
+    sb_machine_free(m);
+    sb_graph_free(g);
+    return rc;
+}
+
+static void expect_job(const uint32_t *order, const uint32_t *bucket, const char *csv,
+                       const char *needle)
+{
+    char msg[600];
+    int rc = job_validate(csv, order, bucket, msg, sizeof msg);
+    if (!needle) {
+        CHECK(rc == 0);
+        if (rc)
+            fprintf(stderr, "refused: %s\n", msg);
+        return;
+    }
+    CHECK(rc != 0);
+    CHECK_CONTAINS(msg, needle);
+}
+
+static void test_joined(void)
+{
+    /*                    a0 b0 c0 d0 e0 (dones)      a1 b1 c1 d1 (dones) */
+    static const uint32_t match[] = {1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 2, 2, 0, 0, 0, 0, 0, 0};
+    expect_job(NULL, match, job4, NULL);
+    /* the same two buckets and c, d in another pair: still one to one */
+    static const uint32_t two[] = {1, 1, 3, 3, 0, 0, 0, 0, 0, 0, 2, 2, 4, 4, 0, 0, 0, 0};
+    expect_job(NULL, two, job4, NULL);
+    /* rank 1 launches a and b alone: NCCL would wait for a fusion there */
+    static const uint32_t alone[] = {1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
+    expect_job(NULL, alone, job4, "node 0 (a0) is in bucket 1 but the member 10 (a1) of its "
+                                  "collective on device 1 is not bucketed");
+    /* a bucket of one is the collective alone: the same refusal */
+    static const uint32_t one[] = {1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 2, 3, 0, 0, 0, 0, 0, 0};
+    expect_job(NULL, one, job4, "node 0 (a0) is in bucket 1 but the member 10 (a1) of its "
+                                "collective on device 1 is not bucketed");
+    /* a's and b's partners spread over two buckets on rank 1 */
+    static const uint32_t spread[] = {1, 1, 3, 3, 0, 0, 0, 0, 0, 0, 2, 4, 2, 4, 0, 0, 0, 0};
+    expect_job(NULL, spread, job4, "bucket 1 holds 0 (a0) and 1 (b0), whose members on device 1 "
+                                   "are in buckets 2 (10 a1) and 4 (11 b1)");
+    /* rank 1's bucket holds c1 as well */
+    static const uint32_t more[] = {1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 2, 2, 2, 0, 0, 0, 0, 0};
+    expect_job(NULL, more, job4, "bucket 1 holds 2 collectives joined across ranks (0 a0, ...) "
+                                 "but bucket 2 on device 1, holding their members there, "
+                                 "holds 3");
+    /* a joined collective and one of rank 0 alone in one bucket */
+    static const uint32_t mixed[] = {0, 0, 0, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
+    expect_job(NULL, mixed, job4, "bucket 1 mixes 3 (d0), joined across ranks, and 4 (e0), "
+                                  "which is not");
+    /* e0 alone in a bucket of rank 0's own: as without a job */
+    static const uint32_t own[] = {1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 2, 2, 0, 0, 0, 0, 0, 0};
+    expect_job(NULL, own, job4, NULL);
+}
+
+/* Matched buckets {a0, b0} and {a1, b1} that cannot go out: rank 0 starts
+ * a0 and X (joined with rank 1's X, unbucketed) and waits at X's done
+ * before it starts b0; rank 1 starts a1, b1 and waits at da1 for the fused
+ * collective, which needs b0, before it starts X.  Collective by collective
+ * it would run (a's members have both started, so rank 1 passes da1, starts
+ * X, and rank 0 goes on): the group is what deadlocks, refused. */
+static void test_joined_deadlock(void)
+{
+    static const char *csv =
+        "# devices=2\n"
+        "id,name,kind,inputs,coll,comm_us,device,join\n"
+        "0,a0,start,,all_gather,10,0,\n"
+        "1,x0,start,,all_reduce,10,0,\n"
+        "2,dx0,done,1,,,0,\n"
+        "3,b0,start,,all_gather,10,0,\n"
+        "4,da0,done,0,,,0,\n"
+        "5,db0,done,3,,,0,\n"
+        "6,a1,start,,all_gather,10,1,0\n"
+        "7,b1,start,,all_gather,10,1,3\n"
+        "8,da1,done,6,,,1,\n"
+        "9,x1,start,,all_reduce,10,1,1\n"
+        "10,dx1,done,9,,,1,\n"
+        "11,db1,done,7,,,1,\n";
+    static const uint32_t b[] = {1, 0, 0, 1, 0, 0, 2, 2, 0, 0, 0, 0};
+    expect_job(NULL, b, csv, "node 2 (dx0) at 2 never runs: the devices wait for each other's "
+                             "joined collectives in a cycle");
+    /* unbucketed, the same order runs */
+    static const uint32_t none[12] = {0};
+    expect_job(NULL, none, csv, NULL);
+}
+
 int main(void)
 {
     test_price();
     test_inductor_price();
     test_refusals();
+    test_joined();
+    test_joined_deadlock();
     return check_report();
 }

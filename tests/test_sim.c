@@ -375,6 +375,84 @@ static void test_join_begin_order(void)
     sb_graph_free(g);
 }
 
+/* A bucket of joined collectives (docs/machines.md, "Joined collectives";
+ * docs/plugins.md, "Buckets"): each of two ranks buckets its two
+ * all-gathers a (0/6) and b (1/7), joined pairwise.  Their durations are
+ * given (comm_us, no bytes), so a bucket's price is the sum of its members'
+ * (sb_cost_bucket_us) and it has no copies: rank 0's bucket 10 + 15 = 25
+ * us, rank 1's (a trace may time ranks differently) 12 + 18 = 30 us.  Rank
+ * 0 reaches both starts at 0: its bucket goes out at 0.  Rank 1's starts
+ * read c1 (50 us): its bucket goes out at 50.  The group begins when it is
+ * out on both ranks and both slots are free: 50; rank 0's bucket runs
+ * 50..75, rank 1's 50..80.  Rank 0's stream runs y (30 us) 0..30, then
+ * waits at da0 until 75 (45 us exposed), db0 at 75; rank 1 waits at da1
+ * from 50 to 80 (30 us), db1 at 80.  Makespan 80; comm_us counts each
+ * bucket once at its price: 25 + 30 = 55, per rank 25 and 30.  Each rank
+ * alone would run its bucket from its own issue: rank 0 0..25. */
+static void test_join_bucket(void)
+{
+    static const char *csv =
+        "# devices=2\n"
+        "id,name,kind,inputs,cost_us,coll,comm_us,device,join\n"
+        "0,a0,start,,,all_gather,10,0,\n"
+        "1,b0,start,,,all_gather,15,0,\n"
+        "2,y,compute,,30,,,0,\n"
+        "3,da0,done,0,,,,0,\n"
+        "4,db0,done,1,,,,0,\n"
+        "5,c1,compute,,50,,,1,\n"
+        "6,a1,start,5,,all_gather,12,1,0\n"
+        "7,b1,start,5,,all_gather,18,1,1\n"
+        "8,da1,done,6,,,,1,\n"
+        "9,db1,done,7,,,,1,\n";
+    struct sb_err e;
+    struct sb_graph *g = sb_csv_load_mem("jbucket.csv", csv, strlen(csv), &e);
+    if (!g) {
+        fprintf(stderr, "%s\n", e.msg);
+        CHECK(0);
+        return;
+    }
+    struct sb_cost_params cp;
+    sb_cost_defaults(&cp);
+    sb_cost_apply(&cp, g);
+    struct sb_machine *m = NULL;
+    CHECK(sb_machine_of_graph(g, &m, &e) == 0 && g->v.machine->n_devices == 2);
+    struct sb_schedule s;
+    sb_schedule_init(&s, g, 2);
+    for (uint32_t i = 0; i < 10; i++)
+        s.order[i] = i;
+    s.bucket[0] = s.bucket[1] = 1;
+    s.bucket[6] = s.bucket[7] = 2;
+    CHECK(sb_schedule_validate(&g->v, &s, &e) == 0);
+    struct sb_sim_config sc;
+    struct sb_sim_result r;
+    sb_sim_defaults(&sc);
+    sc.record = 1;
+    sb_sim_run(g, &s, &sc, &r);
+    for (uint32_t v = 0; v < 2; v++) {
+        CHECK_NEAR(r.coll_begin_us[v], 50);
+        CHECK_NEAR(r.coll_end_us[v], 75);
+        CHECK_NEAR(r.coll_begin_us[6 + v], 50);
+        CHECK_NEAR(r.coll_end_us[6 + v], 80);
+    }
+    CHECK_NEAR(r.end_us[2], 30);
+    CHECK_NEAR(r.begin_us[3], 30);
+    CHECK_NEAR(r.end_us[3], 75);
+    CHECK_NEAR(r.end_us[4], 75);
+    CHECK_NEAR(r.end_us[8], 80);
+    CHECK_NEAR(r.end_us[9], 80);
+    CHECK_NEAR(r.dev_exposed_us[0], 45);
+    CHECK_NEAR(r.dev_exposed_us[1], 30);
+    CHECK_NEAR(r.dev_comm_us[0], 25);
+    CHECK_NEAR(r.dev_comm_us[1], 30);
+    CHECK_NEAR(r.comm_us, 55);
+    CHECK_NEAR(r.makespan_us, 80);
+    CHECK(r.buckets == 2);
+    sb_sim_result_free(&r);
+    sb_schedule_free(&s);
+    sb_machine_free(m);
+    sb_graph_free(g);
+}
+
 static void test_join(void)
 {
     static const char *csv =
@@ -476,6 +554,7 @@ static void test_join(void)
 int main(void)
 {
     test_join();
+    test_join_bucket();
     test_join_begin_order();
     test_streams();
     test_chain();
