@@ -25,6 +25,14 @@
  * the leader through the last done) and must agree again; schedules whose
  * buckets the validator refuses must be refused for a bucket reason.
  *
+ * Jobs of ranks (docs/machines.md, "Joined collectives"): random jobs whose
+ * collectives are joined across the ranks, in random orders; then jobs whose
+ * ranks bucket the same two or three collectives (docs/plugins.md,
+ * "Buckets"): ref_run begins such a group of buckets as one collective (the
+ * closure of "joins" and "shares a bucket", ref_groups), each rank running
+ * its bucket's price, and must agree; a quarter of them break the match on
+ * one rank and must be refused.
+ *
  * SB_SIMDIFF_N=<random schedules> runs more (default 2000). */
 #include <stdlib.h>
 
@@ -219,6 +227,36 @@ static int ref_same_coll(const struct sb_graph_view *g, uint32_t v, uint32_t m)
     return 0;
 }
 
+/* The starts that begin together (docs/machines.md, "Joined collectives"):
+ * a joined collective's members, and for a bucket of joined collectives
+ * (docs/plugins.md, "Buckets") the members of the matching buckets on every
+ * rank, one fused collective: the closure of "joins" and "shares a bucket of
+ * two or more".  grp[v] is the smallest start of v's group. */
+static void ref_groups(const struct sb_graph_view *g, const struct sb_schedule *s,
+                       uint32_t *grp)
+{
+    static uint32_t mem[MAX_N];
+    uint32_t n = g->n_nodes, changed = 1;
+    for (uint32_t v = 0; v < n; v++)
+        grp[v] = v;
+    while (changed) {
+        changed = 0;
+        for (uint32_t u = 0; u < n; u++)
+            for (uint32_t w = 0; g->kind[u] == SB_KIND_START && w < n; w++) {
+                if (g->kind[w] != SB_KIND_START || grp[w] == grp[u])
+                    continue;
+                int with = ref_same_coll(g, u, w) ||
+                           (s->bucket[u] && s->bucket[u] == s->bucket[w] &&
+                            ref_members(g, s, u, mem) >= 2);
+                if (with) {
+                    uint32_t lo = grp[u] < grp[w] ? grp[u] : grp[w];
+                    grp[u] = grp[w] = lo;
+                    changed = 1;
+                }
+            }
+    }
+}
+
 /* docs/machines.md, "Joined collectives": of the collectives every member
  * has issued and that have not begun, the one that can begin first (its
  * last member's issue, each member's earliest free slot; ties: the one with
@@ -226,7 +264,7 @@ static int ref_same_coll(const struct sb_graph_view *g, uint32_t v, uint32_t m)
  * no node can go, so nothing the replay reaches later begins sooner.
  * Returns 0 when none is waiting. */
 static int ref_begin_first(const struct sb_graph_view *g, const struct sb_schedule *s,
-                           const struct ref_cfg *c, const uint32_t *pos,
+                           const struct ref_cfg *c, const uint32_t *pos, const uint32_t *grp,
                            const uint8_t *issued, const double *issue_at, uint8_t *begun,
                            double *coll_end,
                            double (*slot_end)[SB_COLL_COUNT][SB_SIM_MAX_INFLIGHT],
@@ -242,7 +280,7 @@ static int ref_begin_first(const struct sb_graph_view *g, const struct sb_schedu
         int all = 1;
         double t = 0;
         for (uint32_t m = 0; m < n; m++)
-            if (ref_same_coll(g, v, m)) {
+            if (g->kind[m] == SB_KIND_START && grp[m] == grp[v]) {
                 all = all && issued[m];
                 if (issue_at[m] > t)
                     t = issue_at[m];
@@ -250,7 +288,7 @@ static int ref_begin_first(const struct sb_graph_view *g, const struct sb_schedu
                     key = pos[m];
             }
         for (uint32_t m = 0; all && m < n; m++)
-            if (ref_same_coll(g, v, m)) {
+            if (g->kind[m] == SB_KIND_START && grp[m] == grp[v]) {
                 uint32_t dm = (uint32_t)s->device[m], k0 = 0;
                 for (uint32_t k = 1; k < n_slots; k++)
                     if (slot_end[dm][r][k] < slot_end[dm][r][k0])
@@ -265,17 +303,25 @@ static int ref_begin_first(const struct sb_graph_view *g, const struct sb_schedu
         return 0;
     uint32_t r = c->shared ? 0 : g->coll[best_v];
     uint32_t n_slots = c->shared ? c->slots[0] : c->slots[r];
+    /* on each device the group's members there (one, or the rank's bucket)
+     * run as one collective for their price: a bucket's, or the member's */
+    static uint32_t here[MAX_N];
     for (uint32_t m = 0; m < n; m++)
-        if (ref_same_coll(g, best_v, m)) {
-            uint32_t dm = (uint32_t)s->device[m], k0 = 0;
+        if (g->kind[m] == SB_KIND_START && grp[m] == grp[best_v] && !begun[m]) {
+            uint32_t dm = (uint32_t)s->device[m], k0 = 0, nh = 0;
+            for (uint32_t u = 0; u < n; u++)
+                if (g->kind[u] == SB_KIND_START && grp[u] == grp[best_v] &&
+                    (uint32_t)s->device[u] == dm)
+                    here[nh++] = u;
             for (uint32_t k = 1; k < n_slots; k++)
                 if (slot_end[dm][r][k] < slot_end[dm][r][k0])
                     k0 = k;
-            coll_end[m] = best_t + g->dur_us[m];
-            slot_end[dm][r][k0] = coll_end[m];
-            begun[m] = 1;
-            if (coll_end[m] > *all_end)
-                *all_end = coll_end[m];
+            double end = best_t + (nh >= 2 ? ref_bucket_us(g, here, nh) : g->dur_us[m]);
+            slot_end[dm][r][k0] = end;
+            for (uint32_t k = 0; k < nh; k++)
+                coll_end[here[k]] = end, begun[here[k]] = 1;
+            if (end > *all_end)
+                *all_end = end;
         }
     return 1;
 }
@@ -293,6 +339,7 @@ static void ref_run(const struct sb_graph_view *g, const struct sb_schedule *s,
     static double ready[MAX_N];
     static uint8_t went[MAX_N], begun[MAX_N], issued[MAX_N], fired[MAX_N];
     static double issue_at[MAX_N];
+    static uint32_t grp[MAX_N];
     double barrier_t = 0, all_end = 0;
     memset(went, 0, sizeof went);
     memset(begun, 0, sizeof begun);
@@ -309,11 +356,13 @@ static void ref_run(const struct sb_graph_view *g, const struct sb_schedule *s,
             copy_end[v][d] = -1;
     for (uint32_t i = 0; i < n; i++)
         pos[s->order[i]] = i;
+    if (g->join)
+        ref_groups(g, s, grp);
 
     /* time: each device runs its nodes in schedule order */
     for (uint32_t step = 0; step < n; step++) {
         uint32_t i = ref_next(g, s, went, begun, pos);
-        while (i == n && ref_begin_first(g, s, c, pos, issued, issue_at, begun, coll_end,
+        while (i == n && ref_begin_first(g, s, c, pos, grp, issued, issue_at, begun, coll_end,
                                          slot_end, &all_end))
             i = ref_next(g, s, went, begun, pos);
         if (i == n) { /* the devices wait on each other: the validator refuses it */
@@ -439,7 +488,7 @@ static void ref_run(const struct sb_graph_view *g, const struct sb_schedule *s,
                 all = went[j];
             if (all) {
                 fired[b] = 1;
-                while (g->join && ref_begin_first(g, s, c, pos, issued, issue_at, begun,
+                while (g->join && ref_begin_first(g, s, c, pos, grp, issued, issue_at, begun,
                                                   coll_end, slot_end, &all_end))
                     ; /* what was issued before the barrier begins before it */
                 barrier_t = all_end;
@@ -1048,26 +1097,31 @@ static uint32_t rnd3(uint32_t n)
  * rank 0's k-th start), with computes of random length between them, so
  * ranks issue their starts at different times.  Some computes read the
  * collective's done, some run beside it. */
-static void random_job(char *buf, size_t cap, uint32_t nd)
+static void random_job(char *buf, size_t cap, uint32_t nd, int bucketed)
 {
     size_t len = 0;
-    uint32_t n_coll = 1 + rnd3(2), id = 0, first[2] = {0};
+    uint32_t n_coll = 1 + rnd3(2), id = 0, first[3] = {0};
     static const char *const types[] = {"all_reduce", "all_gather"};
-    uint32_t type[2];
+    uint32_t type[3];
+    const char *more = bucketed ? "," : ""; /* the group column, empty but on starts */
+    if (bucketed) /* two or three collectives (MAX_N: two on four ranks) of
+                     one type, to be bucketed; a group column for the copies */
+        n_coll = nd == 4 ? 2 : 2 + rnd3(2);
     for (uint32_t k = 0; k < n_coll; k++)
-        type[k] = rnd3(2);
+        type[k] = bucketed && k ? type[0] : rnd3(2);
     len += (size_t)snprintf(buf + len, cap - len, "# devices=%u\n"
-                            "id,name,kind,inputs,cost_us,out_bytes,coll,comm_us,device,stream,join\n",
-                            nd);
+                            "id,name,kind,inputs,cost_us,out_bytes,coll,comm_us,device,stream,join%s\n",
+                            nd, bucketed ? ",group" : "");
     for (uint32_t r = 0; r < nd; r++) {
         uint32_t prev = id;
-        len += (size_t)snprintf(buf + len, cap - len, "%u,r%u_in,input,,,%u,,,%u,0,\n", id, r,
-                                1000 * (1 + rnd3(3)), r);
+        len += (size_t)snprintf(buf + len, cap - len, "%u,r%u_in,input,,,%u,,,%u,0,%s\n", id, r,
+                                1000 * (1 + rnd3(3)), r, more);
         id++;
         for (uint32_t k = 0; k < n_coll; k++) {
             for (uint32_t c = rnd3(3); c > 0; c--, id++) {
-                len += (size_t)snprintf(buf + len, cap - len, "%u,r%u_c%u,compute,%u,%u,%u,,,%u,%u,\n",
-                                        id, r, id, prev, rnd3(30), 1000 * rnd3(3), r, rnd3(2));
+                len += (size_t)snprintf(buf + len, cap - len, "%u,r%u_c%u,compute,%u,%u,%u,,,%u,%u,%s\n",
+                                        id, r, id, prev, rnd3(30), 1000 * rnd3(3), r, rnd3(2),
+                                        more);
                 prev = id;
             }
             char join[16] = "";
@@ -1080,12 +1134,15 @@ static void random_job(char *buf, size_t cap, uint32_t nd)
             char in[16] = "";
             if (rnd3(2))
                 snprintf(in, sizeof in, "%u", prev);
-            len += (size_t)snprintf(buf + len, cap - len, "%u,r%u_s%u,start,%s,,%u,%s,%u,%u,%u,%s\n",
+            char grp[16] = "";
+            if (bucketed)
+                snprintf(grp, sizeof grp, ",%u", nd);
+            len += (size_t)snprintf(buf + len, cap - len, "%u,r%u_s%u,start,%s,,%u,%s,%u,%u,%u,%s%s\n",
                                     id, r, k, in, 1000 * rnd3(3), types[type[k]], 1 + rnd3(20), r,
-                                    rnd3(2), join);
+                                    rnd3(2), join, grp);
             uint32_t st = id++;
-            len += (size_t)snprintf(buf + len, cap - len, "%u,r%u_d%u,done,%u,,,,,%u,%u,\n", id,
-                                    r, k, st, r, rnd3(2));
+            len += (size_t)snprintf(buf + len, cap - len, "%u,r%u_d%u,done,%u,,,,,%u,%u,%s\n", id,
+                                    r, k, st, r, rnd3(2), more);
             prev = rnd3(2) ? id : prev;
             id++;
         }
@@ -1094,11 +1151,79 @@ static void random_job(char *buf, size_t cap, uint32_t nd)
 }
 
 static uint32_t n_job, n_job_dead, n_job_disagree;
+static uint32_t n_jb, n_jb_refused, n_jb_mismatch, n_jb_disagree;
+
+/* Buckets over a random job's collectives: the same two or three of them
+ * (by their index on a rank) in one bucket on every rank, so they match;
+ * one schedule in four then breaks the match on one rank (a member left
+ * out, or the whole bucket), which the validator must refuse.  Returns 1
+ * when the buckets match. */
+static int job_buckets(const struct sb_graph_view *g, struct sb_schedule *s, uint32_t nd)
+{
+    uint32_t k_of[MAX_N], count[MAX_DEV] = {0}, n_coll = 0, pick = 0;
+    for (uint32_t v = 0; v < g->n_nodes; v++)
+        if (g->kind[v] == SB_KIND_START) {
+            k_of[v] = count[g->device[v]]++;
+            n_coll = count[g->device[v]] > n_coll ? count[g->device[v]] : n_coll;
+        }
+    while (__builtin_popcount(pick) < 2) /* which collectives: two or more */
+        pick = rnd3(1u << n_coll);
+    uint32_t broken = rnd3(4) == 0 ? rnd3(nd) : MAX_DEV, drop = rnd3(n_coll + 1);
+    for (uint32_t v = 0; v < g->n_nodes; v++) {
+        if (g->kind[v] != SB_KIND_START || !(pick >> k_of[v] & 1))
+            continue;
+        uint32_t r = (uint32_t)g->device[v];
+        if (r == broken && (drop == n_coll || drop == k_of[v]))
+            continue;
+        s->bucket[v] = 1 + r;
+    }
+    return broken == MAX_DEV || !(drop == n_coll || pick >> drop & 1);
+}
+
+/* A random topological order in which every bucketed done also follows
+ * every start of its bucket (so that most bucketed schedules are valid);
+ * random_schedule's when none exists (a member's start reads another's
+ * done: the validator refuses it as a cycle). */
+static void bucketed_order(const struct sb_graph_view *g, struct sb_schedule *s)
+{
+    uint32_t n = g->n_nodes, indeg[MAX_N], ready[MAX_N], n_ready = 0, left[MAX_DEV + 1] = {0};
+    for (uint32_t v = 0; v < n; v++)
+        left[s->bucket[v]] += s->bucket[v] != 0;
+    for (uint32_t v = 0; v < n; v++) {
+        indeg[v] = g->pred_off[v + 1] - g->pred_off[v];
+        indeg[v] += g->kind[v] == SB_KIND_DONE && s->bucket[g->partner[v]];
+        if (!indeg[v])
+            ready[n_ready++] = v;
+    }
+    for (uint32_t i = 0; i < n; i++) {
+        if (!n_ready) {
+            int32_t dev[MAX_N];
+            memcpy(dev, s->device, n * sizeof *dev);
+            random_schedule(g, s);
+            memcpy(s->device, dev, n * sizeof *dev);
+            return;
+        }
+        uint32_t k = rnd3(n_ready), v = ready[k];
+        ready[k] = ready[--n_ready];
+        s->order[i] = v;
+        s->barrier[i] = rnd3(7) == 0;
+        for (uint32_t e = g->succ_off[v]; e < g->succ_off[v + 1]; e++)
+            if (--indeg[g->succ[e]] == 0)
+                ready[n_ready++] = g->succ[e];
+        if (s->bucket[v] && --left[s->bucket[v]] == 0)
+            for (uint32_t w = 0; w < n; w++)
+                if (g->kind[w] == SB_KIND_DONE && s->bucket[g->partner[w]] == s->bucket[v] &&
+                    --indeg[w] == 0)
+                    ready[n_ready++] = w;
+    }
+}
 
 /* Random jobs of ranks, their random orders replayed by both simulators;
  * the orders whose devices deadlock are refused by the validator and
- * counted. */
-static void jobs(uint32_t want)
+ * counted.  Bucketed: each schedule with job_buckets' buckets; the orders
+ * that break a bucket rule (a done before a member's start) or deadlock
+ * are refused and counted, and so must every mismatched bucket be. */
+static void jobs(uint32_t want, int bucketed)
 {
     static char csv[16384];
     uint32_t before = n_disagree;
@@ -1108,7 +1233,7 @@ static void jobs(uint32_t want)
         CHECK(m != NULL);
         if (!m)
             return;
-        random_job(csv, sizeof csv, nd);
+        random_job(csv, sizeof csv, nd, bucketed);
         struct sb_err e;
         struct sb_graph *G = sb_csv_load_mem("job.csv", csv, strlen(csv), &e);
         struct sb_cost_params cp;
@@ -1131,7 +1256,23 @@ static void jobs(uint32_t want)
         for (uint32_t v = 0; v < G->v.n_nodes; v++) /* every node on its rank */
             s.device[v] = G->v.device[v];
         random_cfg(&c, &rc);
-        if (sb_schedule_validate(&G->v, &s, &e)) {
+        int matched = bucketed ? job_buckets(&G->v, &s, nd) : 1;
+        if (bucketed)
+            bucketed_order(&G->v, &s);
+        if (bucketed) {
+            uint32_t was = n_disagree;
+            if (!sb_schedule_validate(&G->v, &s, &e)) {
+                CHECK(matched);
+                n_jb += compare(G, &s, &c, &rc, csv, NULL, NULL);
+            } else if (!matched && strstr(e.msg, "is not bucketed: every rank must launch")) {
+                n_jb_mismatch++;
+            } else {
+                if (!strstr(e.msg, "joined collectives in a cycle"))
+                    CHECK_CONTAINS(e.msg, "bucket");
+                n_jb_refused++;
+            }
+            n_jb_disagree += n_disagree - was;
+        } else if (sb_schedule_validate(&G->v, &s, &e)) {
             CHECK_CONTAINS(e.msg, "joined collectives in a cycle");
             n_job_dead++;
         } else {
@@ -1142,7 +1283,8 @@ static void jobs(uint32_t want)
         sb_graph_free(G);
         sb_machine_free(m);
     }
-    n_job_disagree = n_disagree - before;
+    if (!bucketed)
+        n_job_disagree = n_disagree - before;
 }
 
 #ifdef SB_SIMDIFF_ARRIVAL
@@ -1152,7 +1294,7 @@ static void jobs(uint32_t want)
 int main(void)
 {
     sb_registry_add_builtins();
-    jobs(300);
+    jobs(300, 0);
     remove(tmp_path());
     printf("jobs of ranks, sim.c meeting members on arrival: %u schedules replayed, %u "
            "disagreements (%u refused as deadlocks)\n", n_job, n_job_disagree, n_job_dead);
@@ -1241,11 +1383,18 @@ int main(void)
     CHECK(n_random >= want);
     CHECK_EQ_U(n_disagree, 0);
     CHECK_EQ_U(below, 0);
-    jobs(want / 4);
+    jobs(want / 4, 0);
     printf("jobs of ranks: %u random schedules replayed by both simulators, %u "
            "disagreements; %u refused as deadlocks\n", n_job, n_job_disagree, n_job_dead);
     CHECK(n_job > want / 16 && n_job_dead > 0);
     CHECK_EQ_U(n_job_disagree, 0);
+    jobs(want / 2, 1);
+    printf("jobs with buckets of joined collectives: %u random schedules replayed alike by "
+           "both simulators, %u disagreements; %u refused (a bucket rule or a deadlock), %u "
+           "mismatched across ranks and refused\n", n_jb, n_jb_disagree, n_jb_refused,
+           n_jb_mismatch);
+    CHECK(n_jb > want / 40 && n_jb_mismatch > 0);
+    CHECK_EQ_U(n_jb_disagree, 0);
     return check_report();
 }
 #endif
