@@ -77,7 +77,10 @@ struct sb_schedule {
      * copy-in and copy-out a bucket needs.  0 (every plugin that does not
      * bucket): the collective alone.  Members share the collective type,
      * group size and device, and every member's done follows every member's
-     * start in the order (the validator says which node breaks it). */
+     * start in the order (the validator says which node breaks it).  In a
+     * job of ranks, a bucket of joined collectives is one fused collective
+     * every rank launches: each other rank must bucket its members' partners
+     * alike, one bucket per rank. */
     uint32_t *bucket;
 };
 

@@ -251,9 +251,10 @@ static int merge_orders(const struct sb_graph_view *g, uint32_t n_ranks,
 
 /* Runs the policy on rank d's view; its order (job ids) goes to order. */
 /* A rank's buckets go into the job's schedule under ids of their own
- * (*bucket_base + the rank's id), so the validator sees them: it refuses a
- * bucket of joined collectives by name rather than the job silently running
- * them unbucketed. */
+ * (*bucket_base + the rank's id): the validator matches the ranks' buckets
+ * of joined collectives (one fused collective every rank launches) and
+ * refuses by name those that do not match, rather than the job silently
+ * running them unbucketed. */
 static void rank_buckets(const struct rank_view *R, const uint32_t *bucket,
                          struct sb_schedule *out, uint32_t *bucket_base)
 {
