@@ -277,9 +277,45 @@ static void test_joined(void)
     static const uint32_t mixed[] = {0, 0, 0, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
     expect_job(NULL, mixed, job4, "bucket 1 mixes 3 (d0), joined across ranks, and 4 (e0), "
                                   "which is not");
-    /* e0 alone in a bucket of rank 0's own: as without a job */
-    static const uint32_t own[] = {1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 2, 2, 0, 0, 0, 0, 0, 0};
+    /* e0, which no other rank runs, in a bucket of its own beside the
+     * matched ones: a bucket of one, as without a job */
+    static const uint32_t own[] = {1, 1, 0, 0, 5, 0, 0, 0, 0, 0, 2, 2, 0, 0, 0, 0, 0, 0};
     expect_job(NULL, own, job4, NULL);
+}
+
+/* A bucket of rank 0's own collectives a0 and b0 (not joined) that cannot go
+ * out: b0 reads dx0, the done of X (joined with rank 1), and da0 holds
+ * stream 1 until the bucket goes out, which needs b0; rank 0 starts K only
+ * after da0, while rank 1 starts X only after dk1, which waits for K.  In
+ * the order every done follows both starts (the single-device rule holds);
+ * unbucketed it runs (da0 needs only a0); bucketed the ranks wait on each
+ * other: refused. */
+static void test_lone_deadlock(void)
+{
+    static const char *csv =
+        "# devices=2\n"
+        "id,name,kind,inputs,coll,comm_us,device,stream,join\n"
+        "0,a0,start,,all_gather,10,0,1,\n"
+        "1,x0,start,,all_reduce,10,0,0,\n"
+        "2,dx0,done,1,,,0,0,\n"
+        "3,b0,start,2,all_gather,10,0,0,\n"
+        "4,da0,done,0,,,0,1,\n"
+        "5,k0,start,,all_reduce,10,0,1,\n"
+        "6,dk0,done,5,,,0,1,\n"
+        "7,db0,done,3,,,0,0,\n"
+        "8,k1,start,,all_reduce,10,1,0,5\n"
+        "9,dk1,done,8,,,1,0,\n"
+        "10,x1,start,,all_reduce,10,1,0,1\n"
+        "11,dx1,done,10,,,1,0,\n";
+    static const uint32_t b[] = {1, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0};
+    expect_job(NULL, b, csv, "node 2 (dx0) at 2 never runs: the devices wait for each other's "
+                             "joined collectives in a cycle");
+    static const uint32_t none[12] = {0};
+    expect_job(NULL, none, csv, NULL);
+    /* with X begun before the bucket is needed (dk1 after x1 on rank 1's
+     * stream) the same bucket runs */
+    static const uint32_t swap[] = {0, 1, 2, 3, 4, 5, 6, 7, 10, 11, 8, 9};
+    expect_job(swap, b, csv, NULL);
 }
 
 /* Matched buckets {a0, b0} and {a1, b1} that cannot go out: rank 0 starts
@@ -320,5 +356,6 @@ int main(void)
     test_refusals();
     test_joined();
     test_joined_deadlock();
+    test_lone_deadlock();
     return check_report();
 }

@@ -453,6 +453,127 @@ static void test_join_bucket(void)
     sb_graph_free(g);
 }
 
+/* Simulates a job in file order with bucket[] (0: none); 0 when the
+ * schedule is valid and r holds the recorded run. */
+static int run_job(const char *name, const char *csv, const uint32_t *bucket,
+                   struct sb_sim_result *r)
+{
+    struct sb_err e;
+    struct sb_graph *g = sb_csv_load_mem(name, csv, strlen(csv), &e);
+    if (!g) {
+        fprintf(stderr, "%s\n", e.msg);
+        return -1;
+    }
+    struct sb_cost_params cp;
+    sb_cost_defaults(&cp);
+    sb_cost_apply(&cp, g);
+    struct sb_machine *m = NULL;
+    int rc = sb_machine_of_graph(g, &m, &e);
+    struct sb_schedule s;
+    sb_schedule_init(&s, g, g->v.machine ? g->v.machine->n_devices : 1);
+    for (uint32_t i = 0; i < g->v.n_nodes; i++)
+        s.order[i] = i, s.bucket[i] = bucket[i];
+    if (!rc && (rc = sb_schedule_validate(&g->v, &s, &e)) != 0)
+        fprintf(stderr, "%s: %s\n", name, e.msg);
+    if (!rc) {
+        struct sb_sim_config sc;
+        sb_sim_defaults(&sc);
+        sc.record = 1;
+        sb_sim_run(g, &s, &sc, r);
+    }
+    sb_schedule_free(&s);
+    sb_machine_free(m);
+    sb_graph_free(g);
+    return rc;
+}
+
+/* A bucket of collectives that are not joined, inside a job (docs/plugins.md,
+ * "Buckets"; docs/machines.md, "Joined collectives"): rank 0 buckets its
+ * own all-gathers a0 (10 us) and b0 (15 us); comm_us given, no bytes, so
+ * the bucket's price is 10 + 15 = 25 us.  One member reads the done of x,
+ * an all-reduce of 20 us joined with rank 1, whose start x1 reads c1 (50
+ * us): x0 is issued at 0, x1 at 50, x runs 50..70 on both ranks, so dx0
+ * waits 0..70 (70 us exposed) and dx1 50..70 (20 us).  The member that
+ * reads dx0 is reached at 70, the other at 0: the bucket goes out at 70
+ * and runs 70..95 whichever member the replay reaches first, and both
+ * dones wait for 95.  A compute z0 (30 us) after the done on the other
+ * stream then runs 95..125: makespan 125.
+ *
+ * First job: b0 (stream 0, the bucket's last start in the order) reads
+ * dx0, a0 is on stream 1.  da0 (stream 1, after a0 at 0) waits 0..95, z0
+ * 95..125; db0 (stream 0, after b0) waits 70..95.  Exposed on rank 0: 70
+ * + 95 + 25 = 190.  A done let go at its own start would pass da0 at 0
+ * (the bucket not out yet) and end z0 at 30.
+ *
+ * Second job: a0 (stream 0, the first start in the order) reads dx0, b0
+ * (stream 1) reads nothing, so the replay reaches b0 before a0.  da0
+ * (stream 0, after a0 at 70) waits 70..95; db0 (stream 1, after b0 at 0)
+ * waits 0..95, then z0 95..125.  Exposed on rank 0: 70 + 25 + 95 = 190.
+ * A bucket sent out when the replay reaches its last start in the order
+ * would go out at 0, before a0 is reached. */
+static void test_job_lone_bucket(void)
+{
+    static const char *first =
+        "# devices=2\n"
+        "id,name,kind,inputs,cost_us,coll,comm_us,device,stream,join\n"
+        "0,a0,start,,,all_gather,10,0,1,\n"
+        "1,x0,start,,,all_reduce,20,0,0,\n"
+        "2,dx0,done,1,,,,0,0,\n"
+        "3,b0,start,2,,all_gather,15,0,0,\n"
+        "4,da0,done,0,,,,0,1,\n"
+        "5,z0,compute,4,30,,,0,1,\n"
+        "6,db0,done,3,,,,0,0,\n"
+        "7,c1,compute,,50,,,1,0,\n"
+        "8,x1,start,7,,all_reduce,20,1,0,1\n"
+        "9,dx1,done,8,,,,1,0,\n";
+    static const char *second =
+        "# devices=2\n"
+        "id,name,kind,inputs,cost_us,coll,comm_us,device,stream,join\n"
+        "0,x0,start,,,all_reduce,20,0,0,\n"
+        "1,dx0,done,0,,,,0,0,\n"
+        "2,a0,start,1,,all_gather,10,0,0,\n"
+        "3,b0,start,,,all_gather,15,0,1,\n"
+        "4,da0,done,2,,,,0,0,\n"
+        "5,db0,done,3,,,,0,1,\n"
+        "6,z0,compute,5,30,,,0,1,\n"
+        "7,c1,compute,,50,,,1,0,\n"
+        "8,x1,start,7,,all_reduce,20,1,0,0\n"
+        "9,dx1,done,8,,,,1,0,\n";
+    /* a0, b0, x0, dx0, da0, db0, z0 and x1, dx1 in each job */
+    static const uint32_t at[2][9] = {{0, 3, 1, 2, 4, 6, 5, 8, 9}, {2, 3, 0, 1, 4, 5, 6, 8, 9}};
+    static const double da0_begin[2] = {0, 70}, db0_begin[2] = {70, 0};
+    for (int k = 0; k < 2; k++) {
+        const uint32_t *w = at[k];
+        uint32_t bucket[10] = {0};
+        bucket[w[0]] = bucket[w[1]] = 1;
+        struct sb_sim_result r;
+        int rc = run_job(k ? "second.csv" : "first.csv", k ? second : first, bucket, &r);
+        CHECK(rc == 0);
+        if (rc)
+            continue;
+        CHECK_NEAR(r.coll_begin_us[w[2]], 50);
+        CHECK_NEAR(r.coll_end_us[w[7]], 70);
+        CHECK_NEAR(r.end_us[w[3]], 70);
+        CHECK_NEAR(r.end_us[w[8]], 70);
+        for (int j = 0; j < 2; j++) {
+            CHECK_NEAR(r.coll_begin_us[w[j]], 70);
+            CHECK_NEAR(r.coll_end_us[w[j]], 95);
+        }
+        CHECK_NEAR(r.begin_us[w[4]], da0_begin[k]);
+        CHECK_NEAR(r.end_us[w[4]], 95);
+        CHECK_NEAR(r.begin_us[w[5]], db0_begin[k]);
+        CHECK_NEAR(r.end_us[w[5]], 95);
+        CHECK_NEAR(r.begin_us[w[6]], 95);
+        CHECK_NEAR(r.end_us[w[6]], 125);
+        CHECK_NEAR(r.dev_exposed_us[0], 190);
+        CHECK_NEAR(r.dev_exposed_us[1], 20);
+        CHECK_NEAR(r.dev_comm_us[0], 20 + 25);
+        CHECK_NEAR(r.makespan_us, 125);
+        CHECK(r.buckets == 1);
+        sb_sim_result_free(&r);
+    }
+}
+
 static void test_join(void)
 {
     static const char *csv =
@@ -555,6 +676,7 @@ int main(void)
 {
     test_join();
     test_join_bucket();
+    test_job_lone_bucket();
     test_join_begin_order();
     test_streams();
     test_chain();

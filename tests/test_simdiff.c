@@ -31,7 +31,10 @@
  * "Buckets"): ref_run begins such a group of buckets as one collective (the
  * closure of "joins" and "shares a bucket", ref_groups), each rank running
  * its bucket's price, and must agree; a quarter of them break the match on
- * one rank and must be refused.
+ * one rank and must be refused.  Then jobs whose ranks bucket collectives
+ * of their own (not joined) around joined ones: a group of one bucket in
+ * ref_groups, and again they must agree.  Every order the validator
+ * refuses as a deadlock must deadlock the reference too.
  *
  * SB_SIMDIFF_N=<random schedules> runs more (default 2000). */
 #include <stdlib.h>
@@ -1096,17 +1099,40 @@ static uint32_t rnd3(uint32_t n)
  * collectives in the same order, the k-th joined across the ranks (`join`:
  * rank 0's k-th start), with computes of random length between them, so
  * ranks issue their starts at different times.  Some computes read the
- * collective's done, some run beside it. */
-static void random_job(char *buf, size_t cap, uint32_t nd, int bucketed)
+ * collective's done, some run beside it.  mode JOB_PLAIN: no buckets;
+ * JOB_JOINED: two or three collectives of one type for job_buckets to
+ * bucket on every rank; JOB_LONE (two or three ranks): four collectives,
+ * the first and third each rank's own (not joined), for job_buckets to
+ * bucket on their rank, and at most one compute between them (MAX_N).
+ * There the third start always reads the second's done (and nothing
+ * reads the first's: that would be a cycle through the bucket) and the
+ * fourth reads nothing, so that the ranks can start the two joined collectives
+ * in different orders around a bucket: the deadlock of test_bucket's
+ * test_lone_deadlock, which the validator must see. */
+enum job_mode { JOB_PLAIN, JOB_JOINED, JOB_LONE };
+
+/* A lone job's streams: the bucket's first done and the fourth start on
+ * stream 1, the second collective, the third start and the fourth done on
+ * stream 0 (what test_lone_deadlock's cycle needs); the rest random. */
+static uint32_t job_stream(enum job_mode mode, uint32_t k, int done, uint32_t random)
 {
+    static const int8_t lone[4][2] = {{-1, 1}, {0, 0}, {0, -1}, {1, 0}};
+    if (mode != JOB_LONE || lone[k][done] < 0)
+        return random;
+    return (uint32_t)lone[k][done];
+}
+
+static void random_job(char *buf, size_t cap, uint32_t nd, enum job_mode mode)
+{
+    int bucketed = mode != JOB_PLAIN, lone = mode == JOB_LONE;
     size_t len = 0;
-    uint32_t n_coll = 1 + rnd3(2), id = 0, first[3] = {0};
+    uint32_t n_coll = 1 + rnd3(2), id = 0, first[4] = {0};
     static const char *const types[] = {"all_reduce", "all_gather"};
-    uint32_t type[3];
+    uint32_t type[4];
     const char *more = bucketed ? "," : ""; /* the group column, empty but on starts */
     if (bucketed) /* two or three collectives (MAX_N: two on four ranks) of
                      one type, to be bucketed; a group column for the copies */
-        n_coll = nd == 4 ? 2 : 2 + rnd3(2);
+        n_coll = lone ? 4 : nd == 4 ? 2 : 2 + rnd3(2);
     for (uint32_t k = 0; k < n_coll; k++)
         type[k] = bucketed && k ? type[0] : rnd3(2);
     len += (size_t)snprintf(buf + len, cap - len, "# devices=%u\n"
@@ -1118,32 +1144,38 @@ static void random_job(char *buf, size_t cap, uint32_t nd, int bucketed)
                                 1000 * (1 + rnd3(3)), r, more);
         id++;
         for (uint32_t k = 0; k < n_coll; k++) {
-            for (uint32_t c = rnd3(3); c > 0; c--, id++) {
+            for (uint32_t c = rnd3(lone ? 2 : 3); c > 0; c--, id++) {
                 len += (size_t)snprintf(buf + len, cap - len, "%u,r%u_c%u,compute,%u,%u,%u,,,%u,%u,%s\n",
                                         id, r, id, prev, rnd3(30), 1000 * rnd3(3), r, rnd3(2),
                                         more);
                 prev = id;
             }
             char join[16] = "";
-            if (r)
+            if (r && !(lone && (k == 0 || k == 2)))
                 snprintf(join, sizeof join, "%u", first[k]);
             else
                 first[k] = id;
             /* the start reads the chain's last node or nothing; the chain
              * goes on from its done or beside it */
             char in[16] = "";
-            if (rnd3(2))
+            int reads = rnd3(2);
+            if (lone && k >= 2)
+                reads = k == 2;
+            if (reads)
                 snprintf(in, sizeof in, "%u", prev);
             char grp[16] = "";
             if (bucketed)
                 snprintf(grp, sizeof grp, ",%u", nd);
             len += (size_t)snprintf(buf + len, cap - len, "%u,r%u_s%u,start,%s,,%u,%s,%u,%u,%u,%s%s\n",
                                     id, r, k, in, 1000 * rnd3(3), types[type[k]], 1 + rnd3(20), r,
-                                    rnd3(2), join, grp);
+                                    job_stream(mode, k, 0, rnd3(2)), join, grp);
             uint32_t st = id++;
             len += (size_t)snprintf(buf + len, cap - len, "%u,r%u_d%u,done,%u,,,,,%u,%u,%s\n", id,
-                                    r, k, st, r, rnd3(2), more);
-            prev = rnd3(2) ? id : prev;
+                                    r, k, st, r, job_stream(mode, k, 1, rnd3(2)), more);
+            int from_done = rnd3(2);
+            if (lone && k < 2) /* the bucket's first done feeds no start */
+                from_done = k == 1;
+            prev = from_done ? id : prev;
             id++;
         }
     }
@@ -1152,15 +1184,19 @@ static void random_job(char *buf, size_t cap, uint32_t nd, int bucketed)
 
 static uint32_t n_job, n_job_dead, n_job_disagree;
 static uint32_t n_jb, n_jb_refused, n_jb_mismatch, n_jb_disagree;
+static uint32_t n_lone, n_lone_refused, n_lone_dead, n_lone_only;
 
 /* Buckets over a random job's collectives: the same two or three of them
  * (by their index on a rank) in one bucket on every rank, so they match;
  * one schedule in four then breaks the match on one rank (a member left
  * out, or the whole bucket), which the validator must refuse.  Returns 1
- * when the buckets match. */
-static int job_buckets(const struct sb_graph_view *g, struct sb_schedule *s, uint32_t nd)
+ * when the buckets match.  A lone job (random_job): each rank buckets its
+ * own two collectives (the first and third), which match nothing, so a
+ * rank's bucket of one or none is no mismatch. */
+static int job_buckets(const struct sb_graph_view *g, struct sb_schedule *s, uint32_t nd,
+                       int lone)
 {
-    uint32_t k_of[MAX_N], count[MAX_DEV] = {0}, n_coll = 0, pick = 0;
+    uint32_t k_of[MAX_N], count[MAX_DEV] = {0}, n_coll = 0, pick = lone ? 5 : 0;
     for (uint32_t v = 0; v < g->n_nodes; v++)
         if (g->kind[v] == SB_KIND_START) {
             k_of[v] = count[g->device[v]]++;
@@ -1177,7 +1213,7 @@ static int job_buckets(const struct sb_graph_view *g, struct sb_schedule *s, uin
             continue;
         s->bucket[v] = 1 + r;
     }
-    return broken == MAX_DEV || !(drop == n_coll || pick >> drop & 1);
+    return lone || broken == MAX_DEV || !(drop == n_coll || pick >> drop & 1);
 }
 
 /* A random topological order in which every bucketed done also follows
@@ -1218,22 +1254,91 @@ static void bucketed_order(const struct sb_graph_view *g, struct sb_schedule *s)
     }
 }
 
+/* A schedule the validator refuses as a deadlock: the reference's devices
+ * must wait on each other too (the validator is not stricter than the
+ * rule). */
+static void ref_stuck(const struct sb_graph_view *g, const struct sb_schedule *s,
+                      const struct ref_cfg *rc, const char *csv)
+{
+    struct ref_out o;
+    ref_run(g, s, rc, &o);
+    CHECK(o.makespan_us < 0);
+    if (o.makespan_us >= 0 && n_disagree++ < 3)
+        fprintf(stderr, "refused as a deadlock, but the reference runs it:\n%s", csv);
+}
+
+/* One random order of job G (jobs' mode), checked and counted. */
+static void job_schedule(const struct sb_graph *G, const char *csv, uint32_t nd,
+                         enum job_mode mode)
+{
+    int bucketed = mode != JOB_PLAIN, lone = mode == JOB_LONE;
+    struct sb_err e;
+    struct sb_schedule s;
+    struct sb_sim_config c;
+    struct ref_cfg rc;
+    sb_schedule_init(&s, G, nd);
+    random_schedule(&G->v, &s);
+    for (uint32_t v = 0; v < G->v.n_nodes; v++) /* every node on its rank */
+        s.device[v] = G->v.device[v];
+    random_cfg(&c, &rc);
+    int matched = bucketed ? job_buckets(&G->v, &s, nd, lone) : 1;
+    if (bucketed)
+        bucketed_order(&G->v, &s);
+    if (bucketed) {
+        uint32_t was = n_disagree;
+        if (!sb_schedule_validate(&G->v, &s, &e)) {
+            CHECK(matched);
+            uint32_t ok = compare(G, &s, &c, &rc, csv, NULL, NULL);
+            *(lone ? &n_lone : &n_jb) += ok;
+        } else if (!matched && strstr(e.msg, "is not bucketed: every rank must launch")) {
+            n_jb_mismatch++;
+        } else {
+            if (!strstr(e.msg, "joined collectives in a cycle"))
+                CHECK_CONTAINS(e.msg, "bucket");
+            else
+                ref_stuck(&G->v, &s, &rc, csv);
+            if (lone && strstr(e.msg, "joined collectives in a cycle")) {
+                n_lone_dead++;
+                uint32_t *kept = sb_xmalloc(G->v.n_nodes * sizeof *kept);
+                memcpy(kept, s.bucket, G->v.n_nodes * sizeof *kept);
+                memset(s.bucket, 0, G->v.n_nodes * sizeof *s.bucket);
+                n_lone_only += sb_schedule_validate(&G->v, &s, &e) == 0;
+                memcpy(s.bucket, kept, G->v.n_nodes * sizeof *kept);
+                free(kept);
+            }
+            *(lone ? &n_lone_refused : &n_jb_refused) += 1;
+        }
+        n_jb_disagree += n_disagree - was;
+    } else if (sb_schedule_validate(&G->v, &s, &e)) {
+        CHECK_CONTAINS(e.msg, "joined collectives in a cycle");
+        ref_stuck(&G->v, &s, &rc, csv);
+        n_job_dead++;
+    } else {
+        compare(G, &s, &c, &rc, csv, NULL, NULL);
+        n_job++;
+    }
+    sb_schedule_free(&s);
+}
+
 /* Random jobs of ranks, their random orders replayed by both simulators;
  * the orders whose devices deadlock are refused by the validator and
  * counted.  Bucketed: each schedule with job_buckets' buckets; the orders
  * that break a bucket rule (a done before a member's start) or deadlock
- * are refused and counted, and so must every mismatched bucket be. */
-static void jobs(uint32_t want, int bucketed)
+ * are refused and counted, and so must every mismatched bucket be.  Lone:
+ * the deadlocks counted apart are those only the buckets make (the same
+ * order without them runs). */
+static void jobs(uint32_t want, enum job_mode mode)
 {
     static char csv[16384];
     uint32_t before = n_disagree;
+    int bucketed = mode != JOB_PLAIN, lone = mode == JOB_LONE;
     for (uint32_t k = 0; k < want; k++) {
-        uint32_t nd = 2 + rnd3(3);
+        uint32_t nd = 2 + rnd3(lone ? 2 : 3);
         struct sb_machine *m = random_machine(nd, 0);
         CHECK(m != NULL);
         if (!m)
             return;
-        random_job(csv, sizeof csv, nd, bucketed);
+        random_job(csv, sizeof csv, nd, mode);
         struct sb_err e;
         struct sb_graph *G = sb_csv_load_mem("job.csv", csv, strlen(csv), &e);
         struct sb_cost_params cp;
@@ -1248,38 +1353,9 @@ static void jobs(uint32_t want, int bucketed)
             sb_machine_free(m);
             return;
         }
-        struct sb_schedule s;
-        struct sb_sim_config c;
-        struct ref_cfg rc;
-        sb_schedule_init(&s, G, nd);
-        random_schedule(&G->v, &s);
-        for (uint32_t v = 0; v < G->v.n_nodes; v++) /* every node on its rank */
-            s.device[v] = G->v.device[v];
-        random_cfg(&c, &rc);
-        int matched = bucketed ? job_buckets(&G->v, &s, nd) : 1;
-        if (bucketed)
-            bucketed_order(&G->v, &s);
-        if (bucketed) {
-            uint32_t was = n_disagree;
-            if (!sb_schedule_validate(&G->v, &s, &e)) {
-                CHECK(matched);
-                n_jb += compare(G, &s, &c, &rc, csv, NULL, NULL);
-            } else if (!matched && strstr(e.msg, "is not bucketed: every rank must launch")) {
-                n_jb_mismatch++;
-            } else {
-                if (!strstr(e.msg, "joined collectives in a cycle"))
-                    CHECK_CONTAINS(e.msg, "bucket");
-                n_jb_refused++;
-            }
-            n_jb_disagree += n_disagree - was;
-        } else if (sb_schedule_validate(&G->v, &s, &e)) {
-            CHECK_CONTAINS(e.msg, "joined collectives in a cycle");
-            n_job_dead++;
-        } else {
-            compare(G, &s, &c, &rc, csv, NULL, NULL);
-            n_job++;
-        }
-        sb_schedule_free(&s);
+        /* a lone job, eight orders: a deadlock only its bucket makes is rare */
+        for (uint32_t o = 0; o < (lone ? 8u : 1u); o++)
+            job_schedule(G, csv, nd, mode);
         sb_graph_free(G);
         sb_machine_free(m);
     }
@@ -1294,7 +1370,7 @@ static void jobs(uint32_t want, int bucketed)
 int main(void)
 {
     sb_registry_add_builtins();
-    jobs(300, 0);
+    jobs(300, JOB_PLAIN);
     remove(tmp_path());
     printf("jobs of ranks, sim.c meeting members on arrival: %u schedules replayed, %u "
            "disagreements (%u refused as deadlocks)\n", n_job, n_job_disagree, n_job_dead);
@@ -1383,18 +1459,26 @@ int main(void)
     CHECK(n_random >= want);
     CHECK_EQ_U(n_disagree, 0);
     CHECK_EQ_U(below, 0);
-    jobs(want / 4, 0);
+    jobs(want / 4, JOB_PLAIN);
     printf("jobs of ranks: %u random schedules replayed by both simulators, %u "
            "disagreements; %u refused as deadlocks\n", n_job, n_job_disagree, n_job_dead);
     CHECK(n_job > want / 16 && n_job_dead > 0);
     CHECK_EQ_U(n_job_disagree, 0);
-    jobs(want / 2, 1);
+    jobs(want / 2, JOB_JOINED);
     printf("jobs with buckets of joined collectives: %u random schedules replayed alike by "
            "both simulators, %u disagreements; %u refused (a bucket rule or a deadlock), %u "
            "mismatched across ranks and refused\n", n_jb, n_jb_disagree, n_jb_refused,
            n_jb_mismatch);
     CHECK(n_jb > want / 40 && n_jb_mismatch > 0);
     CHECK_EQ_U(n_jb_disagree, 0);
+    uint32_t was = n_disagree;
+    jobs(want / 4, JOB_LONE);
+    printf("jobs whose ranks bucket collectives of their own (not joined): %u random schedules "
+           "replayed alike by both simulators, %u disagreements; %u refused (%u as deadlocks, "
+           "%u of them deadlocks only the buckets make)\n", n_lone, n_disagree - was,
+           n_lone_refused, n_lone_dead, n_lone_only);
+    CHECK(n_lone > want / 40 && n_lone_only > 0);
+    CHECK_EQ_U(n_disagree - was, 0);
     return check_report();
 }
 #endif

@@ -338,9 +338,10 @@ int sb_schedule_validate(const struct sb_graph_view *g, const struct sb_schedule
  * (graph.h, `join`; docs/machines.md, "Joined collectives"): positions of
  * s->order, smallest first among those that can go, where a node can go once
  * its inputs and the node before it on its device's stream have gone, a
- * joined collective's done once every member's start has, and a node after a
- * barrier once every position up to the barrier has.  Without joins that is
- * 0, 1, 2, ...  Returns the positions written to out[n_nodes]; fewer when
+ * joined collective's done once every member's start has (a bucket's
+ * member's: every start of its bucket and of the buckets it is matched
+ * with), and a node after a barrier once every position up to the barrier
+ * has.  Without joins that is 0, 1, 2, ...  Returns the positions written to out[n_nodes]; fewer when
  * the devices wait on each other in a cycle, *stuck then the first position
  * left out. */
 uint32_t sb_replay_order(const struct sb_graph_view *g, const struct sb_schedule *s,
@@ -356,8 +357,9 @@ struct sb_replay {
     uint32_t *need, *next, *pos, *heap, n_heap, fence, placed;
     uint32_t *lead, *left; /* a joined collective's starts still to go (schedule.c) */
     const uint32_t *ring; /* what a joined start's done waits for: join, or a
-                             matched group of joined buckets as one cycle */
-    uint32_t *own_ring;   /* ring when allocated (bucket groups), else NULL */
+                             bucket's group (a matched group of joined
+                             buckets, or one bucket) as one cycle */
+    uint32_t *own_ring;   /* ring when allocated (buckets), else NULL */
 };
 void sb_replay_init(struct sb_replay *R, const struct sb_graph_view *g,
                     const struct sb_schedule *s, int hold_dones);

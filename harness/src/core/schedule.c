@@ -356,21 +356,24 @@ static uint32_t heap_pop(struct pos_heap *h)
 }
 
 /* The order in which a joined start's done waits for the other starts:
- * join itself, except that the starts of a matched group of joined buckets
- * (check_matched) form one cycle, since the fused collective goes out only
- * once every member on every rank has started.  NULL when no bucket of two
- * or more holds joined collectives (then the rings are join's). */
+ * join itself, except that the starts of a bucket of two or more form one
+ * cycle with its group's (a matched group of joined buckets, check_matched;
+ * a bucket of collectives not joined is a group of one), since the fused
+ * collective goes out only once every member on every rank has started: a
+ * done of a member whose bucket is still waiting for a start holds its
+ * stream, which can close a cycle through another rank.  NULL when no
+ * bucket has two or more members (then the rings are join's). */
 static uint32_t *bucket_rings(const struct sb_graph_view *g, const struct sb_schedule *s)
 {
     uint32_t n = g->n_nodes, k = 0;
     for (uint32_t v = 0; s->bucket && v < n; v++)
-        k += s->bucket[v] && g->join[v] != v;
+        k += s->bucket[v] != 0;
     if (!k)
         return NULL;
     struct member *m = sb_xmalloc((size_t)k * sizeof *m);
     k = 0;
     for (uint32_t v = 0; v < n; v++)
-        if (s->bucket[v] && g->join[v] != v)
+        if (s->bucket[v])
             m[k++] = (struct member){s->bucket[v], 0, v};
     qsort(m, k, sizeof *m, by_bucket_pos);
     uint32_t *ring = sb_xmalloc((size_t)n * sizeof *ring + 1);
@@ -401,10 +404,10 @@ static uint32_t *bucket_rings(const struct sb_graph_view *g, const struct sb_sch
 }
 
 /* need[v]: what v waits for before it can go (inputs, the node before it on
- * its stream, and for a done of a joined collective one more: that every
- * member has started); next[v]: the node after it on its stream.  lead[v]:
- * for a joined start, the member that counts its collective's starts still
- * to go in left[lead] (one count per collective, not one per member and
+ * its stream, and for a done of a joined or bucketed collective one more:
+ * that every start on its ring has gone); next[v]: the node after it on its
+ * stream.  lead[v]: for such a start, the member that counts its ring's
+ * starts still to go in left[lead] (one count per collective, not one per member and
  * done: 1,024 ranks would walk 1,024 members for each of 1,024 dones). */
 static void replay_needs(const struct sb_graph_view *g, const struct sb_schedule *s,
                          struct sb_replay *R)
@@ -417,7 +420,7 @@ static void replay_needs(const struct sb_graph_view *g, const struct sb_schedule
     for (uint32_t v = 0; v < n; v++) {
         R->need[v] = g->pred_off[v + 1] - g->pred_off[v];
         R->next[v] = SB_NONE;
-        if (g->kind[v] != SB_KIND_START || g->join[v] == v || R->lead[v] != SB_NONE)
+        if (g->kind[v] != SB_KIND_START || R->ring[v] == v || R->lead[v] != SB_NONE)
             continue;
         R->left[v] = 0;
         for (uint32_t m = v; R->lead[m] == SB_NONE; m = R->ring[m])
@@ -431,7 +434,7 @@ static void replay_needs(const struct sb_graph_view *g, const struct sb_schedule
         if (tail[L] != SB_NONE)
             R->next[tail[L]] = v, R->need[v]++;
         tail[L] = v;
-        if (g->kind[v] == SB_KIND_DONE && g->join[g->partner[v]] != g->partner[v])
+        if (g->kind[v] == SB_KIND_DONE && R->ring[g->partner[v]] != g->partner[v])
             R->need[v]++;
     }
     free(tail);
@@ -445,7 +448,7 @@ static void replay_went(const struct sb_graph_view *g, uint32_t v, struct sb_rep
         RELEASE(g->succ[e]);
     if (R->next[v] != SB_NONE)
         RELEASE(R->next[v]);
-    if (g->kind[v] == SB_KIND_START && g->join[v] != v && --R->left[R->lead[v]] == 0)
+    if (g->kind[v] == SB_KIND_START && R->ring[v] != v && --R->left[R->lead[v]] == 0)
         for (uint32_t m = R->ring[v]; ; m = R->ring[m]) { /* the last member started */
             RELEASE(g->partner[m]);
             if (m == v)
@@ -567,7 +570,8 @@ static int check_joins(const struct sb_graph_view *g, const struct sb_schedule *
     uint32_t v = s->order[stuck];
     return sb_errf(e, "node %u (%s) at %u never runs: the devices wait for each other's "
                       "joined collectives in a cycle (a done holds its stream until every "
-                      "member has started; %u of %u nodes can run)",
+                      "member of its collective, and of its bucket, has started; %u of %u "
+                      "nodes can run)",
                    v, nm(g, v), stuck, placed, g->n_nodes);
 }
 

@@ -464,11 +464,12 @@ struct sim_buckets {
     double *dur_us;    /* [n] copy-in + collective + copy-out */
     double *ready;     /* [n_nodes] when each member's inputs were ready */
     uint64_t *staging; /* [n] merged bytes */
-    /* a job's buckets of joined collectives (validated matched: one bucket
-     * per rank, each holding the partners of the others' members); NULL
-     * without any */
-    uint32_t *next;    /* [n] the bucket of its members' next members (join),
-                          SB_NONE on a bucket that is not joined */
+    /* a job's buckets as groups (buckets of joined collectives validated
+     * matched: one bucket per rank, each holding the partners of the
+     * others' members; a bucket of collectives not joined alone); NULL
+     * outside a job */
+    uint32_t *next;    /* [n] the bucket of its members' next members (join):
+                          itself on a bucket that is not joined */
     uint32_t *seen;    /* [n] members reached so far */
     double *issue_us;  /* [n] when the bucket went out on its rank */
     uint32_t *left;    /* [n] on a group's first bucket: its buckets not out */
@@ -504,28 +505,25 @@ static double bucket_price(const struct sb_graph *G, const struct sb_sim_config 
 /* A job: each bucket of joined collectives is linked to the bucket holding
  * its members' next members, the links closing into one cycle per matched
  * group (the validator's check_matched), and each group counts its buckets
- * still to go out.  O(buckets + members). */
+ * still to go out.  A bucket of collectives that are not joined (one rank's
+ * own) is a group of one, linked to itself: it too goes out once the replay
+ * has reached every member, whichever stream reaches which first, and its
+ * dones wait for its begin like any collective's in a job.  O(buckets +
+ * members). */
 static void buckets_join(struct sim_buckets *B, const struct sb_graph_view *g)
 {
-    uint32_t any = 0;
     B->next = sb_xmalloc((size_t)B->n * sizeof *B->next);
     B->group = sb_xmalloc((size_t)B->n * sizeof *B->group);
     for (uint32_t b = 0; b < B->n; b++) {
-        uint32_t lead = B->mem[B->off[b + 1] - 1], w = g->join[lead];
-        B->next[b] = w == lead ? SB_NONE : B->index[B->leader[w]];
+        uint32_t lead = B->mem[B->off[b + 1] - 1]; /* join[lead] == lead: b itself */
+        B->next[b] = B->index[B->leader[g->join[lead]]];
         B->group[b] = SB_NONE;
-        any |= w != lead;
-    }
-    if (!any) {
-        free(B->next), free(B->group);
-        B->next = B->group = NULL;
-        return;
     }
     B->seen = sb_xcalloc(B->n, sizeof *B->seen);
     B->issue_us = sb_xcalloc(B->n, sizeof *B->issue_us);
     B->left = sb_xcalloc(B->n, sizeof *B->left);
     for (uint32_t b = 0; b < B->n; b++) {
-        if (B->next[b] == SB_NONE || B->group[b] != SB_NONE)
+        if (B->group[b] != SB_NONE)
             continue;
         uint32_t c = b; /* b is the group's smallest index: first reached */
         do {
@@ -659,12 +657,14 @@ static uint32_t bucket_lead(const struct sim_buckets *B, uint32_t b)
  * member's done go at its end.  Like a joined collective, it waits in
  * S->pend for begin_next, which begins collectives in time order. */
 
+/* In a job, a bucket's leader stands for its group (a bucket of
+ * collectives not joined is a group of one, buckets_join). */
 static uint32_t joined_bucket(const struct sim_state *S, uint32_t v)
 {
     const struct sim_buckets *B = S->bk;
     if (!B || !B->next || B->leader[v] != v)
         return SB_NONE;
-    return B->next[B->index[v]] == SB_NONE ? SB_NONE : B->index[v];
+    return B->index[v];
 }
 
 /* When the group of bucket b0 could begin now (joined_begin's rule). */
@@ -870,22 +870,19 @@ static void run_order(struct sim_state *S, const struct sb_schedule *s,
             break;
         case SB_KIND_START:
             /* in a job every unbucketed collective, joined or alone, takes
-             * its slots in the order collectives begin; so does a bucket of
-             * joined collectives, as its group */
+             * its slots in the order collectives begin; so does every
+             * bucket, as its group (buckets_join) */
             if (g->join && !bucketed) {
                 issue_joined(S, v, t, t_in);
                 break;
             }
-            if (bucketed && S->bk->next &&
-                S->bk->next[S->bk->index[S->bk->leader[v]]] != SB_NONE) {
+            if (g->join) {
                 bucket_reach(S, v, t);
                 break;
             }
             S->coll_end[v] = bucketed ? bucket_start(S, v, d, t) : issue(S, v, d, t);
             if (S->coll_end[v] > S->all_end && !isinf(S->coll_end[v]))
                 S->all_end = S->coll_end[v];
-            if (g->join)
-                sb_replay_release(S->rp, g->partner[v]);
             break;
         case SB_KIND_DONE: {
             double done = coll_end(S, g->partner[v]);
