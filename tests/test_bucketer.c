@@ -330,9 +330,50 @@ static void test_input_after_anchor(int overlap)
     CHECK(r.pos[4] < r.pos[5] && r.pos[5] < r.pos[2]);
 }
 
+/* A wait that feeds the other collective's hiding node, with hiding
+ * derived from the order as overlap_scheduling's bucketing derives it: mm
+ * reads ag1's wait.  In the graph's order (mm, then ag2's start) neither
+ * collective has a hiding node and they are independent: 1 bucket, as in
+ * test_input_after_anchor.  In the order an OverlapScheduler gives when it
+ * prefetches ag2 to overlap mm (ag2's start before mm), mm is ag2's hiding
+ * node and reads ag1's wait, so the fused wait would have to come both
+ * before mm and after it: no bucket.  PyTorch refuses it twice over
+ * (overlap_preserving_bucketer.py @b0b4639f): _has_ancestor_conflicts
+ * ("Check if candidate hiding node conflicts with existing wait"), and
+ * without that shortcut every placement in _try_timeline_position (a wait
+ * placed before mm leaves ag2's hiding node outside the bucket; one placed
+ * after it has the path w1 -> mm -> w2: "path exists between waits").  The
+ * STG ranks' four pairs meet this rule under overlap_scheduling
+ * (docs/inductor.md). */
+static void test_wait_feeds_hiding(void)
+{
+    const char *graph_order = HDR "0,a,input,,,,64,,,\n"
+                                  "1,ag1,start,0,,,128,all_gather,128,2\n"
+                                  "2,w1,done,1,,,,all_gather,,\n"
+                                  "3,mm,compute,2,mm,1,128,,,\n"
+                                  "4,b,input,,,,64,,,\n"
+                                  "5,ag2,start,4,,,128,all_gather,128,2\n"
+                                  "6,w2,done,5,,,,all_gather,,\n"
+                                  "7,sum,compute,3 6,add,0,128,,,\n";
+    struct run r = bucket_csv(graph_order, NULL, 1, NULL);
+    CHECK(r.k == 1);
+    CHECK(r.bucket[1] && r.bucket[1] == r.bucket[5]);
+    const char *prefetched = HDR "0,a,input,,,,64,,,\n"
+                                 "1,ag1,start,0,,,128,all_gather,128,2\n"
+                                 "2,w1,done,1,,,,all_gather,,\n"
+                                 "3,b,input,,,,64,,,\n"
+                                 "4,ag2,start,3,,,128,all_gather,128,2\n"
+                                 "5,mm,compute,2,mm,1,128,,,\n"
+                                 "6,w2,done,4,,,,all_gather,,\n"
+                                 "7,sum,compute,5 6,add,0,128,,,\n";
+    r = bucket_csv(prefetched, NULL, 1, NULL);
+    CHECK(r.k == 0);
+}
+
 int main(void)
 {
     test_input_after_anchor(1);
+    test_wait_feeds_hiding();
     test_input_after_anchor(0);
     test_independent();
     test_nested();
