@@ -303,6 +303,40 @@ static void test_streams(void)
  * waits 30..70 (40 us exposed), rank 1's none (its done follows the start
  * at 50 and waits 50..70: 20 us); makespan 70.  Were the members met when
  * their inputs are ready (0 on both), the collective would run 0..20. */
+/* Simulates a job in file order with bucket[] (0: none); 0 when the
+ * schedule is valid and r holds the recorded run. */
+static int run_job(const char *name, const char *csv, const uint32_t *bucket,
+                   struct sb_sim_result *r)
+{
+    struct sb_err e;
+    struct sb_graph *g = sb_csv_load_mem(name, csv, strlen(csv), &e);
+    if (!g) {
+        fprintf(stderr, "%s\n", e.msg);
+        return -1;
+    }
+    struct sb_cost_params cp;
+    sb_cost_defaults(&cp);
+    sb_cost_apply(&cp, g);
+    struct sb_machine *m = NULL;
+    int rc = sb_machine_of_graph(g, &m, &e);
+    struct sb_schedule s;
+    sb_schedule_init(&s, g, g->v.machine ? g->v.machine->n_devices : 1);
+    for (uint32_t i = 0; i < g->v.n_nodes; i++)
+        s.order[i] = i, s.bucket[i] = bucket[i];
+    if (!rc && (rc = sb_schedule_validate(&g->v, &s, &e)) != 0)
+        fprintf(stderr, "%s: %s\n", name, e.msg);
+    if (!rc) {
+        struct sb_sim_config sc;
+        sb_sim_defaults(&sc);
+        sc.record = 1;
+        sb_sim_run(g, &s, &sc, r);
+    }
+    sb_schedule_free(&s);
+    sb_machine_free(m);
+    sb_graph_free(g);
+    return rc;
+}
+
 /* Four ranks, each issuing at 0 an all-reduce S (40 us, ranks {0,1} and
  * {2,3}) and then an all-gather D (20 us, ranks {0,2} and {1,3}), then
  * waiting for both (the STG dp2 x tp2 jobs in ../shared/corpus/stg-et have
@@ -336,28 +370,12 @@ static void test_join_begin_order(void)
         "13,D3,start,,,all_gather,20,3,5\n"
         "14,dS3,done,12,,,,3,\n"
         "15,dD3,done,13,,,,3,\n";
-    struct sb_err e;
-    struct sb_graph *g = sb_csv_load_mem("order.csv", csv, strlen(csv), &e);
-    if (!g) {
-        fprintf(stderr, "%s\n", e.msg);
+    static const uint32_t none[16];
+    struct sb_sim_result r;
+    if (run_job("order.csv", csv, none, &r)) {
         CHECK(0);
         return;
     }
-    struct sb_cost_params cp;
-    sb_cost_defaults(&cp);
-    sb_cost_apply(&cp, g);
-    struct sb_machine *m = NULL;
-    CHECK(sb_machine_of_graph(g, &m, &e) == 0 && g->v.machine->n_devices == 4);
-    struct sb_schedule s;
-    sb_schedule_init(&s, g, 4);
-    for (uint32_t i = 0; i < 16; i++)
-        s.order[i] = i;
-    CHECK(sb_schedule_validate(&g->v, &s, &e) == 0);
-    struct sb_sim_config sc;
-    struct sb_sim_result r;
-    sb_sim_defaults(&sc);
-    sc.record = 1;
-    sb_sim_run(g, &s, &sc, &r);
     for (uint32_t rank = 0; rank < 4; rank++) {
         uint32_t S = 4 * rank, D = S + 1;
         CHECK_NEAR(r.coll_begin_us[S], 0);
@@ -370,9 +388,6 @@ static void test_join_begin_order(void)
     }
     CHECK_NEAR(r.makespan_us, 60);
     sb_sim_result_free(&r);
-    sb_schedule_free(&s);
-    sb_machine_free(m);
-    sb_graph_free(g);
 }
 
 /* A bucket of joined collectives (docs/machines.md, "Joined collectives";
@@ -404,30 +419,12 @@ static void test_join_bucket(void)
         "7,b1,start,5,,all_gather,18,1,1\n"
         "8,da1,done,6,,,,1,\n"
         "9,db1,done,7,,,,1,\n";
-    struct sb_err e;
-    struct sb_graph *g = sb_csv_load_mem("jbucket.csv", csv, strlen(csv), &e);
-    if (!g) {
-        fprintf(stderr, "%s\n", e.msg);
+    static const uint32_t bucket[10] = {1, 1, 0, 0, 0, 0, 2, 2, 0, 0};
+    struct sb_sim_result r;
+    if (run_job("jbucket.csv", csv, bucket, &r)) {
         CHECK(0);
         return;
     }
-    struct sb_cost_params cp;
-    sb_cost_defaults(&cp);
-    sb_cost_apply(&cp, g);
-    struct sb_machine *m = NULL;
-    CHECK(sb_machine_of_graph(g, &m, &e) == 0 && g->v.machine->n_devices == 2);
-    struct sb_schedule s;
-    sb_schedule_init(&s, g, 2);
-    for (uint32_t i = 0; i < 10; i++)
-        s.order[i] = i;
-    s.bucket[0] = s.bucket[1] = 1;
-    s.bucket[6] = s.bucket[7] = 2;
-    CHECK(sb_schedule_validate(&g->v, &s, &e) == 0);
-    struct sb_sim_config sc;
-    struct sb_sim_result r;
-    sb_sim_defaults(&sc);
-    sc.record = 1;
-    sb_sim_run(g, &s, &sc, &r);
     for (uint32_t v = 0; v < 2; v++) {
         CHECK_NEAR(r.coll_begin_us[v], 50);
         CHECK_NEAR(r.coll_end_us[v], 75);
@@ -448,43 +445,6 @@ static void test_join_bucket(void)
     CHECK_NEAR(r.makespan_us, 80);
     CHECK(r.buckets == 2);
     sb_sim_result_free(&r);
-    sb_schedule_free(&s);
-    sb_machine_free(m);
-    sb_graph_free(g);
-}
-
-/* Simulates a job in file order with bucket[] (0: none); 0 when the
- * schedule is valid and r holds the recorded run. */
-static int run_job(const char *name, const char *csv, const uint32_t *bucket,
-                   struct sb_sim_result *r)
-{
-    struct sb_err e;
-    struct sb_graph *g = sb_csv_load_mem(name, csv, strlen(csv), &e);
-    if (!g) {
-        fprintf(stderr, "%s\n", e.msg);
-        return -1;
-    }
-    struct sb_cost_params cp;
-    sb_cost_defaults(&cp);
-    sb_cost_apply(&cp, g);
-    struct sb_machine *m = NULL;
-    int rc = sb_machine_of_graph(g, &m, &e);
-    struct sb_schedule s;
-    sb_schedule_init(&s, g, g->v.machine ? g->v.machine->n_devices : 1);
-    for (uint32_t i = 0; i < g->v.n_nodes; i++)
-        s.order[i] = i, s.bucket[i] = bucket[i];
-    if (!rc && (rc = sb_schedule_validate(&g->v, &s, &e)) != 0)
-        fprintf(stderr, "%s: %s\n", name, e.msg);
-    if (!rc) {
-        struct sb_sim_config sc;
-        sb_sim_defaults(&sc);
-        sc.record = 1;
-        sb_sim_run(g, &s, &sc, r);
-    }
-    sb_schedule_free(&s);
-    sb_machine_free(m);
-    sb_graph_free(g);
-    return rc;
 }
 
 /* A bucket of collectives that are not joined, inside a job (docs/plugins.md,
