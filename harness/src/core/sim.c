@@ -124,7 +124,6 @@ struct sim_state {
     struct sim_buckets *bk; /* the schedule's buckets of two or more, or NULL */
     /* joined collectives (graph.h, `join`), NULL without */
     double *issue_t;  /* [n] starts: when the member issued its start */
-    uint8_t *issued;  /* [n] starts: issued, waiting for the other members */
     struct sb_replay *rp; /* the replay, whose dones wait for their begin */
     uint32_t *pend, n_pend; /* collectives every member has issued, not begun:
                                a min-heap by (pend_b, pend_key) of one member */
@@ -297,11 +296,13 @@ static void issue_joined(struct sim_state *S, uint32_t v, double t, double t_in)
     (void)t_in;
     S->issue_t[v] = t;
 #endif
-    S->issued[v] = 1;
+    /* sb_replay counts the members still to go, v among them until its step
+     * ends: a count, not a walk of the ring for each member (1,024 ranks
+     * would walk 1,024 members for each of 1,024 starts) */
+    if (g->join[v] != v && S->rp->left[S->rp->lead[v]] > 1)
+        return; /* a member has yet to issue: the last one completes it */
     uint32_t m = v, key = UINT32_MAX;
     do {
-        if (!S->issued[m])
-            return; /* a member has yet to issue: the last one completes it */
         key = S->rp->pos[m] < key ? S->rp->pos[m] : key;
         m = g->join[m];
     } while (m != v);
@@ -338,7 +339,6 @@ static void begin_next(struct sim_state *S)
         S->coll_end[m] = issue(S, m, (uint32_t)S->dev[m], begin);
         if (S->coll_end[m] > S->all_end)
             S->all_end = S->coll_end[m];
-        S->issued[m] = 0;
         sb_replay_release(S->rp, g->partner[m]);
         m = g->join[m];
     } while (m != v);
@@ -1352,7 +1352,6 @@ void sb_sim_run(const struct sb_graph *G, const struct sb_schedule *s,
     S.res = sb_xcalloc((size_t)nd * SB_COLL_COUNT, sizeof *S.res);
     if (g->join) {
         S.issue_t = sb_xcalloc(g->n_nodes, sizeof *S.issue_t);
-        S.issued = sb_xcalloc((size_t)g->n_nodes + 1, 1);
     }
     if (c->record) {
         size_t n = g->n_nodes;
@@ -1431,7 +1430,6 @@ void sb_sim_run(const struct sb_graph *G, const struct sb_schedule *s,
     free(S.fin);
     free(S.coll_end);
     free(S.issue_t);
-    free(S.issued);
     free(S.stream);
     free(S.res);
     for (uint32_t d = 0; S.prof && d < nd; d++)

@@ -1244,6 +1244,7 @@ struct job {
     uint32_t **seq;    /* [n_grp * n] trace node indices */
     uint32_t *n_seq;   /* [n_grp * n] */
     uint32_t **grp_of, **k_of; /* [n][T.n] a joined collective's group and place */
+    uint32_t *grp_first; /* [n_grp] the group's lowest rank (merge_ranks) */
     /* units: a node is one unit, a joined collective three (arrive, the
      * start and done, leave) */
     uint32_t **unit;   /* [n][T.n] the node's first unit */
@@ -1352,6 +1353,7 @@ static int match_collectives(struct job *J, struct sb_err *e)
             J->seq[s][J->n_seq[s]++] = i;
         }
     }
+    J->grp_first = sb_xmalloc(((size_t)J->n_grp + 1) * sizeof *J->grp_first);
     for (uint32_t g = 0; g < J->n_grp; g++) { /* pass 2 */
         const uint8_t *m = J->member + (size_t)g * N;
         const uint32_t *cnt = J->n_seq + (size_t)g * N;
@@ -1360,6 +1362,7 @@ static int match_collectives(struct job *J, struct sb_err *e)
         while (first < N && !m[first])
             first++;
         SB_ASSERT(first < N); /* a group has a member (load_groups) */
+        J->grp_first[g] = first;
         for (uint32_t r = 0; r < N; r++) {
             if (!m[r] && cnt[r]) {
                 const Node *x = J->T[r].node[J->seq[(size_t)g * N + r][0]];
@@ -1562,12 +1565,24 @@ static uint32_t *merge_ranks(struct job *J, struct sb_err *e)
                         for (uint32_t q = J->D[r].off[i]; q < J->D[r].off[i + 1]; q++, m++)
                             if (pass)
                                 in[m] = out_unit(J, r, J->D[r].to[q]);
-                    for (uint32_t q = 0; part == 1 && q < N; q++) /* the start: every arrive */
+                    /* the starts: after every member's arrive.  The lowest
+                     * rank's start waits for the arrives and the others for
+                     * it: 2 edges a member, not one per pair (1,024 ranks
+                     * made 10^6 a collective).  It adds no cycle and keeps
+                     * the order: that start has the smallest unit of the
+                     * starts, so it went first where all could. */
+                    uint32_t q0 = mem ? J->grp_first[g] : 0;
+                    for (uint32_t q = 0; part == 1 && r == q0 && q < N; q++)
                         if (mem[q]) {
                             if (pass)
                                 in[m] = J->unit[q][peer(J, r, i, q)];
                             m++;
                         }
+                    if (part == 1 && r != q0) {
+                        if (pass)
+                            in[m] = J->unit[q0][peer(J, r, i, q0)] + 1;
+                        m++;
+                    }
                 }
             }
         }
@@ -1710,19 +1725,18 @@ static struct sb_graph *build_ranks(struct job *J, const char *pattern, const ui
         case UNIT_ARRIVE:
             rc = (J->arrive[r][i] = add_join_nop(J, b, r, i, 0)) == SB_NONE;
             break;
-        case UNIT_COLL: /* joins the members' collective (core/sim.c meets them) */
-            T->join_with = NULL;
+        case UNIT_COLL: { /* joins the members' collective (core/sim.c meets them) */
             T->join_after = &J->arrive[r][i];
-            for (uint32_t q = 0; q < N && !T->join_with; q++)
-                if (J->member[(size_t)J->grp_of[r][i] * N + q] &&
-                    J->start[q][peer(J, r, i, q)] != SB_NONE)
-                    T->join_with = &J->start[q][peer(J, r, i, q)];
+            /* the lowest rank's start comes first (merge_ranks) */
+            uint32_t q0 = J->grp_first[J->grp_of[r][i]];
+            T->join_with = q0 == r ? NULL : &J->start[q0][peer(J, r, i, q0)];
             rc = node_at(T, b, &J->D[r], k_next[r]++, e);
             T->join_with = NULL;
             T->join_after = NULL;
             J->done[r][i] = T->last[i];
             J->start[r][i] = T->last_start;
             break;
+        }
         default: /* UNIT_LEAVE */
             rc = (T->last[i] = add_join_nop(J, b, r, i, 1)) == SB_NONE;
         }
@@ -1747,7 +1761,7 @@ static void job_free(struct job *J)
     }
     for (size_t s = 0; s < (size_t)J->n_grp * J->n; s++)
         free(J->seq[s]);
-    free(J->seq), free(J->n_seq), free(J->member), free(J->grp);
+    free(J->seq), free(J->n_seq), free(J->member), free(J->grp), free(J->grp_first);
     free(J->T), free(J->D), free(J->path), free(J->grp_of), free(J->k_of), free(J->unit);
     free(J->arrive), free(J->done), free(J->start), free(J->p2p_rank), free(J->p2p_node);
     free(J->u_rank), free(J->u_node), free(J->u_part);
