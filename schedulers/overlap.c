@@ -79,6 +79,7 @@ static int overlap_run(void *state, const struct sb_graph_view *g, struct sb_sch
     struct sb_bucket_params p;
     sb_bucket_defaults(&p);
     p.max_bucket_bytes = 2.0 * SB_OVL_GIB; /* finalize_overlap_scheduling's 2.0 GB */
+    p.device = out->device;
     int k = S->bucket == 1 ? sb_bucket_greedy(g, out->order, &p, out->bucket)
                            : sb_bucket_overlap(g, out->order, &p, out->bucket);
     return k < 0 ? sb_plugin_fail(out->err, out->n_err, "out of memory") : 0;

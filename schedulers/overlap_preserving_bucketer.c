@@ -44,7 +44,9 @@ static int opb_run(void *state, const struct sb_graph_view *g, struct sb_schedul
         out->order[i] = i;
     if (!out->bucket) /* a host older than the field: the order alone */
         return 0;
-    if (sb_bucket_overlap(g, out->order, state, out->bucket) < 0)
+    struct sb_bucket_params p = *(const struct sb_bucket_params *)state;
+    p.device = out->device; /* the ranks' devices, where the host put each start */
+    if (sb_bucket_overlap(g, out->order, &p, out->bucket) < 0)
         return sb_plugin_fail(out->err, out->n_err, "out of memory");
     return 0;
 }

@@ -80,7 +80,9 @@ static int os_run(void *state, const struct sb_graph_view *g, struct sb_schedule
         return 0;
     /* hiding nodes derived from the returned order: the scheduler's own
      * hiding decisions are not kept (docs/inductor.md) */
-    if (sb_bucket_overlap(g, out->order, &S->B, out->bucket) < 0)
+    struct sb_bucket_params p = S->B;
+    p.device = out->device;
+    if (sb_bucket_overlap(g, out->order, &p, out->bucket) < 0)
         return sb_plugin_fail(out->err, out->n_err, "out of memory");
     return 0;
 }

@@ -17,6 +17,7 @@
 
 #include "check.h"
 #include "core/core.h"
+#include "core/machine.h"
 #include "import/import.h"
 #include "schedbench/policy.h"
 
@@ -370,8 +371,54 @@ static void test_wait_feeds_hiding(void)
     CHECK(r.k == 0);
 }
 
+/* Two all-gathers of one group size with no device of their own, on a
+ * machine of two: where the schedule puts them decides whether they can be
+ * one bucket (a bucket cannot span devices).  Placed on devices 0 and 1,
+ * both bucketers keyed by the schedule's devices make no bucket and the
+ * validator accepts the schedule; placed both on 0, one bucket of the two.
+ * Keyed by the pre-assigned device (-1 for both) the first placement would
+ * get a bucket the validator refuses. */
+static void test_placement_keys(void)
+{
+    const char *csv = "# devices=2\n" HDR "0,a,input,,,,64,,,\n"
+                      "1,ag1,start,0,,,64,all_gather,64,2\n"
+                      "2,ag2,start,0,,,64,all_gather,64,2\n"
+                      "3,w1,done,1,,,,all_gather,,\n"
+                      "4,w2,done,2,,,,all_gather,,\n";
+    struct sb_err e;
+    struct sb_graph *G = sb_csv_load_mem("placed.csv", csv, strlen(csv), &e);
+    CHECK(G != NULL);
+    if (!G)
+        return;
+    struct sb_machine *m = NULL;
+    CHECK(sb_machine_of_graph(G, &m, &e) == 0);
+    for (int overlap = 0; overlap < 2; overlap++)
+        for (int apart = 0; apart < 2; apart++) {
+            struct sb_schedule s;
+            sb_schedule_init(&s, G, 2);
+            for (uint32_t i = 0; i < 5; i++)
+                s.order[i] = i;
+            s.device[2] = s.device[4] = apart; /* ag2 and its wait */
+            struct sb_bucket_params p;
+            sb_bucket_defaults(&p);
+            p.device = s.device;
+            int k = overlap ? sb_bucket_overlap(&G->v, s.order, &p, s.bucket)
+                            : sb_bucket_greedy(&G->v, s.order, &p, s.bucket);
+            CHECK(k == (apart ? 0 : 1));
+            CHECK(apart ? !s.bucket[1] && !s.bucket[2] : s.bucket[1] && s.bucket[1] == s.bucket[2]);
+            if (sb_schedule_validate(&G->v, &s, &e)) {
+                fprintf(stderr, "placed.csv: %s\n", e.msg);
+                CHECK(0);
+            }
+            sb_schedule_free(&s);
+        }
+    sb_machine_free(m);
+    sb_graph_free(G);
+}
+
 int main(void)
 {
+    test_placement_keys();
     test_input_after_anchor(1);
     test_wait_feeds_hiding();
     test_input_after_anchor(0);

@@ -26,11 +26,15 @@
 
 #include "schedbench/policy.h"
 
-/* A start's process group: its group size on its pre-assigned device (the
- * ranks of a job are devices; each runs its own NCCL stream). */
-static uint64_t pg_of(const struct sb_graph_view *g, uint32_t s)
+/* A start's process group: its group size on its device (the ranks of a
+ * job are devices; each runs its own NCCL stream), the schedule's when the
+ * caller gives it: a bucket cannot span devices (the validator refuses it),
+ * and an unpinned start is on whichever device the schedule put it. */
+static uint64_t pg_of(const struct sb_graph_view *g, const struct sb_bucket_params *p,
+                      uint32_t s)
 {
-    return (uint64_t)(uint32_t)(g->device[s] + 1) << 32 | g->group_size[s];
+    int32_t d = p->device ? p->device[s] : g->device[s];
+    return (uint64_t)(uint32_t)(d + 1) << 32 | g->group_size[s];
 }
 
 void sb_bucket_defaults(struct sb_bucket_params *p)
@@ -288,13 +292,13 @@ int sb_bucket_greedy(const struct sb_graph_view *g, uint32_t *order,
             if (g->kind[v] != SB_KIND_DONE || g->coll[v] != t)
                 continue;
             uint32_t s = g->partner[v];
-            if (n_run && pg_of(g, s) == key) {
+            if (n_run && pg_of(g, p, s) == key) {
                 run[n_run++] = s;
                 continue;
             }
             if (n_run > 1)
                 split_run(&G, run, n_run);
-            run[0] = s, n_run = 1, key = pg_of(g, s);
+            run[0] = s, n_run = 1, key = pg_of(g, p, s);
         }
         if (n_run > 1)
             split_run(&G, run, n_run);
@@ -490,11 +494,11 @@ static void build_timeline(struct opb *B, const uint32_t *order, uint64_t pg, in
         B->node_ev[v] = SB_NONE, B->in_hiding[v] = 0;
     for (uint32_t i = 0; i < B->n; i++) {
         uint32_t v = order[i], type;
-        if (g->kind[v] == SB_KIND_START && pg_of(g, v) == pg) {
+        if (g->kind[v] == SB_KIND_START && pg_of(g, B->p, v) == pg) {
             type = EV_START;
             for (uint32_t k = B->hid_off[v]; k < B->hid_off[v + 1]; k++)
                 B->in_hiding[B->hid[k]] = 1;
-        } else if (g->kind[v] == SB_KIND_DONE && pg_of(g, g->partner[v]) == pg) {
+        } else if (g->kind[v] == SB_KIND_DONE && pg_of(g, B->p, g->partner[v]) == pg) {
             type = EV_WAIT;
         } else if (g->kind[v] == SB_KIND_DONE || g->kind[v] == SB_KIND_START) {
             continue;
@@ -823,9 +827,9 @@ int sb_bucket_overlap(const struct sb_graph_view *g, uint32_t *order,
             uint32_t s = order[i], first = 1;
             if (g->kind[s] != SB_KIND_START)
                 continue;
-            uint64_t pg = pg_of(g, s);
+            uint64_t pg = pg_of(g, p, s);
             for (uint32_t j = 0; j < i && first; j++)
-                first = !(g->kind[order[j]] == SB_KIND_START && pg_of(g, order[j]) == pg);
+                first = !(g->kind[order[j]] == SB_KIND_START && pg_of(g, p, order[j]) == pg);
             if (!first)
                 continue; /* the group's first start stands for it */
             build_timeline(&B, order, pg, phase == 0);
@@ -838,7 +842,7 @@ int sb_bucket_overlap(const struct sb_graph_view *g, uint32_t *order,
                 for (uint32_t j = 0; j < n; j++) {
                     uint32_t c = order[j], tc = g->coll[c];
                     int key = p->no_type_key ? (p->kinds >> tc & 1u) != 0 : tc == t;
-                    if (g->kind[c] == SB_KIND_START && key && pg_of(g, c) == pg)
+                    if (g->kind[c] == SB_KIND_START && key && pg_of(g, p, c) == pg)
                         colls[nc++] = c;
                 }
                 find_buckets(&B, colls, nc, done, bk, scratch, cap);

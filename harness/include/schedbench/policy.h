@@ -321,8 +321,9 @@ int sb_ovl_run(const struct sb_graph_view *g, const struct sb_ovl_params *P,
  * of each bucket of two or more, 0 elsewhere) and reorder `order` [n_nodes]
  * (a topological order, in and out) so every bucket can go out as one: its
  * starts together, before its dones.  They return k, or -1 when out of
- * memory.  A process group is a start's group size on its pre-assigned
- * device; the bucket key its collective type. */
+ * memory.  A process group is a start's group size on its device (the
+ * params' `device`, else the pre-assigned one); the bucket key its
+ * collective type. */
 
 struct sb_bucket_params {
     uint32_t kinds;             /* bit (1u << enum sb_coll) per type bucketed */
@@ -345,6 +346,10 @@ struct sb_bucket_params {
      * bucketed collective type of a group (a merge the validator refuses). */
     int no_interval_check;
     int no_type_key;
+    /* Appended: the schedule's device of each node ([n_nodes], out->device),
+     * which keys the process groups; NULL: the view's pre-assigned device
+     * (an unpinned start then keys apart from the device it runs on). */
+    const int32_t *device;
 };
 
 /* kinds = all_gather | reduce_scatter | all_reduce, cap 2000 MB (PyTorch's
