@@ -12,8 +12,9 @@
  *                      inside its start..wait, on a per-group timeline.
  *
  * Mapping: a collective is a start/done pair, its wait the done; a process
- * group is the start's group size (as in overlap_core.c) on its pre-assigned
- * device (each rank of a job is a device); the bucket key is
+ * group is the start's group size (as in overlap_core.c) on its device (the
+ * schedule's when the caller gives sb_bucket_params.device, else the
+ * pre-assigned one; each rank of a job is a device); the bucket key is
  * the collective type (PyTorch's (group, reduce op, dtype) with the
  * "multidtype" mode: the view carries no dtype or reduce op); "compute
  * nodes" are sb_ovl_compute_nodes' (matmul-like ops).  Both then reorder the

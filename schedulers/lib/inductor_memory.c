@@ -140,9 +140,8 @@ static int pm_lpmf(const struct pm *p, uint32_t *out)
     uint32_t *indeg = calloc((size_t)n + 1, sizeof *indeg), *ready = malloc((size_t)n * 4 + 4);
     uint32_t *outdeg = calloc((size_t)n + 1, sizeof *outdeg);
     int64_t *mtf = calloc((size_t)n + 1, sizeof *mtf);
-    uint8_t *done = calloc((size_t)n + 1, 1);
-    if (!indeg || !ready || !outdeg || !mtf || !done) {
-        free(indeg); free(ready); free(outdeg); free(mtf); free(done);
+    if (!indeg || !ready || !outdeg || !mtf) {
+        free(indeg); free(ready); free(outdeg); free(mtf);
         return -1;
     }
     int64_t live = 0, out_mem = 0;
@@ -182,7 +181,6 @@ static int pm_lpmf(const struct pm *p, uint32_t *out)
         uint32_t v = ready[best];
         ready[best] = ready[--n_ready];
         out[k++] = v;
-        done[v] = 1;
         live += (int64_t)p->size[v];
         if (live > max_mem)
             max_mem = live;
@@ -197,7 +195,7 @@ static int pm_lpmf(const struct pm *p, uint32_t *out)
                     mtf[p->succ[j]] += (int64_t)g->out_bytes[b];
         }
     }
-    free(indeg); free(ready); free(outdeg); free(mtf); free(done);
+    free(indeg); free(ready); free(outdeg); free(mtf);
     return k == n ? 0 : -1;
 }
 

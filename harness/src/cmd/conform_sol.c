@@ -1,5 +1,5 @@
 /* `schedbench conform DIR` on cases of XLA GPU's SoL collective model (DIR of
- * *.solcase files, workloads/conform/xla-sol/README.md): each case is one
+ * *.solcase files, tests/data/xla-sol/README.md): each case is one
  * collective of sol_latency_estimator_test.cc, written as the instruction's
  * opcode, shapes and groups, the SolGPUCostModel::Config and the test
  * device.  The bytes the cost analysis would count are derived here from the

@@ -920,13 +920,13 @@ static void write_row(FILE *f, const struct sb_graph *g, const struct sb_sched *
     sb_csv_fieldf(f, 0, "%u", sb_graph_n_collectives(g));
     /* a trace without tensor sizes has no memory to report: empty, not 0 */
     int no_mem = sb_graph_meta(g, "tensor_sizes") && !strcmp(sb_graph_meta(g, "tensor_sizes"), "none");
+    struct rank_figures rf = rank_figures(g, r);
     if (r) {
         sb_csv_fieldf(f, 0, "%.3f", r->makespan_us);
         if (no_mem)
             sb_csv_field(f, "", 0);
         else
             sb_csv_fieldf(f, 0, "%llu", (unsigned long long)r->peak_mem_bytes);
-        struct rank_figures rf = rank_figures(g, r);
         sb_csv_fieldf(f, 0, "%.3f", rf.job ? rf.max[0] : r->exposed_comm_us);
         sb_csv_fieldf(f, 0, "%.3f", rf.job ? rf.max[1] : r->compute_us);
         sb_csv_fieldf(f, 0, "%.3f", rf.job ? rf.max[2] : r->comm_us);
@@ -969,7 +969,6 @@ static void write_row(FILE *f, const struct sb_graph *g, const struct sb_sched *
         sb_csv_fieldf(f, 0, "%.3f", r->astra_exposed_us);
     else
         sb_csv_field(f, "", 0);
-    struct rank_figures rf = rank_figures(g, r);
     for (int k = 0; k < 3; k++)
         if (rf.job)
             sb_csv_fieldf(f, 0, "%.3f", rf.mean[k]);
@@ -1631,7 +1630,6 @@ static const struct {
     {"devices_used", 'u', 0},   {"transfer_bytes", 'u', 0},  {"barriers", 'u', 0},
     {"dev_peak_bytes", 'l', 0}, {"over_capacity", 'u', 0},   {"dev_cap_bytes", 'l', 0},
     {"mem_limit_bytes", 'u', 0}, {"astra_exposed_us", 'd', 0},
-    {"mem_limit_bytes", 'u', 0},
     {"exposed_comm_mean_us", 'd', 0}, {"compute_mean_us", 'd', 0}, {"comm_mean_us", 'd', 0},
 };
 

@@ -315,6 +315,9 @@ double sb_sim_device_bound(const struct sb_graph_view *g, double edge_lat_us);
 /* The buffer each node's output lives in (root[n_nodes]): alias nodes and
  * dones own none and view their first input's (harness/src/core/memory.c). */
 void sb_mem_buffer_roots(const struct sb_graph_view *g, uint32_t *root);
+/* A view's inputs' buffers and its outputs' that view no input, each once
+ * (io_bytes without a '# io_bytes=' line; a rank's, core/ranks.c). */
+uint64_t sb_view_io_bytes(const struct sb_graph_view *v);
 /* Memory of `order` (n entries, one device) in position order: mem[i] is the
  * bytes live while position i runs.  Returns the peak; *peak_pos its first
  * position.  Used by the simulator and reusable by policies' tests. */
@@ -327,6 +330,9 @@ extern const struct sb_host sb_host_services;
 
 void sb_schedule_init(struct sb_schedule *s, const struct sb_graph *g,
                       uint32_t n_devices);
+/* The same on a view (a rank's program cut out of a job, core/ranks.c). */
+void sb_schedule_init_view(struct sb_schedule *s, const struct sb_graph_view *g,
+                           uint32_t n_devices);
 void sb_schedule_free(struct sb_schedule *s);
 /* 1 when some start of s is in a bucket (sb_schedule.bucket). */
 int sb_schedule_buckets(const struct sb_schedule *s);

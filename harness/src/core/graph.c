@@ -78,17 +78,12 @@ const struct sb_machine_view sb_machine_one = {
     .can_read = one_read,
 };
 
-/* The view's io_bytes: '# io_bytes=' when the importer wrote it, else the
- * input nodes' buffers and the output buffers that are no view of an input
- * (an output updated in place of a parameter is counted once, as XLA counts
- * an aliased output once), each buffer once, saturating at 2^62. */
-static uint64_t io_bytes(const struct sb_graph *g)
+/* The input nodes' buffers and the output buffers that are no view of an
+ * input (an output updated in place of a parameter is counted once, as XLA
+ * counts an aliased output once), each buffer once, saturating at 2^62. */
+uint64_t sb_view_io_bytes(const struct sb_graph_view *v)
 {
-    const struct sb_graph_view *v = &g->v;
-    const char *meta = sb_graph_meta(g, "io_bytes"), *why;
     uint64_t sum = 0;
-    if (meta && !sb_num_u64(meta, 0, 1ull << 62, &sum, &why))
-        return sum;
     uint32_t *root = sb_xmalloc(((size_t)v->n_nodes + 1) * sizeof *root);
     uint8_t *seen = sb_xcalloc((size_t)v->n_nodes + 1, 1);
     sb_mem_buffer_roots(v, root);
@@ -105,6 +100,17 @@ static uint64_t io_bytes(const struct sb_graph *g)
     free(root);
     free(seen);
     return sum;
+}
+
+/* The view's io_bytes: '# io_bytes=' when the importer wrote it, else
+ * sb_view_io_bytes. */
+static uint64_t io_bytes(const struct sb_graph *g)
+{
+    const char *meta = sb_graph_meta(g, "io_bytes"), *why;
+    uint64_t sum = 0;
+    if (meta && !sb_num_u64(meta, 0, 1ull << 62, &sum, &why))
+        return sum;
+    return sb_view_io_bytes(&g->v);
 }
 
 void sb_graph_fill_view(struct sb_graph *g)

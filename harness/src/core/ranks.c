@@ -115,26 +115,6 @@ static void rank_machine(struct rank_view *R, const struct sb_machine_view *M, u
         .dev_streams = M->dev_streams ? &M->dev_streams[d] : NULL};
 }
 
-/* The view's io_bytes over the rank's nodes, as graph.c counts a graph's:
- * its inputs' buffers and its outputs' that view no input, each once. */
-static uint64_t rank_io_bytes(const struct sb_graph_view *v)
-{
-    uint32_t *root = sb_xmalloc(((size_t)v->n_nodes + 1) * sizeof *root);
-    uint8_t *seen = sb_xcalloc((size_t)v->n_nodes + 1, 1);
-    uint64_t sum = 0;
-    sb_mem_buffer_roots(v, root);
-    for (uint32_t i = 0; i < v->n_nodes; i++) {
-        uint32_t r = root[i];
-        if ((v->kind[i] == SB_KIND_INPUT || (v->flags[i] & SB_FLAG_OUTPUT)) && !seen[r]) {
-            seen[r] = 1;
-            sum += v->out_bytes[r];
-            sum = sum > (1ull << 62) ? 1ull << 62 : sum;
-        }
-    }
-    free(root), free(seen);
-    return sum;
-}
-
 /* ids: the rank's n nodes in increasing id; at[] is SB_NONE on entry for
  * every node, set here for the rank's own (rank_view_free's caller resets
  * them: a job of 1,024 ranks must not walk every node for each rank). */
@@ -206,7 +186,7 @@ static void rank_view_init(struct rank_view *R, const struct sb_graph_view *g, u
     v->scope = R->scope;
     v->dev_dur_cols = 1; /* one device: the full table */
     v->join = NULL; /* a rank joins no collective of its own */
-    v->io_bytes = rank_io_bytes(v);
+    v->io_bytes = sb_view_io_bytes(v);
 }
 #undef GATHER
 
@@ -249,7 +229,6 @@ static int merge_orders(const struct sb_graph_view *g, uint32_t n_ranks,
     return placed == n ? 0 : -1;
 }
 
-/* Runs the policy on rank d's view; its order (job ids) goes to order. */
 /* A rank's buckets go into the job's schedule under ids of their own
  * (*bucket_base + the rank's id): the validator matches the ranks' buckets
  * of joined collectives (one fused collective every rank launches) and
@@ -267,6 +246,7 @@ static void rank_buckets(const struct rank_view *R, const uint32_t *bucket,
     *bucket_base += top;
 }
 
+/* Runs the policy on rank d's view; its order (job ids) goes to order. */
 static int run_rank(const struct sb_sched *sc, const struct sb_graph_view *g, uint32_t d,
                     const uint32_t *ids, uint32_t n, uint32_t *at, uint32_t **order,
                     uint32_t *n_of, uint32_t *bucket_base, struct sb_schedule *out,
@@ -274,14 +254,8 @@ static int run_rank(const struct sb_sched *sc, const struct sb_graph_view *g, ui
 {
     struct rank_view R;
     rank_view_init(&R, g, d, ids, n, at);
-    struct sb_schedule s = {.n_nodes = R.n, .n_devices = 1};
-    s.order = sb_xmalloc(((size_t)R.n + 1) * sizeof *s.order);
-    memset(s.order, 0xff, ((size_t)R.n + 1) * sizeof *s.order);
-    s.device = sb_xcalloc((size_t)R.n + 1, sizeof *s.device);
-    s.barrier = sb_xcalloc((size_t)R.n + 1, 1);
-    s.bucket = sb_xcalloc((size_t)R.n + 1, sizeof *s.bucket);
-    s.err = sb_xcalloc(512, 1);
-    s.n_err = 512;
+    struct sb_schedule s;
+    sb_schedule_init_view(&s, &R.v, 1); /* the rank's view: every node on its device 0 */
     int rc = 0;
     struct sb_err ve;
     if (sb_sched_run_view(sc, &R.v, &s, &ve))
@@ -301,7 +275,7 @@ static int run_rank(const struct sb_sched *sc, const struct sb_graph_view *g, ui
             out->mem_limit_bytes = s.mem_limit_bytes;
         rank_buckets(&R, s.bucket, out, bucket_base);
     }
-    free(s.order), free(s.device), free(s.barrier), free(s.bucket), free(s.err);
+    sb_schedule_free(&s);
     for (uint32_t k = 0; k < n; k++)
         at[ids[k]] = SB_NONE;
     rank_view_free(&R);

@@ -12,7 +12,13 @@
 void sb_schedule_init(struct sb_schedule *s, const struct sb_graph *g,
                       uint32_t n_devices)
 {
-    uint32_t n = g->v.n_nodes;
+    sb_schedule_init_view(s, &g->v, n_devices);
+}
+
+void sb_schedule_init_view(struct sb_schedule *s, const struct sb_graph_view *g,
+                           uint32_t n_devices)
+{
+    uint32_t n = g->n_nodes;
     s->n_nodes = n;
     s->n_devices = n_devices;
     s->order = sb_xmalloc((size_t)n * sizeof *s->order);

@@ -187,10 +187,30 @@ static uint32_t first_free(struct sim_state *S, struct resource *R, double t)
     }
 }
 
-static double issue(struct sim_state *S, uint32_t s, uint32_t dev, double t)
+/* The slots start s's collective takes on device dev. */
+static struct resource *resource_of(struct sim_state *S, uint32_t s, uint32_t dev)
 {
     uint32_t r = S->c->shared ? 0 : S->g->coll[s];
-    struct resource *R = &S->res[(size_t)dev * SB_COLL_COUNT + r];
+    return &S->res[(size_t)dev * SB_COLL_COUNT + r];
+}
+
+/* A recorded lane: the resource's place among its device's, then the slot. */
+static uint32_t lane_of(const struct sim_state *S, const struct resource *R, uint32_t slot)
+{
+    return (uint32_t)((size_t)(R - S->res) % SB_COLL_COUNT) * SB_MAX_INFLIGHT + slot;
+}
+
+/* When start s's collective could begin on its device, no sooner than at. */
+static double slot_free(struct sim_state *S, uint32_t s, double at)
+{
+    struct resource *R = resource_of(S, s, (uint32_t)S->dev[s]);
+    double free_us = R->end_us[first_free(S, R, at)];
+    return free_us > at ? free_us : at;
+}
+
+static double issue(struct sim_state *S, uint32_t s, uint32_t dev, double t)
+{
+    struct resource *R = resource_of(S, s, dev);
     uint32_t best = first_free(S, R, t);
     double begin = t > R->end_us[best] ? t : R->end_us[best];
     uint32_t h;
@@ -203,7 +223,7 @@ static double issue(struct sim_state *S, uint32_t s, uint32_t dev, double t)
     if (S->rec) {
         S->rec->coll_begin_us[s] = begin;
         S->rec->coll_end_us[s] = R->end_us[best];
-        S->rec->coll_lane[s] = r * SB_MAX_INFLIGHT + best;
+        S->rec->coll_lane[s] = lane_of(S, R, best);
     }
     return R->end_us[best];
 }
@@ -237,9 +257,7 @@ static double joined_begin(struct sim_state *S, uint32_t v)
     } while (m != v);
     double at = begin;
     do { /* the members' slots: the latest to free holds all back */
-        uint32_t r = S->c->shared ? 0 : g->coll[m];
-        struct resource *R = &S->res[(size_t)S->dev[m] * SB_COLL_COUNT + r];
-        double free_us = R->end_us[first_free(S, R, at)];
+        double free_us = slot_free(S, m, at);
         begin = free_us > begin ? free_us : begin;
         m = g->join[m];
     } while (m != v);
@@ -625,8 +643,7 @@ static double bucket_start(struct sim_state *S, uint32_t v, uint32_t dev, double
 static double bucket_go(struct sim_state *S, uint32_t b, uint32_t dev, double t)
 {
     struct sim_buckets *B = S->bk;
-    uint32_t r = S->c->shared ? 0 : S->g->coll[B->mem[B->off[b]]];
-    struct resource *R = &S->res[(size_t)dev * SB_COLL_COUNT + r];
+    struct resource *R = resource_of(S, B->mem[B->off[b]], dev);
     uint32_t slot = first_free(S, R, t);
     double begin = t > R->end_us[slot] ? t : R->end_us[slot];
     R->end_us[slot] = begin + B->dur_us[b];
@@ -636,7 +653,7 @@ static double bucket_go(struct sim_state *S, uint32_t b, uint32_t dev, double t)
         if (S->rec) {
             S->rec->coll_begin_us[m] = begin;
             S->rec->coll_end_us[m] = R->end_us[slot];
-            S->rec->coll_lane[m] = r * SB_MAX_INFLIGHT + slot;
+            S->rec->coll_lane[m] = lane_of(S, R, slot);
         }
     }
     return R->end_us[slot];
@@ -679,9 +696,7 @@ static double group_begin(struct sim_state *S, uint32_t b0)
     } while (b != b0);
     double at = begin;
     do { /* each rank's slot: the latest to free holds all back */
-        uint32_t lead = bucket_lead(B, b), r = S->c->shared ? 0 : S->g->coll[lead];
-        struct resource *R = &S->res[(size_t)S->dev[lead] * SB_COLL_COUNT + r];
-        double free_us = R->end_us[first_free(S, R, at)];
+        double free_us = slot_free(S, bucket_lead(B, b), at);
         begin = free_us > begin ? free_us : begin;
         b = B->next[b];
     } while (b != b0);
@@ -1399,8 +1414,9 @@ void sb_sim_run(const struct sb_graph *G, const struct sb_schedule *s,
     S.bk = buckets_open(G, s, c);
     if (nd == 1) {
         run_order(&S, s, r);
-        r->makespan_lb_us = S.sys && c->limit[0] > 1 ? shared_queue_bound(G, c)
-                                                     : sb_sim_lower_bound(g, c);
+        r->makespan_lb_us = S.bk                         ? bucket_bound(S.bk, G, c)
+                            : S.sys && c->limit[0] > 1 ? shared_queue_bound(G, c)
+                                                       : sb_sim_lower_bound(g, c);
         r->peak_mem_bytes = sb_mem_profile(g, s->order, s->n_nodes, r->mem_bytes,
                                            &r->peak_pos);
         r->dev_peak_bytes[0] = r->peak_mem_bytes;
@@ -1410,10 +1426,8 @@ void sb_sim_run(const struct sb_graph *G, const struct sb_schedule *s,
         if (c->record)
             r->dev_mem_bytes = sb_xmalloc((size_t)r->n_pos * nd * sizeof *r->dev_mem_bytes);
         run_devices(&S, s, r);
-        r->makespan_lb_us = sb_sim_lower_bound(g, c);
+        r->makespan_lb_us = S.bk ? bucket_bound(S.bk, G, c) : sb_sim_lower_bound(g, c);
     }
-    if (S.bk)
-        r->makespan_lb_us = bucket_bound(S.bk, G, c);
     if (c->record && nd == 1) { /* one device: its profile is mem_bytes */
         r->dev_mem_bytes = sb_xmalloc((size_t)r->n_pos * sizeof *r->dev_mem_bytes);
         memcpy(r->dev_mem_bytes, r->mem_bytes, (size_t)r->n_pos * sizeof *r->mem_bytes);

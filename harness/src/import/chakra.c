@@ -1224,10 +1224,12 @@ struct sb_graph *sb_chakra_load_mem(const char *path, const uint8_t *buf, size_t
  * 0 upward) as one job: rank r's nodes on device r, named "r<r>/...".  The
  * k-th collective of process group G on every rank of G is one collective:
  * on each rank an arrive nop waits (after edges) for the collective's
- * dependencies, every rank's start waits for every rank's arrive, and a
- * leave nop (an alias of the done, which consumers read) waits for every
- * rank's done.  The ranks' traces are merged in one topological order that
- * keeps each rank's own order, by the units below. */
+ * dependencies, the rank's start waits for its own arrive and joins the
+ * other ranks' starts (sb_builder_join: the simulator begins it once every
+ * member has issued), and a leave nop (an alias of the done, which
+ * consumers read) waits for the rank's done.  The ranks' traces are merged
+ * in one topological order that keeps each rank's own order and puts every
+ * start after every member's arrive, by the units below. */
 
 enum unit_part { UNIT_PLAIN, UNIT_ARRIVE, UNIT_COLL, UNIT_LEAVE };
 
@@ -1258,8 +1260,9 @@ struct job {
     json_t *groups;    /* the group file's process groups (load_groups), or NULL */
 };
 
-/* A collective the ranks join: a GPU-side COMM_COLL (send and recv are not
- * matched; a host-side one is compute). */
+/* A collective the ranks join by process group: a GPU-side COMM_COLL (a
+ * host-side one is compute; send and recv are matched by peer and tag,
+ * match_p2p). */
 static int joins(const Node *x, int astra)
 {
     if (astra) /* every CPU op is compute there (astra_role) */

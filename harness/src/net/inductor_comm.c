@@ -297,13 +297,7 @@ static uint64_t estimator_bytes(uint32_t mode, enum sb_nccl_coll coll, uint64_t 
 void sb_inductor_apply(enum sb_inductor_model m, const struct sb_cost_params *c,
                        struct sb_graph *g)
 {
-    uint32_t ranks = c->default_ranks;
-    const char *meta = sb_graph_meta(g, "ranks");
-    char *end;
-    unsigned long long r;
-    /* a graph's own "# ranks=" beats the global default, as in sb_cost_apply */
-    if (meta && (r = strtoull(meta, &end, 10)) >= 1 && !*end && r <= UINT32_MAX)
-        ranks = (uint32_t)r;
+    uint32_t ranks = sb_cost_ranks(c, g);
     for (uint32_t i = 0; i < g->v.n_nodes; i++) {
         if (g->kind[i] != SB_KIND_START || g->comm_us[i] >= 0)
             continue;

@@ -492,14 +492,11 @@ void sb_sol_apply(const struct sb_sol_config *c, double hbm_gbps, double fp32_tf
                   const struct sb_cost_params *cost, struct sb_graph *g)
 {
     struct sb_sol_device d = {hbm_gbps * 1e9, floor(fp32_tflops * 1000)};
-    const char *meta = sb_graph_meta(g, "ranks");
-    uint32_t file_ranks = meta ? (uint32_t)strtoul(meta, NULL, 10) : 0;
+    uint32_t ranks = sb_cost_ranks(cost, g); /* the file's, else the default */
     for (uint32_t v = 0; v < g->v.n_nodes; v++) {
         if (g->kind[v] != SB_KIND_START || g->comm_us[v] >= 0)
             continue;
-        uint32_t p = g->group_size[v] ? g->group_size[v]
-                     : file_ranks       ? file_ranks
-                                        : cost->default_ranks;
+        uint32_t p = g->group_size[v] ? g->group_size[v] : ranks;
         struct sb_sol_coll x;
         double us;
         char why[160];
