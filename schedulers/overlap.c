@@ -74,15 +74,12 @@ static int overlap_run(void *state, const struct sb_graph_view *g, struct sb_sch
     const struct overlap_state *S = state;
     if (sb_ovl_run(g, &S->P, out, NULL))
         return -1;
-    if (!S->bucket || !out->bucket) /* a host older than the field */
+    if (!S->bucket)
         return 0;
     struct sb_bucket_params p;
     sb_bucket_defaults(&p);
     p.max_bucket_bytes = 2.0 * SB_OVL_GIB; /* finalize_overlap_scheduling's 2.0 GB */
-    p.device = out->device;
-    int k = S->bucket == 1 ? sb_bucket_greedy(g, out->order, &p, out->bucket)
-                           : sb_bucket_overlap(g, out->order, &p, out->bucket);
-    return k < 0 ? sb_plugin_fail(out->err, out->n_err, "out of memory") : 0;
+    return sb_bucket_schedule(g, S->bucket == 1 ? SB_BUCKET_GREEDY : SB_BUCKET_OVERLAP, &p, out);
 }
 
 static void overlap_free(void *state) { free(state); }

@@ -42,13 +42,7 @@ static int opb_run(void *state, const struct sb_graph_view *g, struct sb_schedul
 {
     for (uint32_t i = 0; i < g->n_nodes; i++)
         out->order[i] = i;
-    if (!out->bucket) /* a host older than the field: the order alone */
-        return 0;
-    struct sb_bucket_params p = *(const struct sb_bucket_params *)state;
-    p.device = out->device; /* the ranks' devices, where the host put each start */
-    if (sb_bucket_overlap(g, out->order, &p, out->bucket) < 0)
-        return sb_plugin_fail(out->err, out->n_err, "out of memory");
-    return 0;
+    return sb_bucket_schedule(g, SB_BUCKET_OVERLAP, state, out);
 }
 
 static void opb_free(void *state) { free(state); }

@@ -76,15 +76,9 @@ static int os_run(void *state, const struct sb_graph_view *g, struct sb_schedule
     const struct os_state *S = state;
     if (sb_ovl_run(g, &S->P, out, NULL))
         return -1;
-    if (!S->bucketing || !out->bucket) /* a host older than the field */
-        return 0;
     /* hiding nodes derived from the returned order: the scheduler's own
      * hiding decisions are not kept (docs/inductor.md) */
-    struct sb_bucket_params p = S->B;
-    p.device = out->device;
-    if (sb_bucket_overlap(g, out->order, &p, out->bucket) < 0)
-        return sb_plugin_fail(out->err, out->n_err, "out of memory");
-    return 0;
+    return S->bucketing ? sb_bucket_schedule(g, SB_BUCKET_OVERLAP, &S->B, out) : 0;
 }
 
 static void os_free(void *state) { free(state); }

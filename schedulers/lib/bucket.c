@@ -38,6 +38,18 @@ static uint64_t pg_of(const struct sb_graph_view *g, const struct sb_bucket_para
     return (uint64_t)(uint32_t)(d + 1) << 32 | g->group_size[s];
 }
 
+int sb_bucket_schedule(const struct sb_graph_view *g, enum sb_bucketer which,
+                       const struct sb_bucket_params *p, struct sb_schedule *out)
+{
+    if (!out->bucket)
+        return 0;
+    struct sb_bucket_params q = *p;
+    q.device = out->device; /* where the host or the policy put each start */
+    int k = which == SB_BUCKET_GREEDY ? sb_bucket_greedy(g, out->order, &q, out->bucket)
+                                      : sb_bucket_overlap(g, out->order, &q, out->bucket);
+    return k < 0 ? sb_plugin_fail(out->err, out->n_err, "out of memory") : 0;
+}
+
 void sb_bucket_defaults(struct sb_bucket_params *p)
 {
     memset(p, 0, sizeof *p);

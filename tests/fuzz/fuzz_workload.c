@@ -19,10 +19,8 @@ static void bucketers(const struct sb_graph *g, struct sb_schedule *out,
     struct sb_bucket_params p;
     struct sb_err e;
     sb_bucket_defaults(&p);
-    p.device = out->device; /* a placer's too: the buckets follow the placement */
-    for (int k = 0; k < 2; k++) {
-        int rc = k ? sb_bucket_overlap(&g->v, out->order, &p, out->bucket)
-                   : sb_bucket_greedy(&g->v, out->order, &p, out->bucket);
+    for (int k = 0; k < 2; k++) { /* keyed by out->device: a placer's too */
+        int rc = sb_bucket_schedule(&g->v, k ? SB_BUCKET_OVERLAP : SB_BUCKET_GREEDY, &p, out);
         if (rc < 0 || sb_schedule_validate(&g->v, out, &e)) {
             fprintf(stderr, "bucketer %d: %s\n", k, rc < 0 ? "failed" : e.msg);
             abort(); /* a bucketer's schedule is always valid */

@@ -368,6 +368,13 @@ int sb_bucket_greedy(const struct sb_graph_view *g, uint32_t *order,
  * execution interval, and the group's timeline stays acyclic. */
 int sb_bucket_overlap(const struct sb_graph_view *g, uint32_t *order,
                       const struct sb_bucket_params *p, uint32_t *out_bucket);
+enum sb_bucketer { SB_BUCKET_GREEDY, SB_BUCKET_OVERLAP };
+/* A policy's last step: bucketer `which` on its schedule `out` (its order,
+ * keyed by its devices, into out->bucket), p as given but for `device`.
+ * 0, also when the host has no bucket array (older than the field: the
+ * schedule stays unbucketed); -1 with out->err set when out of memory. */
+int sb_bucket_schedule(const struct sb_graph_view *g, enum sb_bucketer which,
+                       const struct sb_bucket_params *p, struct sb_schedule *out);
 
 /* ---- Inductor's scheduler-IR passes and memory sorts (docs/inductor.md) ---
  *
