@@ -506,18 +506,13 @@ static int by_key(const void *a, const void *b)
     return x->pos < y->pos ? -1 : x->pos > y->pos;
 }
 
+/* local: the run's cost parameters, default_ranks the graph's (buckets_open) */
 static double bucket_price(const struct sb_graph *G, const struct sb_sim_config *c,
-                           const uint32_t *m, uint32_t n)
+                           const struct sb_cost_params *local, const uint32_t *m, uint32_t n)
 {
-    struct sb_cost_params local;
-    if (c->cost)
-        local = *c->cost;
-    else
-        sb_cost_defaults(&local);
-    local.default_ranks = sb_cost_ranks(&local, G);
-    double coll = c->bucket_us ? c->bucket_us(c->bucket_ctx, &G->v, local.default_ranks, m, n)
-                               : sb_cost_bucket_us(&local, &G->v, m, n);
-    return coll + sb_cost_bucket_copy_us(&local, &G->v, m, n);
+    double coll = c->bucket_us ? c->bucket_us(c->bucket_ctx, &G->v, local->default_ranks, m, n)
+                               : sb_cost_bucket_us(local, &G->v, m, n);
+    return coll + sb_cost_bucket_copy_us(local, &G->v, m, n);
 }
 
 /* A job: each bucket of joined collectives is linked to the bucket holding
@@ -582,7 +577,7 @@ static struct sim_buckets *buckets_open(const struct sb_graph *G, const struct s
         local = *c->cost;
     else
         sb_cost_defaults(&local);
-    uint32_t ranks = sb_cost_ranks(&local, G), used = 0;
+    uint32_t ranks = local.default_ranks = sb_cost_ranks(&local, G), used = 0;
     for (uint32_t i = 0, j; i < n; i = j) {
         for (j = i + 1; j < n && k[j].bucket == k[i].bucket; j++)
             ;
@@ -595,7 +590,7 @@ static struct sim_buckets *buckets_open(const struct sb_graph *G, const struct s
         }
         B->index[k[j - 1].v] = B->n;
         const uint32_t *m = &B->mem[B->off[B->n]];
-        B->dur_us[B->n] = bucket_price(G, c, m, j - i);
+        B->dur_us[B->n] = bucket_price(G, c, &local, m, j - i);
         B->staging[B->n] = sb_bucket_staging_bytes(&G->v, ranks, m, j - i);
         B->n++;
     }

@@ -209,18 +209,6 @@ static const struct instr *flat_op(const struct flat *F, uint32_t v, uint32_t j)
 static int expand_comp(struct flat *F, uint32_t k, const char *prefix, const uint32_t *args,
                        uint32_t n_args, int is_entry, int depth, uint32_t *root_out);
 
-/* The trip count of while instruction w (computation k), whose operand is
- * flat instruction init: known_trip_count in its backend config, else the
- * induction variable pattern of XLA's ComputeWhileLoopTripCount. */
-/* Spaces, quotes and the backslashes that escape them (older XLA printed
- * backend_config as an escaped string), between the tokens of a config. */
-static const char *config_gap(const char *p)
-{
-    while (*p == ' ' || *p == '"' || *p == '\\')
-        p++;
-    return p;
-}
-
 /* known_trip_count in a while's backend_config, read whole (XLA's
  * WhileLoopBackendConfig prints {"known_trip_count":{"n":"N"}}): N is a
  * decimal count, nothing else ("1e6" and "-1" were read as 1); 1 when
@@ -230,24 +218,24 @@ static int known_trip_count(struct flat *F, const struct instr *w, uint64_t *n)
     const char *kt = w->backend ? strstr(w->backend, "known_trip_count") : NULL;
     if (!kt)
         return 0;
-    const char *p = config_gap(kt + strlen("known_trip_count"));
+    const char *p = hlo_config_gap(kt + strlen("known_trip_count"));
     int ok = *p == ':';
     if (ok)
-        p = config_gap(p + 1);
+        p = hlo_config_gap(p + 1);
     ok = ok && *p == '{';
     if (ok)
-        p = config_gap(p + 1);
+        p = hlo_config_gap(p + 1);
     ok = ok && *p == 'n';
     if (ok)
-        p = config_gap(p + 1);
+        p = hlo_config_gap(p + 1);
     ok = ok && *p == ':';
     if (ok)
-        p = config_gap(p + 1);
+        p = hlo_config_gap(p + 1);
     const char *digits = p;
     while (ok && *p >= '0' && *p <= '9')
         p++;
     size_t n_digits = (size_t)(p - digits);
-    ok = ok && n_digits && *config_gap(p) == '}';
+    ok = ok && n_digits && *hlo_config_gap(p) == '}';
     if (!ok)
         return ffail(F, w->line, "while '%s': known_trip_count is not {\"n\":\"N\"} with N a "
                                  "decimal count: '%.40s'", w->name, kt);
@@ -273,6 +261,10 @@ static int named_trip_count(const struct flat *F, const struct instr *w, uint64_
     return 0;
 }
 
+/* The trip count of while instruction w, whose operand is flat instruction
+ * init: the user's for its name, else known_trip_count in its backend
+ * config, else the induction variable pattern of XLA's
+ * ComputeWhileLoopTripCount. */
 static int trip_count(struct flat *F, const struct instr *w, uint32_t init, uint64_t *n)
 {
     if (named_trip_count(F, w, n))

@@ -148,6 +148,9 @@ struct sb_hlo_module {
 uint32_t hlo_hash_name(const char *s); /* FNV-1a */
 void hlo_index_comps(struct sb_hlo_module *m);
 int hlo_find_comp(const struct sb_hlo_module *m, const char *name);
+/* Spaces, quotes and the backslashes that escape them (older XLA printed
+ * backend_config as an escaped string), between the tokens of a config. */
+const char *hlo_config_gap(const char *p);
 void hlo_instr_free(struct instr *in);
 uint64_t hlo_dtype_bytes(uint8_t dt, uint64_t elems);
 

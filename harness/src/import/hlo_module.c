@@ -31,6 +31,13 @@ void hlo_index_comps(struct sb_hlo_module *m)
     }
 }
 
+const char *hlo_config_gap(const char *p)
+{
+    while (*p == ' ' || *p == '"' || *p == '\\')
+        p++;
+    return p;
+}
+
 int hlo_find_comp(const struct sb_hlo_module *m, const char *name)
 {
     if (!m->ctab) { /* during parsing */

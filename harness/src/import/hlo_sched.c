@@ -298,27 +298,18 @@ void hlo_sched_holds(const struct sb_hlo_module *m, struct hlo_holds *memo,
 
 /* ---- streams of a scheduled module ---------------------------------------- */
 
-/* Spaces, quotes and the backslashes that escape them (older XLA printed
- * backend_config as an escaped string), between the tokens of a config. */
-static const char *gap(const char *p)
-{
-    while (*p == ' ' || *p == '"' || *p == '\\')
-        p++;
-    return p;
-}
-
 /* A queue number at p (quoted or not: proto JSON prints an int64 as a
  * string), 0..HLO_MAX_QUEUE; the text after it, NULL when malformed. */
 static const char *queue_number(const char *p, uint32_t *out)
 {
     uint64_t v = 0;
-    const char *d = p = gap(p);
+    const char *d = p = hlo_config_gap(p);
     while (*p >= '0' && *p <= '9' && v <= HLO_MAX_QUEUE)
         v = v * 10 + (uint64_t)(*p++ - '0');
     if (p == d || v > HLO_MAX_QUEUE || (*p >= '0' && *p <= '9'))
         return NULL;
     *out = (uint32_t)v;
-    return gap(p);
+    return hlo_config_gap(p);
 }
 
 /* The key's value in a raw backend_config: the text after "key" and its
@@ -329,7 +320,7 @@ static const char *config_value(const char *cfg, const char *key, int *ok)
     *ok = 1;
     for (const char *p = cfg; p && (p = strstr(p, key)); p += k)
         if (p > cfg && (p[-1] == '"' || p[-1] == '\\')) {
-            const char *v = gap(p + k);
+            const char *v = hlo_config_gap(p + k);
             if (*v != ':')
                 *ok = 0;
             return *ok ? v + 1 : NULL;
@@ -354,10 +345,10 @@ int hlo_queue_read(const struct instr *in, struct hlo_queues *q, char *why, size
         return -1;
     }
     v = config_value(in->backend, "wait_on_operation_queues", &ok);
-    if (ok && v && *(v = gap(v)) != '[')
+    if (ok && v && *(v = hlo_config_gap(v)) != '[')
         ok = 0;
     if (ok && v) {
-        v = gap(v + 1);
+        v = hlo_config_gap(v + 1);
         while (ok && *v != ']') {
             uint32_t w;
             v = queue_number(v, &w);
@@ -370,7 +361,7 @@ int hlo_queue_read(const struct instr *in, struct hlo_queues *q, char *why, size
             if (!seen)
                 q->wait[q->n_waits++] = w;
             if (*v == ',')
-                v = gap(v + 1);
+                v = hlo_config_gap(v + 1);
         }
     }
     if (!ok) {
