@@ -117,7 +117,8 @@ static void positions(const uint32_t *order, uint32_t n, uint32_t *pos)
         pos[order[i]] = i;
 }
 
-/* start_anchor[k], wait_anchor[k]: positions for bucket k (1-based ids). */
+/* start_anchor[k], wait_anchor[k]: positions for bucket k (1-based ids);
+ * wait_anchor NULL: waits keep their places. */
 static int reorder(const struct sb_graph_view *g, uint32_t *order, uint32_t *bucket,
                    const uint32_t *start_anchor, const uint32_t *wait_anchor, uint32_t n_ids)
 {
@@ -140,7 +141,7 @@ static int reorder(const struct sb_graph_view *g, uint32_t *order, uint32_t *buc
                              : bucket[s];
             if (k && g->kind[v] == SB_KIND_START)
                 prio[v] = start_anchor[k], cls[v] = 0;
-            else if (k && wait_anchor[k] > prio[v])
+            else if (k && wait_anchor && wait_anchor[k] > prio[v])
                 prio[v] = wait_anchor[k];
             if (k && g->kind[v] == SB_KIND_DONE && prio[v] < start_anchor[k])
                 prio[v] = start_anchor[k];
@@ -282,13 +283,12 @@ int sb_bucket_greedy(const struct sb_graph_view *g, uint32_t *order,
     uint32_t n = g->n_nodes;
     struct greedy G = {.g = g, .p = p, .bucket = out_bucket, .next_id = 1};
     uint32_t *pos = malloc((n + 1) * sizeof *pos), *run = malloc((n + 1) * sizeof *run);
-    uint32_t *wait_anchor = calloc(n + 2, sizeof *wait_anchor);
     G.stamp = calloc(n + 1, sizeof *G.stamp);
     G.stack = malloc((n + 1) * sizeof *G.stack);
     G.members = malloc((n + 1) * sizeof *G.members);
     G.anchor = calloc(n + 2, sizeof *G.anchor);
     int rc = -1;
-    if (!pos || !run || !wait_anchor || !G.stamp || !G.stack || !G.members || !G.anchor)
+    if (!pos || !run || !G.stamp || !G.stack || !G.members || !G.anchor)
         goto out;
     positions(order, n, pos);
     G.pos = pos;
@@ -316,11 +316,11 @@ int sb_bucket_greedy(const struct sb_graph_view *g, uint32_t *order,
         if (n_run > 1)
             split_run(&G, run, n_run);
     }
-    rc = reorder(g, order, out_bucket, G.anchor, wait_anchor, G.next_id);
+    rc = reorder(g, order, out_bucket, G.anchor, NULL, G.next_id); /* waits stay put */
     if (!rc)
         rc = renumber(g, out_bucket, G.next_id);
 out:
-    free(pos), free(run), free(wait_anchor), free(G.stamp), free(G.stack), free(G.members);
+    free(pos), free(run), free(G.stamp), free(G.stack), free(G.members);
     free(G.anchor);
     return rc;
 }
@@ -726,9 +726,7 @@ static int derive_hiding(struct opb *B, const uint32_t *order)
 {
     const struct sb_graph_view *g = B->g;
     const struct sb_bucket_params *p = B->p;
-    uint32_t n = B->n, total = 0;
-    for (uint32_t v = 0; v <= n; v++)
-        B->hid_off[v] = 0;
+    uint32_t n = B->n; /* hid_off is zeroed (sb_bucket_overlap's calloc) */
     if (p->hiding_off) {
         memcpy(B->hid_off, p->hiding_off, (n + 1) * sizeof *B->hid_off);
         B->hid = malloc((p->hiding_off[n] + 1) * sizeof *B->hid);
@@ -768,14 +766,13 @@ static int derive_hiding(struct opb *B, const uint32_t *order)
         if (!pass) {
             for (uint32_t v = 0; v < n; v++)
                 B->hid_off[v + 1] = B->hid_off[v] + cnt[v];
-            total = B->hid_off[n];
+            uint32_t total = B->hid_off[n];
             if (total > 2 * n) {
                 uint32_t *h = realloc(B->hid, (total + 1) * sizeof *h);
                 if (!h)
                     return free(cnt), -1;
                 B->hid = h;
             }
-            total = 0;
         }
     }
     free(cnt);

@@ -210,10 +210,8 @@ static int64_t ind_alloc(const struct sb_graph_view *g, const struct ind_mem *m,
     return m->root[v] == v && g->kind[v] != SB_KIND_INPUT ? (int64_t)g->out_bytes[v] : 0;
 }
 
-static void ind_add_use(struct ind_mem *m, const struct sb_graph_view *g, uint32_t v,
-                        uint32_t pe, uint32_t *k)
+static void ind_add_use(struct ind_mem *m, uint32_t v, uint32_t pe, uint32_t *k)
 {
-    (void)g;
     uint32_t r = m->root[pe];
     for (uint32_t i = m->use_off[v]; i < *k; i++)
         if (m->use[i] == r)
@@ -244,15 +242,15 @@ static int ind_mem_init(struct ind_mem *m, const struct sb_graph_view *g)
     uint32_t k = 0;
     for (uint32_t v = 0; v < n; v++) {
         m->use_off[v] = k;
-        ind_add_use(m, g, v, v, &k);
+        ind_add_use(m, v, v, &k);
         for (uint32_t e = g->pred_off[v]; e < g->pred_off[v + 1]; e++)
             if (!g->pred_after || !g->pred_after[e])
-                ind_add_use(m, g, v, g->pred[e], &k);
+                ind_add_use(m, v, g->pred[e], &k);
         if (g->kind[v] == SB_KIND_DONE) {
             uint32_t s = g->partner[v];
             for (uint32_t e = g->pred_off[s]; e < g->pred_off[s + 1]; e++)
                 if (!g->pred_after || !g->pred_after[e])
-                    ind_add_use(m, g, v, g->pred[e], &k);
+                    ind_add_use(m, v, g->pred[e], &k);
         }
         if (g->flags[v] & (SB_FLAG_WEIGHT | SB_FLAG_OUTPUT))
             m->pinned[m->root[v]] = 1;
@@ -365,15 +363,14 @@ static int group_reads(const struct sb_graph_view *g, const uint32_t *order, uin
 }
 
 /* Whether u reads some node of order[a..b]. */
-static int reads_group(const struct sb_graph_view *g, const uint32_t *order, uint32_t a,
-                       uint32_t b, uint32_t u, const uint32_t *pos)
+static int reads_group(const struct sb_graph_view *g, uint32_t a, uint32_t b, uint32_t u,
+                       const uint32_t *pos)
 {
     for (uint32_t e = g->pred_off[u]; e < g->pred_off[u + 1]; e++) {
         uint32_t p = pos[g->pred[e]];
         if (p >= a && p <= b)
             return 1;
     }
-    (void)order;
     return 0;
 }
 
@@ -446,7 +443,7 @@ int sb_ind_reorder_iterative(const struct sb_graph_view *g, uint32_t *order,
             int coll = g->kind[u] == SB_KIND_START;
             if (coll && !(P->sink ? P->swap_with_collectives : P->unsafe_collectives_reorder))
                 break;
-            int dep = P->sink ? reads_group(g, order, a, b, u, m.pos)
+            int dep = P->sink ? reads_group(g, a, b, u, m.pos)
                               : group_reads(g, order, a, b, u);
             int both = P->sink && coll && group_has_start(g, order, a, b);
             if (dep || both) {

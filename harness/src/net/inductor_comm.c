@@ -135,7 +135,7 @@ static double classic_ms(const struct sb_nccl_params *p, enum sb_nccl_coll coll,
 
 struct topo {
     uint32_t n, nodes, gpu, channels;
-    int index2, ib, pcie;
+    int index2, pcie;
     double intra_gbps, inter_gbps;
 };
 
@@ -145,8 +145,7 @@ static struct topo topo_of(const struct sb_nccl_params *p, uint32_t n)
     t.index2 = t.nodes <= 2 ? (int)t.nodes - 1 : 2;
     t.channels = p->channels ? p->channels : gen_channels[t.gpu];
     /* detect_interconnect: one node is NVLink (or PCIe without it), more
-     * are InfiniBand for every generation */
-    t.ib = t.nodes > 1;
+     * are InfiniBand for every generation (so "InfiniBand" below is nodes > 1) */
     t.pcie = t.nodes == 1 && !p->nvlink;
     t.intra_gbps = !isnan(p->intra_node_gbps) ? p->intra_node_gbps
                    : p->nvlink                ? gen_nvlink_gbps[t.gpu]
@@ -158,10 +157,8 @@ static struct topo topo_of(const struct sb_nccl_params *p, uint32_t n)
 static double bus_bw(const struct topo *t, enum sb_nccl_coll coll, int algo, int proto,
                      uint64_t bytes)
 {
-    double bw = t->nodes == 1 ? t->intra_gbps : t->ib ? t->inter_gbps
-                : t->nodes <= 2                       ? t->intra_gbps
-                                                      : t->inter_gbps;
-    if (t->ib && t->nodes > 1) {
+    double bw = t->nodes == 1 ? t->intra_gbps : t->inter_gbps;
+    if (t->nodes > 1) { /* InfiniBand */
         double nodes_m1 = t->nodes - 1.0;
         bw *= 0.77 + 0.23 * (nodes_m1 / 7 < 1 ? nodes_m1 / 7 : 1); /* NIC efficiency */
         if (t->nodes > 2) /* multi-rail: a power law in the size */
@@ -187,7 +184,7 @@ static double algo_time_us(const struct topo *t, enum sb_nccl_coll coll, int alg
                            uint64_t bytes)
 {
     /* LL128's tables are for NVLink: off across IB and beyond two nodes */
-    if (proto == SB_NCCL_LL128 && (t->nodes > 2 || (t->nodes > 1 && t->ib)))
+    if (proto == SB_NCCL_LL128 && t->nodes > 1)
         return -1;
     double bus = bus_bw(t, coll, algo, proto, bytes), nsteps = nsteps_of(coll, t->n);
     if (!(bus > 0) || nsteps < 0)
