@@ -366,6 +366,13 @@ static double ring_us(const struct sb_cost_params *c, enum sb_coll t, uint64_t b
     return steps * c->step_lat_us + moved / (c->bus_gbps[t] * 1e3);
 }
 
+/* A start's group: its own size, else the run's default. */
+static uint32_t group_of(const struct sb_cost_params *c, const struct sb_graph_view *g,
+                         uint32_t v)
+{
+    return g->group_size[v] ? g->group_size[v] : c->default_ranks;
+}
+
 double sb_cost_coll_us(const struct sb_cost_params *c, const struct sb_graph_view *g,
                        uint32_t i)
 {
@@ -373,17 +380,11 @@ double sb_cost_coll_us(const struct sb_cost_params *c, const struct sb_graph_vie
         return APPROX_HIGH_LATENCY;
     if (g->comm_us[i] >= 0)
         return g->comm_us[i];
-    uint32_t p = g->group_size[i] ? g->group_size[i] : c->default_ranks;
-    return ring_us(c, (enum sb_coll)g->coll[i], g->comm_bytes[i], p);
+    return ring_us(c, (enum sb_coll)g->coll[i], g->comm_bytes[i], group_of(c, g, i));
 }
 
 /* ---- buckets ------------------------------------------------------------- */
 
-static uint32_t group_of(const struct sb_cost_params *c, const struct sb_graph_view *g,
-                         uint32_t v)
-{
-    return g->group_size[v] ? g->group_size[v] : c->default_ranks;
-}
 
 double sb_cost_bucket_us(const struct sb_cost_params *c, const struct sb_graph_view *g,
                          const uint32_t *members, uint32_t n)
